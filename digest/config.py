@@ -1,0 +1,185 @@
+"""Configuration: one TOML file, validated strictly, with embedded defaults.
+
+Lookup order: `--config PATH`, then `$DIGEST_CONFIG`, then `./digest.toml`, then built-in defaults.
+Secrets never live in the file: it names the environment variables that hold them.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from pathlib import Path
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from digest.errors import ConfigError, UnknownCategoryError
+
+DEFAULT_CATEGORIES = ["technology", "finance", "entertainment", "sports", "world", "health"]
+PositiveFloat = Annotated[float, Field(gt=0)]
+PositiveInt = Annotated[int, Field(gt=0)]
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class DatabaseConfig(_Section):
+    url: str = "sqlite:///digest.db"
+
+
+class FeedConfig(_Section):
+    url: str
+    category: str
+    name: str | None = None  # shown as the source; defaults to the feed's own title
+
+
+class SourcesConfig(_Section):
+    categories: list[str] = Field(default_factory=lambda: list(DEFAULT_CATEGORIES))
+    ddg: bool = True
+    region: str = "us-en"
+    safesearch: str = "moderate"
+    results_per_category: PositiveInt = 8
+    # Search query per category; a category without one is searched as "<category> news".
+    queries: dict[str, str] = Field(default_factory=dict)
+    ddg_timeout: PositiveFloat = 10.0
+    ddg_retries: Annotated[int, Field(ge=0, le=10)] = 2
+    ddg_backoff: Annotated[float, Field(ge=0)] = 2.0
+    feed_timeout: PositiveFloat = 15.0
+    feeds: list[FeedConfig] = Field(default_factory=list)
+
+    @field_validator("categories")
+    @classmethod
+    def _unique_categories(cls, v: list[str]) -> list[str]:
+        cleaned = [c.strip().lower() for c in v]
+        if any(not c for c in cleaned):
+            raise ValueError("category names must not be empty")
+        if len(set(cleaned)) != len(cleaned):
+            raise ValueError("category names must be unique")
+        return cleaned
+
+    def query_for(self, category: str) -> str:
+        return self.queries.get(category, f"{category} news")
+
+
+class FetchConfig(_Section):
+    allow_private_networks: bool = False
+    # Extra networks to allow even when private networks are refused, e.g. ["192.168.1.0/24"].
+    allowed_networks: list[str] = Field(default_factory=list)
+    user_agent: str = "Mozilla/5.0 (compatible; digest/0.1; +https://github.com/digest)"
+    # The fast path's budgets (seconds): per request, all pages of one call, the whole call.
+    connect_timeout: PositiveFloat = 0.1
+    read_timeout: PositiveFloat = 0.3
+    request_timeout: PositiveFloat = 0.4
+    pages_budget: PositiveFloat = 1.2
+    call_budget: PositiveFloat = 1.5
+    # Bytes read from one page, counted after decompression.
+    max_page_bytes: PositiveInt = 1_048_576
+    max_feed_bytes: PositiveInt = 5_242_880
+    max_redirects: Annotated[int, Field(ge=0, le=20)] = 5
+    per_host_connections: PositiveInt = 2
+    max_connections: PositiveInt = 32
+    cache_size: PositiveInt = 2048
+    cache_ttl: PositiveFloat = 3600.0
+    failure_ttl: PositiveFloat = 300.0
+
+    @field_validator("allowed_networks")
+    @classmethod
+    def _networks(cls, v: list[str]) -> list[str]:
+        import ipaddress
+
+        for net in v:
+            try:
+                ipaddress.ip_network(net, strict=False)
+            except ValueError:
+                raise ValueError(f"not an IP network: {net!r}") from None
+        return v
+
+
+class Config(_Section):
+    database: DatabaseConfig = Field(default_factory=DatabaseConfig)
+    sources: SourcesConfig = Field(default_factory=SourcesConfig)
+    fetch: FetchConfig = Field(default_factory=FetchConfig)
+    # Where the config came from (None = built-in defaults); relative paths resolve against it.
+    path: Path | None = Field(default=None, exclude=True)
+
+    def check_category(self, category: str) -> str:
+        c = category.strip().lower()
+        if c not in self.sources.categories:
+            known = ", ".join(self.sources.categories)
+            raise UnknownCategoryError(f"unknown category {category!r} (configured: {known})")
+        return c
+
+    @property
+    def base_dir(self) -> Path:
+        return self.path.parent if self.path else Path.cwd()
+
+
+def _format_validation_error(err: ValidationError, origin: str) -> str:
+    first = err.errors()[0]
+    key = ".".join(str(p) for p in first["loc"]) or "(top level)"
+    kind = first["type"]
+    if kind == "extra_forbidden":
+        return f"{origin}: unknown key {key!r}"
+    return f"{origin}: invalid value for {key!r}: {first['msg']}"
+
+
+def parse_config(data: dict[str, Any], *, origin: str = "config", path: Path | None = None) -> Config:
+    try:
+        return Config.model_validate({**data, "path": path})
+    except ValidationError as err:
+        raise ConfigError(_format_validation_error(err, origin)) from None
+
+
+def find_config_path(explicit: str | os.PathLike[str] | None) -> Path | None:
+    if explicit:
+        return Path(explicit)
+    env = os.environ.get("DIGEST_CONFIG")
+    if env:
+        return Path(env)
+    local = Path("digest.toml")
+    return local if local.is_file() else None
+
+
+def load_config(explicit: str | os.PathLike[str] | None = None) -> Config:
+    """Load and validate the configuration, or raise ConfigError naming the problem."""
+    path = find_config_path(explicit)
+    if path is None:
+        return Config()
+    try:
+        raw = path.read_bytes()
+    except OSError as err:
+        raise ConfigError(f"cannot read config {path}: {err.strerror or err}") from None
+    try:
+        data = tomllib.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as err:
+        raise ConfigError(f"{path}: not valid TOML: {err}") from None
+    if "path" in data:
+        raise ConfigError(f"{path}: unknown key 'path'")
+    return parse_config(data, origin=str(path), path=path.resolve())
+
+
+STARTER = '''\
+# digest configuration. Every key is optional; the values shown are the defaults.
+# Secrets are never written here: name the environment variable that holds them.
+
+[database]
+# Any SQLAlchemy URL. SQLite suits one machine; use PostgreSQL
+# ("postgresql+psycopg://user@host/db") when several processes or machines share a deployment.
+url = "sqlite:///digest.db"
+
+[sources]
+categories = ["technology", "finance", "entertainment", "sports", "world", "health"]
+ddg = true                 # DuckDuckGo news for each category (today's window)
+region = "us-en"
+results_per_category = 8
+# queries = { technology = "technology news", finance = "markets stocks economy" }
+
+# RSS/Atom feeds, any number:
+# [[sources.feeds]]
+# url = "https://example.org/rss.xml"
+# category = "technology"
+
+[fetch]
+allow_private_networks = false   # true lets the service fetch loopback/private addresses
+'''

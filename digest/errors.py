@@ -1,0 +1,45 @@
+"""One hierarchy of errors a user can act on.
+
+Every `DigestError` carries a message that is shown as-is on one line by the CLI; each kind also
+derives from the builtin a caller would expect, so `except ValueError` keeps working.
+"""
+
+
+class DigestError(Exception):
+    """Base class: a problem the user can understand and act on."""
+
+
+class ConfigError(DigestError, ValueError):
+    """The configuration file is unreadable or holds an unknown key or a wrong type."""
+
+
+class UnknownCategoryError(DigestError, ValueError):
+    """A category was asked for that the configuration does not define."""
+
+
+class InvalidURLError(DigestError, ValueError):
+    """A URL that is not an absolute http(s) URL with a host."""
+
+
+class FetchError(DigestError, OSError):
+    """Fetching a page or feed failed (timeout, refused connection, bad status, too large)."""
+
+
+class BlockedAddressError(FetchError):
+    """The URL resolves to an address the SSRF guard refuses (loopback, private, link-local...)."""
+
+
+class ResponseTooLargeError(FetchError):
+    """The body exceeds the byte cap, counted after decompression."""
+
+
+class SourceError(DigestError):
+    """A headline source (DuckDuckGo, a feed) failed after its retries."""
+
+
+class NetworkUnreachableError(SourceError):
+    """The search provider could not be reached at all."""
+
+
+class StoreError(DigestError):
+    """The database could not be opened, migrated or written."""

@@ -1,0 +1,75 @@
+"""The things that flow through the pipeline, named for the domain.
+
+`Headline` comes from a source (search result or feed entry); `Extract` is what the fast
+extraction pass learned from the page behind it. Both are frozen: stages return new values.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from datetime import datetime
+from typing import Any, Literal
+
+ExtractStatus = Literal[
+    "ok",  # a lede from the article's own paragraphs
+    "meta",  # no article paragraphs found; the lede is the page's description meta tag
+    "empty",  # page fetched, nothing usable in it
+    "timeout",  # the page did not answer within its deadline
+    "error",  # HTTP error status, refused connection, bad redirect...
+    "blocked",  # the SSRF guard refused the address
+    "not_html",  # PDF, image, ... (not decoded as text)
+    "skipped",  # not attempted (no budget left, or a cached failure)
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Headline:
+    """One item from a source: a news result, a web search result or a feed entry."""
+
+    title: str
+    url: str
+    source: str = ""
+    published: datetime | None = None
+    snippet: str = ""
+    image: str | None = None
+    category: str | None = None
+    origin: str = ""  # "ddg:news", "ddg:text" or "feed:<feed url>"
+
+    def with_(self, **changes: Any) -> Headline:
+        return replace(self, **changes)
+
+
+@dataclass(frozen=True, slots=True)
+class Extract:
+    """Result of the fast extraction pass for one URL. `full_content` is "" when nothing was found."""
+
+    url: str
+    full_content: str = ""
+    status: ExtractStatus = "skipped"
+    http_status: int | None = None
+    final_url: str | None = None
+    error: str | None = None
+    bytes_read: int = 0
+    elapsed: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class Item:
+    """A headline enriched by fast extraction: what `news`, `query` and `collect` hand on."""
+
+    headline: Headline
+    extract: Extract
+
+    def to_json(self) -> dict[str, Any]:
+        h, e = self.headline, self.extract
+        return {
+            "title": h.title,
+            "url": h.url,
+            "source": h.source,
+            "published": h.published.isoformat() if h.published else None,
+            "category": h.category,
+            "snippet": h.snippet,
+            "image": h.image,
+            "full_content": e.full_content,
+            "extract_status": e.status,
+        }
