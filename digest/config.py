@@ -8,10 +8,19 @@ from __future__ import annotations
 
 import os
 import tomllib
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any
+from zoneinfo import ZoneInfo
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from digest.errors import ConfigError, UnknownCategoryError
 
@@ -58,6 +67,19 @@ class SourcesConfig(_Section):
             raise ValueError("category names must be unique")
         return cleaned
 
+    @model_validator(mode="after")
+    def _feeds_in_known_categories(self) -> SourcesConfig:
+        for i, feed in enumerate(self.feeds):
+            if feed.category.strip().lower() not in self.categories:
+                raise ValueError(
+                    f"feeds[{i}] ({feed.url}) has category {feed.category!r}, "
+                    f"which is not in sources.categories"
+                )
+        return self
+
+    def feeds_for(self, category: str) -> list[FeedConfig]:
+        return [f for f in self.feeds if f.category.strip().lower() == category]
+
     def query_for(self, category: str) -> str:
         return self.queries.get(category, f"{category} news")
 
@@ -96,8 +118,25 @@ class FetchConfig(_Section):
         return v
 
 
+class ScheduleConfig(_Section):
+    # The time zone that defines "today" for headlines and editions.
+    timezone: str = "UTC"
+
+    @field_validator("timezone")
+    @classmethod
+    def _known_zone(cls, v: str) -> str:
+        from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+        try:
+            ZoneInfo(v)
+        except (ZoneInfoNotFoundError, ValueError):
+            raise ValueError(f"unknown time zone {v!r}") from None
+        return v
+
+
 class Config(_Section):
     database: DatabaseConfig = Field(default_factory=DatabaseConfig)
+    schedule: ScheduleConfig = Field(default_factory=ScheduleConfig)
     sources: SourcesConfig = Field(default_factory=SourcesConfig)
     fetch: FetchConfig = Field(default_factory=FetchConfig)
     # Where the config came from (None = built-in defaults); relative paths resolve against it.
@@ -114,6 +153,22 @@ class Config(_Section):
     def base_dir(self) -> Path:
         return self.path.parent if self.path else Path.cwd()
 
+    def today_start(self, now: datetime | None = None) -> datetime:
+        """Midnight of today in the configured time zone, as an aware datetime."""
+        tz = ZoneInfo(self.schedule.timezone)
+        local = (now or datetime.now(UTC)).astimezone(tz)
+        return local.replace(hour=0, minute=0, second=0, microsecond=0)
+
+    def database_url(self) -> str:
+        """The database URL, with a relative SQLite path resolved against the config file."""
+        url = self.database.url
+        prefix = "sqlite:///"
+        if url.startswith(prefix) and self.path is not None:
+            rest = url[len(prefix) :]
+            if rest and rest != ":memory:" and not rest.startswith("/"):
+                return prefix + str(self.base_dir / rest)
+        return url
+
 
 def _format_validation_error(err: ValidationError, origin: str) -> str:
     first = err.errors()[0]
@@ -124,7 +179,9 @@ def _format_validation_error(err: ValidationError, origin: str) -> str:
     return f"{origin}: invalid value for {key!r}: {first['msg']}"
 
 
-def parse_config(data: dict[str, Any], *, origin: str = "config", path: Path | None = None) -> Config:
+def parse_config(
+    data: dict[str, Any], *, origin: str = "config", path: Path | None = None
+) -> Config:
     try:
         return Config.model_validate({**data, "path": path})
     except ValidationError as err:
@@ -159,7 +216,7 @@ def load_config(explicit: str | os.PathLike[str] | None = None) -> Config:
     return parse_config(data, origin=str(path), path=path.resolve())
 
 
-STARTER = '''\
+STARTER = """\
 # digest configuration. Every key is optional; the values shown are the defaults.
 # Secrets are never written here: name the environment variable that holds them.
 
@@ -182,4 +239,8 @@ results_per_category = 8
 
 [fetch]
 allow_private_networks = false   # true lets the service fetch loopback/private addresses
-'''
+# allowed_networks = ["192.168.1.0/24"]   # or allow only some private networks
+
+[schedule]
+timezone = "UTC"           # defines "today" for headlines and editions
+"""

@@ -17,6 +17,10 @@ class UnknownCategoryError(DigestError, ValueError):
     """A category was asked for that the configuration does not define."""
 
 
+class InvalidQueryError(DigestError, ValueError):
+    """A search query that cannot be sent (empty, too long)."""
+
+
 class InvalidURLError(DigestError, ValueError):
     """A URL that is not an absolute http(s) URL with a host."""
 
@@ -31,6 +35,10 @@ class BlockedAddressError(FetchError):
 
 class ResponseTooLargeError(FetchError):
     """The body exceeds the byte cap, counted after decompression."""
+
+
+class FetchTimeoutError(FetchError, TimeoutError):
+    """The server did not connect, answer or finish the body within the deadline."""
 
 
 class SourceError(DigestError):
