@@ -1,0 +1,204 @@
+"""Database engines: SQLite set up for a daemon and a CLI writing at once, or PostgreSQL (psycopg).
+
+Every entry point opens the database through `open_store()`, which first brings the schema to the
+newest revision: nobody runs a migration command by hand.
+"""
+
+from __future__ import annotations
+
+import importlib.resources
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from alembic import command
+from alembic.config import Config
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from alembic.util.exc import CommandError
+from sqlalchemy import Connection, Engine, create_engine, event, text
+from sqlalchemy.engine import URL, make_url
+from sqlalchemy.exc import ArgumentError, SQLAlchemyError
+
+from digest.errors import StoreError
+
+if TYPE_CHECKING:
+    from digest.store.repo import Store
+
+SQLITE_BUSY_TIMEOUT_MS = 10_000
+POSTGRES_CONNECT_TIMEOUT_S = 10
+# Execution option for read-only units of work: on SQLite they start a deferred transaction, which
+# does not take the write lock. Every other transaction starts with BEGIN IMMEDIATE.
+READ_ONLY = "digest_read_only"
+# pg_advisory_xact_lock key that makes concurrent upgrades of one PostgreSQL database take turns.
+_UPGRADE_LOCK_KEY = 0x64696765
+_EXPECTED = "expected sqlite:///PATH or postgresql+psycopg://USER@HOST/DATABASE"
+
+
+def make_engine(url: str) -> Engine:
+    """Create an engine for `url` and check that the database opens.
+
+    Raises StoreError (one line, password hidden) for an unsupported URL, a SQLite directory that
+    cannot be created, or a database that cannot be opened or reached.
+    """
+    parsed = _parse(url)
+    if parsed.get_backend_name() == "sqlite":
+        engine = _sqlite_engine(parsed)
+    else:
+        engine = _postgresql_engine(parsed)
+    try:
+        with engine.connect().execution_options(**{READ_ONLY: True}):
+            pass
+    except SQLAlchemyError as err:
+        engine.dispose()
+        raise StoreError(f"cannot open database {_shown(engine.url)}: {describe(err)}") from err
+    return engine
+
+
+def upgrade(engine: Engine) -> None:
+    """Bring the schema to the newest revision; a no-op (one read) when it is there already.
+
+    The whole upgrade runs in one transaction (both backends have transactional DDL) holding the
+    write lock (SQLite) or an advisory lock (PostgreSQL): a daemon and a CLI that start together
+    migrate once, and a failed migration leaves the old schema intact.
+    """
+    script = ScriptDirectory(str(migrations_dir()))
+    head = script.get_current_head()
+    try:
+        with engine.connect().execution_options(**{READ_ONLY: True}) as conn:
+            current = MigrationContext.configure(conn).get_current_revision()
+        if current == head:
+            return
+        if current is not None and not _known(script, current):
+            raise StoreError(
+                f"database {_shown(engine.url)} has schema revision {current!r}, newer than this "
+                "version of digest knows: upgrade digest"
+            )
+        with engine.begin() as conn:
+            if conn.dialect.name == "postgresql":
+                conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _UPGRADE_LOCK_KEY})
+            command.upgrade(alembic_config(conn), "head")
+    except (SQLAlchemyError, CommandError) as err:
+        raise StoreError(f"cannot migrate database {_shown(engine.url)}: {describe(err)}") from err
+
+
+def open_store(url: str) -> Store:
+    """Open (creating or upgrading as needed) the database at `url`: what every command calls."""
+    from digest.store.repo import Store  # repo imports this module
+
+    engine = make_engine(url)
+    try:
+        upgrade(engine)
+    except BaseException:
+        engine.dispose()
+        raise
+    return Store(engine)
+
+
+def alembic_config(connection: Connection) -> Config:
+    """Alembic configuration without an alembic.ini, running on `connection` (migrations/env.py)."""
+    config = Config()
+    # configparser interpolation: a literal "%" in the path must be doubled.
+    config.set_main_option("script_location", str(migrations_dir()).replace("%", "%%"))
+    config.set_main_option("path_separator", "os")
+    config.attributes["connection"] = connection
+    return config
+
+
+def migrations_dir() -> Path:
+    """The Alembic scripts: the `digest.migrations` package (the top-level migrations/ folder)."""
+    try:
+        root: Any = importlib.resources.files("digest.migrations")
+    except ModuleNotFoundError:
+        # An editable install made before pyproject.toml mapped digest.migrations: the checkout.
+        root = Path(__file__).resolve().parents[2] / "migrations"
+    path = Path(str(root))
+    if not (path / "env.py").is_file():
+        raise StoreError(f"database migrations are missing from {path}: reinstall digest")
+    return path
+
+
+def describe(err: BaseException) -> str:
+    """The first line of a database error, without SQLAlchemy's echo of the SQL statement."""
+    orig = getattr(err, "orig", None) or err
+    lines = str(orig).strip().splitlines()
+    return lines[0] if lines else type(orig).__name__
+
+
+def _parse(url: str) -> URL:
+    try:
+        parsed = make_url(url)
+    except ArgumentError:
+        raise StoreError(f"not a database URL ({_EXPECTED})") from None
+    if parsed.drivername in ("sqlite", "sqlite+pysqlite"):
+        return parsed
+    if parsed.drivername in ("postgresql", "postgresql+psycopg"):
+        return parsed.set(drivername="postgresql+psycopg")
+    raise StoreError(f"unsupported database {_shown(parsed)} ({_EXPECTED})")
+
+
+def _shown(url: URL) -> str:
+    return url.render_as_string(hide_password=True)
+
+
+def _sqlite_engine(url: URL) -> Engine:
+    database = url.database or ""
+    if database in ("", ":memory:") or "mode=memory" in database:
+        # Each pooled connection (each thread: the service calls the store via to_thread) would
+        # get its own empty database.
+        raise StoreError(
+            "an in-memory SQLite database cannot be shared between threads: use a file"
+        )
+    if not database.startswith("file:"):
+        directory = Path(database).parent
+        try:
+            directory.mkdir(parents=True, exist_ok=True)
+        except OSError as err:
+            reason = err.strerror or str(err)
+            raise StoreError(
+                f"cannot create directory {directory} for the database: {reason}"
+            ) from err
+    engine = create_engine(url)
+    event.listen(engine, "connect", _sqlite_on_connect)
+    event.listen(engine, "begin", _sqlite_on_begin)
+    return engine
+
+
+def _sqlite_on_connect(dbapi_connection: Any, _record: Any) -> None:
+    # Take transaction control away from the sqlite3 module (it begins lazily and only before DML);
+    # _sqlite_on_begin emits our own BEGIN. This is SQLAlchemy's documented pysqlite recipe.
+    dbapi_connection.isolation_level = None
+    cursor = dbapi_connection.cursor()
+    try:
+        # busy_timeout first: switching to WAL may itself have to wait for another connection.
+        cursor.execute(f"PRAGMA busy_timeout = {SQLITE_BUSY_TIMEOUT_MS}")
+        cursor.execute("PRAGMA journal_mode = WAL")
+        cursor.execute("PRAGMA synchronous = NORMAL")
+        cursor.execute("PRAGMA foreign_keys = ON")
+    finally:
+        cursor.close()
+
+
+def _sqlite_on_begin(conn: Connection) -> None:
+    # A deferred transaction that later writes fails at once with "database is locked" when another
+    # connection wrote in between (busy_timeout cannot help: its snapshot is stale). IMMEDIATE takes
+    # the write lock up front, waiting up to busy_timeout for it.
+    mode = "DEFERRED" if conn.get_execution_options().get(READ_ONLY) else "IMMEDIATE"
+    conn.exec_driver_sql(f"BEGIN {mode}")
+
+
+def _postgresql_engine(url: URL) -> Engine:
+    connect_args = {}
+    if "connect_timeout" not in url.query:
+        connect_args["connect_timeout"] = POSTGRES_CONNECT_TIMEOUT_S
+    try:
+        # pre-ping: a long-running daemon outlives server restarts and idle-connection reaping.
+        return create_engine(url, pool_pre_ping=True, connect_args=connect_args)
+    except ImportError:
+        raise StoreError("PostgreSQL needs psycopg: pip install 'digest[postgres]'") from None
+
+
+def _known(script: ScriptDirectory, revision: str) -> bool:
+    try:
+        return script.get_revision(revision) is not None
+    except CommandError:
+        return False

@@ -1,0 +1,150 @@
+"""Tables, as SQLAlchemy models. Migrations in `migrations/versions/` create exactly this.
+
+Constraint names come from a naming convention so that Alembic batch migrations on SQLite (which
+rebuild a table) and PostgreSQL refer to the same names.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any, ClassVar
+
+from sqlalchemy import (
+    JSON,
+    CheckConstraint,
+    DateTime,
+    Dialect,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Text,
+    func,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+from sqlalchemy.sql.elements import ColumnElement
+from sqlalchemy.types import TypeDecorator
+
+NAMING_CONVENTION = {
+    "ix": "ix_%(table_name)s_%(column_0_N_name)s",
+    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+RUN_STATUSES = ("running", "ok", "partial", "failed")
+
+
+class UTCDateTime(TypeDecorator[datetime]):
+    """Aware datetimes in, aware UTC datetimes out, on every backend.
+
+    SQLite has no time zone type: values are stored as naive UTC text and marked UTC again on the
+    way out. PostgreSQL stores `timestamptz`. Naive datetimes are refused: they are ambiguous.
+    """
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None or value.utcoffset() is None:
+            raise ValueError(f"naive datetime {value.isoformat()}: pass an aware datetime")
+        value = value.astimezone(UTC)
+        return value.replace(tzinfo=None) if dialect.name == "sqlite" else value
+
+    def process_result_value(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            return value.replace(tzinfo=UTC)
+        return value.astimezone(UTC)
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING_CONVENTION)
+    type_annotation_map: ClassVar[dict[Any, Any]] = {
+        datetime: UTCDateTime(),
+        dict[str, Any]: JSON,
+        list[Any]: JSON,
+    }
+
+
+class Article(Base):
+    """One article, keyed by its canonical URL; seeing it again updates the row."""
+
+    __tablename__ = "articles"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    url: Mapped[str] = mapped_column(String, unique=True)  # canonical_url(original_url)
+    original_url: Mapped[str] = mapped_column(String)  # as the source first gave it
+    title: Mapped[str] = mapped_column(Text)
+    source: Mapped[str] = mapped_column(String, default="")
+    category: Mapped[str | None] = mapped_column(String)
+    published: Mapped[datetime | None]
+    snippet: Mapped[str] = mapped_column(Text, default="")
+    image: Mapped[str | None] = mapped_column(Text)
+    lede: Mapped[str] = mapped_column(Text, default="")  # Extract.full_content
+    extract_status: Mapped[str] = mapped_column(String, default="skipped")
+    http_status: Mapped[int | None] = mapped_column(Integer)
+    extract_error: Mapped[str | None] = mapped_column(Text)
+    origin: Mapped[str] = mapped_column(String, default="")  # "ddg:news", "feed:<url>", ...
+    first_seen: Mapped[datetime]
+    last_seen: Mapped[datetime]
+    fetched_at: Mapped[datetime | None]  # when the stored extraction was made
+
+    # "Did we collect this category since ...?"
+    __table_args__ = (Index("ix_articles_category_last_seen", "category", "last_seen"),)
+
+    @classmethod
+    def recent(cls) -> ColumnElement[datetime]:
+        """When an article counts as news: its publication time, else when we first saw it."""
+        return func.coalesce(cls.published, cls.first_seen, type_=UTCDateTime())
+
+
+class Run(Base):
+    """One run of a job (collect, deepen, publish) with what it did and what went wrong."""
+
+    __tablename__ = "runs"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    kind: Mapped[str] = mapped_column(String)
+    # One row per (job, period), e.g. "collect:technology:2025-01-31": the scheduler's guard
+    # against running a period twice. NULL for ad-hoc runs.
+    key: Mapped[str | None] = mapped_column(String, unique=True)
+    started_at: Mapped[datetime]
+    finished_at: Mapped[datetime | None]
+    status: Mapped[str] = mapped_column(String, default="running")
+    counts: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    errors: Mapped[list[Any]] = mapped_column(default=list)  # [{"source": ..., "error": ...}]
+
+    __table_args__ = (
+        CheckConstraint(f"status IN {RUN_STATUSES!r}", name="status"),
+        Index("ix_runs_started_at", "started_at"),
+    )
+
+
+class Feed(Base):
+    """What we know about one RSS/Atom feed between fetches: validators and error counts."""
+
+    __tablename__ = "feeds"
+
+    url: Mapped[str] = mapped_column(String, primary_key=True)
+    category: Mapped[str] = mapped_column(String)
+    title: Mapped[str | None] = mapped_column(String)
+    etag: Mapped[str | None] = mapped_column(String)
+    last_modified: Mapped[str | None] = mapped_column(String)
+    error_count: Mapped[int] = mapped_column(Integer, default=0)
+    last_error: Mapped[str | None] = mapped_column(Text)
+    last_ok_at: Mapped[datetime | None]
+    last_checked_at: Mapped[datetime | None]
+
+
+# "Today's headlines of a category", newest first: what Store.headlines filters and sorts by.
+Index("ix_articles_category_recent", Article.category, Article.recent())
+
+metadata = Base.metadata
+articles = Article.__table__
+runs = Run.__table__
+feeds = Feed.__table__
