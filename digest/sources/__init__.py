@@ -1,0 +1,1 @@
+"""Headline sources: DuckDuckGo news and web search (`ddg`), RSS/Atom feeds (`feeds`)."""
