@@ -41,7 +41,7 @@ class Headline:
 
 @dataclass(frozen=True, slots=True)
 class Extract:
-    """Result of the fast extraction pass for one URL. `full_content` is "" when nothing was found."""
+    """What the fast extraction pass found for one URL; `full_content` is "" when nothing was."""
 
     url: str
     full_content: str = ""

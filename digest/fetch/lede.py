@@ -1,0 +1,453 @@
+"""Find the opening of a page's article in its HTML, fast, for the fast extraction path.
+
+The fast path reads a page in growing prefixes (64 KB, 128 KB, ...) and calls `find_lede` on each;
+it stops reading once the lede is an article's. So the function copes with truncated HTML, stays
+within a millisecond or so beyond parsing, and only says "article" when it is confident.
+
+How: score every `<p>` by its text (minus link text), discount paragraphs inside boilerplate
+(cookie banners, comments, newsletter boxes, sidebars... recognised by tag, class and id) and give
+each paragraph's score to its parent and half to its grandparent, like Readability. The best-scoring
+element holds the article; its paragraphs, minus bylines, dates, captions and boxes inside it, make
+the lede. `bench/lede_quality.py` measures it against the alternatives.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+from selectolax.lexbor import LexborHTMLParser, LexborNode
+
+LedeKind = Literal["article", "meta", ""]
+
+
+@dataclass(frozen=True, slots=True)
+class Lede:
+    """The opening of a page's article (`kind` "article"), its description meta tag ("meta"), or
+    nothing (""; `text` is then empty)."""
+
+    text: str
+    kind: LedeKind
+
+
+NO_LEDE = Lede("", "")
+
+# Removed before anything else: never visible text. `rt`/`rp` are ruby annotations (furigana),
+# which would otherwise be read inline with the characters they annotate.
+_INVISIBLE_TAGS = "script style noscript template svg rt rp".split()
+# Elements that do not hold an article's running text. `header` only counts outside `article`
+# and `main`: inside them it holds the title and often the standfirst.
+_NOISE_TAGS = frozenset("nav footer aside figure figcaption button select textarea dialog".split())
+
+# Class/id words that mark boilerplate, matched as whole words of a class or id token ("ad" in
+# "ad-slot" but not in "header"; "newsletterBox" is "newsletter" + "box").
+_WEAK_WORDS = frozenset(
+    (
+        "ad ads advert advertisement adslot sponsor sponsored promo banner share sharing sharebar "
+        "social socials related recommended recommendations breadcrumb breadcrumbs byline author "
+        "authors caption captions credit credits copyright menu sidebar widget popup modal flyout "
+        "tooltip overlay tags meta dateline date toolbar "
+        "paywall feedback carousel slider slides lightbox hidden hide print"
+    ).split()
+)
+# Strong words win over signs of content ("comment-body" is still a comment), and over size.
+_STRONG_WORDS = frozenset(
+    (
+        "cookie cookies consent gdpr newsletter comment comments disqus outbrain taboola "
+        "subscribe subscription abonnement suscripcion references bibliography footnotes"
+    ).split()
+)
+# A weakly marked element is kept when another of its tokens says it holds content:
+# "main-sidebar-wrap article-content" is a layout wrapper, "post-meta" is not content.
+_CONTENT_WORDS = frozenset("article content entry main post story body text".split())
+# Classes of standfirsts, teasers and summaries. They are the article's, but its main text (as
+# trafilatura and our benchmark see it) starts after them; `find_lede` does not reach back into them.
+_SUMMARY_WORDS = frozenset(
+    (
+        "teaser intro lead lede excerpt description desc summary standfirst chapo dek subtitle "
+        "subline subheadline kicker abstract"
+    ).split()
+)
+_WORD_RE = re.compile(r"[a-z]+|[A-Z][a-z]*")  # splits "cookie-banner", "newsletterBox", "ad_slot"
+# Class tokens that describe the page rather than the element: WordPress puts the post's
+# categories and tags on its <article> and <body> ("category-newsletter", "tag-social-media").
+_TAXONOMY_PREFIXES = ("category-", "tag-", "tag_", "topic-", "postid", "has-", "with-", "no-")
+
+_META_SELECTORS = (
+    'meta[property="og:description"]',
+    'meta[name="twitter:description"]',
+    'meta[name="description"]',
+    'meta[property="description"]',
+)
+
+# Paragraphs that open many articles without being part of them.
+_BYLINE_RE = re.compile(
+    r"^(?:by|von|par|di|por|door|av|af|updated|published|posted|aktualisiert|veröffentlicht|"
+    r"stand|erstellt|geschrieben|foto|fotos|photo|bild|image|quelle|source|lesezeit|"
+    r"reading time|\d+\s*min)\b",
+    re.IGNORECASE,
+)
+_DATE_RE = re.compile(
+    r"\b\d{1,2}[./]\s?\d{1,2}[./]\s?\d{2,4}\b|\b\d{4}-\d{2}-\d{2}\b|\b\d{1,2}:\d{2}\b"
+    r"|\b\d{1,2}\.? (?:jan|feb|mär|mar|apr|mai|may|jun|jul|aug|sep|okt|oct|nov|dez|dec)",
+    re.IGNORECASE,
+)
+# Photo credits and captions (in a short paragraph).
+_CREDIT_MARKS = (
+    "©",
+    "foto:",
+    "fotos:",
+    "photo:",
+    "photos:",
+    "bild:",
+    "bildquelle:",
+    "image:",
+    "credit:",
+    "(foto",
+    "(photo",
+    "(bild",
+    "istock",
+    "getty images",
+    "shutterstock",
+    "picture alliance",
+    "picture-alliance",
+)
+# Notices about the page rather than the story: consent, scripts, subscriptions, affiliate links.
+# (Substring tests: a regex alternation costs ~50 µs a paragraph, these ~5 µs.)
+_NOTICE_MARKS = (
+    "cookie",
+    "javascript",
+    "browser",
+    "einwilligung",
+    "consent",
+    "datenschutzerkl",
+    "affiliate",
+    "newsletter",
+    "subscri",
+    "suscri",
+    "abonn",
+    "passwor",
+)
+_CJK_RE = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
+_INVISIBLE_RE = re.compile("[\u200b\u200c\u200d\u2060\ufeff\xad]")
+
+_MIN_PARAGRAPH = 40  # characters; shorter ones are headings, dates, bylines, buttons
+_MIN_CJK_PARAGRAPH = 14  # the same for Chinese, Japanese and Korean, denser per character
+_CJK_WEIGHT = 3.0
+_MIN_ARTICLE_SCORE = 250  # a container with less clean text is not trusted as an article
+_BOILERPLATE_DISCOUNT = 0.1
+_LIST_ITEM_DISCOUNT = 0.5  # paragraphs in <li>: teasers, references, link lists
+_WRAPPER_SHARE = 0.5  # a weakly marked element holding this share of the text is a page wrapper
+_SCOPE_LEVELS = 4
+_SCOPE_TAGS = ("article",)
+_SCOPE_FALLBACK = "parent"
+_EXT_MIN = 0
+_NOTICE_MAX = 500  # longer paragraphs that mention cookies are about cookies
+_SAME_SIG = True
+
+
+def find_lede(html: str, max_chars: int = 300) -> Lede:
+    """The opening of the article in `html` (possibly truncated), at most `max_chars` long.
+
+    Falls back to the page's description meta tags (kind "meta"), then to nothing (kind "").
+    """
+    if max_chars < 1:
+        raise ValueError("max_chars must be positive")
+    if not html or html.isspace():
+        return NO_LEDE
+    tree = LexborHTMLParser(html)
+    paragraphs = _article_paragraphs(tree, html)
+    if paragraphs:
+        text = _cut(" ".join(paragraphs), max_chars)
+        if text:
+            return Lede(text, "article")
+    head = tree.head
+    if head is not None:
+        for selector in _META_SELECTORS:
+            node = head.css_first(selector)
+            if node is not None:
+                text = _cut(node.attributes.get("content") or "", max_chars)
+                if text:
+                    return Lede(text, "meta")
+    return NO_LEDE
+
+
+@dataclass(slots=True)
+class _Paragraph:
+    node: LexborNode
+    text: str
+    score: float
+    flags: tuple[int, ...]  # mem_ids of the boilerplate elements it sits in
+
+
+class _Boilerplate:
+    """Which elements of one page are boilerplate, memoised per element."""
+
+    def __init__(self) -> None:
+        self.strong: dict[int, bool] = {}  # flagged element -> strongly marked?
+        self._own: dict[int, bool | None] = {}  # element -> None, weak (False), strong (True)
+        # element -> (flags of it and its ancestors, inside <article>/<main>?)
+        self._chain: dict[int, tuple[tuple[int, ...], bool]] = {}
+
+    def own(self, node: LexborNode, in_article: bool) -> bool | None:
+        """None if `node` is not boilerplate, else whether it is strongly marked."""
+        key = node.mem_id
+        if key in self._own:
+            return self._own[key]
+        tag = node.tag
+        verdict: bool | None
+        if tag in _NOISE_TAGS or (tag == "header" and not in_article):
+            verdict = False
+        else:
+            verdict = _marker(node)
+            if verdict is False and tag in ("article", "main"):
+                verdict = None  # only strong words count against these
+        self._own[key] = verdict
+        if verdict is not None:
+            self.strong[key] = verdict
+        return verdict
+
+    def flags(self, node: LexborNode) -> tuple[int, ...]:
+        """The boilerplate elements among `node` and its ancestors."""
+        path = []
+        current: LexborNode | None = node
+        flags: tuple[int, ...] = ()
+        in_article = False
+        while current is not None and current.tag not in ("body", "html"):
+            cached = self._chain.get(current.mem_id)
+            if cached is not None:
+                flags, in_article = cached
+                break
+            path.append(current)
+            current = current.parent
+        for element in reversed(path):
+            if self.own(element, in_article) is not None:
+                flags = (*flags, element.mem_id)
+            in_article = in_article or element.tag in ("article", "main")
+            self._chain[element.mem_id] = (flags, in_article)
+        return flags
+
+    def between(self, node: LexborNode, top: LexborNode) -> bool:
+        """True if `node` or an ancestor below `top` is boilerplate."""
+        current: LexborNode | None = node
+        while current is not None and current.mem_id != top.mem_id:
+            if self.own(current, in_article=True) is not None:
+                return True
+            current = current.parent
+        return False
+
+
+def _marker(node: LexborNode) -> bool | None:
+    """None if `node`'s attributes do not mark it as boilerplate, else whether strongly."""
+    attrs = node.attrs
+    if "hidden" in attrs or attrs.get("aria-hidden") == "true":
+        return False
+    classes, ident = attrs.get("class"), attrs.get("id")
+    if not classes and not ident:
+        return None
+    return _marker_verdict(f"{classes or ''} {ident or ''}")
+
+
+@functools.lru_cache(maxsize=4096)  # class strings repeat within a page and across a site's pages
+def _marker_verdict(marker: str) -> bool | None:
+    weak = content = False
+    for token in marker.replace("pop-up", "popup").split():
+        if token.lower().startswith(_TAXONOMY_PREFIXES):
+            continue
+        words = {w.lower() for w in _WORD_RE.findall(token)}
+        if words & _STRONG_WORDS:
+            return True
+        if words & _WEAK_WORDS:
+            weak = True
+        elif words & _CONTENT_WORDS:
+            content = True
+    return False if weak and not content else None
+
+
+def _in_summary(node: LexborNode, top: LexborNode | None) -> bool:
+    """True if `node` sits in a header, standfirst or teaser (below `top`, if given)."""
+    current: LexborNode | None = node
+    stop = top.mem_id if top is not None else -1
+    while current is not None and current.mem_id != stop and current.tag != "body":
+        if current.tag == "header":
+            return True
+        attrs = current.attrs
+        marker = f"{attrs.get('class') or ''} {attrs.get('id') or ''}"
+        if any(w.lower() in _SUMMARY_WORDS for w in _WORD_RE.findall(marker)):
+            return True
+        current = current.parent
+    return False
+
+
+def _article_paragraphs(tree: LexborHTMLParser, html: str) -> list[str]:
+    body = tree.body
+    if body is None:
+        return []
+    tree.strip_tags(_INVISIBLE_TAGS)
+    for br in body.css("br"):  # "line<br>line" is two lines, not "lineline"
+        br.replace_with(" ")
+    nodes = body.css("p")
+    if nodes and _last_paragraph_unfinished(html):
+        nodes = nodes[:-1]  # still arriving: its text may stop mid-word
+
+    boilerplate = _Boilerplate()
+    paragraphs: list[_Paragraph] = []
+    total = 0.0
+    for node in nodes:
+        raw = node.text()
+        if len(raw) < _MIN_PARAGRAPH and not (
+            len(raw) >= _MIN_CJK_PARAGRAPH and _CJK_RE.search(raw)
+        ):
+            continue
+        text = " ".join(raw.split())
+        links = sum(len(a.text(strip=True)) for a in node.css("a"))
+        if not text or links > len(text) / 2:
+            continue
+        score = len(text) - links
+        if not text.isascii() and _CJK_RE.search(text):
+            score *= _CJK_WEIGHT
+        if score < _MIN_CJK_PARAGRAPH:
+            continue
+        if len(text) < _NOTICE_MAX and _mentions(text, _NOTICE_MARKS):
+            score *= _BOILERPLATE_DISCOUNT
+        paragraphs.append(_Paragraph(node, text, score, boilerplate.flags(node)))
+        total += score
+    if not paragraphs:
+        return []
+
+    # A weakly marked element holding most of the page's text is a layout wrapper
+    # ("has-sidebar", "o-section--has-ads"), not boilerplate.
+    mass: dict[int, float] = {}
+    for paragraph in paragraphs:
+        for flag in paragraph.flags:
+            mass[flag] = mass.get(flag, 0.0) + paragraph.score
+    effective = {
+        flag
+        for flag, weight in mass.items()
+        if boilerplate.strong[flag] or weight < _WRAPPER_SHARE * total
+    }
+    clean = sum(p.score for p in paragraphs if not any(f in effective for f in p.flags))
+    if clean < _WRAPPER_SHARE * total:
+        # Most of the page's text marked as boilerplate: the markers describe its layout
+        # ("gallery--section", one <blockquote> per chapter). Trust only the strong ones.
+        effective = {flag for flag in effective if boilerplate.strong[flag]}
+
+    scores: dict[int, float] = {}
+    owners: dict[int, LexborNode] = {}
+    for paragraph in paragraphs:
+        score = paragraph.score
+        if any(flag in effective for flag in paragraph.flags):
+            score *= _BOILERPLATE_DISCOUNT
+        parent = paragraph.node.parent
+        if parent is None:
+            continue
+        if parent.tag == "li":
+            score *= _LIST_ITEM_DISCOUNT
+        scores[parent.mem_id] = scores.get(parent.mem_id, 0.0) + score
+        owners[parent.mem_id] = parent
+        grand = parent.parent
+        if grand is not None:
+            scores[grand.mem_id] = scores.get(grand.mem_id, 0.0) + score / 2
+            owners[grand.mem_id] = grand
+    if not scores:
+        return []
+    best_id = max(scores, key=scores.__getitem__)
+    if scores[best_id] < _MIN_ARTICLE_SCORE:
+        return []
+    best = owners[best_id]
+    inside = {node.mem_id for node in best.css("p")}
+    first = next(i for i, p in enumerate(paragraphs) if p.node.mem_id in inside)
+    # The article's first paragraphs often sit just before the element holding the rest: in a
+    # sibling element, or in a run of identical blocks ("section > div.col-md-8 > p", repeated).
+    # Reach back for them, but not into boilerplate or the standfirst.
+    scope = _lede_scope(best)
+    around = {node.mem_id for node in scope.css("p")} if scope is not best else inside
+    signature = _signature(paragraphs[first].node.parent)
+    while first > 0:
+        previous = paragraphs[first - 1]
+        near = previous.node.mem_id in around
+        if not near and (not _SAME_SIG or _signature(previous.node.parent) != signature):
+            break
+        if (
+            any(f in effective for f in previous.flags)
+            or _in_summary(previous.node, scope if near else None)
+            or len(previous.text) < _EXT_MIN
+        ):
+            break
+        inside.add(previous.node.mem_id)
+        first -= 1
+    outside = set(boilerplate.flags(scope))
+    return [
+        p.text
+        for p in paragraphs[first:]
+        if p.node.mem_id in inside
+        and not any(f in effective and f not in outside for f in p.flags)
+        and not _is_aside(p.text)
+    ]
+
+
+def _signature(node: LexborNode | None) -> str:
+    if node is None:
+        return ""
+    return f"{node.tag}.{node.attrs.get('class') or ''}"
+
+
+def _lede_scope(best: LexborNode) -> LexborNode:
+    """The element around the article's body that may also hold its opening paragraphs."""
+    node: LexborNode | None = best
+    last = best
+    for _ in range(_SCOPE_LEVELS):
+        if node is None or node.tag in ("body", "html"):
+            break
+        if node.tag in _SCOPE_TAGS:
+            return node
+        last = node
+        node = node.parent
+    if _SCOPE_FALLBACK == "body":
+        return last
+    parent = best.parent
+    if parent is None or parent.tag in ("body", "html"):
+        return best
+    return parent
+
+
+def _last_paragraph_unfinished(html: str) -> bool:
+    """True when the HTML ends inside its last <p>: a prefix of a page still being read."""
+    tail = html[-4096:].lower()
+    start = max(tail.rfind("<p>"), tail.rfind("<p "))
+    if start < 0:
+        return False
+    after = tail[start:]
+    return not any(end in after for end in ("</p", "</div", "</section", "</article", "</body"))
+
+
+def _is_aside(text: str) -> bool:
+    """A byline, dateline, photo credit or notice rather than the article's running text."""
+    if len(text) < 120 and (_BYLINE_RE.match(text) or _DATE_RE.search(text)):
+        return True
+    if len(text) < 250 and _mentions(text, _CREDIT_MARKS):
+        return True
+    return len(text) < _NOTICE_MAX and _mentions(text, _NOTICE_MARKS)
+
+
+def _mentions(text: str, marks: tuple[str, ...]) -> bool:
+    lowered = text.lower()
+    return any(mark in lowered for mark in marks)
+
+
+def _cut(text: str, max_chars: int) -> str:
+    """`text` normalised and cut to at most `max_chars` at a word boundary, marked with "…"."""
+    text = " ".join(_INVISIBLE_RE.sub("", text).split())
+    if len(text) <= max_chars:
+        return text
+    budget = max_chars - 1  # room for the ellipsis
+    head = text[: budget + 1]
+    space = head.rfind(" ")
+    if space >= budget // 2:
+        head = head[:space]
+    else:  # no spaces to cut at: a script written without them, or one enormous token
+        head = head[:budget]
+    head = head.rstrip(" ,;:-–—")
+    return f"{head}…" if head else ""
