@@ -33,12 +33,12 @@ def test_explicit_path_beats_environment_and_local_file(tmp_path, monkeypatch):
 
 
 def test_unknown_key_is_rejected_by_name():
-    with pytest.raises(ConfigError, match="unknown key 'fetch.allow_privat_networks'"):
+    with pytest.raises(ConfigError, match=r"unknown key 'fetch\.allow_privat_networks'"):
         parse_config({"fetch": {"allow_privat_networks": True}})
 
 
 def test_wrong_type_is_rejected_by_name():
-    with pytest.raises(ConfigError, match="'sources.results_per_category'"):
+    with pytest.raises(ConfigError, match=r"'sources\.results_per_category'"):
         parse_config({"sources": {"results_per_category": "many"}})
 
 
@@ -64,7 +64,7 @@ def test_relative_sqlite_path_resolves_against_the_config_file(tmp_path):
 
 
 def test_unknown_category_names_the_configured_ones():
-    with pytest.raises(UnknownCategoryError, match="gardening.*technology"):
+    with pytest.raises(UnknownCategoryError, match=r"gardening.*technology"):
         Config().check_category("gardening")
     assert Config().check_category(" Finance ") == "finance"
 

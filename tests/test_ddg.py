@@ -16,6 +16,7 @@ from ddgs.exceptions import DDGSException, RatelimitException, TimeoutException
 from digest.config import SourcesConfig
 from digest.errors import ConfigError, InvalidQueryError, NetworkUnreachableError, SourceError
 from digest.sources.ddg import DuckDuckGo, parse_published
+from tests.fake_ddgs import ddgs_no_network_error
 
 Behaviour = list[dict[str, Any]] | BaseException | Callable[[], list[dict[str, Any]]]
 
@@ -74,17 +75,6 @@ def text_row(n: int) -> dict[str, Any]:
         "href": f"https://www.site{n}.example.org/page",
         "body": f"About asyncio {n}",
     }
-
-
-def ddgs_no_network_error() -> DDGSException:
-    """Exactly the shape ddgs 9.16 raises with no DNS: outer(inner) with primp error as cause."""
-    primp_err = primp.DNSError(
-        "error sending request for url (https://duckduckgo.com/?q=finance+news) > error "
-        'resolving DNS > DNS error: no records found for Query { name: Name("duckduckgo.com.") }'
-    )
-    inner = DDGSException(f"{type(primp_err).__name__}: {primp_err!r}")
-    inner.__cause__ = primp_err
-    return DDGSException(inner)
 
 
 def source(fake: FakeDDGS, sleeps: Sleeps | None = None, **cfg: Any) -> DuckDuckGo:

@@ -1,0 +1,172 @@
+"""The collection pass: headlines from every source, fast extraction, store, run record.
+
+One source failing never stops the others: its error is recorded on the run and shown by the CLI.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+
+from digest.app import App
+from digest.errors import DigestError
+from digest.models import Headline
+from digest.sources.feeds import fetch_feed
+from digest.store.repo import FeedState
+from digest.store.urls import canonical_url
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class SourceFailure:
+    source: str  # "ddg:news:finance", "feed:https://..."
+    error: str
+
+
+@dataclass(frozen=True, slots=True)
+class CategoryReport:
+    category: str
+    headlines: int = 0
+    with_lede: int = 0
+    new: int = 0
+    updated: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class CollectReport:
+    run_id: int
+    status: str  # "ok", "partial" (some sources failed) or "failed" (nothing collected)
+    categories: list[CategoryReport] = field(default_factory=list)
+    failures: list[SourceFailure] = field(default_factory=list)
+    elapsed: float = 0.0
+
+    @property
+    def headlines(self) -> int:
+        return sum(c.headlines for c in self.categories)
+
+
+def merge_headlines(batches: Iterable[list[Headline]]) -> list[Headline]:
+    """Dedupe by canonical URL, first seen wins; later copies only fill fields it lacks."""
+    merged: dict[str, Headline] = {}
+    for batch in batches:
+        for h in batch:
+            key = canonical_url(h.url)
+            first = merged.get(key)
+            if first is None:
+                merged[key] = h
+                continue
+            merged[key] = first.with_(
+                source=first.source or h.source,
+                published=first.published or h.published,
+                snippet=first.snippet or h.snippet,
+                image=first.image or h.image,
+            )
+    return list(merged.values())
+
+
+def run_status(headlines: int, failures: int) -> str:
+    if failures == 0:
+        return "ok"
+    return "partial" if headlines else "failed"
+
+
+async def _feed_headlines(app: App, category: str, failures: list[SourceFailure]) -> list[Headline]:
+    store = await app.store()
+    feeds = app.config.sources.feeds_for(category)
+
+    async def one(feed) -> list[Headline]:
+        state = await asyncio.to_thread(store.feed_state, feed.url)
+        now = datetime.now(UTC)
+        try:
+            result = await fetch_feed(
+                app.http,
+                feed,
+                state,
+                timeout=app.config.sources.feed_timeout,
+                max_bytes=app.config.fetch.max_feed_bytes,
+            )
+        except DigestError as err:
+            failures.append(SourceFailure(f"feed:{feed.url}", str(err)))
+            await asyncio.to_thread(store.save_feed_state, _failed(state, feed, str(err), now))
+            return []
+        await asyncio.to_thread(store.save_feed_state, result.state)
+        return list(result.headlines)
+
+    batches = await asyncio.gather(*(one(f) for f in feeds))
+    return [h for batch in batches for h in batch]
+
+
+def _failed(state: FeedState | None, feed, error: str, now: datetime) -> FeedState:
+    if state is None:
+        state = FeedState(url=feed.url, category=feed.category, title=feed.name)
+    return replace(state, error_count=state.error_count + 1, last_error=error, last_checked_at=now)
+
+
+async def gather_category(app: App, category: str, failures: list[SourceFailure]) -> list[Headline]:
+    """Headlines of one category from DuckDuckGo news and the category's feeds, deduplicated."""
+    sources = app.config.sources
+
+    async def ddg() -> list[Headline]:
+        if not sources.ddg:
+            return []
+        try:
+            return await app.ddg.news(category, max_results=sources.results_per_category)
+        except DigestError as err:
+            failures.append(SourceFailure(f"ddg:news:{category}", str(err)))
+            return []
+
+    ddg_items, feed_items = await asyncio.gather(ddg(), _feed_headlines(app, category, failures))
+    return merge_headlines([ddg_items, feed_items])
+
+
+async def collect(app: App, categories: list[str] | None = None) -> CollectReport:
+    """One pass over the configured sources of the given categories (default: all)."""
+    started = time.monotonic()
+    cats = [app.config.check_category(c) for c in categories] if categories else None
+    cats = cats or list(app.config.sources.categories)
+    store = await app.store()
+    run_id = await asyncio.to_thread(store.start_run, "collect")
+    failures: list[SourceFailure] = []
+    reports: list[CategoryReport] = []
+    status = "failed"
+    try:
+        for category in cats:
+            headlines = await gather_category(app, category, failures)
+            items = await app.extractor.enrich(headlines)
+            result = await asyncio.to_thread(store.upsert_items, items, seen_at=datetime.now(UTC))
+            reports.append(
+                CategoryReport(
+                    category=category,
+                    headlines=len(items),
+                    with_lede=sum(1 for i in items if i.extract.full_content),
+                    new=result.new,
+                    updated=result.updated,
+                )
+            )
+            log.info(
+                "collected %s: %d headlines, %d new",
+                category,
+                len(items),
+                result.new,
+            )
+        status = run_status(sum(r.headlines for r in reports), len(failures))
+    finally:
+        counts = {
+            "headlines": sum(r.headlines for r in reports),
+            "with_lede": sum(r.with_lede for r in reports),
+            "new": sum(r.new for r in reports),
+            "updated": sum(r.updated for r in reports),
+            "categories": {r.category: r.headlines for r in reports},
+        }
+        errors = [{"source": f.source, "error": f.error} for f in failures]
+        await asyncio.to_thread(
+            store.finish_run, run_id, status=status, counts=counts, errors=errors
+        )
+    for f in failures:
+        log.warning("source failed: %s: %s", f.source, f.error)
+    return CollectReport(run_id, status, reports, failures, time.monotonic() - started)

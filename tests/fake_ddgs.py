@@ -1,0 +1,79 @@
+"""DuckDuckGo replaced at its boundary, the `ddgs.DDGS` class: the one peer that cannot exist here.
+
+In-process tests inject `FakeDDGS`-like objects directly. Subprocess tests run the real CLI through
+`python -m tests.fake_ddgs ARGS...`, which installs `ScriptedDDGS` in place of `ddgs.DDGS` and then
+runs `digest`; the script (results per query, or a failure) comes from the JSON file named by
+$DIGEST_FAKE_DDGS, and every call is appended to that file's `.calls` log.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import primp
+from ddgs.exceptions import DDGSException, RatelimitException
+
+ENV = "DIGEST_FAKE_DDGS"
+
+
+def ddgs_no_network_error() -> DDGSException:
+    """Exactly the shape ddgs 9.16 raises with no DNS: outer(inner) with primp error as cause."""
+    primp_err = primp.DNSError(
+        "error sending request for url (https://duckduckgo.com/?q=finance+news) > error "
+        'resolving DNS > DNS error: no records found for Query { name: Name("duckduckgo.com.") }'
+    )
+    inner = DDGSException(f"{type(primp_err).__name__}: {primp_err!r}")
+    inner.__cause__ = primp_err
+    return DDGSException(inner)
+
+
+def write_script(path: Path, *, news=None, text=None, fail: str | None = None) -> Path:
+    """Write a script for `ScriptedDDGS`: `news`/`text` map a query to result rows."""
+    path.write_text(json.dumps({"news": news or {}, "text": text or {}, "fail": fail}))
+    return path
+
+
+def calls(path: Path) -> list[dict[str, Any]]:
+    log = path.with_suffix(".calls")
+    if not log.exists():
+        return []
+    return [json.loads(line) for line in log.read_text().splitlines()]
+
+
+class ScriptedDDGS:
+    """Answers like `ddgs.DDGS` from the script file; fails as ddgs does when told to."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self._path = Path(os.environ[ENV])
+        self._script = json.loads(self._path.read_text())
+
+    def _answer(self, kind: str, query: str, kwargs: dict[str, Any]) -> list[dict[str, Any]]:
+        with self._path.with_suffix(".calls").open("a") as log:
+            log.write(json.dumps({"kind": kind, "query": query, **kwargs}) + "\n")
+        fail = self._script.get("fail")
+        if fail == "offline":
+            raise ddgs_no_network_error()
+        if fail == "ratelimit":
+            raise RatelimitException("202 Ratelimit")
+        rows = self._script[kind].get(query)
+        if not rows:
+            raise DDGSException("No results found.")
+        return rows[: kwargs.get("max_results") or len(rows)]
+
+    def news(self, query: str, **kwargs: Any) -> list[dict[str, Any]]:
+        return self._answer("news", query, kwargs)
+
+    def text(self, query: str, **kwargs: Any) -> list[dict[str, Any]]:
+        return self._answer("text", query, kwargs)
+
+
+if __name__ == "__main__":
+    import ddgs
+
+    ddgs.DDGS = ScriptedDDGS  # type: ignore[misc]
+    from digest.cli import main
+
+    main()

@@ -1,0 +1,228 @@
+"""The `digest` command end to end: a real subprocess, the local news web, a SQLite file.
+
+DuckDuckGo is scripted at the `ddgs.DDGS` class (tests/fake_ddgs.py); everything after it is real.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import run_cli
+from tests.fake_ddgs import calls, write_script
+from tests.newsweb import ARTICLES, NewsWeb
+
+TECH = [a for a in ARTICLES if a.category == "technology"]
+WORLD = [a for a in ARTICLES if a.category == "world"]
+
+
+def news_row(web: NewsWeb, path: str, title: str, source: str = "Example News") -> dict:
+    return {
+        "date": datetime.now(UTC).isoformat(),
+        "title": title,
+        "body": f"Snippet of {title}",
+        "url": web.url(path),
+        "image": web.url("/image.png"),
+        "source": source,
+    }
+
+
+@pytest.fixture
+def workdir(tmp_path: Path, threaded_news_web: NewsWeb) -> Path:
+    web = threaded_news_web
+    (tmp_path / "digest.toml").write_text(
+        f"""
+[database]
+url = "sqlite:///data/digest.db"
+[sources]
+categories = ["technology", "world"]
+ddg_retries = 0
+[[sources.feeds]]
+url = "{web.url("/feeds/technology.rss")}"
+category = "technology"
+[[sources.feeds]]
+url = "{web.url("/feeds/world.atom")}"
+category = "world"
+[[sources.feeds]]
+url = "{web.url("/feeds/broken.xml")}"
+category = "world"
+[fetch]
+allowed_networks = ["127.0.0.1/32"]
+"""
+    )
+    return tmp_path
+
+
+@pytest.fixture
+def script(workdir: Path, threaded_news_web: NewsWeb) -> Path:
+    web = threaded_news_web
+    return write_script(
+        workdir / "ddgs.json",
+        news={
+            "technology news": [news_row(web, a.path, a.title) for a in TECH[:2]]
+            + [news_row(web, "/hang.html", "A page that never answers")],
+            "world news": [news_row(web, a.path, a.title, "Wire") for a in WORLD[:2]],
+        },
+        text={
+            "chip plant water": [
+                {"title": a.title, "href": web.url(a.path), "body": a.description} for a in ARTICLES
+            ]
+            + [{"title": "Hanging", "href": web.url("/hang.html"), "body": "never answers"}]
+        },
+    )
+
+
+def assert_one_line_error(result, *fragments: str) -> None:
+    assert result.code != 0
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("digest: error:")
+    assert "Traceback" not in result.stderr
+    for fragment in fragments:
+        assert fragment in lines[0]
+
+
+def rows(db: Path, sql: str) -> list[tuple]:
+    with sqlite3.connect(db) as conn:
+        return conn.execute(sql).fetchall()
+
+
+def test_extract_returns_one_lede_per_url_in_order_despite_a_hanging_host(
+    workdir, threaded_news_web
+):
+    web = threaded_news_web
+    urls = [web.url(a.path) for a in ARTICLES[:4]] + [
+        web.url("/hang.html"),
+        web.url("/missing.html"),
+    ]
+    result = run_cli("extract", *urls, "--json", cwd=workdir)
+    assert result.code == 0, result.stderr
+    out = json.loads(result.stdout)
+    assert [o["url"] for o in out] == urls
+    for article, obj in zip(ARTICLES[:4], out[:4], strict=True):
+        assert obj["full_content"][:60] == article.lede[:60]
+        assert len(obj["full_content"]) <= 300
+    assert out[4]["full_content"] == "" and out[4]["status"] == "timeout"
+    assert out[5]["full_content"] == "" and out[5]["http_status"] == 404
+
+
+def test_query_honours_k_and_enriches_every_result(workdir, script, threaded_news_web):
+    result = run_cli(
+        "query", "chip plant water", "--k", "3", "--json", cwd=workdir, ddgs_script=script
+    )
+    assert result.code == 0, result.stderr
+    out = json.loads(result.stdout)
+    assert [o["title"] for o in out] == [a.title for a in ARTICLES[:3]]
+    for article, obj in zip(ARTICLES[:3], out, strict=True):
+        assert obj["full_content"][:60] == article.lede[:60]
+        assert obj["snippet"] == article.description
+    assert {"title", "url", "snippet", "full_content", "source", "published"} <= set(out[0])
+
+
+def test_query_table_is_readable(workdir, script):
+    result = run_cli("query", "chip plant water", "--k", "2", cwd=workdir, ddgs_script=script)
+    assert result.code == 0, result.stderr
+    assert ARTICLES[0].title[:30] in result.stdout
+    assert ARTICLES[0].lede[:20] in result.stdout
+
+
+def test_collect_stores_headlines_once_and_reports_the_broken_feed(workdir, script):
+    first = run_cli("collect", cwd=workdir, ddgs_script=script)
+    assert first.code == 0, first.stderr
+    assert "broken.xml" in first.stdout and "partial" in first.stdout
+    db = workdir / "data" / "digest.db"
+    urls = [u for (u,) in rows(db, "select url from articles")]
+    # technology: 2 articles + 1 hanging page from DuckDuckGo, 4 from RSS (2 of them shared);
+    # world: 2 from DuckDuckGo, 4 from Atom (2 shared).
+    assert len(urls) == len(set(urls)) == 9
+    with_lede = rows(db, "select count(*) from articles where lede != ''")[0][0]
+    assert with_lede == 8  # every article page; the hanging one has none
+    run = rows(db, "select status, counts, errors from runs")[0]
+    assert run[0] == "partial"
+    assert json.loads(run[1])["headlines"] == 9
+    assert "broken.xml" in json.loads(run[2])[0]["source"]
+
+    second = run_cli("collect", cwd=workdir, ddgs_script=script)
+    assert second.code == 0, second.stderr
+    assert rows(db, "select count(*) from articles")[0][0] == 9
+    assert rows(db, "select count(*) from runs")[0][0] == 2
+    assert rows(db, "select count(*) from feeds where etag is not null")[0][0] == 2
+
+
+def test_news_reads_the_store_after_collect_and_goes_live_when_asked(workdir, script):
+    assert run_cli("collect", cwd=workdir, ddgs_script=script).code == 0
+    searched = len(calls(script))
+    result = run_cli("news", "technology", "--json", cwd=workdir, ddgs_script=script)
+    assert result.code == 0, result.stderr
+    assert len(calls(script)) == searched  # answered from the store
+    out = json.loads(result.stdout)
+    titles = {o["title"] for o in out}
+    assert {a.title for a in TECH[:2]} <= titles
+    by_title = {o["title"]: o for o in out}
+    assert by_title[TECH[0].title]["full_content"][:60] == TECH[0].lede[:60]
+    assert all(o["category"] == "technology" for o in out)
+
+    live = run_cli(
+        "news", "world", "--live", "--limit", "1", "--json", cwd=workdir, ddgs_script=script
+    )
+    assert live.code == 0, live.stderr
+    assert len(json.loads(live.stdout)) == 1
+    assert len(calls(script)) == searched + 1
+
+
+def test_news_collects_live_when_nothing_was_collected_today(workdir, script):
+    result = run_cli("news", "world", "--json", cwd=workdir, ddgs_script=script)
+    assert result.code == 0, result.stderr
+    assert {a.title for a in WORLD[:2]} <= {o["title"] for o in json.loads(result.stdout)}
+
+
+def test_init_writes_a_starter_config_and_refuses_to_overwrite(tmp_path):
+    first = run_cli("init", cwd=tmp_path)
+    assert first.code == 0 and (tmp_path / "digest.toml").exists()
+    assert "[sources]" in (tmp_path / "digest.toml").read_text()
+    assert_one_line_error(run_cli("init", cwd=tmp_path), "already exists")
+    assert run_cli("db", "upgrade", cwd=tmp_path).code == 0
+    assert (tmp_path / "digest.db").exists()
+
+
+@pytest.mark.parametrize(
+    ("args", "config", "fragments"),
+    [
+        (["news", "technology"], "missing.toml", ["cannot read config", "missing.toml"]),
+        (["news", "technology"], "bad.toml", ["unknown key 'sources.colour'"]),
+        (["news", "gardening"], None, ["unknown category 'gardening'"]),
+        (["extract", "not a url"], None, ["not a url"]),
+        (["extract", "ftp://example.org/x"], None, ["ftp"]),
+    ],
+)
+def test_bad_input_is_one_clear_line(tmp_path, args, config, fragments):
+    (tmp_path / "bad.toml").write_text("[sources]\ncolour = 'blue'\n")
+    prefix = ["--config", config] if config else []
+    assert_one_line_error(run_cli(*prefix, *args, cwd=tmp_path), *fragments)
+
+
+def test_loopback_is_blocked_by_default(tmp_path, threaded_news_web):
+    url = threaded_news_web.url("/only-fetched-by-the-blocked-test.html")
+    result = run_cli("extract", url, cwd=tmp_path)
+    assert_one_line_error(result, "blocked", "127.0.0.1")
+    assert threaded_news_web.hits_for(url) == 0  # refused before connecting
+
+
+def test_unreachable_search_is_one_clear_line(workdir, tmp_path):
+    offline = write_script(tmp_path / "offline.json", fail="offline")
+    result = run_cli("query", "anything", cwd=workdir, ddgs_script=offline)
+    assert_one_line_error(result, "cannot reach DuckDuckGo")
+
+
+def test_collect_with_every_source_down_fails_but_records_the_run(tmp_path):
+    offline = write_script(tmp_path / "offline.json", fail="offline")
+    result = run_cli("collect", cwd=tmp_path, ddgs_script=offline)
+    assert result.code == 1
+    assert "cannot reach DuckDuckGo" in result.stdout
+    assert "nothing collected" in result.stderr
+    status = rows(tmp_path / "digest.db", "select status from runs")
+    assert status == [("failed",)]
