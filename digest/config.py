@@ -10,7 +10,7 @@ import os
 import tomllib
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 from zoneinfo import ZoneInfo
 
 from pydantic import (
@@ -118,6 +118,42 @@ class FetchConfig(_Section):
         return v
 
 
+class StoriesConfig(_Section):
+    # How many stories per category `deepen` crawls and summarizes.
+    top: PositiveInt = 5
+    # Articles further apart in time than this are never the same story.
+    window_hours: PositiveFloat = 48.0
+    # Similarity (0..1) of title + lede above which two articles tell the same story.
+    similarity: Annotated[float, Field(gt=0, lt=1)] = 0.35
+
+
+class CrawlConfig(_Section):
+    # "auto": the browser when one can start, else plain HTTP (reported by `digest status`);
+    # "browser" fails when no browser can start; "http" never starts one.
+    mode: Literal["auto", "browser", "http"] = "auto"
+    # Browser executable; unset means Playwright's own download ("playwright install chromium").
+    executable_path: str | None = None
+    concurrency: PositiveInt = 4
+    page_timeout: PositiveFloat = 20.0
+    respect_robots: bool = True
+    max_page_bytes: PositiveInt = 5_242_880
+    max_pdf_bytes: PositiveInt = 20_971_520
+    pdf_timeout: PositiveFloat = 30.0
+    pdf_memory_mb: PositiveInt = 512
+
+
+class LLMConfig(_Section):
+    base_url: str = "https://api.openai.com/v1"
+    model: str = "gpt-4o-mini"
+    # Name of the environment variable holding the API key (never the key itself).
+    api_key_env: str = "OPENAI_API_KEY"
+    timeout: PositiveFloat = 60.0
+    max_retries: Annotated[int, Field(ge=0, le=10)] = 2
+    temperature: Annotated[float, Field(ge=0, le=2)] = 0.0
+    # Article text sent per call is cut to this many characters.
+    max_input_chars: PositiveInt = 12_000
+
+
 class ScheduleConfig(_Section):
     # The time zone that defines "today" for headlines and editions.
     timezone: str = "UTC"
@@ -137,6 +173,10 @@ class ScheduleConfig(_Section):
 class Config(_Section):
     database: DatabaseConfig = Field(default_factory=DatabaseConfig)
     schedule: ScheduleConfig = Field(default_factory=ScheduleConfig)
+    stories: StoriesConfig = Field(default_factory=StoriesConfig)
+    crawl: CrawlConfig = Field(default_factory=CrawlConfig)
+    # No [llm] section: summaries are extractive.
+    llm: LLMConfig | None = None
     sources: SourcesConfig = Field(default_factory=SourcesConfig)
     fetch: FetchConfig = Field(default_factory=FetchConfig)
     # Where the config came from (None = built-in defaults); relative paths resolve against it.
@@ -243,4 +283,22 @@ allow_private_networks = false   # true lets the service fetch loopback/private 
 
 [schedule]
 timezone = "UTC"           # defines "today" for headlines and editions
+
+[stories]
+top = 5                    # stories per category that `deepen` crawls and summarizes
+window_hours = 48.0        # articles further apart than this are never the same story
+similarity = 0.35          # 0..1: how alike two headlines must be to be one story
+
+[crawl]
+mode = "auto"              # "auto" (browser if it starts, else HTTP), "browser" or "http"
+# executable_path = "/usr/bin/chromium"   # unset: Playwright's own browser
+concurrency = 4
+page_timeout = 20.0
+respect_robots = true
+
+# With no [llm] section, summaries are extractive (sentences ranked from the article itself).
+# [llm]
+# base_url = "https://api.openai.com/v1"   # or Ollama, vLLM, llama.cpp server, LM Studio
+# model = "gpt-4o-mini"
+# api_key_env = "OPENAI_API_KEY"
 """

@@ -73,3 +73,34 @@ class Item:
             "full_content": e.full_content,
             "extract_status": e.status,
         }
+
+
+@dataclass(frozen=True, slots=True)
+class Page:
+    """A page read in depth by the crawler: its main text, however it had to be fetched."""
+
+    url: str
+    final_url: str
+    title: str = ""
+    text: str = ""  # main text (trafilatura on the rendered HTML, or markitdown for PDFs)
+    kind: Literal["html", "pdf"] = "html"
+    fetched_by: Literal["browser", "http"] = "http"
+    http_status: int | None = None
+    error: str | None = None  # set when nothing usable was read
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None and bool(self.text)
+
+
+@dataclass(frozen=True, slots=True)
+class Summary:
+    """A summary of one article. `summarizer` is "extractive" or "llm:<model>"."""
+
+    title: str
+    summary: str
+    brief_summary: str
+    keywords: tuple[str, ...] = ()
+    summarizer: str = "extractive"
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
