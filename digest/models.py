@@ -7,7 +7,7 @@ extraction pass learned from the page behind it. Both are frozen: stages return 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from datetime import datetime
+from datetime import date, datetime
 from typing import Any, Literal
 
 ExtractStatus = Literal[
@@ -104,3 +104,67 @@ class Summary:
     summarizer: str = "extractive"
     prompt_tokens: int = 0
     completion_tokens: int = 0
+
+
+# -- Editions: what readers see (the archive, the HTML digest, the emails) ----------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Outlet:
+    """One outlet's telling of a story: a link a reader can follow."""
+
+    name: str
+    url: str
+    title: str
+
+
+@dataclass(frozen=True, slots=True)
+class EditionStory:
+    """A story as it appears in an edition. Text fields are scraped: escape or sanitize them."""
+
+    id: int
+    category: str
+    title: str
+    brief_summary: str
+    summary: str
+    keywords: tuple[str, ...]
+    summarizer: str  # "extractive" or "llm:<model>"
+    outlets: tuple[Outlet, ...]
+    first_seen: datetime
+    updated: bool = False  # gained outlets after it was first seen
+    image: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class EditionHeadline:
+    """One of the day's other headlines, with its lede."""
+
+    title: str
+    url: str
+    source: str
+    lede: str
+    published: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class EditionSection:
+    category: str
+    stories: tuple[EditionStory, ...]
+    headlines: tuple[EditionHeadline, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Edition:
+    """One day's digest in the configured time zone: per category, its top stories and ledes."""
+
+    day: date
+    timezone: str
+    sections: tuple[EditionSection, ...]
+    generated_at: datetime
+
+    def only(self, categories: tuple[str, ...] | None) -> Edition:
+        """The edition restricted to a subscriber's categories (None: all of them)."""
+        if not categories:
+            return self
+        keep = tuple(s for s in self.sections if s.category in categories)
+        return replace(self, sections=keep)
