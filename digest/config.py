@@ -154,6 +154,28 @@ class LLMConfig(_Section):
     max_input_chars: PositiveInt = 12_000
 
 
+class ArchiveConfig(_Section):
+    dir: str = "site"  # relative paths resolve against the config file's folder
+    base_url: str = ""  # optional absolute URL of the archive, used in feeds and emails
+    title: str = "digest"
+
+
+class EmailConfig(_Section):
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+    transport: Literal["outbox", "smtp"] = "outbox"
+    outbox_dir: str = "outbox"  # one .eml file per message
+    from_: str = Field(default="digest@localhost", alias="from")
+    host: str = "localhost"
+    port: Annotated[int, Field(gt=0, lt=65536)] = 587
+    security: Literal["starttls", "ssl", "none"] = "starttls"
+    username: str | None = None
+    password_env: str | None = None  # name of the environment variable holding the password
+    timeout: PositiveFloat = 30.0
+    max_attempts: PositiveInt = 5  # temporary failures (4xx, dropped connection) are retried
+    retry_backoff: PositiveFloat = 60.0  # seconds, doubled after each temporary failure
+
+
 class ScheduleConfig(_Section):
     # The time zone that defines "today" for headlines and editions.
     timezone: str = "UTC"
@@ -175,6 +197,8 @@ class Config(_Section):
     schedule: ScheduleConfig = Field(default_factory=ScheduleConfig)
     stories: StoriesConfig = Field(default_factory=StoriesConfig)
     crawl: CrawlConfig = Field(default_factory=CrawlConfig)
+    archive: ArchiveConfig = Field(default_factory=ArchiveConfig)
+    email: EmailConfig = Field(default_factory=EmailConfig)
     # No [llm] section: summaries are extractive.
     llm: LLMConfig | None = None
     sources: SourcesConfig = Field(default_factory=SourcesConfig)
@@ -198,6 +222,11 @@ class Config(_Section):
         tz = ZoneInfo(self.schedule.timezone)
         local = (now or datetime.now(UTC)).astimezone(tz)
         return local.replace(hour=0, minute=0, second=0, microsecond=0)
+
+    def resolve(self, path: str) -> Path:
+        """A path from the config, relative to the config file's folder."""
+        p = Path(path)
+        return p if p.is_absolute() else self.base_dir / p
 
     def database_url(self) -> str:
         """The database URL, with a relative SQLite path resolved against the config file."""
@@ -295,6 +324,20 @@ mode = "auto"              # "auto" (browser if it starts, else HTTP), "browser"
 concurrency = 4
 page_timeout = 20.0
 respect_robots = true
+
+[archive]
+dir = "site"               # the static HTML archive is written here
+base_url = ""              # optional absolute URL, used in feeds and emails
+
+[email]
+transport = "outbox"       # "outbox": one .eml file per message in outbox_dir; or "smtp"
+outbox_dir = "outbox"
+from = "digest@localhost"
+# host = "smtp.example.org"
+# port = 587
+# security = "starttls"    # "starttls", "ssl" or "none"
+# username = "digest"
+# password_env = "DIGEST_SMTP_PASSWORD"
 
 # With no [llm] section, summaries are extractive (sentences ranked from the article itself).
 # [llm]
