@@ -179,6 +179,26 @@ class EmailConfig(_Section):
 class ScheduleConfig(_Section):
     # The time zone that defines "today" for headlines and editions.
     timezone: str = "UTC"
+    collect_every: str = "60m"  # headlines + fast extraction for every category
+    deepen_after_collect: bool = True  # deep crawl + summaries of new top stories after collecting
+    publish_at: str = "07:00"  # the day's edition: archive + emails (subscribers' zones honoured)
+    retention_days: PositiveInt = 90  # page bodies older than this are pruned; stories are kept
+
+    @field_validator("collect_every")
+    @classmethod
+    def _interval(cls, v: str) -> str:
+        from digest.schedule import parse_interval
+
+        parse_interval(v)
+        return v
+
+    @field_validator("publish_at")
+    @classmethod
+    def _clock(cls, v: str) -> str:
+        from digest.schedule import parse_clock
+
+        parse_clock(v)
+        return v
 
     @field_validator("timezone")
     @classmethod
@@ -312,6 +332,10 @@ allow_private_networks = false   # true lets the service fetch loopback/private 
 
 [schedule]
 timezone = "UTC"           # defines "today" for headlines and editions
+collect_every = "60m"      # headlines + fast extraction for every category ("90s", "30m", "2h")
+deepen_after_collect = true
+publish_at = "07:00"       # the day's edition; each subscriber gets it at this time in their zone
+retention_days = 90        # page texts older than this are pruned; stories and summaries are kept
 
 [stories]
 top = 5                    # stories per category that `deepen` crawls and summarizes

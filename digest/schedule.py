@@ -1,0 +1,76 @@
+"""When jobs are due: pure decisions, no I/O, so they can be tested without a scheduler or clock.
+
+Every scheduled run has a key naming its job and period ("collect:2026-11-29T14:00Z",
+"publish:2026-11-29"). The runs table holds each key once, so a restart catches up a period it
+missed and never runs one twice, also when a CLI command did the same work by hand meanwhile.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, date, datetime, time, timedelta
+from zoneinfo import ZoneInfo
+
+_INTERVAL = re.compile(r"^\s*(\d+)\s*(s|m|h|d)\s*$")
+_UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days"}
+
+
+def parse_interval(text: str) -> timedelta:
+    """ "90s", "30m", "2h", "1d" → timedelta (at least 10 seconds)."""
+    match = _INTERVAL.match(text)
+    if not match:
+        raise ValueError(f"not an interval: {text!r} (use e.g. '90s', '30m', '2h')")
+    delta = timedelta(**{_UNITS[match.group(2)]: int(match.group(1))})
+    if delta < timedelta(seconds=10):
+        raise ValueError(f"interval {text!r} is shorter than 10 seconds")
+    return delta
+
+
+def parse_clock(text: str) -> time:
+    """ "07:00" → time(7, 0)."""
+    try:
+        hour, minute = (int(part) for part in text.strip().split(":"))
+        return time(hour, minute)
+    except ValueError:
+        raise ValueError(f"not a time of day: {text!r} (use HH:MM)") from None
+
+
+def collect_period(now: datetime, every: timedelta) -> datetime:
+    """Start of the collection period holding `now` (periods are aligned to the Unix epoch)."""
+    epoch = datetime(1970, 1, 1, tzinfo=UTC)
+    n = (now.astimezone(UTC) - epoch) // every
+    return epoch + n * every
+
+
+def collect_key(period_start: datetime) -> str:
+    return "collect:" + period_start.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def edition_day(now: datetime, tz: str) -> date:
+    """The day an edition published at `now` belongs to, in the schedule's time zone."""
+    return now.astimezone(ZoneInfo(tz)).date()
+
+
+def publish_key(day: date) -> str:
+    return f"publish:{day.isoformat()}"
+
+
+def publish_due_at(day: date, publish_at: time, tz: str) -> datetime:
+    """The aware instant at which `day`'s edition is due in time zone `tz` (DST-safe: a clock
+    time that does not exist that day moves forward with the shift)."""
+    local = datetime.combine(day, publish_at, tzinfo=ZoneInfo(tz))
+    # Round-trip through UTC normalises non-existent local times (spring forward).
+    return local.astimezone(UTC)
+
+
+def latest_due_edition(now: datetime, publish_at: time, tz: str) -> date | None:
+    """The newest edition day whose publish time has passed at `now` (today or yesterday)."""
+    today = edition_day(now, tz)
+    if publish_due_at(today, publish_at, tz) <= now:
+        return today
+    return today - timedelta(days=1)
+
+
+def delivery_due(day: date, publish_at: time, subscriber_tz: str, now: datetime) -> bool:
+    """Is `day`'s edition due for a subscriber living in `subscriber_tz`?"""
+    return publish_due_at(day, publish_at, subscriber_tz) <= now
