@@ -3,23 +3,21 @@
 from __future__ import annotations
 
 import multiprocessing
-import socket
 import time
 import tomllib
-import uuid
 import warnings
-from collections.abc import Iterator
-from datetime import UTC, datetime, timedelta, timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
 import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
 from sqlalchemy import func, select, text
 
 from digest.errors import StoreError
-from digest.models import Extract, Headline, Item
+from digest.models import Item
 from digest.store import (
     FeedState,
     RunExistsError,
@@ -29,79 +27,21 @@ from digest.store import (
     open_store,
     upgrade,
 )
+from digest.store.engine import migrations_dir
 from digest.store.schema import articles, metadata
+from tests import storefixtures
+from tests.storefixtures import (
+    DAY_START,
+    NOW,
+    PG_HOST,
+    PG_PORT,
+    item,
+    postgres_reachable,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
-PG_HOST, PG_PORT = "127.0.0.1", 5432
-PG_URL = f"postgresql+psycopg://postgres@{PG_HOST}:{PG_PORT}/test"
-NOW = datetime(2025, 3, 1, 12, 0, tzinfo=UTC)
-DAY_START = NOW.replace(hour=0)
-
-
-def postgres_reachable() -> bool:
-    try:
-        with socket.create_connection((PG_HOST, PG_PORT), timeout=1):
-            return True
-    except OSError:
-        return False
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    """A URL to an empty database: a new SQLite file, or a new PostgreSQL schema per test."""
-    if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'digest.db'}"
-        return
-    if not postgres_reachable():
-        pytest.skip(f"PostgreSQL is not reachable at {PG_HOST}:{PG_PORT}")
-    import psycopg
-
-    schema = f"test_{uuid.uuid4().hex[:16]}"
-    with psycopg.connect(host=PG_HOST, port=PG_PORT, user="postgres", dbname="test") as admin:
-        admin.execute(f'CREATE SCHEMA "{schema}"')
-    # psycopg takes libpq options from the URL: every connection works inside the test's schema.
-    yield f"{PG_URL}?options=-csearch_path%3D{schema}"
-    with psycopg.connect(host=PG_HOST, port=PG_PORT, user="postgres", dbname="test") as admin:
-        admin.execute(f'DROP SCHEMA "{schema}" CASCADE')
-
-
-@pytest.fixture
-def store(db_url: str) -> Iterator[Store]:
-    with open_store(db_url) as opened:
-        yield opened
-
-
-def item(
-    url: str,
-    *,
-    title: str = "A headline",
-    category: str | None = "technology",
-    published: datetime | None = None,
-    snippet: str = "",
-    image: str | None = None,
-    lede: str = "",
-    status: str | None = None,
-    http_status: int | None = None,
-    error: str | None = None,
-) -> Item:
-    headline = Headline(
-        title=title,
-        url=url,
-        source="Example News",
-        published=published,
-        snippet=snippet,
-        image=image,
-        category=category,
-        origin="ddg:news",
-    )
-    extract = Extract(
-        url=url,
-        full_content=lede,
-        status=status or ("ok" if lede else "skipped"),  # type: ignore[arg-type]
-        http_status=http_status,
-        error=error,
-    )
-    return Item(headline=headline, extract=extract)
+# Fixtures, found by pytest under these names.
+db_url, store = storefixtures.db_url, storefixtures.store
 
 
 def article_count(store: Store) -> int:
@@ -441,7 +381,7 @@ def test_rerunning_upgrade_keeps_schema_and_data(db_url: str) -> None:
         assert article_count(store) == 1
         with store.engine.connect() as conn:
             versions = conn.execute(text("SELECT version_num FROM alembic_version")).scalars().all()
-        assert versions == ["0001"]
+        assert versions == [ScriptDirectory(str(migrations_dir())).get_current_head()]
 
 
 def test_a_database_from_a_newer_digest_is_refused(db_url: str) -> None:

@@ -1,4 +1,4 @@
-"""The store: what the service keeps between runs (articles, runs, feed state).
+"""The store: what the service keeps between runs (articles, stories, summaries, runs, feed state).
 
 Methods are synchronous and short; the service calls them through asyncio.to_thread. No network
 I/O happens inside their transactions, so a write holds SQLite's lock for milliseconds.
@@ -6,22 +6,38 @@ I/O happens inside their transactions, so a write holds SQLite's lock for millis
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+import hashlib
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Connection, Engine, Select, exists, select, update
+from sqlalchemy import (
+    Connection,
+    Engine,
+    Select,
+    bindparam,
+    exists,
+    func,
+    or_,
+    select,
+    text,
+    update,
+)
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
 from digest.errors import InvalidURLError, StoreError
-from digest.models import Extract, Headline, Item
+from digest.models import Extract, Headline, Item, Page, Summary
 from digest.store.engine import READ_ONLY, describe
-from digest.store.schema import Article, articles, feeds, runs
+from digest.store.schema import Article, articles, feeds, runs, stories, summaries
 from digest.store.urls import canonical_url
+from digest.stories import Clustering, Coverage, Report, StoryStats, cluster_reports, outlet, score
+
+if TYPE_CHECKING:
+    from digest.config import StoriesConfig
 
 FINISHED_STATUSES = ("ok", "partial", "failed")
 # Columns a later sighting of the same URL may change (url, original_url and id never change).
@@ -42,6 +58,11 @@ _MUTABLE = (
     "fetched_at",
 )
 _EXTRACTION = ("lede", "extract_status", "http_status", "extract_error", "fetched_at")
+# pg_advisory_xact_lock(key, hashtext(category)): one clustering of a category at a time.
+_CLUSTER_LOCK_KEY = 0x73746F72
+_CLUSTER_ATTEMPTS = 3
+# Rows per IN (...) list: far below SQLite's and PostgreSQL's limits on bound parameters.
+_CHUNK = 500
 
 
 class RunExistsError(StoreError):
@@ -82,8 +103,75 @@ class FeedState:
     last_checked_at: datetime | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class ClusterResult:
+    """What one `Store.cluster_category` call did."""
+
+    category: str
+    articles: int  # articles looked at: the window's, and the other articles of their stories
+    assigned: int  # articles put in a story by this call
+    created: tuple[int, ...] = ()  # new stories
+    grown: tuple[int, ...] = ()  # existing stories that gained articles
+    updated: tuple[int, ...] = ()  # existing stories that gained an outlet (marked updated)
+    stories: int = 0  # stories whose counts and scores were refreshed
+
+
+@dataclass(frozen=True, slots=True)
+class ArticleView:
+    """One article of a story, with what the deep path knows about it."""
+
+    id: int
+    url: str
+    title: str
+    source: str
+    outlet: str  # the source's name, else the registrable host (digest.stories.rank.outlet)
+    published: datetime | None
+    first_seen: datetime
+    lede: str
+    origin: str
+    has_text: bool  # the deep crawl stored a main text
+    text_hash: str | None
+    crawl_status: str | None  # ok, pdf, empty, error; None: never crawled
+    summary: Summary | None  # the latest summary of this article (or of the same text)
+
+
+@dataclass(frozen=True, slots=True)
+class StoryView:
+    """A story and its articles: the representative first, then one per other outlet, newest
+    first, then further articles of outlets already listed."""
+
+    id: int
+    category: str
+    title: str
+    first_seen: datetime
+    last_seen: datetime
+    updated: bool  # gained an outlet after it was first clustered
+    updated_at: datetime | None
+    article_count: int
+    outlet_count: int
+    score: float
+    articles: tuple[ArticleView, ...]
+
+    @property
+    def outlets(self) -> tuple[str, ...]:
+        """Distinct outlets in article order."""
+        return tuple(dict.fromkeys(a.outlet for a in self.articles))
+
+
+class _ClusterConflict(Exception):
+    """Another process assigned some of the same articles between our read and our write."""
+
+
+def content_hash(text: str) -> str:
+    """sha256 (hex) of `text` as UTF-8: `articles.text_hash`, and the natural summary key."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
 class Store:
-    """Articles, runs and feed state in one SQLite or PostgreSQL database. See open_store()."""
+    """Articles, stories, summaries, runs and feed state in one SQLite or PostgreSQL database.
+
+    See open_store().
+    """
 
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
@@ -164,6 +252,166 @@ class Store:
         seen = exists().where(articles.c.category == category, articles.c.last_seen >= since)
         with self._read() as conn:
             return bool(conn.execute(select(seen)).scalar())
+
+    # Stories
+
+    def cluster_category(
+        self, category: str, *, now: datetime, config: StoriesConfig
+    ) -> ClusterResult:
+        """Put the category's recent articles into stories and refresh those stories' scores.
+
+        Looks at the articles published (or, undated, first seen) in the `window_hours` before
+        `now`, with the other articles of their stories; runs `digest.stories.cluster_reports` on
+        them; writes the story of every article that had none, creates new stories, and recomputes
+        title, counts and score of every story involved. A story that gains an outlet gets
+        `updated_at = now`. Reading and clustering happen outside the write transaction; the
+        write only assigns articles that are still unassigned, and starts over when another
+        process got there first.
+        """
+        _require_aware(now, "now")
+        window = timedelta(hours=config.window_hours)
+        for _ in range(_CLUSTER_ATTEMPTS):
+            with self._read() as conn:
+                rows = _cluster_rows(conn, category, since=now - window)
+            reports = [_report(row) for row in rows]
+            clustering = cluster_reports(reports, window=window, similarity=config.similarity)
+            try:
+                with self._write() as conn:
+                    return _write_clustering(conn, category, clustering, rows, now)
+            except _ClusterConflict:
+                continue
+        raise StoreError(f"clustering {category!r} kept conflicting with another process")
+
+    def top_stories(self, category: str, *, since: datetime, limit: int) -> list[StoryView]:
+        """The category's best stories seen since `since`, by the score of the last clustering.
+
+        Order: score, then outlets, then the most recently seen, then the oldest story first.
+        """
+        _require_aware(since, "since")
+        query = (
+            select(stories)
+            .where(stories.c.category == category, stories.c.last_seen >= since)
+            .order_by(*_STORY_ORDER)
+            .limit(limit)
+        )
+        with self._read() as conn:
+            return _story_views(conn, list(conn.execute(query).mappings()))
+
+    def stories(self, category: str | None, *, since: datetime) -> list[StoryView]:
+        """Stories seen since `since`, of one category or (None) of all, by category, best first."""
+        _require_aware(since, "since")
+        query = select(stories).where(stories.c.last_seen >= since)
+        if category is not None:
+            query = query.where(stories.c.category == category)
+        query = query.order_by(stories.c.category, *_STORY_ORDER)
+        with self._read() as conn:
+            return _story_views(conn, list(conn.execute(query).mappings()))
+
+    # Deep crawl and summaries
+
+    def article_by_url(self, url: str) -> ArticleView | None:
+        """The stored article for `url` (any variant of its canonical URL), or None."""
+        try:
+            key = canonical_url(url)
+        except InvalidURLError:
+            return None
+        with self._read() as conn:
+            row = conn.execute(select(*_VIEW_COLUMNS).where(articles.c.url == key)).mappings()
+            found = row.first()
+            return _article_views(conn, [found])[0] if found is not None else None
+
+    def article_text(self, article_id: int) -> str | None:
+        """The main text the deep crawl stored for an article, or None."""
+        with self._read() as conn:
+            query = select(articles.c.text).where(articles.c.id == article_id)
+            return conn.execute(query).scalar_one_or_none() or None
+
+    def save_crawl(self, article_id: int, page: Page, *, at: datetime | None = None) -> bool:
+        """Record a deep-crawl attempt; return whether the article now has this page's text.
+
+        A page with text replaces the stored text. A failed or empty attempt never erases an
+        earlier good text; it is recorded only while the article has none (its status says why).
+        """
+        at = at or _now()
+        _require_aware(at, "at")
+        if page.ok:
+            status = "pdf" if page.kind == "pdf" else "ok"
+            values: dict[str, Any] = {"text": page.text, "text_hash": content_hash(page.text)}
+        else:
+            status = "error" if page.error else "empty"
+            values = {}
+        values |= {
+            "crawled_at": at,
+            "crawl_status": status,
+            "crawl_error": page.error if not page.ok else None,
+            "fetched_by": page.fetched_by,
+        }
+        stmt = update(articles).where(articles.c.id == article_id).values(values)
+        if not page.ok:
+            stmt = stmt.where(or_(articles.c.text.is_(None), articles.c.text == ""))
+        with self._write() as conn:
+            if conn.execute(stmt).rowcount:
+                return page.ok
+            if conn.execute(select(articles.c.id).where(articles.c.id == article_id)).first():
+                return False
+        raise StoreError(f"no article with id {article_id}")
+
+    def find_summary(self, content_hash: str, summarizer: str) -> Summary | None:
+        """The summary `summarizer` made of this content before, if any."""
+        query = select(summaries).where(
+            summaries.c.content_hash == content_hash, summaries.c.summarizer == summarizer
+        )
+        with self._read() as conn:
+            row = conn.execute(query).mappings().first()
+        return _summary(row) if row is not None else None
+
+    def save_summary(
+        self,
+        article_id: int,
+        content_hash: str,
+        summary: Summary,
+        *,
+        at: datetime | None = None,
+    ) -> bool:
+        """Store a summary; False (and nothing changes) when this content already has one by
+        the same summarizer: an unchanged article is never summarized twice."""
+        at = at or _now()
+        _require_aware(at, "at")
+        values = {
+            "article_id": article_id,
+            "content_hash": content_hash,
+            "summarizer": summary.summarizer,
+            "title": summary.title,
+            "summary": summary.summary,
+            "brief_summary": summary.brief_summary,
+            "keywords": list(summary.keywords),
+            "prompt_tokens": summary.prompt_tokens,
+            "completion_tokens": summary.completion_tokens,
+            "created_at": at,
+        }
+        with self._write() as conn:
+            if (
+                conn.execute(select(articles.c.id).where(articles.c.id == article_id)).first()
+                is None
+            ):
+                raise StoreError(f"no article with id {article_id}")
+            insert = postgresql.insert if conn.dialect.name == "postgresql" else sqlite.insert
+            stmt = (
+                insert(summaries)
+                .values(values)
+                .on_conflict_do_nothing(index_elements=["content_hash", "summarizer"])
+            )
+            return conn.execute(stmt.returning(summaries.c.id)).first() is not None
+
+    def tokens_used(self, since: datetime) -> int:
+        """LLM tokens (prompt and completion) of the summaries made since `since`."""
+        _require_aware(since, "since")
+        total = func.coalesce(
+            func.sum(summaries.c.prompt_tokens + summaries.c.completion_tokens), 0
+        )
+        with self._read() as conn:
+            query = select(total).where(summaries.c.created_at >= since)
+            return int(conn.execute(query).scalar_one())
 
     # Runs
 
@@ -342,3 +590,291 @@ def _item_from_row(row: Mapping[str, Any]) -> Item:
         error=row["extract_error"],
     )
     return Item(headline=headline, extract=extract)
+
+
+# Stories
+
+_STORY_ORDER = (
+    stories.c.score.desc(),
+    stories.c.outlet_count.desc(),
+    stories.c.last_seen.desc(),
+    stories.c.id,
+)
+_CLUSTER_COLUMNS = (
+    articles.c.id,
+    articles.c.title,
+    articles.c.lede,
+    articles.c.snippet,
+    articles.c.source,
+    articles.c.url,
+    articles.c.origin,
+    articles.c.published,
+    articles.c.first_seen,
+    articles.c.last_seen,
+    articles.c.story_id,
+)
+
+
+def _cluster_rows(conn: Connection, category: str, *, since: datetime) -> list[Mapping[str, Any]]:
+    """The category's articles since `since`, and every other article of their stories."""
+    recent = Article.recent()
+    query = select(*_CLUSTER_COLUMNS).where(articles.c.category == category, recent >= since)
+    rows = {row["id"]: row for row in conn.execute(query).mappings()}
+    story_ids = sorted({row["story_id"] for row in rows.values() if row["story_id"] is not None})
+    for chunk in _chunks(story_ids):
+        members = select(*_CLUSTER_COLUMNS).where(articles.c.story_id.in_(chunk))
+        rows.update((row["id"], row) for row in conn.execute(members).mappings())
+    return list(rows.values())
+
+
+def _report(row: Mapping[str, Any]) -> Report:
+    return Report(
+        id=row["id"],
+        title=row["title"],
+        text=row["lede"] or row["snippet"],
+        first_seen=row["first_seen"],
+        published=row["published"],
+        outlet=outlet(row["source"], row["url"]),
+        story_id=row["story_id"],
+    )
+
+
+def _write_clustering(
+    conn: Connection,
+    category: str,
+    clustering: Clustering,
+    rows: Sequence[Mapping[str, Any]],
+    now: datetime,
+) -> ClusterResult:
+    if conn.dialect.name == "postgresql":
+        lock = text("SELECT pg_advisory_xact_lock(:key, hashtext(:category))")
+        conn.execute(lock, {"key": _CLUSTER_LOCK_KEY, "category": category})
+    titles = {row["id"]: row["title"] for row in rows}
+    created: list[int] = []
+    grown: list[int] = []
+    story_of_group: list[int] = []
+    assigned = 0
+    for group in clustering.groups:
+        story_id = group.story_id
+        if story_id is None:
+            values = {
+                "category": category,
+                "title": titles[group.representative_id],
+                "first_seen": now,  # set from the articles below
+                "last_seen": now,
+                "updated_at": None,
+                "article_count": 0,
+                "outlet_count": 0,
+                "score": 0.0,
+            }
+            inserted = conn.execute(stories.insert().values(values).returning(stories.c.id))
+            story_id = int(inserted.scalar_one())
+            created.append(story_id)
+        elif group.new_article_ids:
+            grown.append(story_id)
+        story_of_group.append(story_id)
+        for chunk in _chunks(group.new_article_ids):
+            stmt = (
+                update(articles)
+                .where(articles.c.id.in_(chunk), articles.c.story_id.is_(None))
+                .values(story_id=story_id)
+            )
+            if conn.execute(stmt).rowcount != len(chunk):
+                raise _ClusterConflict
+            assigned += len(chunk)
+
+    old = _stored_outlet_counts(conn, [g.story_id for g in clustering.groups if g.story_id])
+    # Stories that gained articles are named after their (possibly new) representative.
+    renamed = {
+        story_id: titles[group.representative_id]
+        for group, story_id in zip(clustering.groups, story_of_group, strict=True)
+        if group.new_article_ids
+    }
+    outlets = _refresh_stories(conn, story_of_group, renamed, old, now)
+    updated = [sid for sid in grown if outlets[sid] > old[sid]]
+    return ClusterResult(
+        category=category,
+        articles=len(rows),
+        assigned=assigned,
+        created=tuple(created),
+        grown=tuple(grown),
+        updated=tuple(updated),
+        stories=len(story_of_group),
+    )
+
+
+def _stored_outlet_counts(conn: Connection, story_ids: Sequence[int]) -> dict[int, int]:
+    counts: dict[int, int] = {}
+    for chunk in _chunks(sorted(story_ids)):
+        query = select(stories.c.id, stories.c.outlet_count).where(stories.c.id.in_(chunk))
+        counts.update((sid, n) for sid, n in conn.execute(query))
+    return counts
+
+
+def _refresh_stories(
+    conn: Connection,
+    story_ids: Sequence[int],
+    titles: Mapping[int, str],
+    old_outlets: Mapping[int, int],
+    now: datetime,
+) -> dict[int, int]:
+    """Recompute counts, times and score of stories from all their articles; return outlets."""
+    members: dict[int, list[Mapping[str, Any]]] = {}
+    for chunk in _chunks(sorted(story_ids)):
+        query = select(*_CLUSTER_COLUMNS).where(articles.c.story_id.in_(chunk))
+        for row in conn.execute(query).mappings():
+            members.setdefault(row["story_id"], []).append(row)
+    outlets: dict[int, int] = {}
+    # Grouped by the columns they change, so each group is one executemany.
+    batches: dict[tuple[str, ...], list[dict[str, Any]]] = {}
+    for story_id in sorted(members):
+        rows = members[story_id]
+        stats = StoryStats.of(
+            story_id,
+            (
+                Coverage(
+                    source=r["source"],
+                    url=r["url"],
+                    origin=r["origin"],
+                    when=r["published"] or r["first_seen"],
+                )
+                for r in rows
+            ),
+        )
+        values: dict[str, Any] = {
+            "first_seen": min(r["first_seen"] for r in rows),
+            "last_seen": max(r["last_seen"] for r in rows),
+            "article_count": len(rows),
+            "outlet_count": stats.outlets,
+            "score": score(stats, now=now),
+        }
+        if story_id in titles:
+            values["title"] = titles[story_id]
+        if story_id in old_outlets and stats.outlets > old_outlets[story_id]:
+            values["updated_at"] = now
+        batches.setdefault(tuple(values), []).append({"story": story_id, **values})
+        outlets[story_id] = stats.outlets
+    for names, batch in batches.items():
+        stmt = (
+            update(stories)
+            .where(stories.c.id == bindparam("story"))
+            .values({name: bindparam(name) for name in names})
+        )
+        conn.execute(stmt, batch)
+    return outlets
+
+
+_VIEW_COLUMNS = (
+    articles.c.id,
+    articles.c.url,
+    articles.c.title,
+    articles.c.source,
+    articles.c.published,
+    articles.c.first_seen,
+    articles.c.lede,
+    articles.c.origin,
+    articles.c.story_id,
+    articles.c.text_hash,
+    articles.c.crawl_status,
+    (func.coalesce(func.length(articles.c.text), 0) > 0).label("has_text"),
+)
+
+
+def _story_views(conn: Connection, rows: Sequence[Mapping[str, Any]]) -> list[StoryView]:
+    by_story: dict[int, list[Mapping[str, Any]]] = {}
+    for chunk in _chunks([row["id"] for row in rows]):
+        query = select(*_VIEW_COLUMNS).where(articles.c.story_id.in_(chunk))
+        for article in conn.execute(query).mappings():
+            by_story.setdefault(article["story_id"], []).append(article)
+    members = [a for row in rows for a in by_story.get(row["id"], [])]
+    views = {a.id: a for a in _article_views(conn, members)}
+    return [
+        StoryView(
+            id=row["id"],
+            category=row["category"],
+            title=row["title"],
+            first_seen=row["first_seen"],
+            last_seen=row["last_seen"],
+            updated=row["updated_at"] is not None,
+            updated_at=row["updated_at"],
+            article_count=row["article_count"],
+            outlet_count=row["outlet_count"],
+            score=row["score"],
+            articles=_story_order(
+                row["title"], [views[a["id"]] for a in by_story.get(row["id"], [])]
+            ),
+        )
+        for row in rows
+    ]
+
+
+def _story_order(title: str, items: Sequence[ArticleView]) -> tuple[ArticleView, ...]:
+    """The representative (the article the story is named after) first, then one article per
+    other outlet, newest first, then the rest, newest first."""
+
+    def newest_first(a: ArticleView) -> tuple[float, int]:
+        return (-(a.published or a.first_seen).timestamp(), a.id)
+
+    ordered = sorted(items, key=lambda a: (a.title != title, *newest_first(a)))
+    head = ordered[:1]
+    seen = {a.outlet for a in head}
+    firsts, rest = [], []
+    for a in ordered[1:]:
+        (rest if a.outlet in seen else firsts).append(a)
+        seen.add(a.outlet)
+    return tuple(head + firsts + rest)
+
+
+def _article_views(conn: Connection, rows: Sequence[Mapping[str, Any]]) -> list[ArticleView]:
+    """Views of article rows (_VIEW_COLUMNS), each with its latest summary: its own, else the
+    latest of any article with the same text."""
+    ids = [row["id"] for row in rows]
+    hashes = sorted({row["text_hash"] for row in rows if row["text_hash"]})
+    own: dict[int, Mapping[str, Any]] = {}
+    same_text: dict[str, Mapping[str, Any]] = {}
+    order = (summaries.c.created_at, summaries.c.id)
+    for chunk in _chunks(ids):
+        query = select(summaries).where(summaries.c.article_id.in_(chunk)).order_by(*order)
+        own.update((s["article_id"], s) for s in conn.execute(query).mappings())
+    for chunk in _chunks(hashes):
+        query = select(summaries).where(summaries.c.content_hash.in_(chunk)).order_by(*order)
+        same_text.update((s["content_hash"], s) for s in conn.execute(query).mappings())
+    views = []
+    for row in rows:
+        found = own.get(row["id"]) or same_text.get(row["text_hash"] or "")
+        views.append(
+            ArticleView(
+                id=row["id"],
+                url=row["url"],
+                title=row["title"],
+                source=row["source"],
+                outlet=outlet(row["source"], row["url"]),
+                published=row["published"],
+                first_seen=row["first_seen"],
+                lede=row["lede"],
+                origin=row["origin"],
+                has_text=bool(row["has_text"]),
+                text_hash=row["text_hash"],
+                crawl_status=row["crawl_status"],
+                summary=_summary(found) if found is not None else None,
+            )
+        )
+    return views
+
+
+def _summary(row: Mapping[str, Any]) -> Summary:
+    return Summary(
+        title=row["title"],
+        summary=row["summary"],
+        brief_summary=row["brief_summary"],
+        keywords=tuple(row["keywords"] or ()),
+        summarizer=row["summarizer"],
+        prompt_tokens=row["prompt_tokens"],
+        completion_tokens=row["completion_tokens"],
+    )
+
+
+def _chunks(values: Sequence[int] | Sequence[str]) -> Iterator[list[Any]]:
+    items = list(values)
+    for start in range(0, len(items), _CHUNK):
+        yield items[start : start + _CHUNK]

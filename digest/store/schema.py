@@ -14,11 +14,14 @@ from sqlalchemy import (
     CheckConstraint,
     DateTime,
     Dialect,
+    Float,
+    ForeignKey,
     Index,
     Integer,
     MetaData,
     String,
     Text,
+    UniqueConstraint,
     func,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
@@ -93,9 +96,21 @@ class Article(Base):
     first_seen: Mapped[datetime]
     last_seen: Mapped[datetime]
     fetched_at: Mapped[datetime | None]  # when the stored extraction was made
+    story_id: Mapped[int | None] = mapped_column(ForeignKey("stories.id", ondelete="SET NULL"))
+    # The deep crawl: main text, its sha256 (hex), and how the latest attempt went. A failed
+    # attempt never replaces a good text; without one, the latest attempt says why.
+    text: Mapped[str | None] = mapped_column(Text)
+    text_hash: Mapped[str | None] = mapped_column(String)
+    crawled_at: Mapped[datetime | None]
+    crawl_status: Mapped[str | None] = mapped_column(String)  # ok, pdf, empty, error
+    crawl_error: Mapped[str | None] = mapped_column(Text)
+    fetched_by: Mapped[str | None] = mapped_column(String)  # browser, http
 
-    # "Did we collect this category since ...?"
-    __table_args__ = (Index("ix_articles_category_last_seen", "category", "last_seen"),)
+    __table_args__ = (
+        # "Did we collect this category since ...?"
+        Index("ix_articles_category_last_seen", "category", "last_seen"),
+        Index("ix_articles_story_id", "story_id"),
+    )
 
     @classmethod
     def recent(cls) -> ColumnElement[datetime]:
@@ -141,6 +156,49 @@ class Feed(Base):
     last_checked_at: Mapped[datetime | None]
 
 
+class Story(Base):
+    """The same event told by one or more articles (digest.stories.cluster decides which)."""
+
+    __tablename__ = "stories"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    category: Mapped[str] = mapped_column(String)
+    title: Mapped[str] = mapped_column(Text)  # its representative article's
+    first_seen: Mapped[datetime]  # earliest first_seen of its articles
+    last_seen: Mapped[datetime]  # latest last_seen of its articles
+    updated_at: Mapped[datetime | None]  # the last clustering that added an outlet to it
+    article_count: Mapped[int] = mapped_column(Integer, default=0)
+    outlet_count: Mapped[int] = mapped_column(Integer, default=0)
+    score: Mapped[float] = mapped_column(Float, default=0.0)  # digest.stories.rank, when clustered
+
+    # "Today's stories of a category."
+    __table_args__ = (Index("ix_stories_category_last_seen", "category", "last_seen"),)
+
+
+class StoredSummary(Base):
+    """A summary of one article's text by one summarizer; never made twice for the same text."""
+
+    __tablename__ = "summaries"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    article_id: Mapped[int] = mapped_column(ForeignKey("articles.id", ondelete="CASCADE"))
+    content_hash: Mapped[str] = mapped_column(String)  # of what was summarized
+    summarizer: Mapped[str] = mapped_column(String)  # "extractive" or "llm:<model>"
+    title: Mapped[str] = mapped_column(Text)
+    summary: Mapped[str] = mapped_column(Text)
+    brief_summary: Mapped[str] = mapped_column(Text)
+    keywords: Mapped[list[Any]] = mapped_column(default=list)
+    prompt_tokens: Mapped[int] = mapped_column(Integer, default=0)
+    completion_tokens: Mapped[int] = mapped_column(Integer, default=0)
+    created_at: Mapped[datetime]
+
+    __table_args__ = (
+        UniqueConstraint("content_hash", "summarizer"),
+        Index("ix_summaries_article_id", "article_id"),
+        Index("ix_summaries_created_at", "created_at"),
+    )
+
+
 # "Today's headlines of a category", newest first: what Store.headlines filters and sorts by.
 Index("ix_articles_category_recent", Article.category, Article.recent())
 
@@ -148,3 +206,5 @@ metadata = Base.metadata
 articles = Article.__table__
 runs = Run.__table__
 feeds = Feed.__table__
+stories = Story.__table__
+summaries = StoredSummary.__table__

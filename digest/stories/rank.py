@@ -1,0 +1,137 @@
+"""Which stories of a category come first: pure ranking by coverage, diversity and recency.
+
+    score = coverage × diversity × recency
+
+    coverage  = H' + SAME_HOST_WEIGHT × (O − H')     O = distinct outlets, H = distinct hosts,
+                                                     H' = min(O, H)
+    diversity = 1 + ORIGIN_BONUS × (K − 1)           K = distinct discovery paths (ddg, feed)
+    recency   = 0.5 ** (age / HALF_LIFE)             age = now − the story's newest article
+
+Distinct outlets are the main signal: the same event told by three outlets is bigger news than a
+story only one outlet carries. Outlets beyond the number of distinct publisher hosts count half:
+several names behind one host (an aggregator such as msn.com, one publisher's several feeds) are
+less independent than separate newsrooms. A story found both by search and in feeds gets a
+quarter more. Recency halves the score every `HALF_LIFE` (24 h), measured from the newest article,
+so a story still being reported stays up: three outlets a day ago still beat one outlet now
+(1.5 to 1), two days ago they no longer do (0.75).
+Ties: more outlets, then newer, then the lower story id (older story) first.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from urllib.parse import urlsplit
+
+HALF_LIFE = timedelta(hours=24)
+SAME_HOST_WEIGHT = 0.5
+ORIGIN_BONUS = 0.25
+
+# Second-level labels under which a country's registrable names sit ("bbc.co.uk", "abc.net.au",
+# "yahoo.co.jp"): an approximation of the Public Suffix List that covers news sites' hosts.
+_GENERIC_SLD = frozenset({"co", "com", "net", "org", "gov", "ac", "edu", "ne", "or", "go", "gv"})
+_HOST_PREFIXES = ("www.", "m.", "mobile.", "amp.")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Coverage:
+    """One article as ranking sees it."""
+
+    source: str  # the outlet's name as the source gave it, may be ""
+    url: str
+    origin: str = ""  # "ddg:news", "feed:<url>", ...
+    when: datetime  # published, else first seen
+
+
+@dataclass(frozen=True, slots=True)
+class StoryStats:
+    """What ranking knows about one story."""
+
+    story_id: int
+    outlets: int
+    hosts: int
+    origins: int
+    newest: datetime
+
+    @classmethod
+    def of(cls, story_id: int, coverage: Iterable[Coverage]) -> StoryStats:
+        items = list(coverage)
+        if not items:
+            raise ValueError(f"story {story_id} has no articles")
+        return cls(
+            story_id=story_id,
+            outlets=len({outlet(c.source, c.url) for c in items}),
+            hosts=len({registrable_host(c.url) for c in items} - {""}),
+            origins=len({origin_kind(c.origin) for c in items} - {""}),
+            newest=max(c.when for c in items),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Ranked:
+    stats: StoryStats
+    score: float
+
+
+def score(stats: StoryStats, *, now: datetime, half_life: timedelta = HALF_LIFE) -> float:
+    """The story's score at `now` (see the module docstring)."""
+    independent = min(stats.outlets, stats.hosts) if stats.hosts else stats.outlets
+    coverage = independent + SAME_HOST_WEIGHT * (stats.outlets - independent)
+    diversity = 1 + ORIGIN_BONUS * max(stats.origins - 1, 0)
+    age = max(now - stats.newest, timedelta(0))
+    return coverage * diversity * 0.5 ** (age / half_life)
+
+
+def rank_stories(
+    stories: Iterable[StoryStats],
+    *,
+    now: datetime,
+    top: int | None = None,
+    half_life: timedelta = HALF_LIFE,
+) -> list[Ranked]:
+    """The stories best first, the first `top` of them (all when None)."""
+    ranked = [Ranked(s, score(s, now=now, half_life=half_life)) for s in stories]
+    ranked.sort(key=lambda r: order_key(r.score, r.stats.outlets, r.stats.newest, r.stats.story_id))
+    return ranked if top is None else ranked[:top]
+
+
+def order_key(
+    score: float, outlets: int, newest: datetime, story_id: int
+) -> tuple[float, int, float, int]:
+    """Sort key, best first: what `rank_stories` and the store's `top_stories` both order by."""
+    return (-round(score, 9), -outlets, -newest.timestamp(), story_id)
+
+
+def outlet(source: str, url: str) -> str:
+    """Who published it: the source's name, normalised, else the registrable host of `url`."""
+    name = " ".join(source.casefold().split())
+    name = name.removeprefix("the ")
+    if name and " " not in name and "." in name:  # a name like "Reuters.com" is a host
+        name = registrable_host(f"http://{name}") or name
+    return name or registrable_host(url)
+
+
+def registrable_host(url: str) -> str:
+    """The name a publisher registered: "https://www.bbc.co.uk/x" -> "bbc.co.uk"; "" if none."""
+    try:
+        host = (urlsplit(url).hostname or "").rstrip(".")
+    except ValueError:
+        return ""
+    for prefix in _HOST_PREFIXES:
+        host = host.removeprefix(prefix)
+    try:
+        ipaddress.ip_address(host)
+        return host
+    except ValueError:
+        pass
+    labels = host.split(".")
+    if len(labels) >= 3 and len(labels[-1]) == 2 and labels[-2] in _GENERIC_SLD:
+        return ".".join(labels[-3:])
+    return ".".join(labels[-2:])
+
+
+def origin_kind(origin: str) -> str:
+    """The discovery path of an article: "ddg:news" -> "ddg", "feed:https://..." -> "feed"."""
+    return origin.partition(":")[0]

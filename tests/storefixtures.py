@@ -1,0 +1,94 @@
+"""Store fixtures shared by the storage tests: every database test runs on SQLite and, when
+127.0.0.1:5432 answers, on PostgreSQL (a fresh schema per test).
+
+A test module binds the fixtures it uses under their own names
+(`db_url, store = storefixtures.db_url, storefixtures.store`): pytest finds them there, and
+unlike a `from ... import`, an assignment does not trip the linter's redefinition check when a
+test takes the fixture as an argument.
+"""
+
+from __future__ import annotations
+
+import socket
+import uuid
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from digest.models import Extract, Headline, Item
+from digest.store import Store, open_store
+
+PG_HOST, PG_PORT = "127.0.0.1", 5432
+PG_URL = f"postgresql+psycopg://postgres@{PG_HOST}:{PG_PORT}/test"
+NOW = datetime(2025, 3, 1, 12, 0, tzinfo=UTC)
+DAY_START = NOW.replace(hour=0)
+
+
+def postgres_reachable() -> bool:
+    try:
+        with socket.create_connection((PG_HOST, PG_PORT), timeout=1):
+            return True
+    except OSError:
+        return False
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """A URL to an empty database: a new SQLite file, or a new PostgreSQL schema per test."""
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'digest.db'}"
+        return
+    if not postgres_reachable():
+        pytest.skip(f"PostgreSQL is not reachable at {PG_HOST}:{PG_PORT}")
+    import psycopg
+
+    schema = f"test_{uuid.uuid4().hex[:16]}"
+    with psycopg.connect(host=PG_HOST, port=PG_PORT, user="postgres", dbname="test") as admin:
+        admin.execute(f'CREATE SCHEMA "{schema}"')
+    # psycopg takes libpq options from the URL: every connection works inside the test's schema.
+    yield f"{PG_URL}?options=-csearch_path%3D{schema}"
+    with psycopg.connect(host=PG_HOST, port=PG_PORT, user="postgres", dbname="test") as admin:
+        admin.execute(f'DROP SCHEMA "{schema}" CASCADE')
+
+
+@pytest.fixture
+def store(db_url: str) -> Iterator[Store]:
+    with open_store(db_url) as opened:
+        yield opened
+
+
+def item(
+    url: str,
+    *,
+    title: str = "A headline",
+    category: str | None = "technology",
+    published: datetime | None = None,
+    snippet: str = "",
+    image: str | None = None,
+    lede: str = "",
+    status: str | None = None,
+    http_status: int | None = None,
+    error: str | None = None,
+    source: str = "Example News",
+    origin: str = "ddg:news",
+) -> Item:
+    headline = Headline(
+        title=title,
+        url=url,
+        source=source,
+        published=published,
+        snippet=snippet,
+        image=image,
+        category=category,
+        origin=origin,
+    )
+    extract = Extract(
+        url=url,
+        full_content=lede,
+        status=status or ("ok" if lede else "skipped"),  # type: ignore[arg-type]
+        http_status=http_status,
+        error=error,
+    )
+    return Item(headline=headline, extract=extract)

@@ -1,0 +1,259 @@
+"""Clustering headlines into stories: known answers, runs that build on each other, properties."""
+
+from __future__ import annotations
+
+import random
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from digest.stories import Report, cluster_reports
+from digest.stories.tokens import terms
+from tests import headlines as H
+
+T0 = datetime(2025, 3, 1, 12, 0, tzinfo=UTC)
+WINDOW = timedelta(hours=48)
+THRESHOLD = 0.35  # StoriesConfig().similarity
+
+
+def reports(lines: list[H.Line], *, first_id: int = 1, at: datetime = T0) -> list[Report]:
+    return [
+        Report(id=n, title=line.title, text=line.text, first_seen=at, outlet=line.outlet)
+        for n, line in enumerate(lines, start=first_id)
+    ]
+
+
+def partition(items: list[Report], threshold: float = THRESHOLD) -> frozenset[frozenset[int]]:
+    return cluster_reports(items, window=WINDOW, similarity=threshold).partition()
+
+
+def test_every_event_told_by_several_outlets_is_one_story_and_singles_stay_alone() -> None:
+    assert partition(reports(H.ALL)) == H.expected_partition(H.ALL)
+
+
+def test_three_wordings_of_one_rate_decision_are_one_story() -> None:
+    lines = H.FED + H.SINGLES
+    assert partition(reports(lines)) == H.expected_partition(lines)
+
+
+def test_headlines_sharing_only_common_words_do_not_merge() -> None:
+    # "market", "new", "rates", "cuts", "chip", "third", "strong"...
+    assert all(len(group) == 1 for group in partition(reports(H.SINGLES)))
+
+
+def test_another_story_about_the_same_company_or_club_stays_apart() -> None:
+    # Nvidia GPUs vs Nvidia earnings, Tesla shares vs Tesla recall, Boeing deliveries vs the
+    # Boeing strike, a Real Madrid signing vs Real Madrid's final.
+    lines = H.DECOYS + H.TESLA + H.NVIDIA + H.BOEING + H.FINAL
+    assert partition(reports(lines)) == H.expected_partition(lines)
+
+
+def test_german_headlines_cluster_across_compounds_and_inflections() -> None:
+    lines = H.ECB_DE + H.QUAKE_DE + H.SINGLES_DE
+    assert partition(reports(lines)) == H.expected_partition(lines)
+
+
+def test_a_stricter_threshold_splits_and_a_looser_one_merges() -> None:
+    items = reports(H.ALL)
+    assert len(partition(items, 0.9)) > len(partition(items))
+    assert len(partition(items, 0.1)) < len(partition(items))
+
+
+def test_the_same_story_beyond_the_window_is_a_new_story() -> None:
+    line = H.TESLA[0]
+    again = H.Line("tesla", "Other", line.title, line.text)
+    early = Report(id=1, title=line.title, text=line.text, first_seen=T0)
+    three_days = Report(id=2, title=again.title, text=again.text, first_seen=T0 + timedelta(days=3))
+    next_day = Report(id=3, title=again.title, text=again.text, first_seen=T0 + timedelta(days=1))
+
+    assert partition([early, three_days]) == {frozenset({1}), frozenset({2})}
+    assert partition([early, next_day]) == {frozenset({1, 3})}
+
+
+def test_published_time_counts_before_first_seen() -> None:
+    line = H.TESLA[0]
+    old = Report(
+        id=1,
+        title=line.title,
+        text=line.text,
+        first_seen=T0,
+        published=T0 - timedelta(days=5),
+    )
+    new = Report(id=2, title=line.title, text=line.text, first_seen=T0)
+    assert partition([old, new]) == {frozenset({1}), frozenset({2})}
+
+
+def test_a_story_keeps_its_identity_across_runs_and_gains_members() -> None:
+    # Run 1: two outlets on the rate decision, a single.
+    first = reports(H.FED[:2] + H.SINGLES[:1])
+    run1 = cluster_reports(first, window=WINDOW, similarity=THRESHOLD)
+    assert [g.article_ids for g in run1.created] == [(1, 2), (3,)]
+    assert run1.grown == ()
+    story_of = {aid: 100 + n for n, g in enumerate(run1.created) for aid in g.article_ids}
+
+    # Run 2, next day: the stored articles with their stories, a third outlet, a new event.
+    later = T0 + timedelta(hours=20)
+    stored = [
+        Report(id=r.id, title=r.title, text=r.text, first_seen=T0, story_id=story_of[r.id])
+        for r in first
+    ]
+    arriving = reports(H.FED[2:] + H.QUAKE, first_id=4, at=later)
+    run2 = cluster_reports(stored + arriving, window=WINDOW, similarity=THRESHOLD)
+
+    fed = next(g for g in run2.groups if g.story_id == 100)
+    assert (fed.article_ids, fed.new_article_ids) == ((1, 2, 4), (4,))
+    assert [g.story_id for g in run2.grown] == [100]
+    assert [g.article_ids for g in run2.created] == [(5, 6)]
+    single = next(g for g in run2.groups if g.story_id == 101)
+    assert (single.article_ids, single.new_article_ids) == ((3,), ())
+
+
+def test_existing_stories_are_never_split_nor_merged() -> None:
+    a, b = H.FED[0], H.FED[1]
+    # An earlier run put two dissimilar articles in story 7 and a look-alike of one in story 8.
+    stored = [
+        Report(id=1, title=a.title, text=a.text, first_seen=T0, story_id=7),
+        Report(id=2, title=H.SINGLES[2].title, text=H.SINGLES[2].text, first_seen=T0, story_id=7),
+        Report(id=3, title=b.title, text=b.text, first_seen=T0, story_id=8),
+    ]
+    # A new article almost identical to article 1, and similar to article 3 too.
+    new = Report(id=4, title=a.title + " again", text=a.text, first_seen=T0 + timedelta(hours=1))
+    result = cluster_reports([*stored, new], window=WINDOW, similarity=THRESHOLD)
+
+    assert [(g.story_id, g.article_ids) for g in result.groups] == [(7, (1, 2, 4)), (8, (3,))]
+    assert result.created == ()
+
+
+def test_a_recurring_headline_does_not_chain_into_an_endless_story() -> None:
+    daily = [
+        Report(
+            id=n,
+            title="Markets wrap: stocks edge higher as bond yields steady",
+            text="Stocks edged higher and bond yields held steady in quiet trading.",
+            first_seen=T0 + timedelta(days=n),
+        )
+        for n in range(6)
+    ]
+    groups = cluster_reports(daily, window=WINDOW, similarity=THRESHOLD).groups
+    for group in groups:
+        times = [daily[i].when for i in group.article_ids]
+        assert max(times) - min(times) <= WINDOW
+    assert len(groups) == 2  # days 0-2 and 3-5
+
+
+def test_the_representative_is_the_member_most_like_the_others() -> None:
+    result = cluster_reports(reports(H.FINAL), window=WINDOW, similarity=THRESHOLD)
+    (group,) = result.groups
+    # "Real Madrid beat Dortmund 2-0 to win 15th Champions League title" shares most with both.
+    assert group.representative_id == 1
+
+
+def test_invalid_input_is_refused() -> None:
+    naive = datetime(2025, 3, 1, 12, 0)
+    with pytest.raises(ValueError, match="naive"):
+        cluster_reports([Report(id=1, title="x", first_seen=naive)], window=WINDOW, similarity=0.3)
+    twice = [Report(id=1, title="x", first_seen=T0), Report(id=1, title="y", first_seen=T0)]
+    with pytest.raises(ValueError, match="unique"):
+        cluster_reports(twice, window=WINDOW, similarity=0.3)
+    assert cluster_reports([], window=WINDOW, similarity=0.3).groups == ()
+
+
+def test_titles_are_compared_as_content_words() -> None:
+    assert terms("The Fed's rate cuts: what it means for you") == ["fed", "rat", "cut", "mean"]
+    assert terms("Erdbeben der Stärke 7,1 vor Japans Küste") == [
+        "erdbeb",
+        "stark",
+        "7.1",
+        "japan",
+        "kust",
+    ]
+
+
+def test_a_few_thousand_articles_cluster_without_comparing_all_pairs() -> None:
+    rng = random.Random(7)
+    vocab = sorted({w for line in H.ALL for w in (line.title + " " + line.text).split()})
+    items = []
+    for n in range(2000):
+        title = " ".join(rng.sample(vocab, 8))
+        items.append(Report(id=n, title=title, text=" ".join(rng.sample(vocab, 30)), first_seen=T0))
+    items.append(Report(id=5000, title=items[0].title, first_seen=T0))
+    result = cluster_reports(items, window=WINDOW, similarity=THRESHOLD)
+    assert sum(len(g.article_ids) for g in result.groups) == 2001
+    assert any({0, 5000} <= set(g.article_ids) for g in result.groups)
+
+
+# Properties
+
+WORDS = sorted({w for t in (line.title for line in H.ALL) for w in t.split() if len(terms(w)) == 1})
+
+
+@st.composite
+def report_sets(draw: st.DrawFn, max_hours: int = 120) -> list[Report]:
+    count = draw(st.integers(min_value=0, max_value=25))
+    ids = draw(st.lists(st.integers(1, 10_000), min_size=count, max_size=count, unique=True))
+    out = []
+    for article_id in ids:
+        title = " ".join(draw(st.lists(st.sampled_from(WORDS), min_size=1, max_size=6)))
+        text = " ".join(draw(st.lists(st.sampled_from(WORDS), max_size=10)))
+        hours = draw(st.integers(0, max_hours))
+        story = draw(st.sampled_from([None, None, None, 1, 2]))
+        out.append(
+            Report(
+                id=article_id,
+                title=title,
+                text=text,
+                first_seen=T0 + timedelta(hours=hours),
+                story_id=story,
+            )
+        )
+    return out
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(report_sets())
+def test_every_article_is_in_exactly_one_story_and_stories_are_never_split(
+    items: list[Report],
+) -> None:
+    result = cluster_reports(items, window=WINDOW, similarity=THRESHOLD)
+    assigned = [aid for g in result.groups for aid in g.article_ids]
+    assert sorted(assigned) == sorted(r.id for r in items)
+    for r in items:
+        if r.story_id is not None:
+            group = next(g for g in result.groups if r.id in g.article_ids)
+            assert group.story_id == r.story_id
+    assert len({g.story_id for g in result.groups if g.story_id is not None}) == len(
+        [g for g in result.groups if g.story_id is not None]
+    )
+
+
+@settings(max_examples=100, deadline=None)
+@given(report_sets(), st.randoms(use_true_random=False))
+def test_the_order_of_the_input_does_not_change_the_stories(
+    items: list[Report], rnd: random.Random
+) -> None:
+    shuffled = list(items)
+    rnd.shuffle(shuffled)
+    a = cluster_reports(items, window=WINDOW, similarity=THRESHOLD)
+    b = cluster_reports(shuffled, window=WINDOW, similarity=THRESHOLD)
+    assert a == b
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    report_sets(max_hours=48),  # no chain of others can stretch a story past the window
+    st.lists(st.sampled_from(WORDS), min_size=2, max_size=8).filter(
+        lambda ws: len(terms(" ".join(ws))) >= 2
+    ),
+    st.integers(0, 48),
+)
+def test_identical_titles_within_the_window_always_cluster(
+    others: list[Report], title_words: list[str], hours_apart: int
+) -> None:
+    title = " ".join(title_words)
+    news = [r for r in others if r.story_id is None]
+    a = Report(id=20_001, title=title, text="one text entirely", first_seen=T0)
+    b = Report(id=20_002, title=title, first_seen=T0 + timedelta(hours=hours_apart))
+    result = cluster_reports([*news, a, b], window=WINDOW, similarity=THRESHOLD)
+    assert any({a.id, b.id} <= set(g.article_ids) for g in result.groups)
