@@ -1,0 +1,466 @@
+"""Summaries from any OpenAI-compatible server (OpenAI, Ollama, vLLM, llama.cpp, LM Studio).
+
+Servers differ in structured output: OpenAI and vLLM honour `response_format={"type":
+"json_schema"}`, llama.cpp's server answers it with HTTP 500, some only know `json_object`, and a
+small model asked for nothing writes prose. So the first call to a (base_url, model) negotiates:
+json_schema, then json_object, then plain prompting, each reply parsed tolerantly and validated;
+the first mode the server accepts is remembered. A probe is sent without the client's retries, and
+a 400/422/500/501 to a probe means "this mode is unsupported", not "the server is down" (a server
+that is down fails the plain call too, after its retries, and that is reported).
+
+Output is untrusted like its input: it must validate, links other than the article's are removed,
+and a summary that shares no key term with the article is refused (a model that obeyed an
+instruction planted in the page usually writes about something else).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, MutableMapping
+from dataclasses import dataclass, replace
+from typing import Any, Generic, Literal, TypeVar
+
+import openai
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from digest.config import LLMConfig
+from digest.models import Summary
+from digest.summarize import extractive, prompts
+from digest.summarize.output import one_line, parse_json_object, strip_links
+from digest.summarize.text import content_terms, length, split_sentences
+from digest.summarize.types import ArticleInput, SummarizeError
+
+log = logging.getLogger(__name__)
+
+Mode = Literal["json_schema", "json_object", "plain"]
+STRUCTURED_MODES: tuple[Mode, ...] = ("json_schema", "json_object")
+# Status codes with which servers refuse a response_format they do not support (llama.cpp: 500,
+# vLLM and others: 400 or 422).
+UNSUPPORTED_STATUS = frozenset({400, 422, 500, 501})
+MAX_OUTPUT_TOKENS = 1200
+MAX_SUMMARY_WORDS = 450
+MAX_KEYWORDS = 8
+
+T = TypeVar("T")
+
+
+class InvalidOutput(ValueError):
+    """The model's reply cannot be used; the message says why, in a few words."""
+
+
+@dataclass(frozen=True, slots=True)
+class JSONRequest(Generic[T]):
+    """A chat asking for one JSON object: the schema, how to validate the reply, and what to
+    say when a reply is unusable."""
+
+    messages: list[dict[str, str]]
+    schema_name: str
+    schema: dict[str, Any]
+    validate: Callable[[dict[str, Any]], T]  # raises InvalidOutput or pydantic's ValidationError
+    repair_hint: str
+
+
+@dataclass(frozen=True, slots=True)
+class Completion(Generic[T]):
+    value: T
+    mode: Mode
+    prompt_tokens: int
+    completion_tokens: int
+
+
+def _first_line(text: str, limit: int = 200) -> str:
+    return one_line(text.strip().splitlines()[0] if text.strip() else "", limit)
+
+
+class LLMClient:
+    """One OpenAI-compatible endpoint and model: negotiated JSON replies, errors as one line."""
+
+    def __init__(
+        self,
+        config: LLMConfig,
+        api_key: str | None,
+        *,
+        client: openai.AsyncOpenAI | None = None,
+        negotiated: MutableMapping[tuple[str, str], Mode] | None = None,
+    ) -> None:
+        """`negotiated` remembers, per (base_url, model), the mode that worked; pass one
+        mapping to several clients to share what they learn."""
+        self.config = config
+        self._has_key = bool(api_key)
+        # Local servers need no key, but the client insists on one (and would otherwise read
+        # OPENAI_API_KEY from the environment itself).
+        self._client = client or openai.AsyncOpenAI(
+            base_url=config.base_url,
+            api_key=api_key or "no-key",
+            timeout=config.timeout,
+            max_retries=config.max_retries,
+        )
+        # Concurrent first calls each negotiate: a few extra probes, but none waits on another.
+        self._modes = {} if negotiated is None else negotiated
+
+    @property
+    def name(self) -> str:
+        return f"llm:{self.config.model}"
+
+    @property
+    def _key(self) -> tuple[str, str]:
+        return (self.config.base_url.rstrip("/"), self.config.model)
+
+    @property
+    def mode(self) -> Mode | None:
+        """The structured-output mode this server accepted, once known."""
+        return self._modes.get(self._key)
+
+    async def aclose(self) -> None:
+        await self._client.close()
+
+    async def complete_json(self, request: JSONRequest[T]) -> Completion[T]:
+        """Ask for a JSON object and return it validated, negotiating the mode on first use.
+
+        Raises SummarizeError when the server fails after its retries, or when the reply stays
+        invalid after one request to repair it.
+        """
+        mode = self.mode
+        if mode is None:
+            mode, reply = await self._negotiate(request)
+        else:
+            reply = await self._call(mode, request.messages, request)
+        return await self._validated(reply, mode, request)
+
+    async def _negotiate(self, request: JSONRequest[Any]) -> tuple[Mode, Any]:
+        for mode in STRUCTURED_MODES:
+            try:
+                reply = await self._call(mode, request.messages, request, retries=0, probe=True)
+            except openai.APIStatusError as err:
+                if err.status_code in UNSUPPORTED_STATUS:
+                    log.info(
+                        "%s at %s: response_format %s refused with HTTP %s; trying the next",
+                        self.config.model,
+                        self.config.base_url,
+                        mode,
+                        err.status_code,
+                    )
+                    continue
+                reply = await self._after_failed_probe(err, mode, request)
+            except openai.APIConnectionError as err:  # refused, reset, timed out
+                reply = await self._after_failed_probe(err, mode, request)
+            self._remember(mode)
+            return mode, reply
+        reply = await self._call("plain", request.messages, request)
+        self._remember("plain")
+        return "plain", reply
+
+    async def _after_failed_probe(
+        self,
+        err: openai.APIStatusError | openai.APIConnectionError,
+        mode: Mode,
+        request: JSONRequest[Any],
+    ) -> Any:
+        """A probe that failed for another reason than its mode (429, timeout, refused): the probe
+        was the first attempt, the client's remaining retries follow."""
+        retries = self.config.max_retries
+        fatal = isinstance(err, openai.APIStatusError) and err.status_code in (401, 403, 404)
+        if retries == 0 or fatal:
+            raise self._error(err, retries=0) from None
+        try:
+            return await self._call(
+                mode, request.messages, request, retries=retries - 1, probe=True
+            )
+        except (openai.APIStatusError, openai.APIConnectionError) as again:
+            raise self._error(again) from None
+
+    def _remember(self, mode: Mode) -> None:
+        if self._modes.get(self._key) != mode:
+            log.info("%s at %s: structured output via %s", *self._key[::-1], mode)
+        self._modes[self._key] = mode
+
+    async def _call(
+        self,
+        mode: Mode,
+        messages: list[dict[str, str]],
+        request: JSONRequest[Any],
+        *,
+        retries: int | None = None,
+        probe: bool = False,
+    ) -> Any:
+        """One chat completion (the client retries `retries` times, default the configured
+        number). A probe raises the client's own errors; any other call raises SummarizeError."""
+        kwargs: dict[str, Any] = {}
+        if mode == "json_schema":
+            kwargs["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {
+                    "name": request.schema_name,
+                    "strict": True,
+                    "schema": request.schema,
+                },
+            }
+        elif mode == "json_object":
+            kwargs["response_format"] = {"type": "json_object"}
+        client = self._client
+        if retries is not None and retries != self.config.max_retries:
+            client = client.with_options(max_retries=retries)
+        try:
+            return await client.chat.completions.create(
+                model=self.config.model,
+                messages=messages,  # type: ignore[arg-type]
+                temperature=self.config.temperature,
+                max_tokens=MAX_OUTPUT_TOKENS,
+                **kwargs,
+            )
+        except (openai.APIStatusError, openai.APIConnectionError) as err:
+            if probe:
+                raise
+            raise self._error(err, retries=retries) from None
+        except openai.OpenAIError as err:
+            raise self._error(err, retries=retries) from None
+
+    async def _validated(self, reply: Any, mode: Mode, request: JSONRequest[T]) -> Completion[T]:
+        prompt_tokens, completion_tokens = _usage(reply)
+        content = _content(reply)
+        try:
+            value = _parse(content, request.validate)
+        except InvalidOutput as first:
+            log.info("%s: unusable reply (%s); asking once more", self.name, first)
+            retry = [
+                *request.messages,
+                {"role": "assistant", "content": content[:4000]},
+                {
+                    "role": "user",
+                    "content": f"That reply was not usable: {first}. {request.repair_hint}",
+                },
+            ]
+            reply = await self._call(mode, retry, request)
+            more_prompt, more_completion = _usage(reply)
+            prompt_tokens += more_prompt
+            completion_tokens += more_completion
+            try:
+                value = _parse(_content(reply), request.validate)
+            except InvalidOutput as second:
+                raise SummarizeError(
+                    f"{self.name} output stayed invalid after a second request: {second}",
+                    prompt_tokens=prompt_tokens,
+                    completion_tokens=completion_tokens,
+                ) from None
+        return Completion(value, mode, prompt_tokens, completion_tokens)
+
+    def _error(self, err: openai.OpenAIError, *, retries: int | None = None) -> SummarizeError:
+        where = self.config.base_url
+        retries = self.config.max_retries if retries is None else retries
+        after = f" (after {retries} retr{'y' if retries == 1 else 'ies'})" if retries else ""
+        if isinstance(err, openai.APITimeoutError):
+            return SummarizeError(
+                f"LLM at {where} did not answer within {self.config.timeout:g} s{after}"
+            )
+        if isinstance(err, openai.APIConnectionError):
+            cause = err.__cause__ or err.__context__
+            detail = _first_line(str(cause)) if cause else ""
+            return SummarizeError(
+                f"LLM at {where} unreachable{after}: {detail or 'connection failed'}"
+            )
+        if isinstance(err, openai.APIStatusError):
+            status = err.status_code
+            message = _first_line(_api_message(err)) or "no message"
+            if status == 429:
+                return SummarizeError(
+                    f"LLM at {where} is rate limiting (HTTP 429){after}: {message}"
+                )
+            hint = ""
+            if status == 401 and not self._has_key:
+                hint = f" (no API key: set the environment variable {self.config.api_key_env})"
+            return SummarizeError(f"LLM at {where} answered HTTP {status}{after}: {message}{hint}")
+        return SummarizeError(f"LLM client error: {_first_line(str(err)) or type(err).__name__}")
+
+
+def _api_message(err: openai.APIStatusError) -> str:
+    body = err.body
+    if isinstance(body, dict):
+        inner = body.get("error", body)
+        if isinstance(inner, dict) and isinstance(inner.get("message"), str):
+            return inner["message"]
+        if isinstance(inner, str):
+            return inner
+    return err.message or ""
+
+
+def _usage(reply: Any) -> tuple[int, int]:
+    usage = getattr(reply, "usage", None)
+    if usage is None:
+        return 0, 0
+    return int(getattr(usage, "prompt_tokens", 0) or 0), int(
+        getattr(usage, "completion_tokens", 0) or 0
+    )
+
+
+def _content(reply: Any) -> str:
+    choices = getattr(reply, "choices", None) or []
+    if not choices:
+        return ""
+    message = getattr(choices[0], "message", None)
+    content = getattr(message, "content", None)
+    if not content and getattr(message, "refusal", None):
+        return f"(refused: {message.refusal})"  # type: ignore[union-attr]
+    return content if isinstance(content, str) else ""
+
+
+def _parse(content: str, validate: Callable[[dict[str, Any]], T]) -> T:
+    if not content.strip():
+        raise InvalidOutput("the reply was empty")
+    data = parse_json_object(content)
+    if data is None:
+        raise InvalidOutput("the reply holds no JSON object")
+    try:
+        return validate(data)
+    except ValidationError as err:
+        first = err.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "reply"
+        raise InvalidOutput(f"{where}: {first['msg']}") from None
+
+
+# -- summaries -----------------------------------------------------------------------------------
+
+
+def _text_value(value: Any) -> Any:
+    """Models sometimes give a list of bullet strings where a string was asked for."""
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return " ".join(value)
+    return value
+
+
+class SummaryReply(BaseModel):
+    """The JSON the model must return. Only `summary` is essential: a missing title, brief or
+    keywords is filled from the article rather than failing the whole summary."""
+
+    model_config = ConfigDict(extra="ignore", str_strip_whitespace=True)
+
+    title: str = ""
+    summary: str = Field(min_length=1)
+    brief_summary: str = Field(
+        default="", validation_alias=AliasChoices("brief_summary", "briefSummary", "brief")
+    )
+    keywords: list[str] = Field(default_factory=list)
+
+    _text = field_validator("title", "summary", "brief_summary", mode="before")(_text_value)
+
+    @field_validator("keywords", mode="before")
+    @classmethod
+    def _keywords(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return [k for k in value.replace(";", ",").split(",")]
+        if isinstance(value, list):
+            return [str(v) for v in value if isinstance(v, str | int | float)]
+        return value
+
+
+def _cap_words(text: str, limit: int) -> str:
+    if length(text) <= limit:
+        return text
+    out: list[str] = []
+    total = 0
+    for sentence in split_sentences(text):
+        n = length(sentence)
+        if out and total + n > limit:
+            break
+        out.append(sentence)
+        total += n
+    return " ".join(out)
+
+
+def _on_topic(summary: str, article: ArticleInput) -> bool:
+    """Whether the summary shares at least one key term with the article (a heuristic against
+    output that an instruction planted in the page replaced wholesale)."""
+    if length(article.text) < 80:
+        return True
+    key_terms = set()
+    for phrase in extractive.keywords(article.text, article.title, n=10):
+        key_terms.update(content_terms(phrase))
+    key_terms.update(content_terms(article.title))
+    if not key_terms:
+        return True
+    return bool(key_terms & set(content_terms(summary)))
+
+
+def build_summary(data: dict[str, Any], article: ArticleInput, model_name: str) -> Summary:
+    """Validate a model's JSON into a Summary: links stripped, lengths capped, gaps filled."""
+    reply = SummaryReply.model_validate(data)
+    allowed = [article.url]
+    summary = _cap_words(strip_links(reply.summary, allowed), MAX_SUMMARY_WORDS)
+    if length(summary) < 3:
+        raise InvalidOutput("the summary is empty once links and markup are removed")
+    if not _on_topic(summary, article):
+        raise InvalidOutput("the summary does not describe the article between the markers")
+    title = one_line(strip_links(reply.title, allowed), 200) or one_line(article.title, 200)
+    brief = one_line(strip_links(reply.brief_summary, allowed), 600)
+    if not brief:
+        brief = " ".join(split_sentences(summary)[:2])
+    keywords: list[str] = []
+    seen: set[str] = set()
+    for k in reply.keywords:
+        k = one_line(strip_links(k, ()), 60).strip(" .,;:#\"'")
+        if k and k.casefold() not in seen:
+            seen.add(k.casefold())
+            keywords.append(k)
+    if not keywords:
+        keywords = extractive.keywords(article.text, article.title)
+    return Summary(
+        title=title,
+        summary=summary,
+        brief_summary=brief,
+        keywords=tuple(keywords[:MAX_KEYWORDS]),
+        summarizer=model_name,
+    )
+
+
+class LLMSummarizer:
+    """One article per call, wrapped as untrusted data; raises SummarizeError on any failure."""
+
+    def __init__(
+        self,
+        config: LLMConfig,
+        api_key: str | None,
+        *,
+        client: openai.AsyncOpenAI | None = None,
+        llm: LLMClient | None = None,
+    ) -> None:
+        self.config = config
+        self.llm = llm or LLMClient(config, api_key, client=client)
+
+    @property
+    def name(self) -> str:
+        return self.llm.name
+
+    async def aclose(self) -> None:
+        await self.llm.aclose()
+
+    async def summarize(self, article: ArticleInput) -> Summary:
+        if not article.text.strip():
+            raise SummarizeError(f"nothing to summarize: {article.url} has no text")
+        # What the model sees, and what its summary is checked against.
+        sent = replace(article, text=prompts.cut(article.text, self.config.max_input_chars))
+        messages = prompts.summary_messages(sent, prompts.new_nonce())
+
+        def validate(data: dict[str, Any]) -> Summary:
+            return build_summary(data, sent, self.name)
+
+        done = await self.llm.complete_json(
+            JSONRequest(
+                messages=messages,
+                schema_name="article_summary",
+                schema=prompts.SUMMARY_SCHEMA,
+                validate=validate,
+                repair_hint=(
+                    "Reply with only the JSON object with the keys title, summary, brief_summary "
+                    "and keywords, summarizing the article between the markers."
+                ),
+            )
+        )
+        s = done.value
+        return Summary(
+            title=s.title,
+            summary=s.summary,
+            brief_summary=s.brief_summary,
+            keywords=s.keywords,
+            summarizer=s.summarizer,
+            prompt_tokens=done.prompt_tokens,
+            completion_tokens=done.completion_tokens,
+        )

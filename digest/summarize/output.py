@@ -1,0 +1,302 @@
+"""Making model output safe to use: tolerant JSON parsing, link and markup stripping, citations.
+
+Everything here is pure and total: arbitrary text in, never an exception out (the property tests
+in tests/test_summarize.py hold it to that).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+import unicodedata
+from collections.abc import Iterable
+from typing import Any
+
+# -- tolerant JSON -------------------------------------------------------------------------------
+
+_FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_-]*)[ \t]*\r?\n?(.*?)```", re.DOTALL)
+_MAX_CANDIDATES = 32
+
+
+def _loads_object(candidate: str) -> dict[str, Any] | None:
+    for text in (candidate, _drop_trailing_commas(candidate)):
+        try:
+            value = json.loads(text, strict=False)
+        except (ValueError, RecursionError):
+            continue
+        if isinstance(value, dict):
+            return value
+    return None
+
+
+def _drop_trailing_commas(text: str) -> str:
+    """Remove commas directly before a closing brace or bracket, outside strings."""
+    out: list[str] = []
+    in_string = escaped = False
+    pending_comma: int | None = None
+    for ch in text:
+        if in_string:
+            out.append(ch)
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+            continue
+        if ch == '"':
+            in_string = True
+            pending_comma = None
+        elif ch == ",":
+            pending_comma = len(out)
+        elif ch in "}]" and pending_comma is not None:
+            out[pending_comma] = ""
+            pending_comma = None
+        elif not ch.isspace():
+            pending_comma = None
+        out.append(ch)
+    return "".join(out)
+
+
+def _balanced_object_at(text: str, start: int) -> str | None:
+    """The `{...}` starting at `start`, braces matched outside strings; None if it never closes."""
+    depth = 0
+    in_string = escaped = False
+    for i in range(start, len(text)):
+        ch = text[i]
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch == "{":
+            depth += 1
+        elif ch == "}":
+            depth -= 1
+            if depth == 0:
+                return text[start : i + 1]
+    return None
+
+
+def parse_json_object(text: str) -> dict[str, Any] | None:
+    """The first JSON object in a model's reply, or None.
+
+    Tolerates what models write around JSON: fenced code blocks, leading and trailing prose,
+    trailing commas, raw newlines inside strings, a byte-order mark.
+    """
+    text = text.lstrip("\ufeff").strip()
+    found = _loads_object(text)
+    if found is not None:
+        return found
+    regions = [m.group(2) for m in _FENCE.finditer(text)] + [text]
+    tried = 0
+    for region in regions:
+        start = region.find("{")
+        while start != -1 and tried < _MAX_CANDIDATES:
+            tried += 1
+            candidate = _balanced_object_at(region, start)
+            if candidate is not None:
+                found = _loads_object(candidate)
+                if found is not None:
+                    return found
+            start = region.find("{", start + 1)
+    return None
+
+
+# -- links and markup ----------------------------------------------------------------------------
+
+_MD_IMAGE = re.compile(r"!\[([^\]\n]{0,500})\]\(([^)\n]{0,2000})\)")
+_MD_LINK = re.compile(r"\[([^\]\n]{0,500})\]\(([^)\n]{0,2000})\)")
+_MD_REF_DEF = re.compile(r"(?m)^[ \t]{0,3}\[[^\]\n]{1,200}\]:[ \t]*\S.*$")
+_MD_REF_USE = re.compile(r"\[([^\]\n]{1,500})\]\[[^\]\n]{0,200}\]")
+_HTML_BLOCK = re.compile(
+    r"<(script|style|iframe|object|template)\b[^>]*>.*?</\1\s*>", re.DOTALL | re.IGNORECASE
+)
+_HTML_TAG = re.compile(r"</?[A-Za-z][A-Za-z0-9:-]*(?:\s[^<>]*)?/?>|<!--.*?-->", re.DOTALL)
+_AUTOLINK = re.compile(r"<([A-Za-z][A-Za-z0-9+.-]*:[^<>\s]*)>")
+_SCHEME = re.compile(r"(?i)(?:^|[^A-Za-z0-9+.-])(?:mailto|javascript|vbscript|data|file|tel|sms):")
+_DOMAIN_PATH = re.compile(r"(?:[\w-]+\.)+[^\W\d_]{2,}(?::\d+)?/")
+_LINK_HINT = re.compile(r"[:/@]|(?i:www\.)")
+_WWW = re.compile(r"(?:^|[^\w.-])www\.")
+_EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)*\.[^\W\d_]{2,}")
+_LEADING = "([{<\"'“‘«*_`"
+_TRAILING = ".,;:!?)]}>\"'”’»*_`"
+_SPACES = re.compile(r"[ \t]+")
+# Only before "." and ",": French puts a space before ";:!?" on purpose.
+_SPACE_BEFORE_PUNCT = re.compile(r"[ \t]+([.,])(?=\s|$)")
+_EMPTY_BRACKETS = re.compile(r"\(\s*\)|\[\s*\]")
+
+
+def _core(token: str) -> str:
+    return token.lstrip(_LEADING).rstrip(_TRAILING)
+
+
+def _canonical(url: str) -> str:
+    return _core(url).rstrip("/")
+
+
+def is_link_like(token: str) -> bool:
+    """Whether a whitespace-free token is (or contains) a link a renderer or mail client might
+    turn into one: anything with "://", "www." hosts, mailto:/javascript:/data: and the like,
+    e-mail addresses, and host names followed by a path ("evil.example/offer")."""
+    if not _LINK_HINT.search(token):
+        return False
+    core = _core(token)
+    if not core:
+        return False
+    lowered = core.lower()
+    return (
+        "://" in lowered
+        or lowered.startswith("//")
+        or bool(_WWW.search(lowered))
+        or bool(_SCHEME.search(core))
+        or bool(_EMAIL.search(core))
+        or bool(_DOMAIN_PATH.match(core))
+    )
+
+
+def _allowed(target: str, allowed: frozenset[str]) -> bool:
+    return _canonical(target) in allowed and _core(target) == target.strip()
+
+
+@functools.cache
+def _control_chars() -> re.Pattern[str]:
+    """Control, format and surrogate characters (Cc, Cf, Cs) other than tab and newline."""
+    bmp = [
+        chr(c)
+        for c in range(0x10000)
+        if unicodedata.category(chr(c)) in {"Cc", "Cf", "Cs"} and chr(c) not in "\n\t"
+    ]
+    klass = "".join(re.escape(c) for c in bmp if not 0xD800 <= ord(c) <= 0xDFFF)
+    # Surrogates, and the format characters outside the BMP (tags, musical and shorthand ones).
+    astral = "\ud800-\udfff\U000110bd\U000110cd\U00013430-\U0001343f\U0001bca0-\U0001bca3"
+    astral += "\U0001d173-\U0001d17a\U000e0001\U000e0020-\U000e007f"
+    return re.compile(f"[{klass}{astral}]")
+
+
+def clean_control(text: str) -> str:
+    """Drop control and format characters (zero-width spaces, bidi overrides), keep newlines."""
+    if text.isascii() and text.isprintable():
+        return text
+    return _control_chars().sub("", text.replace("\r\n", "\n").replace("\r", "\n"))
+
+
+def strip_links(text: str, allowed_urls: Iterable[str] = ()) -> str:
+    """Remove every link except bare allowed URLs: markdown links become their text, images
+    their alt text, HTML tags and comments are dropped, and so are bare URLs, e-mail addresses
+    and host/path tokens.
+
+    Every step only deletes characters, so repeating until nothing changes reaches a fixed point
+    that holds no link-like token (`find_links`) other than an allowed URL.
+    """
+    allowed = frozenset(_canonical(u) for u in allowed_urls if u)
+
+    def autolink(m: re.Match[str]) -> str:
+        return m.group(1) if _allowed(m.group(1), allowed) else ""
+
+    text = clean_control(text)
+    for _ in range(8):
+        before = text
+        text = _MD_IMAGE.sub(lambda m: m.group(1), text)
+        text = _MD_LINK.sub(lambda m: m.group(1), text)
+        text = _MD_REF_DEF.sub("", text)
+        text = _MD_REF_USE.sub(lambda m: m.group(1), text)
+        text = _AUTOLINK.sub(autolink, text)
+        text = _HTML_BLOCK.sub("", text)
+        text = _HTML_TAG.sub("", text)
+        text = _tidy(_strip_link_tokens(text, allowed))
+        if text == before:
+            return text
+    return _strip_link_tokens(text, allowed).strip()
+
+
+def _strip_link_tokens(text: str, allowed: frozenset[str]) -> str:
+    """Delete link-like tokens (whitespace-separated), keeping the whitespace around them."""
+    return re.sub(
+        r"\S+",
+        lambda m: (
+            "" if is_link_like(m.group(0)) and _canonical(m.group(0)) not in allowed else m.group(0)
+        ),
+        text,
+    )
+
+
+def _tidy(text: str) -> str:
+    text = _EMPTY_BRACKETS.sub("", text)
+    lines = [
+        _SPACE_BEFORE_PUNCT.sub(r"\1", _SPACES.sub(" ", line)).strip() for line in text.split("\n")
+    ]
+    out: list[str] = []
+    for line in lines:
+        if line or (out and out[-1]):
+            out.append(line)
+    return "\n".join(out).strip()
+
+
+def find_links(text: str) -> list[str]:
+    """Every link-like token in `text` (what `strip_links` removes unless allowed)."""
+    return [_core(t) for t in text.split() if is_link_like(t)]
+
+
+def one_line(text: str, limit: int) -> str:
+    """Collapse whitespace to single spaces and cut at a word boundary within `limit` chars."""
+    text = " ".join(text.split())
+    if len(text) <= limit:
+        return text
+    cut = text[:limit].rsplit(" ", 1)[0]
+    return cut.rstrip(",;:") + "…"
+
+
+# -- citations -----------------------------------------------------------------------------------
+
+_CITATION = re.compile(r"\[(\s*\d+(?:\s*[,;–-]\s*\d+)*\s*)\]")
+_CANONICAL_CITATION = re.compile(r"\[(\d+)\]")
+
+
+def clean_citations(text: str, count: int) -> tuple[str, tuple[int, ...]]:
+    """Keep citations [n] with 1 <= n <= count (also written "[1, 3]" or "[1-2]"); drop the rest.
+
+    Returns the text and the sources cited, in order of first use. Dropping one citation can
+    join brackets into another ("[[9]1]"), so this repeats until nothing changes.
+    """
+
+    def numbers(group: str) -> list[int]:
+        out: list[int] = []
+        for part in re.split(r"\s*[,;]\s*", group.strip()):
+            bounds = re.split(r"\s*[–-]\s*", part)
+            if any(len(b) > 6 or not b.isdigit() for b in bounds):
+                continue
+            if len(bounds) == 2:
+                lo, hi = int(bounds[0]), int(bounds[1])
+                out.extend(range(lo, min(hi, lo + 50) + 1))
+            elif len(bounds) == 1:
+                out.append(int(bounds[0]))
+        return out
+
+    def rewrite(m: re.Match[str]) -> str:
+        valid = [n for n in dict.fromkeys(numbers(m.group(1))) if 1 <= n <= count]
+        return "".join(f"[{n}]" for n in valid)
+
+    text = _tidy(text)
+    for _ in range(5):
+        before, text = text, _tidy(_CITATION.sub(rewrite, text))
+        if text == before:
+            break
+    else:  # pathological nesting: delete every bracketed number that is not a valid citation
+        while True:  # each pass only deletes, so this ends
+            before = text
+            text = _tidy(_CITATION.sub(lambda m: m.group(0) if _is_valid(m, count) else "", text))
+            if text == before:
+                break
+    cited = dict.fromkeys(int(m.group(1)) for m in _CANONICAL_CITATION.finditer(text))
+    return text, tuple(cited)
+
+
+def _is_valid(m: re.Match[str], count: int) -> bool:
+    group = m.group(1)
+    return group.isdigit() and len(group) <= 6 and 1 <= int(group) <= count
