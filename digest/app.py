@@ -6,8 +6,11 @@ Modules never read the environment or reach for globals: they get what they need
 from __future__ import annotations
 
 import asyncio
+import os
+from collections.abc import Mapping
 from contextlib import AsyncExitStack
-from typing import Self
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Self
 
 from digest.config import Config
 from digest.fetch.client import HttpClient
@@ -15,6 +18,10 @@ from digest.fetch.fast import FastExtractor
 from digest.sources.ddg import DuckDuckGo
 from digest.store.engine import open_store
 from digest.store.repo import Store
+
+if TYPE_CHECKING:
+    from digest.crawl import Crawler
+    from digest.summarize import Summarizer
 
 
 class App:
@@ -25,8 +32,11 @@ class App:
     work without a database.
     """
 
-    def __init__(self, config: Config) -> None:
+    def __init__(self, config: Config, *, environ: Mapping[str, str] | None = None) -> None:
         self.config = config
+        self._environ = os.environ if environ is None else environ
+        self._crawler: Crawler | None = None
+        self._summarizer: Summarizer | None = None
         self._stack = AsyncExitStack()
         self._store: Store | None = None
         self._store_lock = asyncio.Lock()
@@ -46,6 +56,43 @@ class App:
         finally:
             if self._store is not None:
                 await asyncio.to_thread(self._store.close)
+
+    async def crawler(self) -> Crawler:
+        """The deep crawler (and its browser), started on first use and closed with the app."""
+        if self._crawler is None:
+            from digest.crawl import Crawler
+
+            self._crawler = await self._stack.enter_async_context(
+                Crawler(self.config.crawl, self.config.fetch, self.http, work_dir=self.work_dir)
+            )
+        return self._crawler
+
+    async def summarizer(self) -> Summarizer:
+        """LLM summaries when `[llm]` is configured, extractive ones otherwise."""
+        if self._summarizer is None:
+            from digest.summarize import Summarizer
+
+            llm = self.config.llm
+            key = self._environ.get(llm.api_key_env) if llm else None
+            self._summarizer = await self._stack.enter_async_context(Summarizer(llm, api_key=key))
+        return self._summarizer
+
+    def transport(self) -> Any:
+        """Where emails go: .eml files in the outbox folder (default) or an SMTP server."""
+        email = self.config.email
+        if email.transport == "smtp":
+            from digest.deliver.transport import SmtpTransport
+
+            password = self._environ.get(email.password_env) if email.password_env else None
+            return SmtpTransport(email, password)
+        from digest.deliver.transport import OutboxTransport
+
+        return OutboxTransport(self.config.resolve(email.outbox_dir))
+
+    @property
+    def work_dir(self) -> Path:
+        """Scratch space beside the config (the browser's profile and caches)."""
+        return self.config.resolve(".digest")
 
     async def store(self) -> Store:
         """The database, opened and upgraded on first use (in a thread: it is blocking I/O)."""

@@ -7,12 +7,13 @@ browser or an LLM.
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 from digest.app import App
 from digest.collect import collect
 from digest.errors import InvalidQueryError, SourceError
 from digest.fetch.guard import check_url
-from digest.models import Extract, Item
+from digest.models import Extract, Item, Page
 
 
 async def news(app: App, category: str, *, limit: int = 8, live: bool = False) -> list[Item]:
@@ -44,3 +45,59 @@ def check_urls(urls: list[str]) -> list[str]:
 async def extract(app: App, urls: list[str]) -> list[Extract]:
     """Fast extraction of the given URLs, one result per URL in the order given."""
     return await app.extractor.extract(check_urls(urls))
+
+
+async def extract_deep(app: App, urls: list[str]) -> list[dict[str, Any]]:
+    """Crawl, extract the main text of, and summarize each URL; one object per URL, in order."""
+    from digest.deepen import summarize_text
+
+    crawler = await app.crawler()
+    pages = await crawler.crawl(check_urls(urls))
+
+    async def one(page: Page) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "url": page.url,
+            "title": page.title,
+            "text": page.text,
+            "summary": "",
+            "brief_summary": "",
+            "keywords": [],
+            "summarizer": None,
+            "error": page.error,
+        }
+        if page.ok:
+            summary, _, _ = await summarize_text(
+                app, url=page.final_url or page.url, title=page.title, text=page.text
+            )
+            out.update(
+                title=page.title or summary.title,
+                summary=summary.summary,
+                brief_summary=summary.brief_summary,
+                keywords=list(summary.keywords),
+                summarizer=summary.summarizer,
+            )
+        return out
+
+    return list(await asyncio.gather(*(one(p) for p in pages)))
+
+
+async def query_deep(app: App, text: str, *, k: int = 6) -> dict[str, Any]:
+    """Search, crawl and summarize the top `k` results, then answer the query from their texts
+    only, citing them as [1], [2], …"""
+    if not text.strip():
+        raise InvalidQueryError("the query is empty")
+    headlines = (await app.ddg.search(text, k=k))[:k]
+    results = await extract_deep(app, [h.url for h in headlines])
+    for h, r in zip(headlines, results, strict=True):
+        r["title"] = r["title"] or h.title
+        r["snippet"] = h.snippet
+    summarizer = await app.summarizer()
+    sources = [(r["url"], r["title"], r["text"] or r["snippet"]) for r in results]
+    answer = await summarizer.answer(text, sources)
+    return {
+        "query": text,
+        "answer": answer.text,
+        "answerer": answer.answerer,
+        "cited": list(answer.cited),
+        "sources": results,
+    }

@@ -1,0 +1,198 @@
+"""The deep path: cluster the day's articles into stories, crawl the top ones, summarize them.
+
+One failed page never sinks the batch: its error is recorded on the run and the story keeps
+whatever else was read. With no LLM configured, or the LLM failing, summaries are extractive
+(and marked so); an unchanged text is never summarized twice.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from digest.app import App
+from digest.models import Page, Summary
+from digest.store.repo import ArticleView, StoryView, content_hash
+
+log = logging.getLogger(__name__)
+
+# Articles read per story: the representative and one more outlet in case the first fails.
+ARTICLES_PER_STORY = 2
+
+Progress = Callable[[str, int, int], None]  # (url, done, total)
+
+
+@dataclass(frozen=True, slots=True)
+class DeepenReport:
+    run_id: int
+    status: str  # "ok", "partial" (some pages failed) or "failed" (nothing could be read)
+    counts: dict[str, int] = field(default_factory=dict)
+    crawl_mode: str = ""
+    crawl_mode_reason: str = ""
+    errors: list[dict[str, str]] = field(default_factory=list)
+    elapsed: float = 0.0
+
+
+async def summarize_text(
+    app: App, *, url: str, title: str, text: str, source: str = "", article_id: int | None = None
+) -> tuple[Summary, bool, str | None]:
+    """Summarize one text, reusing a stored summary of the same text by the same summarizer.
+
+    Returns (summary, reused, why the LLM was not used if it was configured but failed).
+    """
+    from digest.summarize import ArticleInput
+
+    summarizer = await app.summarizer()
+    key = content_hash(text)
+    store = await app.store() if article_id is not None else None
+    if store is not None:
+        known = await asyncio.to_thread(store.find_summary, key, summarizer.preferred)
+        if known is not None:
+            return known, True, None
+    outcome = await summarizer.summarize_with_outcome(
+        ArticleInput(url=url, title=title, text=text, source=source)
+    )
+    if store is not None and article_id is not None:
+        await asyncio.to_thread(store.save_summary, article_id, key, outcome.summary)
+    return outcome.summary, False, outcome.fallback_reason
+
+
+def _needs_work(article: ArticleView, preferred: str) -> bool:
+    return not (article.has_text and article.summary and article.summary.summarizer == preferred)
+
+
+async def deepen(
+    app: App,
+    categories: list[str] | None = None,
+    *,
+    top: int | None = None,
+    progress: Progress | None = None,
+) -> DeepenReport:
+    """Cluster, crawl and summarize the top stories of each category (default: all)."""
+    started = time.monotonic()
+    config = app.config
+    cats = [config.check_category(c) for c in categories] if categories else None
+    cats = cats or list(config.sources.categories)
+    limit = top or config.stories.top
+    store = await app.store()
+    summarizer = await app.summarizer()
+    run_id = await asyncio.to_thread(store.start_run, "deepen")
+    now = datetime.now(UTC)
+    counts = dict.fromkeys(
+        ("stories", "crawled", "crawl_failed", "summarized", "reused", "llm", "extractive"), 0
+    )
+    counts["tokens"] = 0
+    errors: list[dict[str, str]] = []
+    status, mode, mode_reason = "failed", "", ""
+    try:
+        stories: list[StoryView] = []
+        for category in cats:
+            await asyncio.to_thread(
+                store.cluster_category, category, now=now, config=config.stories
+            )
+            stories += await asyncio.to_thread(
+                store.top_stories, category, since=now - timedelta(hours=24), limit=limit
+            )
+        counts["stories"] = len(stories)
+        targets = [
+            a
+            for s in stories
+            for a in s.articles[:ARTICLES_PER_STORY]
+            if _needs_work(a, summarizer.preferred)
+        ]
+        counts["reused"] = sum(len(s.articles[:ARTICLES_PER_STORY]) for s in stories) - len(targets)
+        if targets:
+            crawler = await app.crawler()
+            mode, mode_reason = crawler.mode, crawler.mode_reason
+            done = 0
+
+            async def one(article: ArticleView) -> None:
+                nonlocal done
+                try:
+                    await _deepen_article(app, crawler, article, counts, errors)
+                finally:
+                    done += 1
+                    if progress:
+                        progress(article.url, done, len(targets))
+
+            await asyncio.gather(*(one(a) for a in targets))
+        ok = counts["crawled"] + counts["reused"]
+        status = "ok" if not errors else ("partial" if ok else "failed")
+    finally:
+        await asyncio.to_thread(
+            store.finish_run, run_id, status=status, counts=counts, errors=errors
+        )
+    return DeepenReport(
+        run_id, status, counts, mode, mode_reason, errors, time.monotonic() - started
+    )
+
+
+async def _deepen_article(
+    app: App, crawler: Any, article: ArticleView, counts: dict[str, int], errors: list
+) -> None:
+    store = await app.store()
+    if article.has_text:
+        text = await asyncio.to_thread(store.article_text, article.id) or ""
+        page = Page(url=article.url, final_url=article.url, title=article.title, text=text)
+    else:
+        page = await crawler.crawl_one(article.url)
+        await asyncio.to_thread(store.save_crawl, article.id, page)
+        if not page.ok:
+            counts["crawl_failed"] += 1
+            errors.append({"source": article.url, "error": page.error or "no main text found"})
+            return
+        counts["crawled"] += 1
+    summary, reused, fallback = await summarize_text(
+        app,
+        url=article.url,
+        title=page.title or article.title,
+        text=page.text,
+        source=article.source,
+        article_id=article.id,
+    )
+    if reused:
+        counts["reused"] += 1
+        return
+    counts["summarized"] += 1
+    counts["extractive" if summary.summarizer == "extractive" else "llm"] += 1
+    counts["tokens"] += summary.prompt_tokens + summary.completion_tokens
+    if fallback and not any(e["source"] == "llm" for e in errors):
+        errors.append({"source": "llm", "error": f"summaries fell back to extractive: {fallback}"})
+
+
+def coverage(outlets: int) -> str:
+    return f"Covered by {outlets} outlet{'' if outlets == 1 else 's'}"
+
+
+def story_json(story: StoryView) -> dict[str, Any]:
+    """A story as `digest stories --json` prints it: its summary and every outlet's link."""
+    lead = next((a.summary for a in story.articles if a.summary), None)
+    outlets: dict[str, dict[str, str]] = {}
+    for a in story.articles:
+        outlets.setdefault(
+            a.outlet, {"outlet": a.source or a.outlet, "title": a.title, "url": a.url}
+        )
+    return {
+        "id": story.id,
+        "category": story.category,
+        "title": story.title,
+        "first_seen": story.first_seen.isoformat(),
+        "last_seen": story.last_seen.isoformat(),
+        "updated": story.updated,
+        "outlet_count": story.outlet_count,
+        "summary": lead.summary if lead else "",
+        "brief_summary": lead.brief_summary if lead else "",
+        "keywords": list(lead.keywords) if lead else [],
+        "summarizer": lead.summarizer if lead else None,
+        "coverage": coverage(story.outlet_count),
+        "outlets": list(outlets.values()),
+        "articles": [
+            {"title": a.title, "url": a.url, "source": a.source, "outlet": a.outlet}
+            for a in story.articles
+        ],
+    }

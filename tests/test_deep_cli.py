@@ -1,0 +1,175 @@
+"""The deep path end to end: `collect`, then `deepen`, `stories`, `extract --deep` and
+`query --deep` as a user runs them, against the local news web, Debian's Chromium and a local
+OpenAI-compatible server."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import run_cli
+from tests.fake_ddgs import write_script
+from tests.newsweb import ARTICLES, NewsWeb
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+TECH = [a for a in ARTICLES if a.category == "technology"]
+
+
+def write_config(tmp_path: Path, web: NewsWeb, *, crawl: str, llm_url: str | None = None) -> None:
+    llm = (
+        f'[llm]\nbase_url = "{llm_url}"\nmodel = "fake-model"\n'
+        'api_key_env = "TEST_LLM_KEY"\ntimeout = 5.0\nmax_retries = 0\n'
+        if llm_url
+        else ""
+    )
+    (tmp_path / "digest.toml").write_text(
+        f"""
+[sources]
+categories = ["technology", "world"]
+ddg_retries = 0
+[[sources.feeds]]
+url = "{web.url("/feeds/technology.rss")}"
+category = "technology"
+[fetch]
+allowed_networks = ["127.0.0.1/32"]
+[crawl]
+{crawl}
+respect_robots = false
+page_timeout = 20.0
+{llm}"""
+    )
+
+
+def ddgs_script(tmp_path: Path, web: NewsWeb) -> Path:
+    """Today's technology news: every technology article, and the chip-plant story told a second
+    time by another outlet in its own words."""
+    now = datetime.now(UTC).isoformat()
+    chip = TECH[0]
+
+    def row(title: str, url: str, source: str) -> dict:
+        return {
+            "date": now,
+            "title": title,
+            "body": "",
+            "url": url,
+            "image": None,
+            "source": source,
+        }
+
+    rows = [row(a.title, web.url(a.path), "Example News") for a in TECH]
+    wire = "Halvard Microsystems breaks ground on river-water chip plant"
+    rows.insert(1, row(wire, web.url(chip.path) + "?edition=wire", "Wire Service"))
+    text = [{"title": a.title, "href": web.url(a.path), "body": a.description} for a in TECH]
+    return write_script(
+        tmp_path / "ddgs.json", news={"technology news": rows}, text={"chip plant": text}
+    )
+
+
+def runs(db: Path) -> list[tuple]:
+    with sqlite3.connect(db) as conn:
+        return conn.execute("select kind, status, counts, errors from runs order by id").fetchall()
+
+
+@pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Chromium is not installed")
+def test_deepen_in_the_browser_leaves_top_stories_summarized_without_an_llm(
+    tmp_path, threaded_news_web
+):
+    web = threaded_news_web
+    write_config(tmp_path, web, crawl=f'mode = "browser"\nexecutable_path = "{CHROMIUM}"')
+    script = ddgs_script(tmp_path, web)
+    assert run_cli("collect", cwd=tmp_path, ddgs_script=script).code == 0
+    deepened = run_cli("deepen", "--top", "3", cwd=tmp_path, ddgs_script=script)
+    assert deepened.code == 0, deepened.stderr + deepened.stdout
+    assert "crawl mode: browser" in deepened.stdout
+
+    out = run_cli("stories", "--category", "technology", "--json", cwd=tmp_path)
+    assert out.code == 0, out.stderr
+    stories = json.loads(out.stdout)
+    chip = next(s for s in stories if s["outlet_count"] == 2)
+    assert chip["coverage"] == "Covered by 2 outlets"
+    assert {o["outlet"] for o in chip["outlets"]} == {"Example News", "Wire Service"}
+    top3 = sorted(stories, key=lambda s: -s["outlet_count"])[:3]
+    for story in top3:
+        assert story["summarizer"] == "extractive"
+        assert len(story["summary"]) > 100 and story["brief_summary"]
+    # The story's text is the article's own, not the page's boilerplate.
+    assert TECH[0].lede[:40] in chip["summary"] or TECH[0].paragraphs[0][:40] in chip["summary"]
+    kind, status, counts, _ = runs(tmp_path / "digest.db")[-1]
+    assert (kind, status) == ("deepen", "ok")
+    # Three stories: the chip plant (two outlets, the same text: summarized once) and two more.
+    assert json.loads(counts)["extractive"] == 3
+
+    again = run_cli("deepen", "--top", "3", cwd=tmp_path)
+    assert again.code == 0
+    counts = json.loads(runs(tmp_path / "digest.db")[-1][2])
+    assert counts["summarized"] == 0 and counts["crawled"] == 0  # nothing read twice
+
+
+def test_deepen_with_an_llm_records_tokens_and_falls_back_when_it_is_down(
+    tmp_path, threaded_news_web, threaded_llm_server
+):
+    web, llm = threaded_news_web, threaded_llm_server
+    write_config(tmp_path, web, crawl='mode = "http"', llm_url=llm.url)
+    script = ddgs_script(tmp_path, web)
+    assert run_cli("collect", cwd=tmp_path, ddgs_script=script).code == 0
+    result = run_cli("deepen", "--top", "2", cwd=tmp_path, env={"TEST_LLM_KEY": "k"})
+    assert result.code == 0, result.stderr + result.stdout
+    counts = json.loads(runs(tmp_path / "digest.db")[-1][2])
+    assert counts["llm"] >= 2 and counts["tokens"] > 0 and counts["extractive"] == 0
+    stories = json.loads(run_cli("stories", "--json", cwd=tmp_path).stdout)
+    summarized = [s for s in stories if s["summarizer"]]
+    assert summarized and all(s["summarizer"] == "llm:fake-model" for s in summarized)
+
+    llm.always("error500")
+    down = run_cli("deepen", "--top", "4", cwd=tmp_path, env={"TEST_LLM_KEY": "k"})
+    assert down.code == 0, down.stderr
+    _, status, counts, errors = runs(tmp_path / "digest.db")[-1]
+    assert json.loads(counts)["extractive"] >= 1
+    assert status == "partial"
+    assert any(e["source"] == "llm" for e in json.loads(errors))
+    assert "fell back to extractive" in down.stdout
+
+
+def test_extract_deep_gives_text_summary_and_keywords(tmp_path, threaded_news_web):
+    web = threaded_news_web
+    write_config(tmp_path, web, crawl='mode = "http"')
+    urls = [web.url(TECH[1].path), web.url("/missing.html")]
+    result = run_cli("extract", *urls, "--deep", "--json", cwd=tmp_path)
+    assert result.code == 0, result.stderr
+    first, missing = json.loads(result.stdout)
+    assert first["url"] == urls[0] and first["summarizer"] == "extractive"
+    assert TECH[1].paragraphs[0][:40] in first["text"]
+    assert "cookie" not in first["text"].lower()
+    assert first["summary"] and first["brief_summary"] and first["keywords"]
+    assert missing["error"] and missing["text"] == ""
+
+
+def test_query_deep_answers_from_the_sources_with_citations(
+    tmp_path, threaded_news_web, threaded_llm_server
+):
+    web, llm = threaded_news_web, threaded_llm_server
+    write_config(tmp_path, web, crawl='mode = "http"', llm_url=llm.url)
+    script = ddgs_script(tmp_path, web)
+    result = run_cli(
+        "query",
+        "chip plant",
+        "--deep",
+        "--k",
+        "2",
+        "--json",
+        cwd=tmp_path,
+        ddgs_script=script,
+        env={"TEST_LLM_KEY": "k"},
+    )
+    assert result.code == 0, result.stderr
+    out = json.loads(result.stdout)
+    assert len(out["sources"]) == 2
+    assert out["answerer"] == "llm:fake-model"
+    assert "[1]" in out["answer"] or "[2]" in out["answer"]
+    assert set(out["cited"]) <= {1, 2}
+    assert all(s["summary"] for s in out["sources"])
