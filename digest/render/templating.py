@@ -1,0 +1,263 @@
+"""The Jinja2 environment shared by the archive and the HTML digest, and its helpers.
+
+Autoescape is on for every template (HTML and Atom alike) and undefined names fail loudly.
+Scraped text reaches templates as plain strings, so it is always escaped; scraped URLs become
+links only through `external()`, which keeps plain http(s) links (`safe_url`) and shows the text
+alone otherwise.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+from dataclasses import replace
+from datetime import UTC, date, datetime, tzinfo
+from functools import cache
+from types import SimpleNamespace
+from typing import Any
+from urllib.parse import urlsplit
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+import jinja2
+from markupsafe import Markup, escape
+
+from digest.models import Edition, EditionHeadline, EditionSection, EditionStory, Outlet
+from digest.render import layout
+from digest.render.sanitize import clean_text, needs_cleaning, safe_url
+
+__all__ = [
+    "PAGE_CSP",
+    "clean_edition",
+    "environment",
+    "inline_style_csp",
+    "stylesheet",
+]
+
+# The policy of every archive page: nothing loads but the archive's own stylesheet. No scripts,
+# no images, fonts, frames or forms; <base> cannot redirect relative links. Referrers are off
+# separately (<meta name="referrer">), so following an outlet link leaks nothing.
+PAGE_CSP = "default-src 'none'; style-src 'self'; base-uri 'none'; form-action 'none'"
+
+_MONTHS = (
+    "January February March April May June July August September October November December"
+).split()
+_WEEKDAYS = "Monday Tuesday Wednesday Thursday Friday Saturday Sunday".split()
+
+
+def inline_style_csp(css: str) -> str:
+    """The page policy for a document that carries its stylesheet inline (pinned by hash)."""
+    digest = base64.b64encode(hashlib.sha256(css.encode("utf-8")).digest()).decode("ascii")
+    return f"default-src 'none'; style-src 'sha256-{digest}'; base-uri 'none'; form-action 'none'"
+
+
+@cache
+def environment() -> jinja2.Environment:
+    # Templates are installed as the package `digest.templates` (pyproject maps templates/ there).
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("digest.templates", ""),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+        auto_reload=False,
+    )
+    env.globals.update(
+        link=link,
+        external=external,
+        plural=plural,
+        story_count=story_count,
+        paths=SimpleNamespace(
+            edition=layout.edition_path,
+            category=layout.category_path,
+            story=layout.story_path,
+            category_feed=layout.category_feed_path,
+            slug=layout.category_slug,
+        ),
+    )
+    env.filters.update(
+        paragraphs=paragraphs,
+        long_date=long_date,
+        short_date=short_date,
+        local_time=local_time,
+        iso_time=iso_time,
+        category_name=category_name,
+        outlet_name=outlet_name,
+        summarizer_label=summarizer_label,
+    )
+    return env
+
+
+@cache
+def stylesheet() -> str:
+    """The archive's stylesheet (templates/archive/style.css)."""
+    env = environment()
+    assert env.loader is not None
+    source, _, _ = env.loader.get_source(env, "archive/style.css")
+    return source
+
+
+def inline_css() -> Markup:
+    return Markup(stylesheet())  # our own file, not scraped text
+
+
+# -- links (Python, not macros: they run tens of thousands of times per archive) ----------------
+
+
+def link(href: str | None, text: str, class_: str | None = None) -> Markup:
+    """A link into the archive, or the text alone when the target is out of reach."""
+    cls = f' class="{escape(class_)}"' if class_ else ""
+    if href:
+        return Markup(f'<a href="{escape(href)}"{cls}>{escape(text)}</a>')
+    return Markup(f"<span{cls}>{escape(text)}</span>")
+
+
+def external(url: str, text: str, title: str | None = None) -> Markup:
+    """A link out to an outlet when its URL is plain http(s); otherwise the text alone."""
+    href = safe_url(url)
+    if href is None:
+        return Markup(f'<span class="unlinked">{escape(text)}</span>')
+    tip = f' title="{escape(title)}"' if title else ""
+    return Markup(
+        f'<a href="{escape(href)}" rel="noopener noreferrer nofollow"{tip}>{escape(text)}</a>'
+    )
+
+
+# -- filters -------------------------------------------------------------------------------------
+
+
+def paragraphs(text: str) -> list[str]:
+    """Plain text split into the paragraphs a summary was written in (one per line)."""
+    return [p.strip() for p in text.splitlines() if p.strip()]
+
+
+def long_date(day: date) -> str:
+    return f"{_WEEKDAYS[day.weekday()]} {day.day} {_MONTHS[day.month - 1]} {day.year}"
+
+
+def short_date(day: date) -> str:
+    return f"{day.day} {_MONTHS[day.month - 1][:3]} {day.year}"
+
+
+def zone(name: str) -> tzinfo:
+    try:
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError):
+        return UTC
+
+
+def _aware(moment: datetime) -> datetime:
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+
+
+def local_time(moment: datetime, timezone: str, day: date | None = None) -> str:
+    """ "14:05 CET" when the moment is on `day`, else "28 Nov 2026, 22:10 CET"."""
+    local = _aware(moment).astimezone(zone(timezone))
+    clock = f"{local:%H:%M} {local.tzname() or ''}".rstrip()
+    if day is not None and local.date() == day:
+        return clock
+    return f"{short_date(local.date())}, {clock}"
+
+
+def iso_time(moment: datetime, timezone: str) -> str:
+    """The moment in the edition's time zone, for a <time datetime="..."> attribute."""
+    return _aware(moment).astimezone(zone(timezone)).replace(microsecond=0).isoformat()
+
+
+def rfc3339(moment: datetime) -> str:
+    """An Atom date: UTC, seconds precision."""
+    utc = _aware(moment).astimezone(UTC).replace(microsecond=0)
+    return utc.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def category_name(category: str) -> str:
+    return category[:1].upper() + category[1:]
+
+
+def plural(count: int, one: str, many: str | None = None) -> str:
+    return f"{count} {one if count == 1 else (many or one + 's')}"
+
+
+def story_count(edition: Edition) -> int:
+    return sum(len(s.stories) for s in edition.sections)
+
+
+def outlet_name(outlet: Outlet) -> str:
+    """The outlet's name, or the host of its link when the source gave no name."""
+    if outlet.name.strip():
+        return outlet.name.strip()
+    host = urlsplit(outlet.url).hostname if safe_url(outlet.url) else None
+    return (host or "source").removeprefix("www.")
+
+
+def summarizer_label(summarizer: str) -> str:
+    if summarizer.startswith("llm:"):
+        return f"summarized by {summarizer[4:]}"
+    return "extractive summary" if summarizer == "extractive" else summarizer
+
+
+# -- scraped text --------------------------------------------------------------------------------
+
+
+def clean_edition(edition: Edition) -> Edition:
+    """The edition with characters that XML forbids (or UTF-8 cannot hold) removed from its text.
+
+    Escaping is the templates' job; this only makes the text encodable, so that one stray
+    control character in a scraped title cannot make a feed unparseable.
+    """
+    sections = tuple(_clean_section(s) for s in edition.sections)
+    if all(a is b for a, b in zip(sections, edition.sections, strict=True)):
+        return edition
+    return replace(edition, sections=sections)
+
+
+def _clean_section(section: EditionSection) -> EditionSection:
+    stories = tuple(_clean_story(s) for s in section.stories)
+    headlines = tuple(_clean_headline(h) for h in section.headlines)
+    if (
+        not needs_cleaning(section.category)
+        and all(a is b for a, b in zip(stories, section.stories, strict=True))
+        and all(a is b for a, b in zip(headlines, section.headlines, strict=True))
+    ):
+        return section  # the common case: nothing to remove, nothing to copy
+    return replace(
+        section, category=clean_text(section.category), stories=stories, headlines=headlines
+    )
+
+
+def _clean_story(story: EditionStory) -> EditionStory:
+    texts = (story.category, story.title, story.brief_summary, story.summary, story.summarizer)
+    if (
+        not any(map(needs_cleaning, texts))
+        and all(k and k == k.strip() and not needs_cleaning(k) for k in story.keywords)
+        and not any(needs_cleaning(o.name) or needs_cleaning(o.title) for o in story.outlets)
+    ):
+        return story
+    return replace(
+        story,
+        category=clean_text(story.category),
+        title=clean_text(story.title),
+        brief_summary=clean_text(story.brief_summary),
+        summary=clean_text(story.summary),
+        keywords=tuple(k for k in (clean_text(k).strip() for k in story.keywords) if k),
+        summarizer=clean_text(story.summarizer),
+        outlets=tuple(
+            Outlet(name=clean_text(o.name), url=o.url, title=clean_text(o.title))
+            for o in story.outlets
+        ),
+    )
+
+
+def _clean_headline(headline: EditionHeadline) -> EditionHeadline:
+    if not any(map(needs_cleaning, (headline.title, headline.source, headline.lede))):
+        return headline
+    return replace(
+        headline,
+        title=clean_text(headline.title),
+        source=clean_text(headline.source),
+        lede=clean_text(headline.lede),
+    )
+
+
+def render(template: str, **context: Any) -> str:
+    return environment().get_template(template).render(**context)
