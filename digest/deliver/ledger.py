@@ -1,0 +1,200 @@
+"""The delivery ledger's state machine: pure decisions about one (edition, recipient) row.
+
+A row moves ``pending → sending → sent | failed``. ``sending`` is written *before* the SMTP
+conversation starts, so a crash mid-send leaves evidence instead of a silent re-send:
+
+- ``pending``  waiting to be sent, not before ``next_attempt_at`` (None: at once);
+- ``sending``  claimed by a run that is talking to the mail server right now, or that crashed
+  while doing so. Nothing here moves it back to ``pending`` except an explicit `resend` (the
+  operator accepts a possible duplicate) or `abandon` (the operator gives it up);
+- ``sent``     the server accepted the message; terminal (only a forced `resend` reopens it);
+- ``failed``   a permanent refusal (5xx) or too many temporary failures; terminal until `resend`.
+
+Every function returns a new `Delivery` or raises `InvalidTransition`; none does I/O. The store
+(`digest.deliver.sender.LedgerStore`) persists rows, the sender drives the transitions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+from datetime import date, datetime, timedelta
+from typing import Literal
+
+from digest.config import EmailConfig
+from digest.deliver.errors import InvalidTransition
+
+State = Literal["pending", "sending", "sent", "failed"]
+STATES: tuple[State, ...] = ("pending", "sending", "sent", "failed")
+
+# The longest wait between two attempts, whatever the configured backoff and attempt count.
+MAX_RETRY_DELAY = timedelta(hours=12)
+
+
+@dataclass(frozen=True, slots=True)
+class RetryPolicy:
+    """How temporary failures are retried: `max_attempts` in all, waits doubling from `backoff`."""
+
+    max_attempts: int = 5
+    backoff: float = 60.0  # seconds before the second attempt
+
+    @classmethod
+    def from_config(cls, config: EmailConfig) -> RetryPolicy:
+        return cls(max_attempts=config.max_attempts, backoff=config.retry_backoff)
+
+    def delay(self, attempts: int) -> timedelta:
+        """The wait after the `attempts`-th attempt failed temporarily: backoff, 2x, 4x..."""
+        seconds = self.backoff * 2 ** max(0, min(attempts - 1, 30))
+        return min(timedelta(seconds=seconds), MAX_RETRY_DELAY)
+
+
+@dataclass(frozen=True, slots=True)
+class Delivery:
+    """One row of the ledger: the email of one edition to one recipient.
+
+    `(edition_day, recipient)` is the key (UNIQUE in the database). `attempts` counts the times
+    the row was claimed for sending since it was created or last explicitly re-sent.
+    `last_reply` is the mail server's last reply (or what happened to the connection).
+    `message_id` is the Message-ID the row was (or is being) sent with.
+    """
+
+    edition_day: date
+    recipient: str
+    state: State = "pending"
+    attempts: int = 0
+    next_attempt_at: datetime | None = None
+    last_reply: str | None = None
+    message_id: str | None = None
+    updated_at: datetime | None = None
+
+    @property
+    def key(self) -> tuple[date, str]:
+        return (self.edition_day, self.recipient)
+
+    def due(self, now: datetime) -> bool:
+        """True when the row is pending and its retry time (if any) has come."""
+        return self.state == "pending" and (
+            self.next_attempt_at is None or self.next_attempt_at <= now
+        )
+
+
+def new(
+    edition_day: date, recipient: str, now: datetime, *, message_id: str | None = None
+) -> Delivery:
+    """A fresh pending row, to be sent at once."""
+    return Delivery(
+        edition_day=edition_day,
+        recipient=recipient,
+        message_id=message_id,
+        updated_at=now,
+    )
+
+
+def _require(delivery: Delivery, action: str, *states: State) -> None:
+    if delivery.state not in states:
+        allowed = " or ".join(states)
+        raise InvalidTransition(
+            f"cannot {action} the delivery of {delivery.edition_day} to {delivery.recipient}: "
+            f"it is {delivery.state}, not {allowed}"
+        )
+
+
+def claim(delivery: Delivery, now: datetime, *, message_id: str | None = None) -> Delivery:
+    """pending → sending: this run is about to talk to the mail server about this row.
+
+    Persist the result (compare-and-set) *before* sending. A row whose retry time has not come
+    cannot be claimed. (Pending rows always have attempts left: `record_failure` fails a row on
+    its last attempt.)
+    """
+    _require(delivery, "send", "pending")
+    if not delivery.due(now):
+        raise InvalidTransition(
+            f"the delivery of {delivery.edition_day} to {delivery.recipient} is not due "
+            f"before {delivery.next_attempt_at}"
+        )
+    return replace(
+        delivery,
+        state="sending",
+        attempts=delivery.attempts + 1,
+        next_attempt_at=None,
+        message_id=message_id or delivery.message_id,
+        updated_at=now,
+    )
+
+
+def record_sent(delivery: Delivery, reply: str, now: datetime) -> Delivery:
+    """sending → sent: the server accepted the message; `reply` is what it said."""
+    _require(delivery, "record as sent", "sending")
+    return replace(delivery, state="sent", last_reply=reply, updated_at=now)
+
+
+def record_failure(
+    delivery: Delivery,
+    reply: str,
+    now: datetime,
+    *,
+    permanent: bool,
+    policy: RetryPolicy,
+) -> Delivery:
+    """sending → pending (retry later) for a temporary failure, or → failed.
+
+    A permanent failure (5xx), or a temporary one on the last allowed attempt, is final.
+    """
+    _require(delivery, "record a failure of", "sending")
+    if permanent:
+        return replace(
+            delivery, state="failed", last_reply=reply, next_attempt_at=None, updated_at=now
+        )
+    if delivery.attempts >= policy.max_attempts:
+        note = f"{reply} (gave up after {delivery.attempts} attempts)"
+        return replace(
+            delivery, state="failed", last_reply=note, next_attempt_at=None, updated_at=now
+        )
+    return replace(
+        delivery,
+        state="pending",
+        last_reply=reply,
+        next_attempt_at=now + policy.delay(delivery.attempts),
+        updated_at=now,
+    )
+
+
+def resend(delivery: Delivery, now: datetime, *, include_sent: bool = False) -> Delivery:
+    """An operator's explicit request: send this row again, with a fresh attempt budget.
+
+    For a row stuck in ``sending`` (a crash between sending and recording) or ``failed``. The
+    recipient may get the message twice if the stuck attempt did reach the server; the
+    Message-ID stays the same, so mail stores that deduplicate by it show one copy. A ``sent``
+    row is only reopened with `include_sent` (the recipient asked for it again).
+    """
+    states: tuple[State, ...] = ("sending", "failed")
+    _require(delivery, "re-send", *(*states, "sent") if include_sent else states)
+    return replace(delivery, state="pending", attempts=0, next_attempt_at=None, updated_at=now)
+
+
+def abandon(
+    delivery: Delivery, now: datetime, reason: str = "abandoned by the operator"
+) -> Delivery:
+    """An operator's explicit decision about a stuck or pending row: do not send it (→ failed)."""
+    _require(delivery, "abandon", "sending", "pending")
+    reply = f"{reason} (last reply: {delivery.last_reply})" if delivery.last_reply else reason
+    return replace(delivery, state="failed", last_reply=reply, next_attempt_at=None, updated_at=now)
+
+
+def plan(deliveries: Iterable[Delivery], now: datetime) -> tuple[Delivery, ...]:
+    """The rows to send now: pending and due, oldest retry first, then by recipient.
+
+    Rows in ``sending`` are never in the plan (see `stuck`), nor ``sent`` or ``failed`` ones.
+    """
+    due = [d for d in deliveries if d.due(now)]
+    floor = datetime.min.replace(tzinfo=now.tzinfo)
+    due.sort(key=lambda d: (d.next_attempt_at or floor, d.edition_day, d.recipient))
+    return tuple(due)
+
+
+def stuck(deliveries: Iterable[Delivery]) -> tuple[Delivery, ...]:
+    """Rows left in ``sending``: a run crashed mid-send, or another run is sending right now.
+
+    Report them; only `resend` or `abandon` moves them on.
+    """
+    return tuple(d for d in deliveries if d.state == "sending")
