@@ -10,6 +10,7 @@ import pytest
 from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
 from sqlalchemy import select, text
 
 import digest.store.repo as repo
@@ -17,7 +18,7 @@ from digest.config import StoriesConfig
 from digest.errors import StoreError
 from digest.models import Item, Page, Summary
 from digest.store import Store, content_hash, make_engine, open_store, upgrade
-from digest.store.engine import alembic_config
+from digest.store.engine import alembic_config, migrations_dir
 from digest.store.schema import articles, metadata, stories
 from tests import headlines as H
 from tests import storefixtures
@@ -106,7 +107,7 @@ def test_migrating_0001_to_0002_keeps_the_data_and_ends_at_the_models(db_url: st
             version = conn.execute(text("SELECT version_num FROM alembic_version")).scalar()
     finally:
         engine.dispose()
-    assert version == "0002"
+    assert version == ScriptDirectory(str(migrations_dir())).get_current_head()  # 0002 and later
     assert "coalesce(published, first_seen)" in indexes["ix_articles_category_recent"].lower()
     assert "ix_articles_story_id" in indexes
 

@@ -1,4 +1,5 @@
-"""Storage: articles, stories, summaries, runs and feed state in SQLite (default) or PostgreSQL.
+"""Storage: articles, stories, summaries, runs, feed state, subscribers, editions and the delivery
+ledger in SQLite (default) or PostgreSQL.
 
 `open_store(url)` is the way in; it creates or upgrades the schema before returning a `Store`.
 """
@@ -8,12 +9,16 @@ from digest.store.repo import (
     ArticleView,
     ClusterResult,
     FeedState,
+    InvalidSubscriberError,
     RunExistsError,
     RunRecord,
+    SqlLedger,
     Store,
     StoryView,
+    Subscriber,
     UpsertResult,
     content_hash,
+    normalize_email,
 )
 from digest.store.urls import canonical_url
 
@@ -21,14 +26,18 @@ __all__ = [
     "ArticleView",
     "ClusterResult",
     "FeedState",
+    "InvalidSubscriberError",
     "RunExistsError",
     "RunRecord",
+    "SqlLedger",
     "Store",
     "StoryView",
+    "Subscriber",
     "UpsertResult",
     "canonical_url",
     "content_hash",
     "make_engine",
+    "normalize_email",
     "open_store",
     "upgrade",
 ]

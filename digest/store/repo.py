@@ -1,4 +1,5 @@
-"""The store: what the service keeps between runs (articles, stories, summaries, runs, feed state).
+"""The store: what the service keeps between runs (articles, stories, summaries, runs, feed state,
+subscribers, editions and the delivery ledger).
 
 Methods are synchronous and short; the service calls them through asyncio.to_thread. No network
 I/O happens inside their transactions, so a write holds SQLite's lock for milliseconds.
@@ -6,13 +7,16 @@ I/O happens inside their transactions, so a write holds SQLite's lock for millis
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
+import secrets
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from sqlalchemy import (
     Connection,
@@ -30,14 +34,28 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
 from digest.errors import InvalidURLError, StoreError
-from digest.models import Extract, Headline, Item, Page, Summary
+from digest.models import Edition, Extract, Headline, Item, Page, Summary
+from digest.store.editions import content_hash as edition_hash
+from digest.store.editions import decode_edition, encode_edition
 from digest.store.engine import READ_ONLY, describe
-from digest.store.schema import Article, articles, feeds, runs, stories, summaries
+from digest.store.schema import (
+    DELIVERY_STATES,
+    Article,
+    articles,
+    deliveries,
+    editions,
+    feeds,
+    runs,
+    stories,
+    subscribers,
+    summaries,
+)
 from digest.store.urls import canonical_url
 from digest.stories import Clustering, Coverage, Report, StoryStats, cluster_reports, outlet, score
 
 if TYPE_CHECKING:
     from digest.config import StoriesConfig
+    from digest.deliver.ledger import Delivery
 
 FINISHED_STATUSES = ("ok", "partial", "failed")
 # Columns a later sighting of the same URL may change (url, original_url and id never change).
@@ -67,6 +85,22 @@ _CHUNK = 500
 
 class RunExistsError(StoreError):
     """A run with this key was started before: that (job, period) is done or in progress."""
+
+
+class InvalidSubscriberError(StoreError, ValueError):
+    """A subscriber that cannot be stored: a malformed address, or an unknown time zone."""
+
+
+@dataclass(frozen=True, slots=True)
+class Subscriber:
+    """Who gets the email digest. `categories` None: every category. `token` is the secret of
+    the subscriber's unsubscribe link; it stays the same for the life of the subscription."""
+
+    email: str  # lower-cased
+    categories: tuple[str, ...] | None
+    timezone: str
+    token: str
+    created_at: datetime
 
 
 @dataclass(frozen=True, slots=True)
@@ -495,6 +529,212 @@ class Store:
             changes = {name: stmt.excluded[name] for name in values if name != "url"}
             conn.execute(stmt.on_conflict_do_update(index_elements=["url"], set_=changes))
 
+    # Subscribers
+
+    def add_subscriber(
+        self, email: str, *, categories: Sequence[str] | None, timezone: str
+    ) -> Subscriber:
+        """Subscribe `email` (lower-cased) to `categories` (None or empty: all of them).
+
+        Adding an address that is subscribed already changes its categories and time zone and
+        keeps its token (unsubscribe links already sent keep working). Raises
+        InvalidSubscriberError for a malformed address or an unknown time zone.
+        """
+        address = normalize_email(email)
+        zone = _check_timezone(timezone)
+        cats = _normalize_categories(categories)
+        values = {
+            "email": address,
+            "categories": list(cats) if cats is not None else None,
+            "timezone": zone,
+            "token": secrets.token_urlsafe(24),
+            "created_at": _now(),
+        }
+        with self._write() as conn:
+            insert = postgresql.insert if conn.dialect.name == "postgresql" else sqlite.insert
+            stmt = insert(subscribers).values(values)
+            stmt = stmt.on_conflict_do_update(
+                index_elements=["email"],
+                set_={"categories": stmt.excluded.categories, "timezone": stmt.excluded.timezone},
+            )
+            row = conn.execute(stmt.returning(*subscribers.c)).mappings().one()
+        return _subscriber(row)
+
+    def remove_subscriber(self, email: str) -> bool:
+        """Unsubscribe `email` (any case); False when it was not subscribed."""
+        address = email.strip().lower()
+        with self._write() as conn:
+            result = conn.execute(subscribers.delete().where(subscribers.c.email == address))
+            return bool(result.rowcount)
+
+    def subscribers(self) -> list[Subscriber]:
+        """Every subscriber, by address."""
+        query = select(subscribers).order_by(subscribers.c.email)
+        with self._read() as conn:
+            return [_subscriber(row) for row in conn.execute(query).mappings()]
+
+    def subscriber_by_token(self, token: str) -> Subscriber | None:
+        """The subscriber whose unsubscribe link carries `token`, or None."""
+        if not token:
+            return None
+        query = select(subscribers).where(subscribers.c.token == token)
+        with self._read() as conn:
+            row = conn.execute(query).mappings().first()
+        return _subscriber(row) if row is not None else None
+
+    # Editions
+
+    def save_edition(self, edition: Edition, *, at: datetime | None = None) -> tuple[bool, bool]:
+        """Store the edition of `edition.day`; return (created, changed).
+
+        One row per day: saving a day again replaces the stored edition only when its content
+        (everything but `generated_at`) changed; an unchanged rebuild leaves the row, and its
+        `generated_at`, as they were and returns (False, False).
+        """
+        at = at or _now()
+        _require_aware(at, "at")
+        _require_aware(edition.generated_at, "generated_at")
+        payload = encode_edition(edition)
+        digest = edition_hash(payload)
+        values = {
+            "day": edition.day,
+            "content_hash": digest,
+            "payload": payload,
+            "generated_at": edition.generated_at,
+            "updated_at": at,
+        }
+        with self._write() as conn:
+            insert = postgresql.insert if conn.dialect.name == "postgresql" else sqlite.insert
+            stmt = insert(editions).values(values).on_conflict_do_nothing(index_elements=["day"])
+            if conn.execute(stmt.returning(editions.c.id)).first() is not None:
+                return True, True
+            changes = {k: v for k, v in values.items() if k != "day"}
+            stmt = (
+                update(editions)
+                .where(editions.c.day == edition.day, editions.c.content_hash != digest)
+                .values(changes)
+            )
+            return False, bool(conn.execute(stmt).rowcount)
+
+    def edition(self, day: date) -> Edition | None:
+        """The stored edition of `day`, or None."""
+        query = select(editions.c.day, editions.c.payload).where(editions.c.day == day)
+        with self._read() as conn:
+            row = conn.execute(query).first()
+        return _edition(row.day, row.payload) if row is not None else None
+
+    def editions(self, limit: int | None = None) -> list[Edition]:
+        """The stored editions, newest day first (all of them, or the latest `limit`)."""
+        query = select(editions.c.day, editions.c.payload).order_by(editions.c.day.desc())
+        if limit is not None:
+            query = query.limit(limit)
+        with self._read() as conn:
+            rows = conn.execute(query).all()
+        return [_edition(row.day, row.payload) for row in rows]
+
+    def edition_days(self) -> list[date]:
+        """The days that have an edition, newest first."""
+        query = select(editions.c.day).order_by(editions.c.day.desc())
+        with self._read() as conn:
+            return list(conn.execute(query).scalars())
+
+    # Delivery ledger (digest.deliver; SqlLedger is the async face the sender uses)
+
+    def add_deliveries(self, rows: Sequence[Delivery]) -> int:
+        """Insert the ledger rows whose (edition_day, recipient) is new; return how many.
+
+        Existing rows are left exactly as they are, whatever their state.
+        """
+        values = [_delivery_values(d) for d in sorted(rows, key=lambda d: d.key)]
+        if not values:
+            return 0
+        added = 0
+        with self._write() as conn:
+            insert = postgresql.insert if conn.dialect.name == "postgresql" else sqlite.insert
+            # In key order, so concurrent PostgreSQL writers lock rows alike and never deadlock.
+            for chunk in _chunks(values):
+                stmt = (
+                    insert(deliveries)
+                    .values(chunk)
+                    .on_conflict_do_nothing(index_elements=["edition_day", "recipient"])
+                    .returning(deliveries.c.id)
+                )
+                added += len(conn.execute(stmt).all())
+        return added
+
+    def load_deliveries(self, edition_day: date) -> list[Delivery]:
+        """Every ledger row of the edition of `edition_day`, by recipient."""
+        query = (
+            select(deliveries)
+            .where(deliveries.c.edition_day == edition_day)
+            .order_by(deliveries.c.recipient)
+        )
+        with self._read() as conn:
+            return [_delivery(row) for row in conn.execute(query).mappings()]
+
+    def claim_delivery(self, expected: Delivery, new: Delivery) -> bool:
+        """Compare-and-set: write `new` over the row of `expected.key` only if that row still
+        has `expected.state` and `expected.attempts`; return whether it did."""
+        if new.key != expected.key:
+            raise ValueError(f"a claim cannot change a row's key: {expected.key} -> {new.key}")
+        day, recipient = expected.key
+        stmt = (
+            update(deliveries)
+            .where(
+                deliveries.c.edition_day == day,
+                deliveries.c.recipient == recipient,
+                deliveries.c.state == expected.state,
+                deliveries.c.attempts == expected.attempts,
+            )
+            .values(_delivery_values(new))
+        )
+        with self._write() as conn:
+            return conn.execute(stmt).rowcount == 1
+
+    def save_delivery(self, delivery: Delivery) -> None:
+        """Write a ledger row by its key (the outcome recorded by the run that claimed it)."""
+        day, recipient = delivery.key
+        stmt = (
+            update(deliveries)
+            .where(deliveries.c.edition_day == day, deliveries.c.recipient == recipient)
+            .values(_delivery_values(delivery))
+        )
+        with self._write() as conn:
+            if conn.execute(stmt).rowcount == 0:
+                raise StoreError(f"no delivery of {day} to {recipient} in the ledger")
+
+    def deliveries(
+        self,
+        limit: int | None = 200,
+        *,
+        edition_day: date | None = None,
+        states: Iterable[str] | None = None,
+    ) -> list[Delivery]:
+        """Ledger rows, newest edition first, then by recipient: what `digest deliveries` shows.
+
+        Optionally only one edition's, or only rows in `states`.
+        """
+        query = select(deliveries)
+        if edition_day is not None:
+            query = query.where(deliveries.c.edition_day == edition_day)
+        if states is not None:
+            query = query.where(deliveries.c.state.in_(list(states)))
+        query = query.order_by(deliveries.c.edition_day.desc(), deliveries.c.recipient)
+        if limit is not None:
+            query = query.limit(limit)
+        with self._read() as conn:
+            return [_delivery(row) for row in conn.execute(query).mappings()]
+
+    def ledger_counts(self, edition_day: date | None = None) -> dict[str, int]:
+        """Rows per state (every state, zeros included), of one edition or of all."""
+        query = select(deliveries.c.state, func.count()).group_by(deliveries.c.state)
+        if edition_day is not None:
+            query = query.where(deliveries.c.edition_day == edition_day)
+        counts = dict.fromkeys(DELIVERY_STATES, 0)
+        with self._read() as conn:
+            counts.update({state: int(n) for state, n in conn.execute(query)})
+        return counts
+
     # Transactions
 
     @contextmanager
@@ -508,6 +748,26 @@ class Store:
         """One read transaction; on SQLite it does not take the write lock."""
         with _store_errors(), self.engine.connect().execution_options(**{READ_ONLY: True}) as conn:
             yield conn
+
+
+class SqlLedger:
+    """The delivery ledger in the store: `digest.deliver.sender.LedgerStore` for `deliver` and
+    `resend`. Each call is one short transaction, run in a worker thread."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    async def add(self, deliveries: Sequence[Delivery]) -> None:
+        await asyncio.to_thread(self.store.add_deliveries, list(deliveries))
+
+    async def load(self, edition_day: date) -> list[Delivery]:
+        return await asyncio.to_thread(self.store.load_deliveries, edition_day)
+
+    async def claim(self, expected: Delivery, new: Delivery) -> bool:
+        return await asyncio.to_thread(self.store.claim_delivery, expected, new)
+
+    async def save(self, delivery: Delivery) -> None:
+        await asyncio.to_thread(self.store.save_delivery, delivery)
 
 
 @contextmanager
@@ -527,6 +787,113 @@ def _require_aware(value: datetime | None, name: str, *, optional: bool = False)
         return
     if value is None or value.tzinfo is None or value.utcoffset() is None:
         raise ValueError(f"{name} must be an aware datetime, not {value!r}")
+
+
+# Subscribers
+
+_EMAIL_SPECIALS = frozenset('"(),:;<>[]\\')
+
+
+def normalize_email(email: str) -> str:
+    """`email` stripped and lower-cased, or InvalidSubscriberError when it is not one plain
+    address: exactly one @ with something on both sides, no whitespace, control characters or
+    header syntax (a newline would let an address inject headers such as Bcc)."""
+    if not isinstance(email, str):
+        raise InvalidSubscriberError(f"not an email address: {email!r}")
+    address = email.strip().lower()
+    local, at, domain = address.partition("@")
+    bad = next(
+        (c for c in address if c.isspace() or not c.isprintable() or c in _EMAIL_SPECIALS), None
+    )
+    if (
+        not at
+        or not local
+        or not domain
+        or "@" in domain
+        or bad is not None
+        or domain.startswith(".")
+        or domain.endswith(".")
+        or ".." in domain
+        or len(address) > 254
+    ):
+        raise InvalidSubscriberError(f"not an email address: {email!r}")
+    return address
+
+
+def _check_timezone(name: str) -> str:
+    try:
+        ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError, TypeError):
+        raise InvalidSubscriberError(f"unknown time zone {name!r}") from None
+    return name
+
+
+def _normalize_categories(categories: Sequence[str] | None) -> tuple[str, ...] | None:
+    if categories is None:
+        return None
+    if isinstance(categories, str):
+        raise TypeError("categories must be a sequence of names, not one string")
+    cleaned = tuple(dict.fromkeys(c.strip() for c in categories if c.strip()))
+    return cleaned or None
+
+
+def _subscriber(row: Mapping[str, Any]) -> Subscriber:
+    categories = row["categories"]
+    return Subscriber(
+        email=row["email"],
+        categories=tuple(categories) if categories is not None else None,
+        timezone=row["timezone"],
+        token=row["token"],
+        created_at=row["created_at"],
+    )
+
+
+# Editions
+
+
+def _edition(day: date, payload: Any) -> Edition:
+    try:
+        return decode_edition(payload)
+    except (ValueError, TypeError) as err:
+        raise StoreError(f"the stored edition of {day} cannot be read: {err}") from err
+
+
+# Delivery ledger
+
+
+def _delivery_values(d: Delivery) -> dict[str, Any]:
+    if d.state not in DELIVERY_STATES:
+        raise ValueError(f"delivery state must be one of {DELIVERY_STATES}, not {d.state!r}")
+    _require_aware(d.next_attempt_at, "next_attempt_at", optional=True)
+    _require_aware(d.updated_at, "updated_at", optional=True)
+    return {
+        "edition_day": d.edition_day,
+        "recipient": d.recipient,
+        "state": d.state,
+        "attempts": d.attempts,
+        "next_attempt_at": d.next_attempt_at,
+        "last_reply": d.last_reply,
+        "message_id": d.message_id,
+        "updated_at": d.updated_at,
+    }
+
+
+def _delivery(row: Mapping[str, Any]) -> Delivery:
+    from digest.deliver.ledger import Delivery  # the mail code loads only when the ledger is used
+
+    return Delivery(
+        edition_day=row["edition_day"],
+        recipient=row["recipient"],
+        state=row["state"],
+        attempts=row["attempts"],
+        next_attempt_at=row["next_attempt_at"],
+        last_reply=row["last_reply"],
+        message_id=row["message_id"],
+        updated_at=row["updated_at"],
+    )
+
+
+# Articles
 
 
 def _row_from_item(item: Item, seen_at: datetime) -> dict[str, Any]:
@@ -874,7 +1241,7 @@ def _summary(row: Mapping[str, Any]) -> Summary:
     )
 
 
-def _chunks(values: Sequence[int] | Sequence[str]) -> Iterator[list[Any]]:
+def _chunks(values: Sequence[Any]) -> Iterator[list[Any]]:
     items = list(values)
     for start in range(0, len(items), _CHUNK):
         yield items[start : start + _CHUNK]

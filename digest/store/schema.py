@@ -6,12 +6,13 @@ rebuild a table) and PostgreSQL refer to the same names.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from typing import Any, ClassVar
 
 from sqlalchemy import (
     JSON,
     CheckConstraint,
+    Date,
     DateTime,
     Dialect,
     Float,
@@ -37,6 +38,8 @@ NAMING_CONVENTION = {
 }
 
 RUN_STATUSES = ("running", "ok", "partial", "failed")
+# digest.deliver.ledger.STATES (not imported: the store does not load the mail code).
+DELIVERY_STATES = ("pending", "sending", "sent", "failed")
 
 
 class UTCDateTime(TypeDecorator[datetime]):
@@ -69,6 +72,7 @@ class Base(DeclarativeBase):
     metadata = MetaData(naming_convention=NAMING_CONVENTION)
     type_annotation_map: ClassVar[dict[Any, Any]] = {
         datetime: UTCDateTime(),
+        date: Date(),
         dict[str, Any]: JSON,
         list[Any]: JSON,
     }
@@ -199,6 +203,55 @@ class StoredSummary(Base):
     )
 
 
+class StoredSubscriber(Base):
+    """Who gets the email digest: an address (lower-cased), its categories and time zone."""
+
+    __tablename__ = "subscribers"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    email: Mapped[str] = mapped_column(String, unique=True)
+    # NULL (not JSON null): every category.
+    categories: Mapped[list[Any] | None] = mapped_column(JSON(none_as_null=True))
+    timezone: Mapped[str] = mapped_column(String)
+    token: Mapped[str] = mapped_column(String, unique=True)  # the unsubscribe link's secret
+    created_at: Mapped[datetime]
+
+
+class StoredEdition(Base):
+    """One day's edition (digest.models.Edition as JSON); building it again updates the row."""
+
+    __tablename__ = "editions"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    day: Mapped[date] = mapped_column(unique=True)
+    content_hash: Mapped[str] = mapped_column(String)  # of the payload without generated_at
+    payload: Mapped[dict[str, Any]]
+    generated_at: Mapped[datetime]  # the payload's generated_at
+    updated_at: Mapped[datetime]  # when the row was last written (created or content changed)
+
+
+class StoredDelivery(Base):
+    """The delivery ledger: one email of one edition to one recipient (digest.deliver.ledger)."""
+
+    __tablename__ = "deliveries"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    edition_day: Mapped[date]
+    recipient: Mapped[str] = mapped_column(String)
+    state: Mapped[str] = mapped_column(String)
+    attempts: Mapped[int] = mapped_column(Integer)
+    next_attempt_at: Mapped[datetime | None]
+    last_reply: Mapped[str | None] = mapped_column(Text)
+    message_id: Mapped[str | None] = mapped_column(String)
+    updated_at: Mapped[datetime | None]
+
+    __table_args__ = (
+        UniqueConstraint("edition_day", "recipient"),
+        CheckConstraint(f"state IN {DELIVERY_STATES!r}", name="state"),
+        Index("ix_deliveries_state", "state"),
+    )
+
+
 # "Today's headlines of a category", newest first: what Store.headlines filters and sorts by.
 Index("ix_articles_category_recent", Article.category, Article.recent())
 
@@ -208,3 +261,6 @@ runs = Run.__table__
 feeds = Feed.__table__
 stories = Story.__table__
 summaries = StoredSummary.__table__
+subscribers = StoredSubscriber.__table__
+editions = StoredEdition.__table__
+deliveries = StoredDelivery.__table__
