@@ -10,6 +10,7 @@ import json
 import logging
 import sys
 from collections.abc import Awaitable, Callable
+from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -83,16 +84,23 @@ def _echo_json(data: Any) -> None:
     show_default=True,
     help="Log verbosity (logs go to stderr).",
 )
+@click.option(
+    "--log-format",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="One line per event; json for machines.",
+)
 @click.option("--debug", is_flag=True, help="Show tracebacks for internal errors.")
 @click.version_option(package_name="digest")
 @click.pass_context
-def cli(ctx: click.Context, config_path: str | None, log_level: str, debug: bool) -> None:
+def cli(
+    ctx: click.Context, config_path: str | None, log_level: str, log_format: str, debug: bool
+) -> None:
     """digest: a self-hosted news digest. Headlines per topic, answers on demand."""
-    logging.basicConfig(
-        level=getattr(logging, log_level.upper()),
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-        stream=sys.stderr,
-    )
+    from digest.logs import setup_logging
+
+    setup_logging(log_level, log_format)
     ctx.obj = {"config_path": config_path, "debug": debug}
 
 
@@ -155,13 +163,24 @@ def news(ctx: click.Context, category: str, limit: int, live: bool, as_json: boo
 @cli.command()
 @click.argument("text")
 @click.option("--k", default=6, show_default=True, type=click.IntRange(1, 50), help="Results.")
+@click.option(
+    "--deep", is_flag=True, help="Crawl and summarize the results, then answer from them."
+)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
 @click.pass_context
-def query(ctx: click.Context, text: str, k: int, as_json: bool) -> None:
-    """Search the web for TEXT; each result gets a lede from its page in about a second."""
-    from digest import ondemand
-    from digest.cli_output import print_items
+def query(ctx: click.Context, text: str, k: int, deep: bool, as_json: bool) -> None:
+    """Search the web for TEXT; each result gets a lede from its page in about a second.
 
+    With --deep, the top K results are crawled and summarized and a short answer citing them
+    as [1], [2], ... is written from their texts only.
+    """
+    from digest import ondemand
+    from digest.cli_output import print_answer, print_items
+
+    if deep:
+        result = _run(ctx, lambda app: ondemand.query_deep(app, text, k=k))
+        _echo_json(result) if as_json else print_answer(result)
+        return
     items = _run(ctx, lambda app: ondemand.query(app, text, k=k))
     if as_json:
         _echo_json([i.to_json() for i in items])
@@ -171,14 +190,25 @@ def query(ctx: click.Context, text: str, k: int, as_json: bool) -> None:
 
 @cli.command()
 @click.argument("urls", nargs=-1, required=True)
+@click.option("--deep", is_flag=True, help="Crawl (browser), extract the main text, summarize.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
 @click.pass_context
-def extract(ctx: click.Context, urls: tuple[str, ...], as_json: bool) -> None:
-    """Fast extraction of URLs: one result per URL, in the order given."""
+def extract(ctx: click.Context, urls: tuple[str, ...], deep: bool, as_json: bool) -> None:
+    """Fast extraction of URLs: one result per URL, in the order given.
+
+    With --deep: title, main text, summary, brief summary and keywords of each URL.
+    """
     from digest import ondemand
-    from digest.cli_output import extract_json, print_extracts
+    from digest.cli_output import extract_json, print_deep_extracts, print_extracts
 
     ondemand.check_urls(list(urls))  # a typo fails before anything is fetched
+    if deep:
+        deep_results = _run(ctx, lambda app: ondemand.extract_deep(app, list(urls)))
+        _echo_json(deep_results) if as_json else print_deep_extracts(deep_results)
+        blocked = [r for r in deep_results if "blocked" in (r["error"] or "")]
+        if blocked:
+            _fail(blocked[0]["error"])
+        return
     results = _run(ctx, lambda app: ondemand.extract(app, list(urls)))
     if as_json:
         _echo_json([extract_json(e) for e in results])
@@ -200,10 +230,212 @@ def collect(ctx: click.Context, categories: tuple[str, ...]) -> None:
     config = _config(ctx)
     for c in categories:
         config.check_category(c)
-    report = _run(ctx, lambda app: collecting.collect(app, list(categories) or None))
+    report = _run(ctx, lambda app: collecting.collect_claiming(app, list(categories) or None))
     print_collect_report(report)
     if report.status == "failed":
         _fail(f"nothing collected: {len(report.failures)} source(s) failed")
+
+
+@cli.command()
+@click.option("--category", "categories", multiple=True, help="Only this category (repeatable).")
+@click.option("--top", type=click.IntRange(1, 100), help="Stories per category [config: 5].")
+@click.pass_context
+def deepen(ctx: click.Context, categories: tuple[str, ...], top: int | None) -> None:
+    """Crawl, extract and summarize the top stories of each category."""
+    from digest import deepen as deepening
+    from digest.cli_output import deepen_progress, print_deepen_report
+
+    config = _config(ctx)
+    for c in categories:
+        config.check_category(c)
+    with deepen_progress() as progress:
+        report = _run(
+            ctx,
+            lambda app: deepening.deepen(app, list(categories) or None, top=top, progress=progress),
+        )
+    print_deepen_report(report)
+    if report.status == "failed":
+        _fail(f"nothing could be read: {len(report.errors)} page(s) failed")
+
+
+@cli.command()
+@click.option("--category", help="Only this category.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a list.")
+@click.pass_context
+def stories(ctx: click.Context, category: str | None, as_json: bool) -> None:
+    """Today's stories with their outlets and summaries."""
+    from digest.cli_output import print_stories
+    from digest.deepen import story_json
+
+    config = _config(ctx)
+    cat = config.check_category(category) if category else None
+
+    async def load(app):
+        store = await app.store()
+        return await asyncio.to_thread(store.stories, cat, since=config.today_start())
+
+    found = [story_json(s) for s in _run(ctx, load)]
+    _echo_json(found) if as_json else print_stories(found)
+
+
+def _parse_day(value: str | None) -> date | None:
+    if value is None:
+        return None
+    try:
+        return date.fromisoformat(value)
+    except ValueError:
+        raise click.BadParameter(f"{value!r} is not a date (YYYY-MM-DD)") from None
+
+
+@cli.command()
+@click.option(
+    "--date", "day", help="Edition day, YYYY-MM-DD (default: today in the config's zone)."
+)
+@click.option("--no-send", is_flag=True, help="Build the edition and the archive; send no email.")
+@click.pass_context
+def publish(ctx: click.Context, day: str | None, no_send: bool) -> None:
+    """Build the day's edition, render the archive, email every subscriber (once)."""
+    from digest import publish as publishing
+    from digest.cli_output import print_publish_report
+
+    the_day = _parse_day(day)
+    report = _run(ctx, lambda app: publishing.publish_claiming(app, the_day, send=not no_send))
+    print_publish_report(report)
+    if report.status == "failed":
+        _fail("publishing failed")
+
+
+@cli.command()
+@click.option("--port", default=8000, show_default=True, type=click.IntRange(1, 65535))
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.pass_context
+def serve(ctx: click.Context, port: int, host: str) -> None:
+    """Serve the archive for a preview, and answer unsubscribe links."""
+    from digest.serve import serve as serving
+
+    _run(ctx, lambda app: serving(app, host=host, port=port))
+
+
+@cli.command()
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
+@click.option("--resend", "resend_day", help="Re-send the stuck and failed emails of YYYY-MM-DD.")
+@click.pass_context
+def deliveries(ctx: click.Context, as_json: bool, resend_day: str | None) -> None:
+    """The delivery ledger: who got which edition, and failures with the server's reply."""
+    from digest.cli_output import delivery_json, print_deliveries
+
+    async def load(app):
+        store = await app.store()
+        if resend_day:
+            from digest.deliver.sender import resend
+            from digest.store.repo import SqlLedger
+
+            reopened = await resend(SqlLedger(store), _parse_day(resend_day), datetime.now(UTC))
+            click.echo(f"{len(reopened)} email(s) will be sent again by the next publish")
+        return await asyncio.to_thread(store.deliveries)
+
+    rows = _run(ctx, load)
+    if as_json:
+        _echo_json([delivery_json(r) for r in rows])
+    else:
+        print_deliveries(rows)
+
+
+@cli.group()
+def subscribers() -> None:
+    """Who gets the email digest."""
+
+
+@subscribers.command("add")
+@click.argument("email")
+@click.option("--categories", help="Comma-separated categories (default: all).")
+@click.option("--timezone", "tz", default=None, help="e.g. Europe/Berlin (default: the config's).")
+@click.pass_context
+def subscribers_add(ctx: click.Context, email: str, categories: str | None, tz: str | None) -> None:
+    """Add a subscriber (or change an existing one's categories and time zone)."""
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+    config = _config(ctx)
+    cats = (
+        tuple(config.check_category(c) for c in categories.split(",") if c.strip())
+        if categories
+        else None
+    )
+    zone = tz or config.schedule.timezone
+    try:
+        ZoneInfo(zone)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise DigestError(f"unknown time zone {zone!r}") from None
+
+    async def add(app):
+        store = await app.store()
+        return await asyncio.to_thread(store.add_subscriber, email, categories=cats, timezone=zone)
+
+    sub = _run(ctx, add)
+    click.echo(f"{sub.email}: {', '.join(sub.categories or ['all categories'])} ({sub.timezone})")
+
+
+@subscribers.command("list")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a list.")
+@click.pass_context
+def subscribers_list(ctx: click.Context, as_json: bool) -> None:
+    """List the subscribers."""
+
+    async def load(app):
+        store = await app.store()
+        return await asyncio.to_thread(store.subscribers)
+
+    subs = _run(ctx, load)
+    data = [
+        {"email": s.email, "categories": list(s.categories or []), "timezone": s.timezone}
+        for s in subs
+    ]
+    if as_json:
+        _echo_json(data)
+        return
+    for d in data:
+        click.echo(f"{d['email']}\t{', '.join(d['categories']) or 'all'}\t{d['timezone']}")
+
+
+@subscribers.command("remove")
+@click.argument("email")
+@click.pass_context
+def subscribers_remove(ctx: click.Context, email: str) -> None:
+    """Remove a subscriber."""
+
+    async def remove(app):
+        store = await app.store()
+        return await asyncio.to_thread(store.remove_subscriber, email)
+
+    if not _run(ctx, remove):
+        raise DigestError(f"no subscriber {email!r}")
+    click.echo(f"removed {email}")
+
+
+@cli.command()
+@click.option("--once", is_flag=True, help="One full cycle (collect, deepen, publish), then exit.")
+@click.pass_context
+def run(ctx: click.Context, once: bool) -> None:
+    """Run the daemon in the foreground: collect, deepen and publish on schedule.
+
+    SIGTERM or Ctrl+C stops it cleanly. One daemon per database.
+    """
+    from digest.daemon import run_daemon
+
+    config = _config(ctx)
+    asyncio.run(run_daemon(config, once=once))
+
+
+@cli.command()
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a summary.")
+@click.pass_context
+def status(ctx: click.Context, as_json: bool) -> None:
+    """Next runs, last runs with counts and errors, failing sources, tokens, ledger, database."""
+    from digest.cli_output import print_status
+    from digest.status import status as load_status
+
+    data = _run(ctx, load_status)
+    _echo_json(data) if as_json else print_status(data)
 
 
 def main() -> None:

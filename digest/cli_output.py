@@ -8,7 +8,9 @@ from rich.console import Console
 from rich.table import Table
 
 from digest.collect import CollectReport
+from digest.deepen import DeepenReport
 from digest.models import Extract, Item
+from digest.publish import PublishReport
 
 
 def _console() -> Console:
@@ -75,3 +77,160 @@ def print_collect_report(report: CollectReport) -> None:
     for f in report.failures:
         console.print(f"[red]failed[/red] {f.source}: {f.error}")
     console.print(f"{report.headlines} headlines in {report.elapsed:.1f} s")
+
+
+def print_deep_extracts(results: list[dict[str, Any]]) -> None:
+    console = _console()
+    for r in results:
+        console.rule(r["title"] or r["url"])
+        console.print(f"[dim]{r['url']}[/dim]")
+        if r["error"]:
+            console.print(f"[red]failed[/red]: {r['error']}")
+            continue
+        console.print(r["summary"])
+        console.print(f"[dim]keywords: {', '.join(r['keywords'])} · {r['summarizer']}[/dim]")
+
+
+def print_answer(result: dict[str, Any]) -> None:
+    console = _console()
+    console.print(result["answer"] or "(no answer could be written from the sources)")
+    console.print()
+    for n, src in enumerate(result["sources"], 1):
+        status = f" [red]({src['error']})[/red]" if src["error"] else ""
+        console.print(f"[{n}] {src['title']}{status}\n    [dim]{src['url']}[/dim]")
+    console.print(f"[dim]answered by {result['answerer']}[/dim]")
+
+
+def print_stories(stories: list[dict[str, Any]]) -> None:
+    console = _console()
+    if not stories:
+        console.print("no stories today (run `digest collect` and `digest deepen`)")
+        return
+    for s in stories:
+        updated = " [yellow](updated)[/yellow]" if s["updated"] else ""
+        console.rule(f"[bold]{s['title']}[/bold]{updated}")
+        console.print(f"{s['category']} · {s['coverage']}")
+        console.print(s["brief_summary"] or "[dim](not summarized yet)[/dim]")
+        for o in s["outlets"]:
+            console.print(f"  • {o['outlet']}: [link={o['url']}]{o['url']}[/link]")
+
+
+class _Progress:
+    def __init__(self) -> None:
+        from rich.progress import Progress as RichProgress
+
+        self.enabled = _console().is_terminal
+        self._bar = RichProgress(transient=True, disable=not self.enabled)
+        self._task = self._bar.add_task("reading top stories", total=None)
+
+    def __call__(self, url: str, done: int, total: int) -> None:
+        self._bar.update(self._task, completed=done, total=total, description=url[-60:])
+
+    def __enter__(self) -> _Progress:
+        self._bar.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._bar.__exit__(None, None, None)
+
+
+def deepen_progress() -> _Progress:
+    """A progress bar on a terminal; silent when the output is piped."""
+    return _Progress()
+
+
+def print_deepen_report(report: DeepenReport) -> None:
+    console = _console()
+    c = report.counts
+    console.print(
+        f"deepen run {report.run_id}: {report.status} · {c['stories']} stories · "
+        f"{c['crawled']} pages read, {c['crawl_failed']} failed · {c['summarized']} summarized "
+        f"({c['llm']} by the LLM, {c['extractive']} extractive), {c['reused']} already done · "
+        f"{c['tokens']} tokens · {report.elapsed:.1f} s"
+    )
+    if report.crawl_mode:
+        console.print(f"crawl mode: {report.crawl_mode} ({report.crawl_mode_reason})")
+    for e in report.errors:
+        console.print(f"[red]failed[/red] {e['source']}: {e['error']}")
+
+
+def print_publish_report(report: PublishReport) -> None:
+    console = _console()
+    c = report.counts
+    console.print(
+        f"publish run {report.run_id}: {report.status} · edition {report.day} "
+        f"({'updated' if report.edition_changed else 'unchanged'}; {c.get('stories', 0)} stories, "
+        f"{c.get('headlines', 0)} headlines) · archive: {report.pages_written} pages written, "
+        f"{report.pages_unchanged} unchanged · emails: {c.get('sent', 0)} sent, "
+        f"{c.get('already_sent', 0)} already sent, {c.get('retrying', 0)} to retry, "
+        f"{c.get('failed', 0)} failed · {report.elapsed:.1f} s"
+    )
+    for e in report.errors:
+        console.print(f"[red]failed[/red] {e['source']}: {e['error']}")
+
+
+def delivery_json(row: Any) -> dict[str, Any]:
+    return {
+        "edition": row.edition_day.isoformat(),
+        "recipient": row.recipient,
+        "state": row.state,
+        "attempts": row.attempts,
+        "next_attempt_at": row.next_attempt_at.isoformat() if row.next_attempt_at else None,
+        "reply": row.last_reply,
+        "message_id": row.message_id,
+        "updated_at": row.updated_at.isoformat() if row.updated_at else None,
+    }
+
+
+def print_deliveries(rows: list[Any]) -> None:
+    if not rows:
+        _console().print("no emails in the ledger yet")
+        return
+    table = Table(expand=True)
+    for col in ("edition", "recipient", "state", "attempts", "server reply"):
+        table.add_column(col)
+    for r in rows:
+        color = {"sent": "green", "failed": "red", "sending": "yellow"}.get(r.state, "")
+        state = f"[{color}]{r.state}[/{color}]" if color else r.state
+        table.add_row(
+            r.edition_day.isoformat(), r.recipient, state, str(r.attempts), r.last_reply or ""
+        )
+    _console().print(table)
+
+
+def print_status(data: dict[str, Any]) -> None:
+    console = _console()
+    running = "[green]running[/green]" if data["daemon_running"] else "[yellow]not running[/yellow]"
+    console.print(f"daemon: {running}")
+    for job, when in data["next_runs"].items():
+        console.print(f"next {job}: {when}")
+    table = Table(title="last runs", expand=False)
+    for col in ("job", "status", "started", "took", "counts", "errors"):
+        table.add_column(col)
+    for kind, r in data["last_runs"].items():
+        counts = ", ".join(f"{k} {v}" for k, v in r["counts"].items() if isinstance(v, int) and v)
+        table.add_row(
+            kind,
+            r["status"],
+            r["started_at"][:19],
+            f"{r['duration_s']} s" if r["duration_s"] is not None else "running",
+            counts,
+            str(len(r["errors"])),
+        )
+    console.print(table)
+    for e in data["failing_sources"]:
+        console.print(f"[red]failing source[/red] {e['source']}: {e['error']}")
+    for f in data["failing_feeds"]:
+        console.print(
+            f"[red]failing feed[/red] {f['url']} ({f['errors_in_a_row']}x): {f['last_error']}"
+        )
+    console.print(f"LLM: {data['llm']}; tokens today: {data['llm_tokens_today']}")
+    b = data["browser"]
+    console.print(f"browser: configured {b['configured']}, last used {b['last_used'] or '-'}")
+    console.print(f"deliveries: {data['deliveries'] or 'none yet'}")
+    size = data["database_bytes"]
+    console.print(
+        f"database: {size / 1e6:.1f} MB, {data['articles']['articles']} articles"
+        if size is not None
+        else f"database: {data['articles']['articles']} articles"
+    )

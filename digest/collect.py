@@ -10,7 +10,7 @@ import logging
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from digest.app import App
 from digest.errors import DigestError
@@ -82,6 +82,15 @@ async def _feed_headlines(app: App, category: str, failures: list[SourceFailure]
     async def one(feed) -> list[Headline]:
         state = await asyncio.to_thread(store.feed_state, feed.url)
         now = datetime.now(UTC)
+        if state is not None and (wait := backoff(state, now)):
+            failures.append(
+                SourceFailure(
+                    f"feed:{feed.url}",
+                    f"backed off after {state.error_count} failures in a row "
+                    f"(next try in {wait}); last error: {state.last_error}",
+                )
+            )
+            return []
         try:
             result = await fetch_feed(
                 app.http,
@@ -99,6 +108,15 @@ async def _feed_headlines(app: App, category: str, failures: list[SourceFailure]
 
     batches = await asyncio.gather(*(one(f) for f in feeds))
     return [h for batch in batches for h in batch]
+
+
+def backoff(state: FeedState, now: datetime) -> timedelta | None:
+    """How long a failing feed still rests: after 3 failures in a row, 2^n minutes (≤ 1 day)."""
+    if state.error_count < 3 or state.last_checked_at is None:
+        return None
+    rest = timedelta(minutes=min(2**state.error_count, 24 * 60))
+    left = state.last_checked_at + rest - now
+    return left if left > timedelta(0) else None
 
 
 def _failed(state: FeedState | None, feed, error: str, now: datetime) -> FeedState:
@@ -124,13 +142,18 @@ async def gather_category(app: App, category: str, failures: list[SourceFailure]
     return merge_headlines([ddg_items, feed_items])
 
 
-async def collect(app: App, categories: list[str] | None = None) -> CollectReport:
-    """One pass over the configured sources of the given categories (default: all)."""
+async def collect(
+    app: App, categories: list[str] | None = None, *, run_key: str | None = None
+) -> CollectReport:
+    """One pass over the configured sources of the given categories (default: all).
+
+    `run_key` names the scheduled period this pass covers; RunExistsError if it ran already.
+    """
     started = time.monotonic()
     cats = [app.config.check_category(c) for c in categories] if categories else None
     cats = cats or list(app.config.sources.categories)
     store = await app.store()
-    run_id = await asyncio.to_thread(store.start_run, "collect")
+    run_id = await asyncio.to_thread(store.start_run, "collect", run_key)
     failures: list[SourceFailure] = []
     reports: list[CategoryReport] = []
     status = "failed"
@@ -170,3 +193,18 @@ async def collect(app: App, categories: list[str] | None = None) -> CollectRepor
     for f in failures:  # the run record and the CLI report show these; the daemon logs louder
         log.info("source failed: %s: %s", f.source, f.error)
     return CollectReport(run_id, status, reports, failures, time.monotonic() - started)
+
+
+async def collect_claiming(app: App, categories: list[str] | None = None) -> CollectReport:
+    """A collection by hand: a full pass claims the current scheduled period when it is still
+    free, so the daemon does not collect the same period again."""
+    from digest.schedule import collect_key, collect_period, parse_interval
+    from digest.store.repo import RunExistsError
+
+    if categories:
+        return await collect(app, categories)
+    every = parse_interval(app.config.schedule.collect_every)
+    try:
+        return await collect(app, run_key=collect_key(collect_period(datetime.now(UTC), every)))
+    except RunExistsError:
+        return await collect(app)

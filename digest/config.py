@@ -172,6 +172,9 @@ class EmailConfig(_Section):
     username: str | None = None
     password_env: str | None = None  # name of the environment variable holding the password
     timeout: PositiveFloat = 30.0
+    # Where a reader unsubscribes ({token} is the subscriber's token): `digest serve` answers
+    # it; behind a public URL, point this at that server.
+    unsubscribe_url: str = "http://localhost:8000/unsubscribe?token={token}"
     max_attempts: PositiveInt = 5  # temporary failures (4xx, dropped connection) are retried
     retry_backoff: PositiveFloat = 60.0  # seconds, doubled after each temporary failure
 
@@ -362,6 +365,7 @@ from = "digest@localhost"
 # security = "starttls"    # "starttls", "ssl" or "none"
 # username = "digest"
 # password_env = "DIGEST_SMTP_PASSWORD"
+unsubscribe_url = "http://localhost:8000/unsubscribe?token={token}"   # `digest serve` answers it
 
 # With no [llm] section, summaries are extractive (sentences ranked from the article itself).
 # [llm]

@@ -124,8 +124,9 @@ async def deepen(
         ok = counts["crawled"] + counts["reused"]
         status = "ok" if not errors else ("partial" if ok else "failed")
     finally:
+        recorded: dict[str, Any] = {**counts, "crawl_mode": mode, "crawl_mode_reason": mode_reason}
         await asyncio.to_thread(
-            store.finish_run, run_id, status=status, counts=counts, errors=errors
+            store.finish_run, run_id, status=status, counts=recorded, errors=errors
         )
     return DeepenReport(
         run_id, status, counts, mode, mode_reason, errors, time.monotonic() - started

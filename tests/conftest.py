@@ -10,13 +10,14 @@ import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 import pytest
 
 from tests.fake_ddgs import ENV as FAKE_DDGS_ENV
 
 if TYPE_CHECKING:
+    from tests.llmserver import LLMServer
     from tests.newsweb import NewsWeb
 
 pytest_plugins = ["tests.newsweb"]
@@ -24,23 +25,40 @@ pytest_plugins = ["tests.newsweb"]
 ROOT = Path(__file__).resolve().parent.parent
 
 
-@pytest.fixture(scope="session")
-def threaded_news_web() -> Iterator[NewsWeb]:
-    """The news web on its own loop in a thread, for tests that run the CLI as a subprocess."""
-    from tests.newsweb import NewsWeb
+T = TypeVar("T")
 
+
+def _in_thread(server: T) -> Iterator[T]:
+    """Run an async context manager (a local server) on its own loop in a thread, so that tests
+    which run the CLI as a subprocess can use it while they block."""
     loop = asyncio.new_event_loop()
-    thread = threading.Thread(target=loop.run_forever, name="news-web", daemon=True)
+    thread = threading.Thread(target=loop.run_forever, name="test-server", daemon=True)
     thread.start()
-    web = NewsWeb()
-    asyncio.run_coroutine_threadsafe(web.__aenter__(), loop).result(10)
+    asyncio.run_coroutine_threadsafe(server.__aenter__(), loop).result(10)  # type: ignore[attr-defined]
     try:
-        yield web
+        yield server
     finally:
-        asyncio.run_coroutine_threadsafe(web.__aexit__(None, None, None), loop).result(10)
+        exit_ = server.__aexit__(None, None, None)  # type: ignore[attr-defined]
+        asyncio.run_coroutine_threadsafe(exit_, loop).result(10)
         loop.call_soon_threadsafe(loop.stop)
         thread.join(5)
         loop.close()
+
+
+@pytest.fixture(scope="session")
+def threaded_news_web() -> Iterator[NewsWeb]:
+    """The local news web, served from a thread for the whole session."""
+    from tests.newsweb import NewsWeb
+
+    yield from _in_thread(NewsWeb())
+
+
+@pytest.fixture
+def threaded_llm_server() -> Iterator[LLMServer]:
+    """A fresh local OpenAI-compatible server, served from a thread."""
+    from tests.llmserver import LLMServer
+
+    yield from _in_thread(LLMServer())
 
 
 @dataclass
@@ -52,12 +70,18 @@ class CliResult:
 
 
 def run_cli(
-    *args: str, cwd: Path, ddgs_script: Path | None = None, timeout: float = 60
+    *args: str,
+    cwd: Path,
+    ddgs_script: Path | None = None,
+    timeout: float = 120,
+    env: dict[str, str] | None = None,
 ) -> CliResult:
     """Run the real `digest` command in a subprocess (DuckDuckGo scripted at the DDGS class)."""
     import time
 
+    extra = env or {}
     env = {k: v for k, v in os.environ.items() if not k.startswith("DIGEST_")}
+    env.update(extra)
     env["PYTHONPATH"] = str(ROOT)
     env["COLUMNS"] = "200"
     if ddgs_script is not None:

@@ -1,0 +1,248 @@
+"""Publishing: build the day's edition from the store, render the archive, send the emails.
+
+An edition is one day in the configured time zone. Building it again gives the same edition
+(updated if its stories changed, never a second one); sending goes through the delivery ledger,
+so publishing again sends nothing twice.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time as clock
+from dataclasses import dataclass, field, replace
+from datetime import UTC, date, datetime, time, timedelta
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from digest.app import App
+from digest.models import Edition, EditionHeadline, EditionSection, EditionStory, Outlet
+from digest.schedule import delivery_due, edition_day, parse_clock
+from digest.store.repo import StoryView
+
+log = logging.getLogger(__name__)
+
+HEADLINES_PER_SECTION = 12
+
+
+@dataclass(frozen=True, slots=True)
+class PublishReport:
+    run_id: int
+    day: date
+    status: str
+    edition_changed: bool
+    pages_written: int
+    pages_unchanged: int
+    counts: dict[str, int] = field(default_factory=dict)
+    errors: list[dict[str, str]] = field(default_factory=list)
+    elapsed: float = 0.0
+
+
+def edition_story(story: StoryView) -> EditionStory:
+    """A stored story as readers see it: the lead summary, else the representative's lede."""
+    lead = next((a.summary for a in story.articles if a.summary), None)
+    outlets: dict[str, Outlet] = {}
+    for a in story.articles:
+        outlets.setdefault(a.outlet, Outlet(name=a.source or a.outlet, url=a.url, title=a.title))
+    first = story.articles[0] if story.articles else None
+    fallback = first.lede if first else ""
+    return EditionStory(
+        id=story.id,
+        category=story.category,
+        title=story.title,
+        brief_summary=lead.brief_summary if lead else fallback,
+        summary=lead.summary if lead else fallback,
+        keywords=tuple(lead.keywords) if lead else (),
+        summarizer=lead.summarizer if lead else "lede",
+        outlets=tuple(outlets.values()),
+        first_seen=story.first_seen,
+        updated=story.updated,
+    )
+
+
+def day_bounds(day: date, tz: str) -> tuple[datetime, datetime]:
+    start = datetime.combine(day, time(0), tzinfo=ZoneInfo(tz))
+    return start, start + timedelta(days=1)
+
+
+async def build_edition(app: App, day: date, *, now: datetime | None = None) -> Edition:
+    """The edition of `day` from what the store holds: per category, its top stories and the
+    ledes of the day's other headlines."""
+    config = app.config
+    store = await app.store()
+    start, end = day_bounds(day, config.schedule.timezone)
+    sections = []
+    for category in config.sources.categories:
+        stories = await asyncio.to_thread(
+            store.top_stories, category, since=start, limit=config.stories.top
+        )
+        in_stories = {a.url for s in stories for a in s.articles}
+        items = await asyncio.to_thread(
+            store.headlines, category, since=start, limit=HEADLINES_PER_SECTION + len(in_stories)
+        )
+        headlines = [
+            EditionHeadline(
+                title=i.headline.title,
+                url=i.headline.url,
+                source=i.headline.source,
+                lede=i.extract.full_content or i.headline.snippet,
+                published=i.headline.published,
+            )
+            for i in items
+            if i.headline.url not in in_stories
+            and (i.headline.published is None or i.headline.published < end)
+        ][:HEADLINES_PER_SECTION]
+        if stories or headlines:
+            sections.append(
+                EditionSection(
+                    category=category,
+                    stories=tuple(edition_story(s) for s in stories),
+                    headlines=tuple(headlines),
+                )
+            )
+    return Edition(
+        day=day,
+        timezone=config.schedule.timezone,
+        sections=tuple(sections),
+        generated_at=now or datetime.now(UTC),
+    )
+
+
+async def save_edition(app: App, edition: Edition) -> tuple[Edition, bool]:
+    """Store the edition; an unchanged rebuild keeps the stored one (and its timestamp)."""
+    store = await app.store()
+    stored = await asyncio.to_thread(store.edition, edition.day)
+    if stored is not None and replace(edition, generated_at=stored.generated_at) == stored:
+        return stored, False
+    await asyncio.to_thread(store.save_edition, edition)
+    return edition, True
+
+
+def _unsubscribe_url(template: str, token: str) -> str:
+    return template.replace("{token}", token)
+
+
+async def send_edition(app: App, edition: Edition, *, now: datetime, due_only: bool = False) -> Any:
+    """Email the edition to every subscriber (or only those whose morning has come) through the
+    delivery ledger: nobody gets it twice."""
+    from digest.deliver.ledger import RetryPolicy
+    from digest.deliver.message import Recipient, build_message
+    from digest.deliver.sender import deliver
+    from digest.render.layout import absolute_url, edition_path
+    from digest.store.repo import SqlLedger
+
+    config = app.config
+    store = await app.store()
+    subscribers = await asyncio.to_thread(store.subscribers)
+    publish_at = parse_clock(config.schedule.publish_at)
+    archive_url = absolute_url(config.archive.base_url, edition_path(edition.day))
+    messages = {}
+    for sub in subscribers:
+        if due_only and not delivery_due(edition.day, publish_at, sub.timezone, now):
+            continue
+        messages[sub.email] = build_message(
+            edition,
+            Recipient(sub.email, sub.categories, sub.timezone),
+            config.email,
+            archive_url=archive_url,
+            unsubscribe_url=_unsubscribe_url(config.email.unsubscribe_url, sub.token),
+            title=config.archive.title,
+        )
+    return await deliver(
+        SqlLedger(store),
+        edition.day,
+        messages,
+        app.transport(),
+        now,
+        policy=RetryPolicy.from_config(config.email),
+    )
+
+
+async def render_archive(app: App) -> Any:
+    """Bring the static archive up to date with every stored edition (incrementally)."""
+    from digest.render.archive import write_archive
+
+    store = await app.store()
+    editions = await asyncio.to_thread(store.editions)
+    out_dir = app.config.resolve(app.config.archive.dir)
+    return await asyncio.to_thread(write_archive, editions, app.config.archive, out_dir)
+
+
+async def publish(
+    app: App,
+    day: date | None = None,
+    *,
+    send: bool = True,
+    due_only: bool = False,
+    run_key: str | None = None,
+) -> PublishReport:
+    """Build the edition of `day` (default: today), render the archive, send the emails."""
+    started = clock.monotonic()
+    now = datetime.now(UTC)
+    day = day or edition_day(now, app.config.schedule.timezone)
+    store = await app.store()
+    run_id = await asyncio.to_thread(store.start_run, "publish", run_key)
+    counts: dict[str, int] = {}
+    errors: list[dict[str, str]] = []
+    status, changed, archive = "failed", False, None
+    try:
+        edition, changed = await save_edition(app, await build_edition(app, day, now=now))
+        counts["stories"] = sum(len(s.stories) for s in edition.sections)
+        counts["headlines"] = sum(len(s.headlines) for s in edition.sections)
+        try:
+            archive = await render_archive(app)
+            counts["pages_written"] = len(archive.written)
+        except OSError as err:  # a full disk must not stop the emails
+            errors.append({"source": "archive", "error": f"cannot write the archive: {err}"})
+        if send:
+            report = await send_edition(app, edition, now=now, due_only=due_only)
+            counts.update(
+                sent=len(report.sent),
+                retrying=len(report.retrying),
+                failed=len(report.failed),
+                stuck=len(report.stuck),
+                already_sent=report.already_sent,
+            )
+            for row in (*report.failed, *report.retrying):
+                errors.append({"source": f"email:{row.recipient}", "error": row.last_reply or ""})
+            for row in report.stuck:
+                errors.append(
+                    {
+                        "source": f"email:{row.recipient}",
+                        "error": "left in 'sending' by an interrupted run: check the mailbox, "
+                        "then `digest deliveries --resend` to send it again",
+                    }
+                )
+        status = "partial" if errors else "ok"
+    finally:
+        await asyncio.to_thread(
+            store.finish_run, run_id, status=status, counts=counts, errors=errors
+        )
+    return PublishReport(
+        run_id,
+        day,
+        status,
+        changed,
+        len(archive.written) if archive else 0,
+        len(archive.unchanged) if archive else 0,
+        counts,
+        errors,
+        clock.monotonic() - started,
+    )
+
+
+async def publish_claiming(
+    app: App, day: date | None = None, *, send: bool = True
+) -> PublishReport:
+    """A publication by hand: it claims the day's scheduled run when that is still free, so the
+    daemon does not publish the same edition again (the ledger already prevents double emails)."""
+    from digest.schedule import publish_key
+    from digest.store.repo import RunExistsError
+
+    the_day = day or edition_day(datetime.now(UTC), app.config.schedule.timezone)
+    if not send:
+        return await publish(app, the_day, send=False)
+    try:
+        return await publish(app, the_day, run_key=publish_key(the_day))
+    except RunExistsError:
+        return await publish(app, the_day)

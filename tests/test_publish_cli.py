@@ -1,0 +1,143 @@
+"""`digest collect && digest deepen && digest publish` as a user runs them: an archive with
+feeds, one email per subscriber, and nothing sent twice — via the outbox and via real SMTP."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from datetime import UTC, datetime
+from email import message_from_bytes
+from email.policy import default as default_policy
+from pathlib import Path
+
+import feedparser
+import pytest
+
+from tests.conftest import run_cli
+from tests.fake_ddgs import write_script
+from tests.newsweb import ARTICLES, NewsWeb
+from tests.smtpserver import SmtpServer
+
+TECH = [a for a in ARTICLES if a.category == "technology"]
+WORLD = [a for a in ARTICLES if a.category == "world"]
+
+
+def setup(tmp_path: Path, web: NewsWeb, email: str = "") -> Path:
+    (tmp_path / "digest.toml").write_text(
+        f"""
+[sources]
+categories = ["technology", "world"]
+ddg_retries = 0
+[fetch]
+allowed_networks = ["127.0.0.1/32"]
+[crawl]
+mode = "http"
+respect_robots = false
+[archive]
+base_url = "https://news.example.org/digest/"
+{email}
+"""
+    )
+    now = datetime.now(UTC).isoformat()
+
+    def rows(articles):
+        return [
+            {
+                "date": now,
+                "title": a.title,
+                "body": a.description,
+                "url": web.url(a.path),
+                "image": None,
+                "source": "Example News",
+            }
+            for a in articles
+        ]
+
+    script = write_script(
+        tmp_path / "ddgs.json",
+        news={"technology news": rows(TECH), "world news": rows(WORLD)},
+    )
+    assert run_cli("collect", cwd=tmp_path, ddgs_script=script).code == 0
+    assert run_cli("deepen", "--top", "2", cwd=tmp_path).code == 0
+    for args in (
+        ["alice@example.org"],
+        ["bob@example.org", "--categories", "world", "--timezone", "Europe/Berlin"],
+    ):
+        assert run_cli("subscribers", "add", *args, cwd=tmp_path).code == 0
+    return tmp_path
+
+
+def ledger(tmp_path: Path) -> list[tuple]:
+    with sqlite3.connect(tmp_path / "digest.db") as conn:
+        return conn.execute("select recipient, state from deliveries order by recipient").fetchall()
+
+
+def test_publish_writes_the_archive_and_one_email_per_subscriber_once(tmp_path, threaded_news_web):
+    setup(tmp_path, threaded_news_web)
+    first = run_cli("publish", cwd=tmp_path)
+    assert first.code == 0, first.stderr + first.stdout
+    site = tmp_path / "site"
+    assert (site / "index.html").exists() and (site / "feed.xml").exists()
+    feed = feedparser.parse((site / "feed.xml").read_bytes())
+    assert len(feed.entries) == 1 and not feed.bozo
+
+    eml = sorted((tmp_path / "outbox").glob("*.eml"))
+    assert len(eml) == 2
+    messages = {
+        m["To"]: m for m in (message_from_bytes(p.read_bytes(), policy=default_policy) for p in eml)
+    }
+    alice, bob = messages["alice@example.org"], messages["bob@example.org"]
+    assert alice.get_content_type() == "multipart/alternative"
+    text = alice.get_body(("plain",)).get_content()
+    assert TECH[0].title in text and WORLD[0].title in text
+    bob_text = bob.get_body(("plain",)).get_content()
+    assert WORLD[0].title in bob_text and TECH[0].title not in bob_text  # his categories only
+    assert alice["List-Unsubscribe-Post"] == "List-Unsubscribe=One-Click"
+    assert "unsubscribe?token=" in alice["List-Unsubscribe"]
+    assert ledger(tmp_path) == [("alice@example.org", "sent"), ("bob@example.org", "sent")]
+
+    mtimes = {p: p.stat().st_mtime_ns for p in eml}
+    again = run_cli("publish", cwd=tmp_path)
+    assert again.code == 0, again.stderr
+    assert "0 sent, 2 already sent" in again.stdout
+    assert {p: p.stat().st_mtime_ns for p in eml} == mtimes  # nothing re-sent
+    assert sorted((tmp_path / "outbox").glob("*.eml")) == eml
+
+    listed = json.loads(run_cli("deliveries", "--json", cwd=tmp_path).stdout)
+    assert {d["state"] for d in listed} == {"sent"}
+
+
+def test_publish_over_smtp_retries_a_temporary_failure_and_keeps_a_permanent_one(
+    tmp_path, threaded_news_web
+):
+    with SmtpServer() as smtp:
+        email = (
+            f'[email]\ntransport = "smtp"\nhost = "127.0.0.1"\nport = {smtp.port}\n'
+            'security = "none"\nretry_backoff = 1.0\nfrom = "digest@example.org"\n'
+        )
+        setup(tmp_path, threaded_news_web, email)
+        smtp.fail("451", "550")  # alice: try again later; bob: no such user
+        first = run_cli("publish", cwd=tmp_path)
+        assert first.code == 0, first.stderr + first.stdout
+        assert dict(ledger(tmp_path)) == {
+            "alice@example.org": "pending",
+            "bob@example.org": "failed",
+        }
+        assert "550" in run_cli("deliveries", cwd=tmp_path).stdout
+
+        import time
+
+        time.sleep(1.2)  # the retry time
+        second = run_cli("publish", cwd=tmp_path)
+        assert second.code == 0, second.stderr
+        assert dict(ledger(tmp_path))["alice@example.org"] == "sent"
+        assert [r.rcpt_tos for r in smtp.received] == [("alice@example.org",)]
+        third = run_cli("publish", cwd=tmp_path)
+        assert third.code == 0
+        assert len(smtp.received) == 1  # never twice
+
+
+@pytest.mark.parametrize("bad", ["not-an-email", "a@b.c\nBcc: x@y.z"])
+def test_bad_subscriber_addresses_are_refused(tmp_path, bad):
+    result = run_cli("subscribers", "add", bad, cwd=tmp_path)
+    assert result.code == 1 and "Traceback" not in result.stderr
