@@ -1,0 +1,273 @@
+"""`digest run`: the daemon that keeps the digest going with nobody watching.
+
+APScheduler 3 with an in-memory job store rebuilt from config at every start (its FAQ: a job
+store cannot be shared between processes). What protects against running a period twice or
+missing one is not the scheduler but the runs table: every scheduled run claims a key naming
+its job and period, so a restart catches up what it missed and never repeats a period, also
+when a CLI command did the same work by hand meanwhile. One daemon per database (a lock file).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import logging
+import signal
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+from digest.app import App
+from digest.config import Config
+from digest.errors import DigestError
+from digest.schedule import (
+    collect_key,
+    collect_period,
+    latest_due_edition,
+    parse_clock,
+    parse_interval,
+    publish_key,
+)
+from digest.store.repo import RunExistsError
+
+log = logging.getLogger("digest.daemon")
+
+DELIVERY_CHECK = timedelta(minutes=5)  # subscribers' own mornings, and retries of emails
+
+
+class DaemonRunningError(DigestError):
+    """Another daemon holds the database."""
+
+
+def lock_path(config: Config) -> Path:
+    """One lock per database: beside a SQLite file, else in the work folder by URL hash."""
+    url = config.database_url()
+    if url.startswith("sqlite:///"):
+        return Path(url.removeprefix("sqlite:///") + ".daemon.lock")
+    digest_ = hashlib.sha256(url.encode()).hexdigest()[:16]
+    return config.resolve(".digest") / f"daemon-{digest_}.lock"
+
+
+@contextlib.contextmanager
+def single_daemon(config: Config):
+    from filelock import FileLock, Timeout
+
+    path = lock_path(config)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lock = FileLock(str(path))
+    try:
+        lock.acquire(timeout=0)
+    except Timeout:
+        raise DaemonRunningError(
+            f"another digest daemon is running on this database (lock {path})"
+        ) from None
+    try:
+        yield
+    finally:
+        lock.release()
+
+
+class Daemon:
+    """The scheduled jobs of one process, each a thin wrapper over a service function."""
+
+    def __init__(self, app: App) -> None:
+        self.app = app
+        self.config = app.config
+        self._busy = asyncio.Lock()  # one job at a time: collect, deepen, publish share a browser
+
+    async def collect_job(self, *, force: bool = False) -> None:
+        """Collect this period (once), then deepen. `force`: also when the period was done."""
+        from digest.collect import collect
+        from digest.deepen import deepen
+
+        every = parse_interval(self.config.schedule.collect_every)
+        key = collect_key(collect_period(datetime.now(UTC), every))
+        async with self._busy:
+            try:
+                report = await collect(self.app, run_key=key)
+            except RunExistsError:
+                if not force:
+                    log.info("collect: period %s already done", key)
+                    return
+                report = await collect(self.app)
+            log.info("collect: %s, %d headlines", report.status, report.headlines)
+            for f in report.failures:
+                log.warning("collect: source failed: %s: %s", f.source, f.error)
+            if self.config.schedule.deepen_after_collect:
+                deep = await deepen(self.app)
+                log.info("deepen: %s, %s", deep.status, deep.counts)
+                for e in deep.errors:
+                    log.warning("deepen: %s: %s", e["source"], e["error"])
+
+    async def publish_job(self) -> None:
+        """Publish the newest edition whose time has come, once (catches up after a restart)."""
+        from digest.publish import publish
+
+        day = latest_due_edition(
+            datetime.now(UTC),
+            parse_clock(self.config.schedule.publish_at),
+            self.config.schedule.timezone,
+        )
+        async with self._busy:
+            try:
+                report = await publish(self.app, day, due_only=True, run_key=publish_key(day))
+            except RunExistsError:
+                log.info("publish: edition %s already published", day)
+                return
+            log.info("publish %s: %s, %s", day, report.status, report.counts)
+            for e in report.errors:
+                log.warning("publish: %s: %s", e["source"], e["error"])
+
+    async def deliver_job(self) -> None:
+        """Send the latest edition to subscribers whose morning has come, and retry failures."""
+        from digest.publish import send_edition
+
+        now = datetime.now(UTC)
+        day = latest_due_edition(
+            now, parse_clock(self.config.schedule.publish_at), self.config.schedule.timezone
+        )
+        store = await self.app.store()
+        edition = await asyncio.to_thread(store.edition, day)
+        if edition is None:
+            return
+        async with self._busy:
+            report = await send_edition(self.app, edition, now=now, due_only=True)
+        if report.sent or report.failed or report.retrying:
+            log.info(
+                "deliver %s: %d sent, %d to retry, %d failed",
+                day,
+                len(report.sent),
+                len(report.retrying),
+                len(report.failed),
+            )
+
+    async def recover(self) -> None:
+        """Runs left 'running' by a process that died (kill -9, power loss) are failed and their
+        periods freed: this daemon holds the lock, so no other daemon is running them."""
+        from digest.store.health import recover_interrupted
+
+        store = await self.app.store()
+        freed = await asyncio.to_thread(recover_interrupted, store, datetime.now(UTC))
+        for key in freed:
+            log.warning("interrupted run found: %s (will run again)", key)
+
+    async def prune_job(self) -> None:
+        """Drop page texts older than `retention_days`; stories and summaries are kept."""
+        from digest.store.health import prune_texts
+
+        store = await self.app.store()
+        before = datetime.now(UTC) - timedelta(days=self.config.schedule.retention_days)
+        pruned = await asyncio.to_thread(prune_texts, store, before)
+        if pruned:
+            log.info("prune: dropped %d page texts last seen before %s", pruned, before.date())
+
+    async def run(self, stop: asyncio.Event) -> None:
+        from apscheduler.events import EVENT_JOB_ERROR, EVENT_JOB_MISSED
+        from apscheduler.schedulers.asyncio import AsyncIOScheduler
+        from apscheduler.triggers.cron import CronTrigger
+        from apscheduler.triggers.interval import IntervalTrigger
+
+        sched = self.config.schedule
+        tz = ZoneInfo(sched.timezone)
+        publish_at = parse_clock(sched.publish_at)
+        scheduler = AsyncIOScheduler(
+            timezone=tz,
+            job_defaults={
+                "coalesce": True,
+                "max_instances": 1,
+                "misfire_grace_time": 6 * 3600,  # the default (1 s) silently skips a daily run
+            },
+        )
+
+        def listener(event) -> None:
+            if event.code == EVENT_JOB_MISSED:
+                log.warning("job %s missed its run at %s", event.job_id, event.scheduled_run_time)
+            elif event.exception is not None:
+                log.error("job %s failed: %s", event.job_id, event.exception)
+
+        scheduler.add_listener(listener, EVENT_JOB_ERROR | EVENT_JOB_MISSED)
+        now = datetime.now(tz)
+        scheduler.add_job(
+            self.collect_job,
+            IntervalTrigger(
+                seconds=parse_interval(sched.collect_every).total_seconds(), timezone=tz
+            ),
+            id="collect",
+            replace_existing=True,
+            next_run_time=now,  # catch up at start: the period key prevents a repeat
+        )
+        scheduler.add_job(
+            self.publish_job,
+            CronTrigger(hour=publish_at.hour, minute=publish_at.minute, timezone=tz),
+            id="publish",
+            replace_existing=True,
+            next_run_time=now + timedelta(seconds=1),  # catch up a missed edition
+        )
+        scheduler.add_job(
+            self.deliver_job,
+            IntervalTrigger(seconds=DELIVERY_CHECK.total_seconds(), timezone=tz),
+            id="deliver",
+            replace_existing=True,
+        )
+        scheduler.add_job(
+            self.prune_job,
+            CronTrigger(hour=3, minute=30, timezone=tz),
+            id="prune",
+            replace_existing=True,
+        )
+        scheduler.start()
+        log.info("daemon started: %s", ", ".join(j.id for j in scheduler.get_jobs()))
+        try:
+            await stop.wait()
+        finally:
+            log.info("stopping")
+            scheduler.shutdown(wait=False)
+            current = [
+                t
+                for t in asyncio.all_tasks()
+                if t is not asyncio.current_task() and not t.done() and _is_job(t)
+            ]
+            for task in current:
+                task.cancel()
+            await asyncio.gather(*current, return_exceptions=True)
+
+
+def _is_job(task: asyncio.Task) -> bool:
+    coro = task.get_coro()
+    name = getattr(coro, "__qualname__", "")
+    return name.startswith("Daemon.")
+
+
+async def run_daemon(config: Config, *, once: bool = False) -> None:
+    """The daemon in the foreground until SIGTERM/SIGINT; `once`: one full cycle and exit."""
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    with single_daemon(config):
+        async with App(config) as app:
+            daemon = Daemon(app)
+            await daemon.recover()
+            if once:
+                cycle = asyncio.ensure_future(_cycle(daemon))
+                stopper = asyncio.ensure_future(stop.wait())
+                done, _ = await asyncio.wait({cycle, stopper}, return_when="FIRST_COMPLETED")
+                if cycle not in done:
+                    cycle.cancel()
+                    await asyncio.gather(cycle, return_exceptions=True)
+                else:
+                    stopper.cancel()
+                    cycle.result()
+                return
+            await daemon.run(stop)
+
+
+async def _cycle(daemon: Daemon) -> None:
+    """collect → deepen → publish today's edition now (the README's "run the main job")."""
+    from digest.publish import publish
+
+    await daemon.collect_job(force=True)
+    async with daemon._busy:
+        report = await publish(daemon.app)
+    log.info("publish: %s, %s", report.status, report.counts)
