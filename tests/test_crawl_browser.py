@@ -257,13 +257,14 @@ async def test_a_page_that_never_settles_still_comes_back_in_time(browser, web, 
 
 
 async def test_a_page_that_hangs_times_out_and_the_browser_carries_on(browser, web, http):
-    async with crawler(browser, http, page_timeout=1.5, respect_robots=False) as deep:
+    # The timeout leaves a loaded 2-core machine time to render the good page in the browser.
+    async with crawler(browser, http, page_timeout=4.0, respect_robots=False) as deep:
         started = time.monotonic()
         hang, good = await deep.crawl([web.url("/hang.html"), web.url(CHIP.path)])
         elapsed = time.monotonic() - started
     assert "timed out" in (hang.error or "")
     assert good.ok and good.fetched_by == "browser"
-    assert elapsed < 4.0
+    assert elapsed < 8.0
 
     with pytest.raises(TimeoutError):
         await browser.render(web.url("/hang.html"), timeout=1.0)
