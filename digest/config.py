@@ -184,10 +184,12 @@ class ScheduleConfig(_Section):
     timezone: str = "UTC"
     collect_every: str = "60m"  # headlines + fast extraction for every category
     deepen_after_collect: bool = True  # deep crawl + summaries of new top stories after collecting
+    # How often emails that became due (a subscriber's morning) or await a retry are sent.
+    deliver_every: str = "5m"
     publish_at: str = "07:00"  # the day's edition: archive + emails (subscribers' zones honoured)
     retention_days: PositiveInt = 90  # page bodies older than this are pruned; stories are kept
 
-    @field_validator("collect_every")
+    @field_validator("collect_every", "deliver_every")
     @classmethod
     def _interval(cls, v: str) -> str:
         from digest.schedule import parse_interval
@@ -337,6 +339,7 @@ allow_private_networks = false   # true lets the service fetch loopback/private 
 timezone = "UTC"           # defines "today" for headlines and editions
 collect_every = "60m"      # headlines + fast extraction for every category ("90s", "30m", "2h")
 deepen_after_collect = true
+deliver_every = "5m"       # due emails (subscribers' mornings) and retries are sent this often
 publish_at = "07:00"       # the day's edition; each subscriber gets it at this time in their zone
 retention_days = 90        # page texts older than this are pruned; stories and summaries are kept
 

@@ -33,8 +33,6 @@ from digest.store.repo import RunExistsError
 
 log = logging.getLogger("digest.daemon")
 
-DELIVERY_CHECK = timedelta(minutes=5)  # subscribers' own mornings, and retries of emails
-
 
 class DaemonRunningError(DigestError):
     """Another daemon holds the database."""
@@ -206,7 +204,9 @@ class Daemon:
         )
         scheduler.add_job(
             self.deliver_job,
-            IntervalTrigger(seconds=DELIVERY_CHECK.total_seconds(), timezone=tz),
+            IntervalTrigger(
+                seconds=parse_interval(sched.deliver_every).total_seconds(), timezone=tz
+            ),
             id="deliver",
             replace_existing=True,
         )

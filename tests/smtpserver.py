@@ -112,6 +112,7 @@ class SmtpServer:
         *,
         slow_seconds: float = 3.0,
         logins: dict[str, str] | None = None,
+        port: int = 0,
     ) -> None:
         self.received: list[Received] = []
         self.dropped: list[Received] = []
@@ -126,7 +127,7 @@ class SmtpServer:
         if logins is not None:
             kwargs.update(authenticator=self._authenticate, auth_require_tls=False)
         self.controller = _Controller(
-            _Handler(self), hostname="127.0.0.1", port=0, ready_timeout=5.0, **kwargs
+            _Handler(self), hostname="127.0.0.1", port=port, ready_timeout=5.0, **kwargs
         )
 
     @property

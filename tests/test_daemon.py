@@ -3,6 +3,7 @@ and a clean stop on SIGTERM."""
 
 from __future__ import annotations
 
+import email.utils
 import json
 import os
 import signal
@@ -15,7 +16,7 @@ from pathlib import Path
 
 from tests.conftest import ROOT, run_cli
 from tests.fake_ddgs import ENV, write_script
-from tests.newsweb import ARTICLES, NewsWeb
+from tests.newsweb import ARTICLES, NewsWeb, Route
 
 TECH = [a for a in ARTICLES if a.category == "technology"]
 
@@ -179,3 +180,98 @@ def test_kill_9_at_any_point_then_restart_sends_todays_edition_exactly_once(
     assert len(urls) == len(set(urls)) == len(TECH)
     assert states == [("sent",)]
     assert running == (0,)
+
+
+def test_daemon_survives_a_rate_limited_search_llm_down_and_smtp_down_then_recovers(
+    tmp_path, threaded_news_web
+):
+    from tests.smtpserver import SmtpServer
+    from tests.test_serve import free_port
+
+    web = threaded_news_web
+    smtp_port, llm_port = free_port(), free_port()  # nothing listens there yet
+    fresh = "/feeds/fresh-technology.rss"  # today's items, so that there are stories to deepen
+    items = "".join(
+        f"<item><title>{a.title}</title><link>{web.url(a.path)}</link>"
+        f"<pubDate>{email.utils.format_datetime(datetime.now(UTC))}</pubDate></item>"
+        for a in TECH
+    )
+    web.add(
+        Route(
+            fresh,
+            f"<rss version='2.0'><channel><title>Fresh</title>{items}</channel></rss>".encode(),
+            content_type="application/rss+xml",
+        )
+    )
+    (tmp_path / "digest.toml").write_text(
+        f"""
+[sources]
+categories = ["technology"]
+ddg_retries = 0
+[[sources.feeds]]
+url = "{web.url(fresh)}"
+category = "technology"
+[fetch]
+allowed_networks = ["127.0.0.1/32"]
+[crawl]
+mode = "http"
+respect_robots = false
+[llm]
+base_url = "http://127.0.0.1:{llm_port}/v1"
+model = "down"
+timeout = 2.0
+max_retries = 0
+[email]
+transport = "smtp"
+host = "127.0.0.1"
+port = {smtp_port}
+security = "none"
+retry_backoff = 1.0
+[schedule]
+collect_every = "10s"
+deliver_every = "10s"
+publish_at = "00:00"
+"""
+    )
+    script = write_script(tmp_path / "ddgs.json", fail="ratelimit")
+    assert run_cli("subscribers", "add", "reader@example.org", cwd=tmp_path).code == 0
+    daemon = start_daemon(tmp_path, script)
+
+    def status() -> dict:
+        return json.loads(run_cli("status", "--json", cwd=tmp_path).stdout)
+
+    try:
+        assert wait_for(lambda: "publish" in status()["last_runs"], 90), "no publish run"
+        now = status()
+        assert any("rate limited" in s["error"] for s in now["failing_sources"])
+        deepen_errors = now["last_runs"]["deepen"]["errors"]
+        assert any(e["source"] == "llm" for e in deepen_errors)
+        assert now["deliveries"]["pending"] == 1 and now["deliveries"]["sent"] == 0
+        assert daemon.poll() is None  # still running
+
+        # The faults clear: the mail server comes up, the search answers again.
+        with SmtpServer(port=smtp_port) as smtp:
+            now_iso = datetime.now(UTC).isoformat()
+            write_script(
+                script,
+                news={
+                    "technology news": [
+                        {
+                            "date": now_iso,
+                            "title": TECH[0].title,
+                            "body": "",
+                            "image": None,
+                            "url": web.url(TECH[0].path),
+                            "source": "Example News",
+                        }
+                    ]
+                },
+            )
+            assert wait_for(lambda: len(smtp.received) == 1, 90), status()["deliveries"]
+            assert wait_for(lambda: not status()["failing_sources"], 60)
+            assert status()["deliveries"]["sent"] == 1
+            time.sleep(2)
+            assert len(smtp.received) == 1  # and only once
+    finally:
+        daemon.send_signal(signal.SIGTERM)
+        assert daemon.wait(timeout=30) == 0
