@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import subprocess
 from datetime import UTC, datetime
 from email import message_from_bytes
 from email.policy import default as default_policy
@@ -141,3 +142,44 @@ def test_publish_over_smtp_retries_a_temporary_failure_and_keeps_a_permanent_one
 def test_bad_subscriber_addresses_are_refused(tmp_path, bad):
     result = run_cli("subscribers", "add", bad, cwd=tmp_path)
     assert result.code == 1 and "Traceback" not in result.stderr
+
+
+@pytest.fixture
+def tiny_disk(tmp_path: Path):
+    """A 64 KiB file system (tmpfs) for the archive: the disk fills up while writing it."""
+    mount = tmp_path / "tiny"
+    mount.mkdir()
+    made = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(mount)],
+        capture_output=True,
+        check=False,
+    )
+    if made.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {made.stderr.decode().strip()}")
+    try:
+        yield mount
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], check=False)
+
+
+def test_a_full_disk_for_the_archive_still_sends_the_emails_and_recovers(
+    tmp_path, threaded_news_web, tiny_disk
+):
+    setup(tmp_path, threaded_news_web)
+    config = tmp_path / "digest.toml"
+    config.write_text(
+        config.read_text().replace("[archive]\n", f'[archive]\ndir = "{tiny_disk / "site"}"\n')
+    )
+    full = run_cli("publish", cwd=tmp_path)
+    assert full.code == 0, full.stderr
+    assert "cannot write the archive" in full.stdout and "No space left" in full.stdout
+    assert len(list((tmp_path / "outbox").glob("*.eml"))) == 2  # the emails still went out
+    status = json.loads(run_cli("status", "--json", cwd=tmp_path).stdout)
+    assert status["last_runs"]["publish"]["status"] == "partial"
+
+    # The disk grows (the fault clears): the next publish completes the archive.
+    subprocess.run(["mount", "-o", "remount,size=16m", str(tiny_disk)], check=True)
+    again = run_cli("publish", cwd=tmp_path)
+    assert again.code == 0 and ": ok ·" in again.stdout, again.stdout
+    assert (tiny_disk / "site" / "index.html").exists()
+    assert len(list((tmp_path / "outbox").glob("*.eml"))) == 2  # nothing sent twice
