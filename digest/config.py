@@ -175,7 +175,9 @@ class EmailConfig(_Section):
     # Where a reader unsubscribes ({token} is the subscriber's token): `digest serve` answers
     # it; behind a public URL, point this at that server.
     unsubscribe_url: str = "http://localhost:8000/unsubscribe?token={token}"
-    max_attempts: PositiveInt = 5  # temporary failures (4xx, dropped connection) are retried
+    # Temporary failures (4xx, dropped connection, server down) are retried after 1, 2, 4, ...
+    # minutes: 10 attempts ride out a mail server that is down for about 8 hours.
+    max_attempts: PositiveInt = 10
     retry_backoff: PositiveFloat = 60.0  # seconds, doubled after each temporary failure
 
 
