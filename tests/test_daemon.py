@@ -52,25 +52,25 @@ collect_every = "{every}"
 
 
 def start_daemon(tmp_path: Path, script: Path) -> subprocess.Popen:
+    """The daemon with JSON logs appended to daemon.log (a file: a pipe nobody reads would fill
+    up and block it)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("DIGEST_")}
     env.update({"PYTHONPATH": str(ROOT), ENV: str(script)})
-    return subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "tests.fake_ddgs",
-            "--log-format",
-            "json",
-            "--log-level",
-            "info",
-            "run",
-        ],
-        cwd=tmp_path,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    args = ["--log-format", "json", "--log-level", "info", "run"]
+    with (tmp_path / "daemon.log").open("a") as log:
+        return subprocess.Popen(
+            [sys.executable, "-m", "tests.fake_ddgs", *args],
+            cwd=tmp_path,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=log,
+        )
+
+
+def daemon_up(tmp_path: Path) -> bool:
+    """The daemon holds its lock (its signal handlers are installed by then)."""
+    out = run_cli("status", "--json", cwd=tmp_path)
+    return out.code == 0 and json.loads(out.stdout)["daemon_running"]
 
 
 def runs(tmp_path: Path) -> list[tuple]:
@@ -108,9 +108,10 @@ def test_daemon_collects_on_schedule_is_alone_and_stops_cleanly(tmp_path, thread
     script = setup(tmp_path, threaded_news_web, every="10s")
     daemon = start_daemon(tmp_path, script)
     try:
+        assert wait_for(lambda: daemon_up(tmp_path), 60)
         assert wait_for(
             lambda: any(k == "collect" and s != "running" for k, s, _ in runs(tmp_path)), 60
-        ), daemon.stderr
+        ), (tmp_path / "daemon.log").read_text()
         second = run_cli("run", cwd=tmp_path, ddgs_script=script, timeout=30)
         assert second.code == 1
         assert "another digest daemon is running" in second.stderr
@@ -130,7 +131,8 @@ def test_daemon_collects_on_schedule_is_alone_and_stops_cleanly(tmp_path, thread
         if daemon.poll() is None:
             daemon.kill()
             daemon.wait()
-    logs = [json.loads(line) for line in daemon.stderr.read().splitlines() if line.startswith("{")]
+    lines = (tmp_path / "daemon.log").read_text().splitlines()
+    logs = [json.loads(line) for line in lines if line.startswith("{")]
     assert any("daemon started" in e["message"] for e in logs)
     assert any(e["message"] == "stopping" for e in logs)
     assert not any(s == "running" for _, s, _ in runs(tmp_path))  # nothing left half-done
@@ -154,12 +156,11 @@ def test_kill_9_at_any_point_then_restart_sends_todays_edition_exactly_once(
         time.sleep(delay)
         daemon.send_signal(signal.SIGKILL)
         daemon.wait()
-        daemon.stderr.close()
-        daemon.stdout.close()
         assert integrity(tmp_path) == "ok"
 
     daemon = start_daemon(tmp_path, script)
     try:
+        assert wait_for(lambda: daemon_up(tmp_path), 60)
         assert wait_for(
             lambda: (
                 any(k == "publish" and s != "running" for k, s, _ in runs(tmp_path))
@@ -241,6 +242,7 @@ publish_at = "00:00"
         return json.loads(run_cli("status", "--json", cwd=tmp_path).stdout)
 
     try:
+        assert wait_for(lambda: daemon_up(tmp_path), 60)
         assert wait_for(lambda: "publish" in status()["last_runs"], 90), "no publish run"
         now = status()
         assert any("rate limited" in s["error"] for s in now["failing_sources"])
