@@ -81,7 +81,8 @@ def score(stats: StoryStats, *, now: datetime, half_life: timedelta = HALF_LIFE)
     coverage = independent + SAME_HOST_WEIGHT * (stats.outlets - independent)
     diversity = 1 + ORIGIN_BONUS * max(stats.origins - 1, 0)
     age = max(now - stats.newest, timedelta(0))
-    return coverage * diversity * 0.5 ** (age / half_life)
+    # Rounded so that scores equal up to float noise tie exactly, and ties go to `order_key`.
+    return round(coverage * diversity * 0.5 ** (age / half_life), 9)
 
 
 def rank_stories(
