@@ -220,6 +220,8 @@ def print_status(data: dict[str, Any]) -> None:
     console.print(table)
     for e in data["failing_sources"]:
         console.print(f"[red]failing source[/red] {e['source']}: {e['error']}")
+    for host, pages in data["failing_hosts"].items():
+        console.print(f"[yellow]failing host[/yellow] {host}: {pages} page(s) late or failed")
     for f in data["failing_feeds"]:
         console.print(
             f"[red]failing feed[/red] {f['url']} ({f['errors_in_a_row']}x): {f['last_error']}"

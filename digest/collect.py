@@ -8,13 +8,15 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 
 from digest.app import App
 from digest.errors import DigestError
-from digest.models import Headline
+from digest.fetch.cache import host_of
+from digest.models import Headline, Item
 from digest.sources.feeds import fetch_feed
 from digest.store.repo import FeedState
 from digest.store.urls import canonical_url
@@ -67,6 +69,13 @@ def merge_headlines(batches: Iterable[list[Headline]]) -> list[Headline]:
                 image=first.image or h.image,
             )
     return list(merged.values())
+
+
+def failed_hosts(items: Iterable[Item]) -> Counter[str]:
+    """How many pages of each host failed the fast extraction (late, refused, error)."""
+    return Counter(
+        host_of(i.extract.url) for i in items if i.extract.status in ("timeout", "error", "blocked")
+    )
 
 
 def run_status(headlines: int, failures: int) -> str:
@@ -156,11 +165,13 @@ async def collect(
     run_id = await asyncio.to_thread(store.start_run, "collect", run_key)
     failures: list[SourceFailure] = []
     reports: list[CategoryReport] = []
+    failing_hosts: Counter[str] = Counter()
     status = "failed"
     try:
         for category in cats:
             headlines = await gather_category(app, category, failures)
             items = await app.extractor.enrich(headlines)
+            failing_hosts.update(failed_hosts(items))
             result = await asyncio.to_thread(store.upsert_items, items, seen_at=datetime.now(UTC))
             reports.append(
                 CategoryReport(
@@ -185,6 +196,8 @@ async def collect(
             "new": sum(r.new for r in reports),
             "updated": sum(r.updated for r in reports),
             "categories": {r.category: r.headlines for r in reports},
+            # Hosts whose pages failed (timeout, error, blocked) in this pass: `digest status`.
+            "failing_hosts": dict(failing_hosts.most_common(20)),
         }
         errors = [{"source": f.source, "error": f.error} for f in failures]
         await asyncio.to_thread(

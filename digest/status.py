@@ -88,6 +88,7 @@ async def status(app: App) -> dict[str, Any]:
             if f.error_count
         ],
         "failing_sources": last.get("collect", {}).get("errors", []),
+        "failing_hosts": last.get("collect", {}).get("counts", {}).get("failing_hosts", {}),
         "llm_tokens_today": await asyncio.to_thread(store.tokens_used, app.config.today_start(now)),
         "deliveries": await asyncio.to_thread(store.ledger_counts),
         "database_bytes": await asyncio.to_thread(health.database_size, store),

@@ -144,6 +144,10 @@ def test_collect_stores_headlines_once_and_reports_the_broken_feed(workdir, scri
     run = rows(db, "select status, counts, errors from runs")[0]
     assert run[0] == "partial"
     assert json.loads(run[1])["headlines"] == 9
+    # The hanging page's host is counted, and `digest status` shows it.
+    assert sum(json.loads(run[1])["failing_hosts"].values()) == 1
+    status = json.loads(run_cli("status", "--json", cwd=workdir).stdout)
+    assert list(status["failing_hosts"].values()) == [1]
     assert "broken.xml" in json.loads(run[2])[0]["source"]
 
     second = run_cli("collect", cwd=workdir, ddgs_script=script)
