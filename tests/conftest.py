@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 import subprocess
 import sys
 import threading
@@ -66,6 +67,19 @@ def threaded_llm_server() -> Iterator[LLMServer]:
     from tests.llmserver import LLMServer
 
     yield from _in_thread(LLMServer())
+
+
+def chromium_path() -> str:
+    """Debian's Chromium for the browser tests: skipped where it is missing, failed in CI."""
+    path = os.environ.get("DIGEST_TEST_CHROMIUM") or "/usr/bin/chromium"
+    if not (os.path.isfile(path) and os.access(path, os.X_OK)):
+        path = shutil.which("chromium") or path
+    if os.path.isfile(path) and os.access(path, os.X_OK):
+        return path
+    reason = f"Chromium not found at {path} (apt-get install chromium)"
+    if os.environ.get("CI"):
+        pytest.fail(f"{reason}; CI must run the browser tests", pytrace=False)
+    pytest.skip(reason)
 
 
 @dataclass

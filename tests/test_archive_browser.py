@@ -7,8 +7,6 @@ missing browser is a failure. Screenshots go to test-artifacts/ at the repositor
 from __future__ import annotations
 
 import functools
-import os
-import shutil
 import threading
 from collections.abc import Iterator
 from datetime import date, timedelta
@@ -20,6 +18,7 @@ import pytest
 
 from digest.config import ArchiveConfig
 from digest.render import edition_path, write_archive
+from tests.conftest import chromium_path
 from tests.editions import hostile_edition, make_edition
 
 pytestmark = pytest.mark.slow
@@ -44,18 +43,6 @@ document.addEventListener("securitypolicyviolation", (e) => {
   window.__violations.push(e.violatedDirective + " " + e.blockedURI);
 });
 """
-
-
-def chromium_path() -> str:
-    path = os.environ.get("DIGEST_TEST_CHROMIUM") or "/usr/bin/chromium"
-    if not (os.path.isfile(path) and os.access(path, os.X_OK)):
-        path = shutil.which("chromium") or path
-    if os.path.isfile(path) and os.access(path, os.X_OK):
-        return path
-    reason = f"Chromium not found at {path} (apt-get install chromium)"
-    if os.environ.get("CI"):
-        pytest.fail(f"{reason}; CI must run the browser tests", pytrace=False)
-    pytest.skip(reason)
 
 
 @pytest.fixture(scope="module")

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import shutil
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -24,6 +22,7 @@ from digest.crawl import Browser, Crawler
 from digest.crawl.browser import chromium_processes, process_tree
 from digest.fetch.client import HttpClient
 from digest.fetch.guard import AddressPolicy
+from tests.conftest import chromium_path
 from tests.newsweb import ARTICLES, NewsWeb, Route, render_article
 
 pytestmark = [pytest.mark.asyncio(loop_scope="module"), pytest.mark.slow]
@@ -32,18 +31,6 @@ CHIP = ARTICLES[0]
 # Chromium must not look up anything but our loopback news web.
 TEST_ARGS = ("--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",)
 FETCH = FetchConfig(allowed_networks=["127.0.0.1/32"])
-
-
-def chromium_path() -> str:
-    path = os.environ.get("DIGEST_TEST_CHROMIUM") or "/usr/bin/chromium"
-    if not (os.path.isfile(path) and os.access(path, os.X_OK)):
-        path = shutil.which("chromium") or path
-    if os.path.isfile(path) and os.access(path, os.X_OK):
-        return path
-    reason = f"Chromium not found at {path} (apt-get install chromium)"
-    if os.environ.get("CI"):
-        pytest.fail(f"{reason}; CI must run the browser tests", pytrace=False)
-    pytest.skip(reason)
 
 
 def crawl_config(**changes: object) -> CrawlConfig:

@@ -5,18 +5,14 @@ OpenAI-compatible server."""
 from __future__ import annotations
 
 import json
-import shutil
 import sqlite3
 from datetime import UTC, datetime
 from pathlib import Path
 
-import pytest
-
-from tests.conftest import run_cli
+from tests.conftest import chromium_path, run_cli
 from tests.fake_ddgs import write_script
 from tests.newsweb import ARTICLES, NewsWeb
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 TECH = [a for a in ARTICLES if a.category == "technology"]
 
 
@@ -75,12 +71,12 @@ def runs(db: Path) -> list[tuple]:
         return conn.execute("select kind, status, counts, errors from runs order by id").fetchall()
 
 
-@pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Chromium is not installed")
 def test_deepen_in_the_browser_leaves_top_stories_summarized_without_an_llm(
     tmp_path, threaded_news_web
 ):
     web = threaded_news_web
-    write_config(tmp_path, web, crawl=f'mode = "browser"\nexecutable_path = "{CHROMIUM}"')
+    chromium = chromium_path()
+    write_config(tmp_path, web, crawl=f'mode = "browser"\nexecutable_path = "{chromium}"')
     script = ddgs_script(tmp_path, web)
     assert run_cli("collect", cwd=tmp_path, ddgs_script=script).code == 0
     deepened = run_cli("deepen", "--top", "3", cwd=tmp_path, ddgs_script=script)

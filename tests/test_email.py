@@ -4,9 +4,7 @@ and parsed back with the `email` package."""
 from __future__ import annotations
 
 import asyncio
-import os
 import re
-import shutil
 from collections.abc import Iterator
 from datetime import timedelta
 from email import message_from_bytes
@@ -32,6 +30,7 @@ from digest.deliver import (
     resend,
 )
 from digest.deliver.message import HTML_BUDGET
+from tests.conftest import chromium_path
 from tests.mailfixtures import (
     ARCHIVE_URL,
     CONFIG,
@@ -699,18 +698,6 @@ async def test_a_recipient_without_a_message_is_reported_not_sent(smtp: SmtpServ
 
 
 # -- how it looks --------------------------------------------------------------------------------
-
-
-def chromium_path() -> str:
-    path = os.environ.get("DIGEST_TEST_CHROMIUM") or "/usr/bin/chromium"
-    if not (os.path.isfile(path) and os.access(path, os.X_OK)):
-        path = shutil.which("chromium") or path
-    if os.path.isfile(path) and os.access(path, os.X_OK):
-        return path
-    reason = f"Chromium not found at {path} (apt-get install chromium)"
-    if os.environ.get("CI"):
-        pytest.fail(f"{reason}; CI must run the browser tests", pytrace=False)
-    pytest.skip(reason)
 
 
 @pytest.mark.slow
