@@ -386,7 +386,15 @@ META_ONLY_DESCRIPTION = (
 
 def tiny_pdf(text: str = "Annual report 2024") -> bytes:
     """A small but valid one-page PDF, with a correct cross-reference table."""
-    stream = f"BT /F1 24 Tf 72 720 Td ({text}) Tj ET".encode("latin-1")
+    return pdf_document([text])
+
+
+def pdf_document(
+    lines: list[str], *, title: str | None = None, size: int = 24, leading: int = 28
+) -> bytes:
+    """A valid one-page PDF with `lines` of Helvetica text (and a /Title when given)."""
+    shows = " ".join(f"({line}) Tj 0 -{leading} Td" for line in lines)
+    stream = f"BT /F1 {size} Tf 72 720 Td {shows} ET".encode("latin-1")
     objects = [
         b"<< /Type /Catalog /Pages 2 0 R >>",
         b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
@@ -395,6 +403,10 @@ def tiny_pdf(text: str = "Annual report 2024") -> bytes:
         b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream",
         b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
     ]
+    info = b""
+    if title is not None:
+        objects.append(b"<< /Title (%s) >>" % title.encode("latin-1"))
+        info = b" /Info %d 0 R" % len(objects)
     out = bytearray(b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n")
     offsets = []
     for number, obj in enumerate(objects, start=1):
@@ -403,8 +415,9 @@ def tiny_pdf(text: str = "Annual report 2024") -> bytes:
     xref = len(out)
     out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
     out += b"".join(b"%010d 00000 n \n" % off for off in offsets)
-    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (
+    out += b"trailer\n<< /Size %d /Root 1 0 R%s >>\nstartxref\n%d\n%%%%EOF\n" % (
         len(objects) + 1,
+        info,
         xref,
     )
     return bytes(out)

@@ -26,7 +26,7 @@ from digest.crawl.pdf import PdfError, looks_like_pdf, pdf_to_text
 from digest.crawl.robots import RobotsRules
 from digest.fetch.client import HttpClient
 from digest.fetch.guard import AddressPolicy
-from tests.newsweb import ARTICLES, Route, render_article
+from tests.newsweb import ARTICLES, Route, pdf_document, render_article
 
 CHIP = ARTICLES[0]
 HTTP_MODE = CrawlConfig(mode="http", page_timeout=5)
@@ -34,29 +34,7 @@ HTTP_MODE = CrawlConfig(mode="http", page_timeout=5)
 
 def report_pdf(*lines: str) -> bytes:
     """A valid one-page PDF with several lines of text and a /Title (tiny_pdf has one line)."""
-    stream = "BT /F1 20 Tf 72 720 Td " + " ".join(f"({x}) Tj 0 -28 Td" for x in lines) + " ET"
-    objects = [
-        b"<< /Type /Catalog /Pages 2 0 R >>",
-        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
-        b"/Resources << /Font << /F1 5 0 R >> >> >>",
-        b"<< /Length %d >>\nstream\n" % len(stream) + stream.encode("latin-1") + b"\nendstream",
-        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
-        b"<< /Title (Water use report 2024) >>",
-    ]
-    out = bytearray(b"%PDF-1.4\n")
-    offsets = []
-    for number, obj in enumerate(objects, start=1):
-        offsets.append(len(out))
-        out += b"%d 0 obj\n" % number + obj + b"\nendobj\n"
-    xref = len(out)
-    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
-    out += b"".join(b"%010d 00000 n \n" % off for off in offsets)
-    out += b"trailer\n<< /Size %d /Root 1 0 R /Info 6 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (
-        len(objects) + 1,
-        xref,
-    )
-    return bytes(out)
+    return pdf_document(list(lines), title="Water use report 2024", size=20)
 
 
 REPORT_LINES = (
