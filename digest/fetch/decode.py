@@ -107,5 +107,12 @@ def _guess(sample: bytes) -> str:
 
 
 def _is_text_codec(info: codecs.CodecInfo) -> bool:
-    # Excludes bytes-to-bytes codecs such as "base64" or "zlib", which a page could name.
-    return getattr(info, "_is_text_encoding", True)
+    # Excludes bytes-to-bytes codecs such as "base64" or "zlib", which a page could name, and
+    # codecs that refuse to decode anything at all (Python's "undefined").
+    if not getattr(info, "_is_text_encoding", True):
+        return False
+    try:
+        info.decode(b"a", "replace")
+    except UnicodeError:
+        return False
+    return True
