@@ -14,6 +14,7 @@ revision against a development database:
 from alembic import context
 
 from digest.store.schema import metadata
+from digest.store.search import include_name
 
 connection = context.config.attributes.get("connection")
 if connection is None or context.is_offline_mode():
@@ -24,6 +25,7 @@ context.configure(
     target_metadata=metadata,
     render_as_batch=True,  # SQLite cannot ALTER most things: batch mode rebuilds the table
     compare_type=True,
+    include_name=include_name,  # search indexes are made by SQL, not declared as models
 )
 with context.begin_transaction():
     context.run_migrations()

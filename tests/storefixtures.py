@@ -14,11 +14,19 @@ import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
+from alembic.autogenerate import compare_metadata
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from sqlalchemy import Connection
 
 from digest.models import Extract, Headline, Item
 from digest.store import Store, open_store
+from digest.store.engine import migrations_dir
+from digest.store.schema import metadata
+from digest.store.search import include_name
 
 PG_HOST, PG_PORT = "127.0.0.1", 5432
 PG_URL = f"postgresql+psycopg://postgres@{PG_HOST}:{PG_PORT}/test"
@@ -32,6 +40,18 @@ def postgres_reachable() -> bool:
             return True
     except OSError:
         return False
+
+
+def schema_diff(conn: Connection) -> list[Any]:
+    """What the migrated database has that the models do not, or lacks (Alembic autogenerate),
+    leaving out the search indexes that migration 0004 makes by SQL."""
+    context = MigrationContext.configure(conn, opts={"include_name": include_name})
+    return compare_metadata(context, metadata)
+
+
+def head_revision() -> str | None:
+    """The newest migration: where every upgrade must end."""
+    return ScriptDirectory(str(migrations_dir())).get_current_head()
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])

@@ -11,8 +11,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from alembic.autogenerate import compare_metadata
-from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy import func, select, text
 
@@ -28,7 +26,7 @@ from digest.store import (
     upgrade,
 )
 from digest.store.engine import migrations_dir
-from digest.store.schema import articles, metadata
+from digest.store.schema import articles
 from tests import storefixtures
 from tests.storefixtures import (
     DAY_START,
@@ -343,7 +341,7 @@ def test_migrating_an_empty_database_creates_exactly_the_models(db_url: str) -> 
         with engine.connect() as conn, warnings.catch_warnings():
             # Alembic cannot compare expression indexes and says so; everything else must match.
             warnings.filterwarnings("ignore", message=".*expression.*|.*functional.*")
-            diff = compare_metadata(MigrationContext.configure(conn), metadata)
+            diff = storefixtures.schema_diff(conn)
             indexes = index_definitions(conn, "articles")
         assert diff == []
         assert "ix_articles_category_last_seen" in indexes

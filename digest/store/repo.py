@@ -19,8 +19,10 @@ from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from sqlalchemy import (
+    ColumnElement,
     Connection,
     Engine,
+    ScalarSelect,
     Select,
     bindparam,
     exists,
@@ -50,6 +52,8 @@ from digest.store.schema import (
     subscribers,
     summaries,
 )
+from digest.store.search import SearchHit
+from digest.store.search import search as search_archive
 from digest.store.urls import canonical_url
 from digest.stories import Clustering, Coverage, Report, StoryStats, cluster_reports, outlet, score
 
@@ -370,7 +374,12 @@ class Store:
         _require_aware(at, "at")
         if page.ok:
             status = "pdf" if page.kind == "pdf" else "ok"
-            values: dict[str, Any] = {"text": page.text, "text_hash": content_hash(page.text)}
+            key = content_hash(page.text)
+            values: dict[str, Any] = {"text": page.text, "text_hash": key}
+            # The same text summarized before (another outlet's copy): searchable at once.
+            values["summary_text"] = func.coalesce(
+                _latest_summary_text(summaries.c.content_hash == key), articles.c.summary_text
+            )
         else:
             status = "error" if page.error else "empty"
             values = {}
@@ -435,7 +444,13 @@ class Store:
                 .values(values)
                 .on_conflict_do_nothing(index_elements=["content_hash", "summarizer"])
             )
-            return conn.execute(stmt.returning(summaries.c.id)).first() is not None
+            if conn.execute(stmt.returning(summaries.c.id)).first() is None:
+                return False
+            # The archive search indexes the latest summary with its article and its copies.
+            text = f"{summary.brief_summary} {summary.summary}"
+            same = or_(articles.c.id == article_id, articles.c.text_hash == content_hash)
+            conn.execute(update(articles).where(same).values(summary_text=text))
+            return True
 
     def tokens_used(self, since: datetime) -> int:
         """LLM tokens (prompt and completion) of the summaries made since `since`."""
@@ -734,6 +749,23 @@ class Store:
         with self._read() as conn:
             counts.update({state: int(n) for state, n in conn.execute(query)})
         return counts
+
+    def search(
+        self,
+        text: str,
+        *,
+        category: str | None = None,
+        since: datetime | None = None,
+        limit: int = 10,
+        any_word: bool = False,
+    ) -> list[SearchHit]:
+        """Stories whose headlines, ledes, main texts or summaries match `text`, best first
+        (digest.store.search). Raises InvalidQueryError when nothing searchable is left."""
+        _require_aware(since, "since", optional=True)
+        with self._read() as conn:
+            return search_archive(
+                conn, text, category=category, since=since, limit=limit, any_word=any_word
+            )
 
     # Transactions
 
@@ -1239,6 +1271,13 @@ def _summary(row: Mapping[str, Any]) -> Summary:
         prompt_tokens=row["prompt_tokens"],
         completion_tokens=row["completion_tokens"],
     )
+
+
+def _latest_summary_text(where: ColumnElement[bool]) -> ScalarSelect[Any]:
+    """The brief and text of the newest summary matching `where`, as articles.summary_text."""
+    text = summaries.c.brief_summary + " " + summaries.c.summary
+    newest = (summaries.c.created_at.desc(), summaries.c.id.desc())
+    return select(text).where(where).order_by(*newest).limit(1).scalar_subquery()
 
 
 def _chunks(values: Sequence[Any]) -> Iterator[list[Any]]:

@@ -109,6 +109,9 @@ class Article(Base):
     crawl_status: Mapped[str | None] = mapped_column(String)  # ok, pdf, empty, error
     crawl_error: Mapped[str | None] = mapped_column(Text)
     fetched_by: Mapped[str | None] = mapped_column(String)  # browser, http
+    # The latest summary's brief and text, kept by Store.save_summary: the archive search
+    # (digest.store.search) indexes it with the article, so one row holds every word to find.
+    summary_text: Mapped[str | None] = mapped_column(Text)
 
     __table_args__ = (
         # "Did we collect this category since ...?"

@@ -1,0 +1,425 @@
+"""Full-text search over the stored archive: headlines, snippets, ledes, main texts, summaries.
+
+SQLite answers from two FTS5 tables, PostgreSQL from `tsvector` columns (migration 0004 makes
+both). A user's query never reaches either engine as syntax: `parse_query` reads it the way web
+search boxes do (words, "quoted phrases", -excluded, OR) and each backend gets it rebuilt from
+quoted terms (FTS5) or bound parameters (PostgreSQL), so any input is safe.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import (
+    ColumnElement,
+    Connection,
+    Select,
+    bindparam,
+    column,
+    func,
+    literal_column,
+    select,
+    table,
+)
+from sqlalchemy.dialects.postgresql import TSVECTOR
+
+from digest.errors import InvalidQueryError
+from digest.store.schema import Article, articles
+from digest.stories import outlet
+
+MAX_QUERY_CHARS = 500
+MAX_TERMS = 32
+# Stored objects the models do not declare (see migrations/versions/0004_search.py).
+_FTS_TABLE = "articles_fts"
+_SEARCH_COLUMN = "search_vector"
+# Highlight markers inside snippets: control characters that pages do not carry as text.
+_OPEN, _CLOSE = "\x02", "\x03"
+_SNIPPET_TOKENS = 24
+# The columns of articles_fts (migration 0004) and their bm25 weights; PostgreSQL weighs them
+# alike through setweight (A, B, B, D, B). bm25 is lower-is-better: scores are negated.
+_FTS_COLUMNS = ("title", "snippet", "lede", "text", "summary_text")
+_BM25_WEIGHTS = (10.0, 3.0, 3.0, 1.0, 3.0)
+# Where a result's passage comes from, by preference, and how the result says where it matched.
+_PASSAGE_ORDER = ("lede", "summary_text", "text", "snippet")
+_FIELD_LABELS = {"lede": "lede", "summary_text": "summary", "text": "text", "snippet": "lede"}
+_PG_PASSAGE_CHARS = 20_000  # ts_headline re-parses its document: a passage from the start
+_MAX_POOL = 5_000
+_PG_CONFIG = "english"  # as in migration 0004
+_REGCONFIG = literal_column(f"'{_PG_CONFIG}'::regconfig")
+
+
+@dataclass(frozen=True, slots=True)
+class Term:
+    """One word or "quoted phrase" of a query (its words), possibly excluded with a minus."""
+
+    words: tuple[str, ...]
+    exclude: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class SearchQuery:
+    """A parsed query: alternatives (OR) of terms that must all match (AND)."""
+
+    groups: tuple[tuple[Term, ...], ...]
+
+    def any_word(self) -> SearchQuery:
+        """The same words as alternatives: for questions, where not every word is in the text
+        ("what happened to the chip plant"). Exclusions still apply to every alternative."""
+        excluded = tuple(dict.fromkeys(t for g in self.groups for t in g if t.exclude))
+        wanted = dict.fromkeys(t for g in self.groups for t in g if not t.exclude)
+        return SearchQuery(tuple((t, *excluded) for t in wanted))
+
+    def __str__(self) -> str:
+        def term(t: Term) -> str:
+            text = " ".join(t.words)
+            return ("-" if t.exclude else "") + (f'"{text}"' if len(t.words) > 1 else text)
+
+        return " OR ".join(" ".join(term(t) for t in group) for group in self.groups)
+
+
+@dataclass(frozen=True, slots=True)
+class Outlet:
+    name: str
+    url: str
+
+
+@dataclass(frozen=True, slots=True)
+class SearchHit:
+    """One story found: its best-matching article, the passage that matched, every outlet."""
+
+    title: str
+    url: str
+    published: datetime  # the article's publication time, else when it was first seen
+    category: str | None
+    source: str
+    snippet: str  # plain text
+    highlights: tuple[tuple[int, int], ...]  # [start, end) offsets of matched words in snippet
+    matched: str  # where the passage shown matched: "lede", "summary", "text", else "headline"
+    score: float  # higher is better; comparable within one search only
+    story_id: int | None
+    outlets: tuple[Outlet, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "title": self.title,
+            "url": self.url,
+            "published": self.published.isoformat(),
+            "category": self.category,
+            "source": self.source,
+            "snippet": self.snippet,
+            "highlights": [list(span) for span in self.highlights],
+            "matched": self.matched,
+            "score": round(self.score, 6),
+            "story_id": self.story_id,
+            "outlets": [{"name": o.name, "url": o.url} for o in self.outlets],
+        }
+
+
+# Parsing (pure)
+
+_TOKEN = re.compile(r'(-?)"([^"]*)"?|(\S+)')
+
+
+def parse_query(text: str) -> SearchQuery:
+    """Read a search box query: words must all match, "a phrase" matches in order, -word
+    excludes, OR between words gives alternatives. Raises InvalidQueryError with a message a
+    user can act on when nothing searchable is left."""
+    cleaned = "".join(" " if unicodedata.category(c)[0] in "CZ" else c for c in text)
+    if not cleaned.strip():
+        raise InvalidQueryError("the search is empty: give a word to look for")
+    if len(cleaned) > MAX_QUERY_CHARS:
+        raise InvalidQueryError(f"the search is longer than {MAX_QUERY_CHARS} characters")
+    groups: list[list[Term]] = [[]]
+    for match in _TOKEN.finditer(cleaned):
+        minus, phrase, bare = match.groups()
+        if bare is not None and bare.lower() == "or":
+            groups.append([])
+            continue
+        if bare is not None:
+            exclude = bare.startswith("-")
+            words = _words(bare.lstrip("-"))
+        else:
+            exclude = bool(minus)
+            words = _words(phrase)
+        if words:
+            groups[-1].append(Term(words, exclude))
+    kept = tuple(tuple(g) for g in groups if any(not t.exclude for t in g))
+    if not kept:
+        raise InvalidQueryError(
+            "nothing to search for: give at least one word that is not excluded with '-'"
+        )
+    if sum(len(g) for g in kept) > MAX_TERMS:
+        raise InvalidQueryError(f"the search has more than {MAX_TERMS} words")
+    return SearchQuery(kept)
+
+
+def _words(text: str) -> tuple[str, ...]:
+    """Runs of letters and digits: what both engines index (punctuation only separates words)."""
+    return tuple(w for w in re.split(r"[^\w]|_", text) if w)
+
+
+def fts5_expression(query: SearchQuery) -> str:
+    """The query as an FTS5 MATCH expression built only from quoted strings and operators."""
+
+    def quoted(term: Term) -> str:
+        return '"' + " ".join(term.words).replace('"', '""') + '"'
+
+    alternatives = []
+    for group in query.groups:
+        wanted = " AND ".join(quoted(t) for t in group if not t.exclude)
+        unwanted = "".join(f" NOT {quoted(t)}" for t in group if t.exclude)
+        alternatives.append(f"({wanted}{unwanted})")
+    return " OR ".join(alternatives)
+
+
+def pg_tsquery(query: SearchQuery) -> ColumnElement[Any]:
+    """The query as a PostgreSQL tsquery: every term a bound parameter of phraseto_tsquery,
+    combined with tsquery_and/_or/_not (the functions behind &&, || and !!)."""
+    alternatives = []
+    for group in query.groups:
+        expr: ColumnElement[Any] | None = None
+        for term in group:
+            part = func.phraseto_tsquery(_REGCONFIG, bindparam(None, " ".join(term.words)))
+            if term.exclude:
+                part = func.tsquery_not(part)
+            expr = part if expr is None else func.tsquery_and(expr, part)
+        assert expr is not None  # parse_query keeps only groups with a wanted term
+        alternatives.append(expr)
+    result = alternatives[0]
+    for expr in alternatives[1:]:
+        result = func.tsquery_or(result, expr)
+    return result
+
+
+# Searching
+
+
+def search(
+    conn: Connection,
+    text: str,
+    *,
+    category: str | None = None,
+    since: datetime | None = None,
+    limit: int = 10,
+    any_word: bool = False,
+) -> list[SearchHit]:
+    """The best-matching stories, best first: one hit per story (or per unclustered article).
+    With `any_word`, a story needs only one of the words (SearchQuery.any_word)."""
+    query = parse_query(text)
+    if any_word:
+        query = query.any_word()
+    backend: _Backend = _Sqlite(query) if conn.dialect.name == "sqlite" else _Postgres(query)
+    pool = max(limit * 5, 50)
+    while True:
+        # Articles of one story compete for the pool: widen it until `limit` stories are in.
+        found = backend.candidates(conn, category, since, pool)
+        best: dict[Any, tuple[int, float]] = {}  # story (or lone article) -> its best article
+        for article_id, story_id, score in found:
+            best.setdefault(story_id or f"a{article_id}", (article_id, score))
+        if len(best) >= limit or len(found) < pool or pool >= _MAX_POOL:
+            break
+        pool *= 4
+    chosen = dict(list(best.values())[:limit])
+    if not chosen:
+        return []
+    query_rows = select(*_HIT_COLUMNS).where(articles.c.id.in_(list(chosen)))
+    rows = {r["id"]: r for r in conn.execute(query_rows).mappings()}
+    passages = backend.passages(conn, list(chosen))
+    members = _story_members(conn, [r["story_id"] for r in rows.values() if r["story_id"]])
+    hits = []
+    for article_id, score in chosen.items():
+        row = rows[article_id]
+        matched, marked = _best_passage(passages.get(article_id, {}))
+        plain, spans = split_marked(marked or row["lede"] or row["snippet"] or "")
+        story = row["story_id"]
+        hits.append(
+            SearchHit(
+                title=row["title"],
+                url=row["url"],
+                published=row["published"] or row["first_seen"],
+                category=row["category"],
+                source=row["source"],
+                snippet=plain,
+                highlights=spans,
+                matched=matched,
+                score=score,
+                story_id=story,
+                outlets=(story and members.get(story)) or (_outlet(row["source"], row["url"]),),
+            )
+        )
+    return hits
+
+
+def _best_passage(passages: Mapping[str, str]) -> tuple[str, str]:
+    """(where the words matched, the passage to show): the first field with a highlight, in
+    the order a reader wants them; "headline" when only the headline matched."""
+    for field in _PASSAGE_ORDER:
+        if _OPEN in (passages.get(field) or ""):
+            return _FIELD_LABELS[field], passages[field]
+    return "headline", ""
+
+
+def split_marked(marked: str) -> tuple[str, tuple[tuple[int, int], ...]]:
+    """A snippet with highlight markers -> (plain text, spans of highlighted text)."""
+    marked = re.sub(r"\s+", " ", marked).strip()
+    plain: list[str] = []
+    spans: list[tuple[int, int]] = []
+    length = 0
+    start: int | None = None
+    for part in re.split(f"([{_OPEN}{_CLOSE}])", marked):
+        if part == _OPEN:
+            start = length
+        elif part == _CLOSE:
+            if start is not None and length > start:
+                spans.append((start, length))
+            start = None
+        else:
+            plain.append(part)
+            length += len(part)
+    return "".join(plain), tuple(spans)
+
+
+def include_name(name: str | None, type_: str, _parents: Mapping[str, Any]) -> bool:
+    """Alembic's `include_name`: leave the search objects the models do not declare out of
+    schema comparisons (FTS5 tables and their shadow tables, tsvector columns and indexes)."""
+    if name is None:
+        return True
+    if type_ == "table":
+        return not name.startswith(_FTS_TABLE)
+    if type_ == "column":
+        return name != _SEARCH_COLUMN
+    if type_ == "index":
+        return not name.endswith(f"_{_SEARCH_COLUMN}")
+    return True
+
+
+_HIT_COLUMNS = (
+    articles.c.id,
+    articles.c.url,
+    articles.c.title,
+    articles.c.source,
+    articles.c.category,
+    articles.c.published,
+    articles.c.first_seen,
+    articles.c.lede,
+    articles.c.snippet,
+    articles.c.story_id,
+)
+
+
+def _story_members(conn: Connection, story_ids: Sequence[int]) -> dict[int, tuple[Outlet, ...]]:
+    """Each story's outlets with one link each, in the order they first covered it."""
+    if not story_ids:
+        return {}
+    query = (
+        select(articles.c.story_id, articles.c.source, articles.c.url)
+        .where(articles.c.story_id.in_(sorted(set(story_ids))))
+        .order_by(articles.c.story_id, Article.recent(), articles.c.id)
+    )
+    found: dict[int, dict[str, Outlet]] = {}
+    for row in conn.execute(query).mappings():
+        key = outlet(row["source"], row["url"])
+        found.setdefault(row["story_id"], {}).setdefault(key, _outlet(row["source"], row["url"]))
+    return {story: tuple(by_name.values()) for story, by_name in found.items()}
+
+
+def _outlet(source: str, url: str) -> Outlet:
+    """An outlet as the source names itself, else by its registrable host."""
+    return Outlet(" ".join(source.split()) or outlet("", url), url)
+
+
+def _filtered(query: Select[Any], category: str | None, since: datetime | None) -> Select[Any]:
+    if category is not None:
+        query = query.where(articles.c.category == category)
+    if since is not None:
+        query = query.where(Article.recent() >= since)
+    return query
+
+
+class _Backend:
+    def candidates(
+        self, conn: Connection, category: str | None, since: datetime | None, limit: int
+    ) -> list[tuple[int, int | None, float]]:
+        """(article id, story id, score), best first, at most `limit`."""
+        raise NotImplementedError
+
+    def passages(self, conn: Connection, ids: Sequence[int]) -> dict[int, dict[str, str]]:
+        """Marked passages of these articles, per searched field (_PASSAGE_ORDER)."""
+        raise NotImplementedError
+
+
+class _Sqlite(_Backend):
+    def __init__(self, query: SearchQuery) -> None:
+        self.match = fts5_expression(query)
+
+    def candidates(
+        self, conn: Connection, category: str | None, since: datetime | None, limit: int
+    ) -> list[tuple[int, int | None, float]]:
+        fts = table("articles_fts", column("rowid"))
+        rank = func.bm25(literal_column("articles_fts"), *_BM25_WEIGHTS)
+        query = _filtered(
+            select(articles.c.id, articles.c.story_id, rank)
+            .select_from(fts.join(articles, articles.c.id == fts.c.rowid))
+            .where(literal_column("articles_fts").op("MATCH")(bindparam("q", self.match)))
+            .order_by(rank, articles.c.id)
+            .limit(limit),
+            category,
+            since,
+        )
+        return [(r[0], r[1], -float(r[2])) for r in conn.execute(query)]
+
+    def passages(self, conn: Connection, ids: Sequence[int]) -> dict[int, dict[str, str]]:
+        fields = ", ".join(
+            f"snippet(articles_fts, {_FTS_COLUMNS.index(f)}, char(2), char(3), '…', "
+            f"{_SNIPPET_TOKENS})"
+            for f in _PASSAGE_ORDER
+        )
+        sql = (
+            f"SELECT rowid, {fields} FROM articles_fts WHERE articles_fts MATCH ? "
+            f"AND rowid IN ({', '.join('?' * len(ids))})"
+        )
+        return {
+            rowid: dict(zip(_PASSAGE_ORDER, marked, strict=True))
+            for rowid, *marked in conn.exec_driver_sql(sql, (self.match, *ids))
+        }
+
+
+class _Postgres(_Backend):
+    def __init__(self, query: SearchQuery) -> None:
+        self.tsquery = pg_tsquery(query)
+
+    def candidates(
+        self, conn: Connection, category: str | None, since: datetime | None, limit: int
+    ) -> list[tuple[int, int | None, float]]:
+        vector = literal_column("articles.search_vector", TSVECTOR)
+        rank = func.ts_rank_cd(vector, self.tsquery)
+        query = _filtered(
+            select(articles.c.id, articles.c.story_id, rank)
+            .where(vector.op("@@")(self.tsquery))
+            .order_by(rank.desc(), articles.c.id)
+            .limit(limit),
+            category,
+            since,
+        )
+        return [(r[0], r[1], float(r[2])) for r in conn.execute(query)]
+
+    def passages(self, conn: Connection, ids: Sequence[int]) -> dict[int, dict[str, str]]:
+        options = f'StartSel="{_OPEN}", StopSel="{_CLOSE}", MaxWords={_SNIPPET_TOKENS}, MinWords=12'
+
+        def headline(field: str) -> ColumnElement[Any]:
+            document = articles.c[field]
+            if field == "text":
+                document = func.left(document, _PG_PASSAGE_CHARS)
+            return func.ts_headline(_REGCONFIG, func.coalesce(document, ""), self.tsquery, options)
+
+        query = select(articles.c.id, *(headline(f) for f in _PASSAGE_ORDER)).where(
+            articles.c.id.in_(ids)
+        )
+        return {
+            row[0]: dict(zip(_PASSAGE_ORDER, row[1:], strict=True)) for row in conn.execute(query)
+        }
