@@ -8,11 +8,13 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import re
 import sys
 from collections.abc import Awaitable, Callable
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, time, timedelta
 from pathlib import Path
 from typing import Any, TypeVar
+from zoneinfo import ZoneInfo
 
 import click
 
@@ -163,29 +165,91 @@ def news(ctx: click.Context, category: str, limit: int, live: bool, as_json: boo
 @cli.command()
 @click.argument("text")
 @click.option("--k", default=6, show_default=True, type=click.IntRange(1, 50), help="Results.")
+@click.option("--local", "where", flag_value="local", help="Only the stored archive (offline).")
+@click.option("--live", "where", flag_value="live", help="Only the live web search.")
 @click.option(
-    "--deep", is_flag=True, help="Crawl and summarize the results, then answer from them."
+    "--deep", is_flag=True, help="Crawl and summarize the live results, then answer from them."
 )
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
 @click.pass_context
-def query(ctx: click.Context, text: str, k: int, deep: bool, as_json: bool) -> None:
-    """Search the web for TEXT; each result gets a lede from its page in about a second.
+def query(
+    ctx: click.Context, text: str, k: int, where: str | None, deep: bool, as_json: bool
+) -> None:
+    """What is the news on TEXT: what the archive already knows, then a live web search whose
+    results each get a lede from their page in about a second.
 
-    With --deep, the top K results are crawled and summarized and a short answer citing them
-    as [1], [2], ... is written from their texts only.
+    With --deep, the top K live results are crawled and summarized and a short answer citing
+    them as [1], [2], ... is written from their texts only.
     """
     from digest import ondemand
-    from digest.cli_output import print_answer, print_items
+    from digest.cli_output import print_answer, print_query
 
     if deep:
+        if where == "local":
+            raise click.UsageError("--deep answers from live sources: drop --local")
         result = _run(ctx, lambda app: ondemand.query_deep(app, text, k=k))
         _echo_json(result) if as_json else print_answer(result)
         return
-    items = _run(ctx, lambda app: ondemand.query(app, text, k=k))
+    local, live = where in (None, "local"), where in (None, "live")
+    found = _run(ctx, lambda app: ondemand.query_both(app, text, k=k, local=local, live=live))
+    _echo_json(found.to_json()) if as_json else print_query(found)
+
+
+@cli.command()
+@click.argument("text")
+@click.option("--category", help="Only stories of this category.")
+@click.option(
+    "--since",
+    metavar="DATE|Nd",
+    help="Only stories published since DATE (YYYY-MM-DD) or in the last N days (e.g. 30d).",
+)
+@click.option("--limit", default=10, show_default=True, type=click.IntRange(1, 200))
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a list.")
+@click.pass_context
+def search(
+    ctx: click.Context,
+    text: str,
+    category: str | None,
+    since: str | None,
+    limit: int,
+    as_json: bool,
+) -> None:
+    """Search the stored archive (offline) for TEXT in headlines, ledes, texts and summaries.
+
+    Words must all match; "a phrase" matches in order; -word excludes; OR gives alternatives.
+    One result per story, best first, with the matching passage highlighted. A search that
+    starts with "-" goes after "--": digest search -- -coal power.
+    """
+    from digest import ondemand
+    from digest.cli_output import print_search
+
+    config = _config(ctx)
+    start = _parse_since(since, config)
+    hits = _run(
+        ctx,
+        lambda app: ondemand.search_archive(app, text, category=category, since=start, limit=limit),
+    )
     if as_json:
-        _echo_json([i.to_json() for i in items])
+        _echo_json([h.to_json() for h in hits])
     else:
-        print_items(items, title=f"query: {text}")
+        print_search(hits, text)
+
+
+def _parse_since(value: str | None, config: Config) -> datetime | None:
+    """`--since`: a date (midnight in the configured time zone) or a number of days back."""
+    if value is None:
+        return None
+    value = value.strip()
+    if m := re.fullmatch(r"(\d{1,5})d", value):
+        return datetime.now(UTC) - timedelta(days=int(m.group(1)))
+    try:
+        day = date.fromisoformat(value)
+    except ValueError:
+        raise click.BadParameter(
+            f"{value!r}: expected a date (YYYY-MM-DD) or a number of days (e.g. 30d)",
+            param_hint="--since",
+        ) from None
+    return datetime.combine(day, time(), ZoneInfo(config.schedule.timezone))
 
 
 @cli.command()

@@ -6,11 +6,14 @@ from typing import Any
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from digest.collect import CollectReport
 from digest.deepen import DeepenReport
 from digest.models import Extract, Item
+from digest.ondemand import QueryResult
 from digest.publish import PublishReport
+from digest.store.search import SearchHit
 
 
 def _console() -> Console:
@@ -43,6 +46,51 @@ def print_items(items: list[Item], *, title: str) -> None:
             e.full_content or f"[dim]{h.snippet or '(' + e.status + ')'}[/dim]",
         )
     console.print(table)
+
+
+def _hit(n: int, hit: SearchHit) -> Text:
+    """One search result as plain text with styles: nothing from the page is read as markup."""
+    out = Text()
+    out.append(f"{n}. ", style="bold")
+    out.append(hit.title, style="bold")
+    names = ", ".join(o.name for o in hit.outlets)
+    plural = "s" if len(hit.outlets) != 1 else ""
+    out.append(
+        f"\n   {hit.published:%Y-%m-%d} · {hit.category or 'no category'} · "
+        f"{len(hit.outlets)} outlet{plural}: {names}",
+        style="dim",
+    )
+    if hit.snippet:
+        snippet = Text(hit.snippet)
+        for start, end in hit.highlights:
+            snippet.stylize("bold yellow", start, end)
+        out.append("\n   ")
+        out.append_text(snippet)
+    for o in hit.outlets:
+        out.append(f"\n   {o.url}", style="cyan")
+    return out
+
+
+def print_search(hits: list[SearchHit], text: str) -> None:
+    console = _console()
+    if not hits:
+        console.print(Text(f"nothing in the archive matches {text!r}"))
+        return
+    for n, hit in enumerate(hits, 1):
+        console.print(_hit(n, hit))
+        console.print()
+
+
+def print_query(found: QueryResult) -> None:
+    console = _console()
+    if found.archive is not None:
+        console.rule("from the archive")
+        print_search(found.archive, found.query)
+    if found.live_error:
+        console.rule("live")
+        console.print(Text(f"live search failed: {found.live_error}", style="red"))
+    elif found.live is not None:
+        print_items(found.live, title=f"live: {found.query}")
 
 
 def extract_json(e: Extract) -> dict[str, Any]:

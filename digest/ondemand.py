@@ -7,6 +7,8 @@ browser or an LLM.
 from __future__ import annotations
 
 import asyncio
+from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from digest.app import App
@@ -14,6 +16,7 @@ from digest.collect import collect
 from digest.errors import InvalidQueryError, SourceError
 from digest.fetch.guard import check_url
 from digest.models import Extract, Item, Page
+from digest.store.search import SearchHit
 
 
 async def news(app: App, category: str, *, limit: int = 8, live: bool = False) -> list[Item]:
@@ -35,6 +38,64 @@ async def query(app: App, text: str, *, k: int = 6) -> list[Item]:
         raise InvalidQueryError("the query is empty")
     headlines = await app.ddg.search(text, k=k)
     return await app.extractor.enrich(headlines[:k])
+
+
+async def search_archive(
+    app: App,
+    text: str,
+    *,
+    category: str | None = None,
+    since: datetime | None = None,
+    limit: int = 10,
+    any_word: bool = False,
+) -> list[SearchHit]:
+    """What the stored archive says about `text`: offline, best stories first."""
+    store = await app.store()
+    return await asyncio.to_thread(
+        store.search, text, category=category, since=since, limit=limit, any_word=any_word
+    )
+
+
+async def query_both(
+    app: App, text: str, *, k: int = 6, local: bool = True, live: bool = True
+) -> QueryResult:
+    """The archive first, then the live search: a live failure is kept as a warning when the
+    archive had something to say, and raised when there is nothing else to show."""
+    result = QueryResult(text)
+    if local:
+        try:
+            # A question, not a search: stories that share any of its words, best first.
+            result.archive = await search_archive(app, text, limit=k, any_word=True)
+        except InvalidQueryError:
+            if not live:
+                raise
+            result.archive = []  # nothing the archive can search for; the web may still answer
+    if live:
+        try:
+            result.live = await query(app, text, k=k)
+        except SourceError as err:
+            if not local or not result.archive:
+                raise
+            result.live_error = str(err)
+    return result
+
+
+@dataclass
+class QueryResult:
+    query: str
+    archive: list[SearchHit] | None = None  # None: not asked
+    live: list[Item] | None = None
+    live_error: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"query": self.query}
+        if self.archive is not None:
+            out["archive"] = [h.to_json() for h in self.archive]
+        if self.live is not None or self.live_error:
+            out["live"] = [i.to_json() for i in self.live or []]
+        if self.live_error:
+            out["live_error"] = self.live_error
+        return out
 
 
 def check_urls(urls: list[str]) -> list[str]:

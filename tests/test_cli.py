@@ -115,7 +115,9 @@ def test_query_honours_k_and_enriches_every_result(workdir, script, threaded_new
         "query", "chip plant water", "--k", "3", "--json", cwd=workdir, ddgs_script=script
     )
     assert result.code == 0, result.stderr
-    out = json.loads(result.stdout)
+    found = json.loads(result.stdout)
+    assert found["archive"] == []  # nothing collected yet
+    out = found["live"]
     assert [o["title"] for o in out] == [a.title for a in ARTICLES[:3]]
     for article, obj in zip(ARTICLES[:3], out, strict=True):
         assert obj["full_content"][:60] == article.lede[:60]
@@ -230,3 +232,73 @@ def test_collect_with_every_source_down_fails_but_records_the_run(tmp_path):
     assert "nothing collected" in result.stderr
     status = rows(tmp_path / "digest.db", "select status from runs")
     assert status == [("failed",)]
+
+
+# The archive: `digest search`, and `digest query` answering from it first
+
+
+@pytest.fixture
+def collected(workdir: Path, script: Path) -> Path:
+    assert run_cli("collect", cwd=workdir, ddgs_script=script).code == 0
+    return workdir
+
+
+def test_search_finds_collected_stories_by_words_of_their_lede(collected):
+    result = run_cli("search", "semiconductor Halvard", "--json", cwd=collected)
+    assert result.code == 0, result.stderr
+    (hit,) = json.loads(result.stdout)
+    assert hit["title"] == ARTICLES[0].title
+    assert hit["url"].endswith(ARTICLES[0].path)
+    assert hit["category"] == "technology"
+    assert hit["published"][:4].isdigit()
+    marked = [hit["snippet"][a:b] for a, b in hit["highlights"]]
+    assert {"semiconductor", "Halvard"} <= set(marked)
+
+    table = run_cli("search", "dock workers", cwd=collected)
+    assert table.code == 0, table.stderr
+    assert WORLD[0].title in table.stdout and WORLD[0].path in table.stdout
+
+
+def test_search_filters_by_category_and_date_and_explains_bad_input(collected):
+    both = "dock OR semiconductor"
+    out = json.loads(run_cli("search", both, "--json", cwd=collected).stdout)
+    assert {h["category"] for h in out} == {"technology", "world"}
+    only = run_cli("search", both, "--category", "world", "--json", cwd=collected)
+    assert {h["category"] for h in json.loads(only.stdout)} == {"world"}
+    future = run_cli("search", both, "--since", "2999-01-01", cwd=collected)
+    assert future.code == 0 and "nothing in the archive matches" in future.stdout
+    recent = run_cli("search", both, "--since", "2d", "--json", cwd=collected)
+    assert len(json.loads(recent.stdout)) == len(out)
+
+    assert_one_line_error(run_cli("search", "--", '-" "', cwd=collected), "nothing to search for")
+    bad_date = run_cli("search", "dock", "--since", "last week", cwd=collected)
+    assert bad_date.code == 2 and "YYYY-MM-DD" in bad_date.stderr
+
+
+def test_query_answers_from_the_archive_first_then_live(collected, script):
+    found = run_cli("query", "chip plant water", "--json", cwd=collected, ddgs_script=script)
+    assert found.code == 0, found.stderr
+    out = json.loads(found.stdout)
+    assert out["archive"][0]["title"] == ARTICLES[0].title
+    assert len(out["live"]) == 6
+
+    before = len(calls(script))
+    local = run_cli("query", "chip plant water", "--local", cwd=collected, ddgs_script=script)
+    assert local.code == 0, local.stderr
+    assert ARTICLES[0].title in local.stdout
+    assert len(calls(script)) == before  # --local never goes to the web
+
+    live = run_cli(
+        "query", "chip plant water", "--live", "--json", cwd=collected, ddgs_script=script
+    )
+    assert "archive" not in json.loads(live.stdout)
+
+
+def test_query_keeps_the_archive_answer_when_the_live_search_fails(collected, tmp_path):
+    offline = write_script(tmp_path / "offline.json", fail="offline")
+    result = run_cli("query", "chip plant water", cwd=collected, ddgs_script=offline)
+    assert result.code == 0, result.stderr
+    assert ARTICLES[0].title in result.stdout
+    assert "live search failed" in result.stdout and "cannot reach DuckDuckGo" in result.stdout
+    nothing = run_cli("query", "zebra crossing", cwd=collected, ddgs_script=offline)
+    assert_one_line_error(nothing, "cannot reach DuckDuckGo")
