@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape as _e
 from rich.table import Table
 from rich.text import Text
 
@@ -28,7 +29,7 @@ def _when(item: Item) -> str:
 def print_items(items: list[Item], *, title: str) -> None:
     console = _console()
     if not items:
-        console.print(f"{title}: nothing found")
+        console.print(f"{_e(title)}: nothing found")
         return
     table = Table(title=title, show_lines=True, expand=True)
     table.add_column("#", justify="right", no_wrap=True)
@@ -40,10 +41,10 @@ def print_items(items: list[Item], *, title: str) -> None:
         h, e = item.headline, item.extract
         table.add_row(
             str(n),
-            f"{h.title}\n[dim]{h.url}[/dim]",
-            h.source,
+            f"{_e(h.title)}\n[dim]{_e(h.url)}[/dim]",
+            _e(h.source),
             _when(item),
-            e.full_content or f"[dim]{h.snippet or '(' + e.status + ')'}[/dim]",
+            _e(e.full_content) or f"[dim]{_e(h.snippet or '(' + e.status + ')')}[/dim]",
         )
     console.print(table)
 
@@ -110,7 +111,7 @@ def print_extracts(results: list[Extract]) -> None:
     table.add_column("status", no_wrap=True)
     table.add_column("lede", ratio=3)
     for e in results:
-        table.add_row(e.url, e.status, e.full_content or f"[dim]{e.error or ''}[/dim]")
+        table.add_row(_e(e.url), e.status, _e(e.full_content) or f"[dim]{_e(e.error or '')}[/dim]")
     _console().print(table)
 
 
@@ -123,29 +124,29 @@ def print_collect_report(report: CollectReport) -> None:
         table.add_row(c.category, str(c.headlines), str(c.with_lede), str(c.new), str(c.updated))
     console.print(table)
     for f in report.failures:
-        console.print(f"[red]failed[/red] {f.source}: {f.error}")
+        console.print(f"[red]failed[/red] {_e(f.source)}: {_e(f.error)}")
     console.print(f"{report.headlines} headlines in {report.elapsed:.1f} s")
 
 
 def print_deep_extracts(results: list[dict[str, Any]]) -> None:
     console = _console()
     for r in results:
-        console.rule(r["title"] or r["url"])
-        console.print(f"[dim]{r['url']}[/dim]")
+        console.rule(_e(r["title"] or r["url"]))
+        console.print(f"[dim]{_e(r['url'])}[/dim]")
         if r["error"]:
-            console.print(f"[red]failed[/red]: {r['error']}")
+            console.print(f"[red]failed[/red]: {_e(r['error'])}")
             continue
-        console.print(r["summary"])
-        console.print(f"[dim]keywords: {', '.join(r['keywords'])} · {r['summarizer']}[/dim]")
+        console.print(_e(r["summary"]))
+        console.print(f"[dim]keywords: {_e(', '.join(r['keywords']))} · {r['summarizer']}[/dim]")
 
 
 def print_answer(result: dict[str, Any]) -> None:
     console = _console()
-    console.print(result["answer"] or "(no answer could be written from the sources)")
+    console.print(_e(result["answer"] or "(no answer could be written from the sources)"))
     console.print()
     for n, src in enumerate(result["sources"], 1):
-        status = f" [red]({src['error']})[/red]" if src["error"] else ""
-        console.print(f"[{n}] {src['title']}{status}\n    [dim]{src['url']}[/dim]")
+        status = f" [red]({_e(src['error'])})[/red]" if src["error"] else ""
+        console.print(f"\\[{n}] {_e(src['title'])}{status}\n    [dim]{_e(src['url'])}[/dim]")
     console.print(f"[dim]answered by {result['answerer']}[/dim]")
 
 
@@ -156,11 +157,11 @@ def print_stories(stories: list[dict[str, Any]]) -> None:
         return
     for s in stories:
         updated = " [yellow](updated)[/yellow]" if s["updated"] else ""
-        console.rule(f"[bold]{s['title']}[/bold]{updated}")
-        console.print(f"{s['category']} · {s['coverage']}")
-        console.print(s["brief_summary"] or "[dim](not summarized yet)[/dim]")
+        console.rule(f"[bold]{_e(s['title'])}[/bold]{updated}")
+        console.print(f"{_e(s['category'])} · {_e(s['coverage'])}")
+        console.print(_e(s["brief_summary"]) or "[dim](not summarized yet)[/dim]")
         for o in s["outlets"]:
-            console.print(f"  • {o['outlet']}: [link={o['url']}]{o['url']}[/link]")
+            console.print(f"  • {_e(o['outlet'])}: {_e(o['url'])}")
 
 
 class _Progress:
@@ -199,7 +200,7 @@ def print_deepen_report(report: DeepenReport) -> None:
     if report.crawl_mode:
         console.print(f"crawl mode: {report.crawl_mode} ({report.crawl_mode_reason})")
     for e in report.errors:
-        console.print(f"[red]failed[/red] {e['source']}: {e['error']}")
+        console.print(f"[red]failed[/red] {_e(e['source'])}: {_e(e['error'])}")
 
 
 def print_publish_report(report: PublishReport) -> None:
@@ -214,7 +215,7 @@ def print_publish_report(report: PublishReport) -> None:
         f"{c.get('failed', 0)} failed · {report.elapsed:.1f} s"
     )
     for e in report.errors:
-        console.print(f"[red]failed[/red] {e['source']}: {e['error']}")
+        console.print(f"[red]failed[/red] {_e(e['source'])}: {_e(e['error'])}")
 
 
 def delivery_json(row: Any) -> dict[str, Any]:
@@ -241,7 +242,11 @@ def print_deliveries(rows: list[Any]) -> None:
         color = {"sent": "green", "failed": "red", "sending": "yellow"}.get(r.state, "")
         state = f"[{color}]{r.state}[/{color}]" if color else r.state
         table.add_row(
-            r.edition_day.isoformat(), r.recipient, state, str(r.attempts), r.last_reply or ""
+            r.edition_day.isoformat(),
+            _e(r.recipient),
+            state,
+            str(r.attempts),
+            _e(r.last_reply or ""),
         )
     _console().print(table)
 
@@ -267,12 +272,13 @@ def print_status(data: dict[str, Any]) -> None:
         )
     console.print(table)
     for e in data["failing_sources"]:
-        console.print(f"[red]failing source[/red] {e['source']}: {e['error']}")
+        console.print(f"[red]failing source[/red] {_e(e['source'])}: {_e(e['error'])}")
     for host, pages in data["failing_hosts"].items():
-        console.print(f"[yellow]failing host[/yellow] {host}: {pages} page(s) late or failed")
+        console.print(f"[yellow]failing host[/yellow] {_e(host)}: {pages} page(s) late or failed")
     for f in data["failing_feeds"]:
         console.print(
-            f"[red]failing feed[/red] {f['url']} ({f['errors_in_a_row']}x): {f['last_error']}"
+            f"[red]failing feed[/red] {_e(f['url'])} ({f['errors_in_a_row']}x): "
+            f"{_e(f['last_error'] or '')}"
         )
     console.print(f"LLM: {data['llm']}; tokens today: {data['llm_tokens_today']}")
     b = data["browser"]

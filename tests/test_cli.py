@@ -302,3 +302,15 @@ def test_query_keeps_the_archive_answer_when_the_live_search_fails(collected, tm
     assert "live search failed" in result.stdout and "cannot reach DuckDuckGo" in result.stdout
     nothing = run_cli("query", "zebra crossing", cwd=collected, ddgs_script=offline)
     assert_one_line_error(nothing, "cannot reach DuckDuckGo")
+
+
+def test_titles_that_look_like_terminal_markup_are_printed_as_they_are(workdir, tmp_path):
+    hostile = "Breaking [/dim] news [bold red]now[/] and [link=http://x]"
+    script = write_script(
+        tmp_path / "hostile.json",
+        text={"markup": [{"title": hostile, "href": "http://10.0.0.1/", "body": "[/]"}]},
+    )
+    result = run_cli("query", "markup", "--live", cwd=workdir, ddgs_script=script)
+    assert result.code == 0, result.stderr
+    # Before escaping, rich raised MarkupError on "[/dim]" and the command crashed.
+    assert "[/dim]" in result.stdout and "[bold red]" in result.stdout
