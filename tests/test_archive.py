@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
+import shutil
+import subprocess
 from collections.abc import Iterator
 from dataclasses import replace
 from datetime import UTC, date, datetime, timedelta
@@ -28,8 +31,9 @@ from digest.render import (
 )
 from digest.render.archive import MANIFEST
 from digest.render.files import TEMP_PREFIX
-from digest.render.layout import category_slug
-from digest.render.templating import PAGE_CSP
+from digest.render.layout import SEARCH, SEARCH_INDEX, SEARCH_SCRIPT, category_slug
+from digest.render.search_index import FIELDS, TEXT_LIMIT, index_entries, render_search_index
+from digest.render.templating import PAGE_CSP, SEARCH_CSP, clean_edition
 from tests.editions import HOSTILE_TITLE, hostile_edition, make_edition
 
 DAY = date(2026, 11, 29)
@@ -78,8 +82,9 @@ class Page(HTMLParser):
         return None
 
 
-def html_pages(root: Path) -> Iterator[Path]:
-    yield from sorted(root.rglob("*.html"))
+def html_pages(root: Path, *, search: bool = True) -> Iterator[Path]:
+    """Every HTML page; `search=False` leaves out search.html, the one page with a script."""
+    yield from sorted(p for p in root.rglob("*.html") if search or p != root / SEARCH)
 
 
 def snapshot(root: Path) -> dict[str, tuple[int, int]]:
@@ -151,7 +156,7 @@ def test_whitespace_browsers_ignore_is_removed_from_links() -> None:
 
 def test_hostile_titles_summaries_and_links_come_out_inert(site: Path) -> None:
     checked = 0
-    for path in html_pages(site):
+    for path in html_pages(site, search=False):  # search.html: see the search tests below
         html = path.read_text("utf-8")
         page = Page(html)
         for tag, attrs in page.tags:
@@ -182,8 +187,12 @@ def test_every_page_carries_a_restrictive_policy_and_no_referrer(site: Path) -> 
     for path in html_pages(site):
         page = Page(path.read_text("utf-8"))
         csp = page.meta("http-equiv", "Content-Security-Policy")
-        assert csp == PAGE_CSP, path
-        assert "script-src" not in csp and "unsafe" not in csp
+        if path.name == SEARCH and path.parent == site:
+            assert csp == SEARCH_CSP  # the one page that runs a script: its own (see below)
+        else:
+            assert csp == PAGE_CSP, path
+            assert "script-src" not in csp and "unsafe" not in csp
+            assert "<script" not in path.read_text("utf-8")
         assert page.meta("name", "referrer") == "no-referrer"
         assert page.meta("name", "viewport") == "width=device-width, initial-scale=1"
         # The policy must come before anything it governs.
@@ -332,7 +341,7 @@ def test_with_a_base_url_feeds_link_absolutely_and_pages_stay_relative(tmp_path:
     # The pages themselves never depend on where the archive is hosted.
     relative = tmp_path / "relative"
     write_archive(editions(), CONFIG, relative, now=NOW)
-    for page in html_pages(out):
+    for page in [*html_pages(out), out / SEARCH_INDEX]:
         assert page.read_bytes() == (relative / page.relative_to(out)).read_bytes()
 
 
@@ -350,7 +359,9 @@ def test_a_bad_base_url_is_a_config_error(tmp_path: Path) -> None:
 
 def test_an_empty_archive_has_an_index_and_empty_feeds(tmp_path: Path) -> None:
     report = write_archive([], CONFIG, tmp_path, now=NOW)
-    assert set(report.written) == {"index.html", "style.css", "feed.xml"}
+    assert set(report.written) == {
+        "index.html", "style.css", "feed.xml", SEARCH, SEARCH_SCRIPT, SEARCH_INDEX
+    }  # fmt: skip
     feed = feedparser.parse((tmp_path / "feed.xml").read_bytes())
     assert not feed.bozo and feed.entries == []
     assert "No editions yet" in (tmp_path / "index.html").read_text("utf-8")
@@ -375,8 +386,9 @@ def test_rebuilding_the_same_editions_rewrites_nothing(site: Path) -> None:
 
 def test_a_rebuild_renders_only_what_can_have_changed(site: Path) -> None:
     report = write_archive(editions(), CONFIG, site, now=NOW)
-    # The index, latest.html, the stylesheet and the feeds; no edition's own pages.
-    assert report.rendered == 3 + 1 + 4
+    # The index, latest.html, the stylesheet, the search page with its script and index, and
+    # the feeds; no edition's own pages.
+    assert report.rendered == 3 + 3 + 1 + 4
     assert report.written == ()
 
 
@@ -424,6 +436,7 @@ def test_a_new_edition_rewrites_only_the_index_feeds_and_its_own_pages(site: Pat
     expected = {
         "index.html",
         "latest.html",
+        SEARCH_INDEX,
         "feed.xml",
         "feeds/technology.xml",
         "feeds/world.xml",
@@ -449,6 +462,7 @@ def test_a_changed_story_rewrites_its_pages_and_nothing_of_other_days(site: Path
         f"{day}/index.html",
         f"{day}/world.html",
         f"{day}/stories/{story.id}.html",
+        SEARCH_INDEX,
         "feed.xml",
         "feeds/world.xml",
     }
@@ -570,6 +584,168 @@ def test_a_story_listed_twice_gets_one_page(tmp_path: Path) -> None:
 def test_two_editions_for_one_day_are_refused(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="more than one edition for 2026-11-29"):
         write_archive([make_edition(DAY), make_edition(DAY)], CONFIG, tmp_path, now=NOW)
+
+
+# -- search --------------------------------------------------------------------------------------
+
+
+def load_index(data: bytes) -> dict:
+    """The object search-index.js assigns to window.DIGEST_SEARCH."""
+    text = data.decode("utf-8")
+    comment, assignment = text.split("\n", 1)
+    assert comment.startswith("/*") and comment.endswith("*/") and "*/" not in comment[2:-2]
+    prefix = "window.DIGEST_SEARCH = "
+    assert assignment.startswith(prefix) and assignment.endswith("};\n")
+    return json.loads(assignment[len(prefix) : -2])
+
+
+NODE = shutil.which("node")
+
+
+def run_index_in_node(data: bytes) -> dict:
+    """What window.DIGEST_SEARCH is after a JavaScript engine ran search-index.js."""
+    script = "const window = {}; eval(require('fs').readFileSync(0, 'utf8'));"
+    script += "process.stdout.write(JSON.stringify(window.DIGEST_SEARCH));"
+    out = subprocess.run(["node", "-e", script], input=data, capture_output=True, check=True)
+    return json.loads(out.stdout)
+
+
+def test_the_search_index_lists_every_story_with_its_page_and_summary(site: Path) -> None:
+    index = load_index((site / SEARCH_INDEX).read_bytes())
+    assert index["version"] == 1 and index["editions"] == 3
+    assert index["fields"] == list(FIELDS)
+    entries = [dict(zip(FIELDS, row, strict=True)) for row in index["stories"]]
+    stories = [(e.day, s) for e in editions() for sec in e.sections for s in sec.stories]
+    assert len(entries) == len(stories)
+    assert [e["date"] for e in entries] == sorted((e["date"] for e in entries), reverse=True)
+    by_url = {e["url"]: e for e in entries}
+    for day, story in stories:
+        entry = by_url[story_path(day, story.id)]
+        assert (site / entry["url"]).is_file()  # relative to search.html, at the root
+        assert entry["date"] == day.isoformat()
+        assert entry["outlets"] == len(story.outlets)
+        assert entry["category"] == story.category[:1].upper() + story.category[1:]
+        if story.title != HOSTILE_TITLE:
+            assert entry["title"] == story.title
+            assert entry["text"] == story.brief_summary  # short enough to be whole
+            assert entry["keywords"] == " · ".join(story.keywords)
+    hostile = next(e for e in entries if e["title"] == HOSTILE_TITLE)
+    assert hostile["text"].startswith("Read more <a href=\"javascript:alert('summary')\">here</a>")
+    assert "\x00" not in hostile["text"] and "\ud800" not in hostile["text"]
+
+
+def test_story_text_in_the_search_index_is_data_that_cannot_break_out(tmp_path: Path) -> None:
+    edition = make_edition(DAY)
+    hostile = [
+        "</script><script>alert(1)</script>",
+        "</SCRIPT ><!-- <script> -->",
+        "line\u2028separator\u2029paragraph",
+        '"; alert(1); //',
+        "\\u003c not an escape",
+        "*/ alert(1) /*",
+    ]
+    sections = list(edition.sections)
+    stories = list(sections[0].stories)
+    for i, text in enumerate(hostile):
+        stories[i % len(stories)] = replace(
+            stories[i % len(stories)], title=text, brief_summary=text
+        )
+        sections[0] = replace(sections[0], stories=tuple(stories))
+        edition = replace(edition, sections=tuple(sections))
+        data = render_search_index([clean_edition(edition)])
+        assert b"<" not in data and b">" not in data  # no markup, no "</script>", in any case
+        assert "\u2028".encode() not in data and "\u2029".encode() not in data
+        if NODE:  # and a JavaScript engine reads the same data as the JSON parser
+            assert run_index_in_node(data) == load_index(data)
+        entries = [dict(zip(FIELDS, row, strict=True)) for row in load_index(data)["stories"]]
+        assert entries == index_entries([clean_edition(edition)])
+        assert entries[i % len(stories)]["title"] == " ".join(text.split())  # on one line
+    # Text that was not cleaned still makes a valid file (a lone surrogate is escaped).
+    stories[0] = replace(stories[0], title="half \ud800 a pair")
+    sections[0] = replace(sections[0], stories=tuple(stories))
+    data = render_search_index([replace(edition, sections=tuple(sections))])
+    assert load_index(data)["stories"][0][0] == "half \ud800 a pair"
+
+
+def test_long_summaries_and_titles_are_cut_at_a_word_in_the_index() -> None:
+    edition = make_edition(DAY)
+    story = edition.sections[0].stories[0]
+    words = "word " * 400 + "end"
+    story = replace(story, title="Title " * 100, brief_summary=" ", summary=words)
+    section = replace(edition.sections[0], stories=(story,))
+    (entry,) = index_entries([replace(edition, sections=(section,))])
+    assert len(entry["text"]) <= TEXT_LIMIT
+    assert entry["text"].endswith("word…")  # no brief: the summary's start
+    assert len(entry["title"]) <= 300 and entry["title"].endswith("Title…")
+
+
+def test_big_archives_have_a_compact_search_index() -> None:
+    # 10,000 stories: 500 days of 20. Synthetic text compresses far better than real news, so
+    # only the raw size says much (real text measured: about 3.9 MB, 1.1 MB gzipped).
+    many = [make_edition(DAY - timedelta(days=i), stories=5) for i in range(500)]
+    data = render_search_index([clean_edition(e) for e in many])
+    assert len(load_index(data)["stories"]) == 10_000
+    assert len(data) < 10_000 * (TEXT_LIMIT + 200)
+
+
+def test_the_search_page_runs_its_own_two_scripts_and_nothing_else(site: Path) -> None:
+    html = (site / SEARCH).read_text("utf-8")
+    page = Page(html)
+    csp = page.meta("http-equiv", "Content-Security-Policy")
+    assert csp == SEARCH_CSP
+    directives = dict(d.strip().split(" ", 1) for d in csp.split(";"))
+    assert directives == {
+        "default-src": "'none'",
+        "style-src": "'self'",
+        "script-src": "'self'",
+        "base-uri": "'none'",
+        "form-action": "'self'",
+    }
+    scripts = [a for t, a in page.tags if t == "script"]
+    assert scripts == [{"src": SEARCH_INDEX, "defer": None}, {"src": SEARCH_SCRIPT, "defer": None}]
+    assert re.findall(r"<script[^>]*>(.*?)</script>", html, re.S) == ["", ""]  # nothing inline
+    csp_at = next(i for i, (t, a) in enumerate(page.tags) if a.get("http-equiv") is not None)
+    assert csp_at < next(i for i, (t, _) in enumerate(page.tags) if t in ("link", "script"))
+    for tag, attrs in page.tags:
+        assert tag not in {"img", "iframe", "svg", "object", "embed", "base"}
+        assert not [a for a in attrs if a.startswith("on")], (tag, attrs)
+    (form,) = [a for t, a in page.tags if t == "form"]
+    assert form["method"] == "get" and form["action"] == SEARCH
+    (field,) = [a for t, a in page.tags if t == "input"]
+    assert field["name"] == "q" and field["type"] == "search"
+    assert page.meta("name", "referrer") == "no-referrer"
+
+    script = (site / SEARCH_SCRIPT).read_text("utf-8")
+    # What the policy forbids anyway, and what would turn data into markup.
+    risky = ["innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval("]
+    risky += ["Function(", "setTimeout(", "fetch(", "XMLHttpRequest", "http:", "https:"]
+    assert [r for r in risky if r in script] == []
+
+
+def test_every_page_links_to_the_search_page(site: Path) -> None:
+    for path in html_pages(site):
+        hrefs = [h for h in Page(path.read_text("utf-8")).hrefs() if not urlsplit(h).scheme]
+        assert (site / SEARCH).resolve() in {(path.parent / h).resolve() for h in hrefs}, path
+
+
+def test_the_search_index_is_written_only_when_its_stories_change(site: Path) -> None:
+    before = snapshot(site)[SEARCH_INDEX]
+    eds = editions()
+    # A later generation time changes the edition's pages, not what search finds.
+    eds[1] = replace(eds[1], generated_at=eds[1].generated_at + timedelta(hours=2))
+    report = write_archive(eds, CONFIG, site, now=NOW)
+    assert edition_path(eds[1].day) in report.written
+    assert SEARCH_INDEX in report.unchanged and SEARCH in report.unchanged
+    assert snapshot(site)[SEARCH_INDEX] == before
+    # A story's new summary is what search must find.
+    section = eds[1].sections[2]
+    story = replace(section.stories[0], brief_summary="Copper futures hit a record high.")
+    eds[1] = replace(eds[1], sections=(*eds[1].sections[:2], replace(section, stories=(story,
+                     *section.stories[1:])), *eds[1].sections[3:]))  # fmt: skip
+    report = write_archive(eds, CONFIG, site, now=NOW)
+    assert SEARCH_INDEX in report.written and SEARCH not in report.written
+    assert b"Copper futures hit a record high." in (site / SEARCH_INDEX).read_bytes()
+    assert write_archive(eds, CONFIG, site, now=NOW).written == ()
 
 
 # -- the HTML digest -----------------------------------------------------------------------------

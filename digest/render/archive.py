@@ -10,6 +10,9 @@ incremental rebuild work, in two steps:
 - every page that is rendered is compared with the file on disk and written only when its bytes
   differ, atomically (temporary file, fsync, rename): a crash leaves each page old or new.
 
+The search page (search.html, its script and the index of every story, search-index.js) is
+rendered on every build like the index; the writer leaves it alone unless its bytes changed.
+
 Stale pages: a page written by an earlier build that the current editions no longer produce
 (a story dropped when today's edition was rebuilt) is left in place by default, so a link
 someone saved keeps working; it is no longer linked from the index or the editions. The
@@ -46,6 +49,9 @@ from digest.render.layout import (
     FEED,
     INDEX,
     LATEST,
+    SEARCH,
+    SEARCH_INDEX,
+    SEARCH_SCRIPT,
     STYLESHEET,
     Links,
     category_feed_path,
@@ -54,11 +60,14 @@ from digest.render.layout import (
     normalize_base_url,
     story_path,
 )
+from digest.render.search_index import render_search_index
 from digest.render.templating import (
     PAGE_CSP,
+    SEARCH_CSP,
     category_name,
     clean_edition,
     render,
+    search_script,
     short_date,
     stylesheet,
 )
@@ -254,6 +263,13 @@ def _plan(editions: Sequence[Edition], config: ArchiveConfig, *, now: datetime) 
             previous = newest_first[1].day if len(newest_first) > 1 else None
             yield LATEST, _edition_page(newest_first[0], LATEST, previous, title, base_url)
 
+    def search() -> Iterator[tuple[str, bytes]]:
+        yield SEARCH, _page("archive/search.html", SEARCH, title, base_url,
+                            title="Search", csp=SEARCH_CSP,
+                            has_latest=bool(newest_first))  # fmt: skip
+        yield SEARCH_SCRIPT, search_script().encode("utf-8")
+        yield SEARCH_INDEX, render_search_index(newest_first)
+
     def feeds() -> Iterator[tuple[str, bytes]]:
         feed = render_edition_feed(newest_first, title=title, base_url=base_url, now=now)
         yield FEED, feed.encode("utf-8")
@@ -263,7 +279,7 @@ def _plan(editions: Sequence[Edition], config: ArchiveConfig, *, now: datetime) 
             )
             yield category_feed_path(category), feed.encode("utf-8")
 
-    parts = [_Part(None, None, (), front)]
+    parts = [_Part(None, None, (), front), _Part(None, None, (), search)]
     for i, edition in enumerate(newest_first):
         previous = newest_first[i + 1].day if i + 1 < len(newest_first) else None
         key = _fingerprint(edition, previous, title, base_url)
@@ -327,7 +343,7 @@ def _page(template: str, page: str, archive_title: str, base_url: str, **context
         template,
         title=title if title == archive_title else f"{title} · {archive_title}",
         archive_title=archive_title,
-        csp=PAGE_CSP,
+        csp=context.pop("csp", PAGE_CSP),  # only search.html has its own policy
         css=None,
         links=Links(page, base_url),
         has_latest=context.pop("has_latest", True),  # only an empty archive has no latest.html

@@ -5,6 +5,9 @@ under any sub-path, so pages link to each other only by relative paths:
 
     index.html                      editions, newest first
     latest.html                     the newest edition's digest
+    search.html                     search every story, in the browser: no server needed
+    search.js                       the search page's script
+    search-index.js                 the stories it searches, as a script (works from file://)
     style.css
     feed.xml                        Atom feed of editions
     feeds/<category>.xml            Atom feed of one category's editions
@@ -30,6 +33,9 @@ __all__ = [
     "FEED",
     "INDEX",
     "LATEST",
+    "SEARCH",
+    "SEARCH_INDEX",
+    "SEARCH_SCRIPT",
     "STYLESHEET",
     "Links",
     "absolute_url",
@@ -45,6 +51,9 @@ __all__ = [
 INDEX = "index.html"
 LATEST = "latest.html"
 STYLESHEET = "style.css"
+SEARCH = "search.html"
+SEARCH_INDEX = "search-index.js"
+SEARCH_SCRIPT = "search.js"
 FEED = "feed.xml"
 
 _PLAIN_SLUG = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")

@@ -27,16 +27,24 @@ from digest.render.sanitize import clean_text, needs_cleaning, safe_url
 
 __all__ = [
     "PAGE_CSP",
+    "SEARCH_CSP",
     "clean_edition",
     "environment",
     "inline_style_csp",
+    "search_script",
     "stylesheet",
 ]
 
-# The policy of every archive page: nothing loads but the archive's own stylesheet. No scripts,
-# no images, fonts, frames or forms; <base> cannot redirect relative links. Referrers are off
-# separately (<meta name="referrer">), so following an outlet link leaks nothing.
+# The policy of every archive page but search.html: nothing loads but the archive's own
+# stylesheet. No scripts, no images, fonts, frames or forms; <base> cannot redirect relative
+# links. Referrers are off separately (<meta name="referrer">), so following an outlet link leaks
+# nothing.
 PAGE_CSP = "default-src 'none'; style-src 'self'; base-uri 'none'; form-action 'none'"
+# The one page that runs a script: search.html loads the archive's own search.js and the index
+# (files next to it; nothing inline, no eval) and its GET form submits to itself.
+SEARCH_CSP = (
+    "default-src 'none'; style-src 'self'; script-src 'self'; base-uri 'none'; form-action 'self'"
+)
 
 _MONTHS = (
     "January February March April May June July August September October November December"
@@ -91,9 +99,19 @@ def environment() -> jinja2.Environment:
 @cache
 def stylesheet() -> str:
     """The archive's stylesheet (templates/archive/style.css)."""
+    return _static("archive/style.css")
+
+
+@cache
+def search_script() -> str:
+    """The search page's script (templates/archive/search.js)."""
+    return _static("archive/search.js")
+
+
+def _static(name: str) -> str:
     env = environment()
     assert env.loader is not None
-    source, _, _ = env.loader.get_source(env, "archive/style.css")
+    source, _, _ = env.loader.get_source(env, name)
     return source
 
 
