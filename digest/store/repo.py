@@ -40,6 +40,7 @@ from digest.models import Edition, Extract, Headline, Item, Page, Summary
 from digest.store.editions import content_hash as edition_hash
 from digest.store.editions import decode_edition, encode_edition
 from digest.store.engine import READ_ONLY, describe
+from digest.store.owners import current_owner
 from digest.store.schema import (
     DELIVERY_STATES,
     Article,
@@ -477,6 +478,7 @@ class Store:
             "status": "running",
             "counts": {},
             "errors": [],
+            "owner": current_owner(),
         }
         with self._write() as conn:
             try:

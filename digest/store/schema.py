@@ -140,6 +140,8 @@ class Run(Base):
     status: Mapped[str] = mapped_column(String, default="running")
     counts: Mapped[dict[str, Any]] = mapped_column(default=dict)
     errors: Mapped[list[Any]] = mapped_column(default=list)  # [{"source": ..., "error": ...}]
+    # The process doing it, "host/boot/pid/start" (digest.store.owners); NULL before 0005.
+    owner: Mapped[str | None] = mapped_column(String)
 
     __table_args__ = (
         CheckConstraint(f"status IN {RUN_STATUSES!r}", name="status"),
