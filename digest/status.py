@@ -15,6 +15,7 @@ from digest.schedule import (
     publish_due_at,
 )
 from digest.store import health
+from digest.store.repo import Store
 
 
 def next_runs(app: App, now: datetime) -> dict[str, str]:
@@ -31,11 +32,15 @@ def next_runs(app: App, now: datetime) -> dict[str, str]:
     }
 
 
-def daemon_running(app: App) -> bool:
+def daemon_running(app: App, store: Store) -> bool:
+    """Whether a daemon holds this database's lock: its advisory lock on PostgreSQL (held by a
+    session on any machine), its lock file on SQLite."""
     from filelock import FileLock, Timeout
 
     from digest.daemon import lock_path
 
+    if store.engine.url.get_backend_name() == "postgresql":
+        return health.postgres_daemon_running(store)
     path = lock_path(app.config)
     if not path.exists():
         return False
@@ -70,7 +75,7 @@ async def status(app: App) -> dict[str, Any]:
     feeds = await asyncio.to_thread(health.feed_states, store)
     deepen = last.get("deepen", {}).get("counts", {})
     return {
-        "daemon_running": daemon_running(app),
+        "daemon_running": await asyncio.to_thread(daemon_running, app, store),
         "next_runs": next_runs(app, now),
         "last_runs": last,
         "recent_runs": [

@@ -54,6 +54,11 @@ def make_engine(url: str) -> Engine:
     return engine
 
 
+def backend(url: str) -> str:
+    """The backend of a database URL, "sqlite" or "postgresql"; StoreError for any other."""
+    return _parse(url).get_backend_name()
+
+
 def upgrade(engine: Engine) -> None:
     """Bring the schema to the newest revision; a no-op (one read) when it is there already.
 
