@@ -14,8 +14,10 @@ import contextlib
 import hashlib
 import logging
 import signal
-from datetime import UTC, datetime, timedelta
+from collections.abc import Iterable
+from datetime import UTC, date, datetime, time, timedelta
 from pathlib import Path
+from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo
 
 from digest.app import App
@@ -25,11 +27,15 @@ from digest.schedule import (
     collect_key,
     collect_period,
     latest_due_edition,
+    next_publish_due,
     parse_clock,
     parse_interval,
     publish_key,
 )
-from digest.store.repo import RunExistsError
+from digest.store.repo import RunExistsError, RunRecord
+
+if TYPE_CHECKING:
+    from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
 log = logging.getLogger("digest.daemon")
 
@@ -39,7 +45,8 @@ class DaemonRunningError(DigestError):
 
 
 def lock_path(config: Config) -> Path:
-    """One lock per database: beside a SQLite file, else in the work folder by URL hash."""
+    """The lock file of a SQLite database, beside it (else in the work folder by URL hash).
+    PostgreSQL uses an advisory lock instead (`single_daemon`)."""
     url = config.database_url()
     if url.startswith("sqlite:///"):
         return Path(url.removeprefix("sqlite:///") + ".daemon.lock")
@@ -49,7 +56,27 @@ def lock_path(config: Config) -> Path:
 
 @contextlib.contextmanager
 def single_daemon(config: Config):
+    """Hold the database's daemon lock while the block runs, or raise DaemonRunningError.
+
+    PostgreSQL: an advisory lock of the database and schema, which also stops a daemon on another
+    machine sharing the database. SQLite: a lock file (see `lock_path`).
+    """
     from filelock import FileLock, Timeout
+
+    from digest.store.engine import backend
+
+    url = config.database_url()
+    if backend(url) == "postgresql":
+        from digest.store.health import postgres_daemon_lock
+
+        with postgres_daemon_lock(url) as (taken, where):
+            if not taken:
+                raise DaemonRunningError(
+                    "another digest daemon is running on this database "
+                    f"(PostgreSQL advisory lock on {where})"
+                )
+            yield
+        return
 
     path = lock_path(config)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -75,39 +102,58 @@ class Daemon:
         self._busy = asyncio.Lock()  # one job at a time: collect, deepen, publish share a browser
 
     async def collect_job(self, *, force: bool = False) -> None:
-        """Collect this period (once), then deepen. `force`: also when the period was done."""
+        """Collect this period (once), then deepen. `force`: also when the period was done.
+        A period collected already is deepened again when its deepen pass never ended well (a
+        process killed during it): deepen runs have no period key of their own."""
         from digest.collect import collect
-        from digest.deepen import deepen
 
         every = parse_interval(self.config.schedule.collect_every)
         key = collect_key(collect_period(datetime.now(UTC), every))
+        deepens = self.config.schedule.deepen_after_collect
         async with self._busy:
+            log.info("collect: starting period %s", key)
             try:
                 report = await collect(self.app, run_key=key)
             except RunExistsError:
                 if not force:
-                    log.info("collect: period %s already done", key)
+                    if deepens and await self._deepen_owed():
+                        log.info("collect: period %s already done, its deepen not: deepening", key)
+                        await self._deepen()
+                    else:
+                        log.info("collect: period %s already done", key)
                     return
                 report = await collect(self.app)
             log.info("collect: %s, %d headlines", report.status, report.headlines)
             for f in report.failures:
                 log.warning("collect: source failed: %s: %s", f.source, f.error)
-            if self.config.schedule.deepen_after_collect:
-                deep = await deepen(self.app)
-                log.info("deepen: %s, %s", deep.status, deep.counts)
-                for e in deep.errors:
-                    log.warning("deepen: %s: %s", e["source"], e["error"])
+            if deepens:
+                await self._deepen()
+
+    async def _deepen(self) -> None:
+        from digest.deepen import deepen
+
+        log.info("deepen: starting")
+        deep = await deepen(self.app)
+        log.info("deepen: %s, %s", deep.status, deep.counts)
+        for e in deep.errors:
+            log.warning("deepen: %s: %s", e["source"], e["error"])
+
+    async def _deepen_owed(self) -> bool:
+        store = await self.app.store()
+        return deepen_owed(await asyncio.to_thread(store.recent_runs, 50))
+
+    def due_edition(self, now: datetime) -> date | None:
+        """The edition a publish or deliver run at `now` is about: the newest one that is due."""
+        sched = self.config.schedule
+        return latest_due_edition(now, parse_clock(sched.publish_at), sched.timezone)
 
     async def publish_job(self) -> None:
         """Publish the newest edition whose time has come, once (catches up after a restart)."""
         from digest.publish import publish
 
-        day = latest_due_edition(
-            datetime.now(UTC),
-            parse_clock(self.config.schedule.publish_at),
-            self.config.schedule.timezone,
-        )
+        day = self.due_edition(datetime.now(UTC))
         async with self._busy:
+            log.info("publish %s: starting", day)
             try:
                 report = await publish(self.app, day, due_only=True, run_key=publish_key(day))
             except RunExistsError:
@@ -122,9 +168,7 @@ class Daemon:
         from digest.publish import send_edition
 
         now = datetime.now(UTC)
-        day = latest_due_edition(
-            now, parse_clock(self.config.schedule.publish_at), self.config.schedule.timezone
-        )
+        day = self.due_edition(now)
         store = await self.app.store()
         edition = await asyncio.to_thread(store.edition, day)
         if edition is None:
@@ -160,7 +204,10 @@ class Daemon:
         if pruned:
             log.info("prune: dropped %d page texts last seen before %s", pruned, before.date())
 
-    async def run(self, stop: asyncio.Event) -> None:
+    def build_scheduler(self, now: datetime) -> AsyncIOScheduler:
+        """The daemon's scheduler with its jobs, not started yet; `now` (aware) is the start,
+        when the catch-up runs of collect and publish are due. Built from config at every start:
+        the in-memory job store is never shared or persisted."""
         from apscheduler.events import EVENT_JOB_ERROR, EVENT_JOB_MISSED
         from apscheduler.schedulers.asyncio import AsyncIOScheduler
         from apscheduler.triggers.cron import CronTrigger
@@ -169,6 +216,9 @@ class Daemon:
         sched = self.config.schedule
         tz = ZoneInfo(sched.timezone)
         publish_at = parse_clock(sched.publish_at)
+        # In UTC: local arithmetic loses the fold (02:30 + 1 s in the repeated hour of a fall-back
+        # night is an hour early) and would run the catch-up publish before the catch-up collect.
+        now = now.astimezone(UTC)
         scheduler = AsyncIOScheduler(
             timezone=tz,
             job_defaults={
@@ -185,7 +235,6 @@ class Daemon:
                 log.error("job %s failed: %s", event.job_id, event.exception)
 
         scheduler.add_listener(listener, EVENT_JOB_ERROR | EVENT_JOB_MISSED)
-        now = datetime.now(tz)
         scheduler.add_job(
             self.collect_job,
             IntervalTrigger(
@@ -193,14 +242,14 @@ class Daemon:
             ),
             id="collect",
             replace_existing=True,
-            next_run_time=now,  # catch up at start: the period key prevents a repeat
+            next_run_time=now.astimezone(tz),  # catch up at start: the period key prevents a repeat
         )
         scheduler.add_job(
             self.publish_job,
-            CronTrigger(hour=publish_at.hour, minute=publish_at.minute, timezone=tz),
+            edition_trigger(publish_at, sched.timezone),
             id="publish",
             replace_existing=True,
-            next_run_time=now + timedelta(seconds=1),  # catch up a missed edition
+            next_run_time=(now + timedelta(seconds=1)).astimezone(tz),  # catch up an edition
         )
         scheduler.add_job(
             self.deliver_job,
@@ -216,6 +265,10 @@ class Daemon:
             id="prune",
             replace_existing=True,
         )
+        return scheduler
+
+    async def run(self, stop: asyncio.Event) -> None:
+        scheduler = self.build_scheduler(datetime.now(UTC))
         scheduler.start()
         log.info("daemon started: %s", ", ".join(j.id for j in scheduler.get_jobs()))
         try:
@@ -231,6 +284,38 @@ class Daemon:
             for task in current:
                 task.cancel()
             await asyncio.gather(*current, return_exceptions=True)
+
+
+def edition_trigger(publish_at: time, tz: str):
+    """An APScheduler trigger that fires when each edition is due (`next_publish_due`): once a
+    local day, at the instant `latest_due_edition` takes as the edition's time. A CronTrigger
+    does not: started just after a spring-forward gap that holds `publish_at`, it skips that
+    day's edition, and it fires twice on a fall-back night."""
+    from apscheduler.triggers.base import BaseTrigger
+
+    zone = ZoneInfo(tz)
+
+    class EditionTrigger(BaseTrigger):
+        def get_next_fire_time(self, previous_fire_time, now):
+            after = previous_fire_time or now - timedelta(microseconds=1)
+            return next_publish_due(after, publish_at, tz).astimezone(zone)
+
+        def __str__(self) -> str:
+            return f"edition[{publish_at:%H:%M} {tz}]"
+
+    return EditionTrigger()
+
+
+def deepen_owed(recent: Iterable[RunRecord]) -> bool:
+    """Does the newest collection still lack its deepen pass? `recent`: runs, newest first.
+    Yes when no deepen run started after it, or the one that did failed (`recover` fails a run
+    that a killed process left running)."""
+    for run in recent:
+        if run.kind == "deepen":
+            return run.status == "failed"
+        if run.kind == "collect":
+            return run.status != "running"
+    return False
 
 
 def _is_job(task: asyncio.Task) -> bool:

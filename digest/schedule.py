@@ -71,6 +71,16 @@ def latest_due_edition(now: datetime, publish_at: time, tz: str) -> date | None:
     return today - timedelta(days=1)
 
 
+def next_publish_due(after: datetime, publish_at: time, tz: str) -> datetime:
+    """The first instant after `after` at which an edition is due: one a local day, whatever
+    the day's length (what the daemon's publish trigger fires on)."""
+    after = after.astimezone(UTC)
+    day = edition_day(after, tz) - timedelta(days=1)
+    while (due := publish_due_at(day, publish_at, tz)) <= after:
+        day += timedelta(days=1)
+    return due
+
+
 def delivery_due(day: date, publish_at: time, subscriber_tz: str, now: datetime) -> bool:
     """Is `day`'s edition due for a subscriber living in `subscriber_tz`?"""
     return publish_due_at(day, publish_at, subscriber_tz) <= now

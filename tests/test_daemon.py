@@ -3,7 +3,9 @@ and a clean stop on SIGTERM."""
 
 from __future__ import annotations
 
+import contextlib
 import email.utils
+import hashlib
 import json
 import os
 import signal
@@ -14,9 +16,11 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import ROOT, run_cli
 from tests.fake_ddgs import ENV, write_script
-from tests.newsweb import ARTICLES, NewsWeb, Route
+from tests.newsweb import ARTICLES, Article, NewsWeb, Route, render_article
 
 TECH = [a for a in ARTICLES if a.category == "technology"]
 
@@ -144,43 +148,300 @@ def integrity(tmp_path: Path) -> str:
         return conn.execute("pragma integrity_check").fetchone()[0]
 
 
-def test_kill_9_at_any_point_then_restart_sends_todays_edition_exactly_once(
-    tmp_path, threaded_news_web
-):
-    script = setup(tmp_path, threaded_news_web)
-    config = tmp_path / "digest.toml"  # today's edition is due at once
-    config.write_text(config.read_text().replace("[schedule]", '[schedule]\npublish_at = "00:00"'))
-    assert run_cli("subscribers", "add", "reader@example.org", cwd=tmp_path).code == 0
-    for delay in (0.8, 1.6, 2.4, 3.2):  # somewhere in start-up, collect, deepen or publish
-        daemon = start_daemon(tmp_path, script)
-        time.sleep(delay)
-        daemon.send_signal(signal.SIGKILL)
-        daemon.wait()
-        assert integrity(tmp_path) == "ok"
+# kill -9 inside each step. The daemon logs when a step starts (`--log-format json`); the test
+# waits for that event, then for the state that shows the step is under way, holding the daemon
+# there with a peer that does not answer (a news page, the mail server) or by freezing it, and
+# only then sends SIGKILL. So each case checks where its kill landed, and then that a restart
+# runs the interrupted period again without doing anything twice.
 
-    daemon = start_daemon(tmp_path, script)
+KILL_STEPS = (
+    "collect",  # collect started, held fetching its first category: nothing written yet
+    "collect-written",  # the first category written, the second held: half a collection
+    "deepen",  # collect done, deepen held crawling a page
+    "publish",  # publish wrote the edition, no email claimed yet
+    "delivery",  # the email is in `sending` and the mail server has all of it, no reply yet
+)
+WORLD = [a for a in ARTICLES if a.category == "world"][:2]
+
+
+def gate_article(tmp_path: Path, category: str) -> Article:
+    """An article of this test's own: its page hangs while the test holds the gate closed."""
+    token = hashlib.sha1(str(tmp_path).encode()).hexdigest()[:10]
+    return Article(
+        slug=f"lighthouse-{token}",
+        category=category,
+        title="Lighthouse keepers hand the last staffed tower over to an automatic lamp",
+        lede=(
+            "The coastguard switched the lamp of the Skarven lighthouse to automatic operation on "
+            "Friday, ending two centuries in which keepers lived on the rock and climbed its "
+            "hundred and forty steps every evening to light the beam by hand."
+        ),
+        paragraphs=(
+            "The last two keepers, a married couple who have tended the light since 1994, will "
+            "stay on as caretakers of the museum that is to open in the keepers' cottage next "
+            "spring, the coastguard said in a statement.",
+            "Fishermen in the harbour below said they had mixed feelings: the automatic lamp is "
+            "brighter and never late, but the lit kitchen window beside it had for years been the "
+            "first sign of home on winter nights.",
+            "The authority plans to automate its remaining buoys and beacons by the end of the "
+            "decade, which it says will save about two million euros a year in staff and boats.",
+        ),
+        description="Skarven lighthouse goes automatic.",
+    )
+
+
+def kill_setup(tmp_path: Path, web: NewsWeb, smtp_port: int, step: str) -> tuple[Path, Route]:
+    """Two categories, a real SMTP server, and the gate page among the search results of one
+    category: the second for `collect-written`, else the first. While collect is the step to
+    catch, the fast path waits for the gate; otherwise it gives up on it at its usual budget and
+    deepen, which crawls pages the fast path got no text from, waits for it instead."""
+    gated = "world" if step == "collect-written" else "technology"
+    article = gate_article(tmp_path, gated)
+    held = step in ("collect", "collect-written", "deepen")
+    gate = web.add(Route(article.path, render_article(article), hang=held))
+    patient = step in ("collect", "collect-written")
+    budgets = ("connect_timeout", "read_timeout", "request_timeout", "pages_budget", "call_budget")
+    fast = "".join(f"{name} = 60\n" for name in budgets) if patient else ""
+    (tmp_path / "digest.toml").write_text(
+        f"""
+[sources]
+categories = ["technology", "world"]
+ddg_retries = 0
+[fetch]
+allowed_networks = ["127.0.0.1/32"]
+{fast}
+[crawl]
+mode = "http"
+respect_robots = false
+page_timeout = 60
+[email]
+transport = "smtp"
+host = "127.0.0.1"
+port = {smtp_port}
+security = "none"
+timeout = 60
+[schedule]
+collect_every = "1d"
+publish_at = "00:00"
+"""
+    )
+    now = datetime.now(UTC).isoformat()
+
+    def rows(articles: list[Article]) -> list[dict]:
+        return [
+            {
+                "date": now,
+                "title": a.title,
+                "body": a.description,
+                "url": web.url(a.path),
+                "image": None,
+                "source": "Example News",
+            }
+            for a in articles
+        ]
+
+    gated_rows = {"technology": TECH, "world": WORLD}
+    gated_rows[gated] = [*gated_rows[gated], article]
+    news = {f"{category} news": rows(articles) for category, articles in gated_rows.items()}
+    return write_script(tmp_path / "ddgs.json", news=news), gate
+
+
+def logged(tmp_path: Path, text: str) -> bool:
+    """Has a daemon logged an event whose message holds `text`?"""
+    for line in (tmp_path / "daemon.log").read_text().splitlines():
+        with contextlib.suppress(ValueError):  # not JSON, or a line still being written
+            if text in json.loads(line)["message"]:
+                return True
+    return False
+
+
+def query(tmp_path: Path, sql: str, *params) -> list[tuple]:
+    conn = sqlite3.connect(tmp_path / "digest.db", timeout=5)
     try:
-        assert wait_for(lambda: daemon_up(tmp_path), 60)
-        assert wait_for(
-            lambda: (
-                any(k == "publish" and s != "running" for k, s, _ in runs(tmp_path))
-                and len(list((tmp_path / "outbox").glob("*.eml"))) == 1
-            ),
-            60,
-        )
-        time.sleep(1)
+        return conn.execute(sql, params).fetchall()
     finally:
-        daemon.send_signal(signal.SIGTERM)
-        assert daemon.wait(timeout=20) == 0
-    assert len(list((tmp_path / "outbox").glob("*.eml"))) == 1
+        conn.close()
+
+
+def running(tmp_path: Path, kind: str) -> list[str | None]:
+    """The keys of the runs of `kind` that are `running`."""
+    sql = "select key from runs where kind = ? and status = 'running'"
+    return [key for (key,) in query(tmp_path, sql, kind)]
+
+
+def _stopped(pid: int) -> bool:
+    """Every thread of `pid` has stopped (SIGSTOP reaches the threads one by one)."""
+    for stat in Path(f"/proc/{pid}/task").glob("*/stat"):
+        with contextlib.suppress(FileNotFoundError):
+            if stat.read_text().rsplit(")", 1)[1].split()[0] not in ("T", "t", "Z", "X"):
+                return False
+    return True
+
+
+def freeze_when(proc: subprocess.Popen, condition, timeout: float) -> bool:
+    """Let `proc` run a few milliseconds at a time, stopped (SIGSTOP) in between, until
+    `condition()` holds while it is stopped: a SIGKILL then lands in exactly that state."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and proc.poll() is None:
+        proc.send_signal(signal.SIGSTOP)
+        while not _stopped(proc.pid):
+            time.sleep(0.0005)
+        if condition():
+            return True
+        proc.send_signal(signal.SIGCONT)
+        time.sleep(0.003)
+    return False
+
+
+def kill_in(step: str, daemon: subprocess.Popen, tmp_path: Path, web, gate, arrived: list) -> None:
+    """Wait until the daemon is inside `step`, then SIGKILL it."""
+    today = datetime.now(UTC).date()
+    if step == "collect":
+        assert wait_for(lambda: logged(tmp_path, "collect: starting period"), 60)
+        assert wait_for(lambda: running(tmp_path, "collect"), 30)
+        assert wait_for(lambda: web.hits[gate.path] >= 1, 30)  # held fetching the gate page
+    elif step == "collect-written":
+        assert wait_for(lambda: logged(tmp_path, "collected technology"), 60)
+        assert wait_for(lambda: web.hits[gate.path] >= 1, 30)  # world: held at the gate
+    elif step == "deepen":
+        assert wait_for(lambda: logged(tmp_path, "deepen: starting"), 60)
+        assert wait_for(lambda: running(tmp_path, "deepen"), 30)
+        # The fast path tried the page once during collect; now the deep crawl waits for it.
+        assert wait_for(lambda: web.hits[gate.path] >= 2, 30)
+    elif step == "publish":
+        assert wait_for(lambda: logged(tmp_path, f"publish {today}: starting"), 60)
+        edition_saved = "select count(*) from editions where day = ?"
+        assert freeze_when(
+            daemon,
+            lambda: (
+                running(tmp_path, "publish")
+                and query(tmp_path, edition_saved, today.isoformat()) == [(1,)]
+            ),
+            30,
+        )
+    else:
+        assert wait_for(lambda: arrived, 60)  # the mail server holds the whole message
+    daemon.send_signal(signal.SIGKILL)
+    daemon.wait(timeout=20)
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="freezes the daemon through /proc")
+@pytest.mark.parametrize("step", KILL_STEPS)
+def test_kill_9_in_a_step_then_restart_runs_it_again_and_sends_the_edition_once(
+    step, tmp_path, threaded_news_web
+):
+    from digest.store import open_store
+    from tests.smtpserver import SmtpServer
+
+    web = threaded_news_web
+    today = datetime.now(UTC).date().isoformat()
+    with SmtpServer(slow_seconds=5) as smtp:
+        script, gate = kill_setup(tmp_path, web, smtp.port, step)
+        # Every message whose data reached the server, answered or not: "sent" counts these.
+        arrived: list[bytes] = []
+        handler = smtp.controller.handler
+        handle_data = handler.handle_DATA
+
+        async def handle_data_and_count(server, session, envelope):
+            arrived.append(envelope.original_content)
+            return await handle_data(server, session, envelope)
+
+        handler.handle_DATA = handle_data_and_count
+        if step == "delivery":
+            smtp.fail("slow")  # the server holds back its answer to the data for 5 s
+        with open_store(f"sqlite:///{tmp_path / 'digest.db'}") as store:
+            store.add_subscriber("reader@example.org", categories=None, timezone="UTC")
+
+        daemon = start_daemon(tmp_path, script)
+        try:
+            kill_in(step, daemon, tmp_path, web, gate, arrived)
+        finally:
+            if daemon.poll() is None:
+                daemon.kill()
+                daemon.wait()
+
+        # Where the kill landed: the step's run is left `running`, the step half done.
+        assert integrity(tmp_path) == "ok"
+        articles = len(query(tmp_path, "select url from articles"))
+        deliveries = query(tmp_path, "select state from deliveries")
+        done = query(tmp_path, "select kind, status from runs where status != 'running'")
+        kind = step.split("-")[0] if step != "delivery" else "publish"
+        killed = running(tmp_path, kind)
+        assert len(killed) == 1, query(tmp_path, "select kind, status, key from runs")
+        if step == "collect":
+            assert articles == 0 and done == []
+        elif step == "collect-written":
+            assert articles == len(TECH) and done == []
+        elif step == "deepen":
+            assert killed == [None] and done == [("collect", "ok")]
+        elif step == "publish":
+            assert killed == [f"publish:{today}"]
+            assert deliveries in ([], [("pending",)])  # the email not claimed yet
+        else:
+            assert killed == [f"publish:{today}"]
+            assert deliveries == [("sending",)]
+        assert smtp.received == [] and len(arrived) == (step == "delivery")
+
+        # The restart: the interrupted run is failed and its period run again, to its end.
+        gate.hang = False
+        daemon = start_daemon(tmp_path, script)
+        publish_run = "select status from runs where key = ?"
+        try:
+            assert wait_for(
+                lambda: (
+                    query(tmp_path, publish_run, f"publish:{today}") in ([("ok",)], [("partial",)])
+                    and query(tmp_path, "select state from deliveries")
+                    == [("sending" if step == "delivery" else "sent",)]
+                ),
+                60,
+            ), (tmp_path / "daemon.log").read_text()[-3000:]
+            time.sleep(1)
+        finally:
+            daemon.send_signal(signal.SIGTERM)
+            assert daemon.wait(timeout=20) == 0
+
     assert integrity(tmp_path) == "ok"
-    with sqlite3.connect(tmp_path / "digest.db") as conn:
-        urls = [u for (u,) in conn.execute("select url from articles")]
-        states = conn.execute("select state from deliveries").fetchall()
-        running = conn.execute("select count(*) from runs where status = 'running'").fetchone()
-    assert len(urls) == len(set(urls)) == len(TECH)
-    assert states == [("sent",)]
-    assert running == (0,)
+    urls = [u for (u,) in query(tmp_path, "select url from articles")]
+    assert len(urls) == len(set(urls)) == len(TECH) + len(WORLD) + 1  # no duplicates, all there
+    assert query(tmp_path, "select count(*) from runs where status = 'running'") == [(0,)]
+    assert logged(tmp_path, "interrupted run found")
+    runs_of = query(
+        tmp_path, "select status, key, errors from runs where kind = ? order by id", kind
+    )
+    interrupted, *again = runs_of
+    assert interrupted[0] == "failed" and "interrupted" in interrupted[2]
+    assert again, f"the interrupted {kind} was not run again"
+    if kind == "collect":
+        assert again[-1][:2] == ("ok", killed[0])  # the same period, collected in full
+    elif kind == "deepen":
+        assert again[-1][0] == "ok"
+    else:
+        assert again[-1][1] == f"publish:{today}"
+    # One copy reached the mail server, never a second. A message left in `sending` by the kill
+    # may have arrived (here all of it did, unanswered): it is reported, not re-sent by itself.
+    assert len(arrived) == 1
+    assert len(smtp.received) == (step != "delivery")
+    if step == "delivery":
+        stuck = json.loads(again[-1][2])
+        assert again[-1][0] == "partial"
+        assert any("left in 'sending'" in e["error"] for e in stuck)
+
+
+def test_a_period_whose_deepen_did_not_finish_is_deepened_at_restart():
+    """The collect job finds its period collected; deepen runs have no period key, so the
+    runs say whether the newest collection got its deepen pass (newest first)."""
+    from digest.daemon import deepen_owed
+    from digest.store.repo import RunRecord
+
+    def run(kind: str, status: str) -> RunRecord:
+        return RunRecord(0, kind, None, status, datetime.now(UTC), None)
+
+    assert not deepen_owed([run("deepen", "ok"), run("collect", "ok")])
+    assert not deepen_owed([run("publish", "ok"), run("deepen", "partial"), run("collect", "ok")])
+    assert deepen_owed([run("deepen", "failed"), run("collect", "ok")])  # killed during deepen
+    assert deepen_owed([run("collect", "ok"), run("deepen", "ok")])  # killed before deepen
+    assert not deepen_owed([run("collect", "running")])  # a collection by hand, still going
+    assert not deepen_owed([])
 
 
 def test_daemon_survives_a_rate_limited_search_llm_down_and_smtp_down_then_recovers(
