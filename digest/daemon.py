@@ -14,7 +14,7 @@ import contextlib
 import hashlib
 import logging
 import signal
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import UTC, date, datetime, time, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -38,6 +38,12 @@ if TYPE_CHECKING:
     from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
 log = logging.getLogger("digest.daemon")
+# How often the daemon checks that it still holds its lock (watch_lock).
+LOCK_CHECK_SECONDS = 10.0
+
+
+class DaemonLockLostError(DigestError):
+    """The daemon's lock was taken away while it ran (its PostgreSQL session ended)."""
 
 
 class DaemonRunningError(DigestError):
@@ -57,6 +63,7 @@ def lock_path(config: Config) -> Path:
 @contextlib.contextmanager
 def single_daemon(config: Config):
     """Hold the database's daemon lock while the block runs, or raise DaemonRunningError.
+    Yields a check that the lock is still held (see `watch_lock`).
 
     PostgreSQL: an advisory lock of the database and schema, which also stops a daemon on another
     machine sharing the database. SQLite: a lock file (see `lock_path`).
@@ -69,13 +76,13 @@ def single_daemon(config: Config):
     if backend(url) == "postgresql":
         from digest.store.health import postgres_daemon_lock
 
-        with postgres_daemon_lock(url) as (taken, where):
+        with postgres_daemon_lock(url) as (taken, where, still_held):
             if not taken:
                 raise DaemonRunningError(
                     "another digest daemon is running on this database "
                     f"(PostgreSQL advisory lock on {where})"
                 )
-            yield
+            yield still_held
         return
 
     path = lock_path(config)
@@ -88,7 +95,7 @@ def single_daemon(config: Config):
             f"another digest daemon is running on this database (lock {path})"
         ) from None
     try:
-        yield
+        yield lambda: True  # a lock file cannot be taken away
     finally:
         lock.release()
 
@@ -330,22 +337,50 @@ async def run_daemon(config: Config, *, once: bool = False) -> None:
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
-    with single_daemon(config):
-        async with App(config) as app:
-            daemon = Daemon(app)
-            await daemon.recover()
-            if once:
-                cycle = asyncio.ensure_future(_cycle(daemon))
-                stopper = asyncio.ensure_future(stop.wait())
-                done, _ = await asyncio.wait({cycle, stopper}, return_when="FIRST_COMPLETED")
-                if cycle not in done:
-                    cycle.cancel()
-                    await asyncio.gather(cycle, return_exceptions=True)
-                else:
-                    stopper.cancel()
-                    cycle.result()
-                return
+    with single_daemon(config) as still_held:
+        lost = asyncio.Event()
+        watchdog = asyncio.ensure_future(watch_lock(still_held, stop, lost))
+        try:
+            await _run_locked(config, stop, once=once)
+        finally:
+            watchdog.cancel()
+        if lost.is_set():
+            raise DaemonLockLostError(
+                "lost the daemon lock (the database connection holding it dropped): stopped; "
+                "start the daemon again"
+            )
+
+
+async def watch_lock(
+    still_held: Callable[[], bool], stop: asyncio.Event, lost: asyncio.Event
+) -> None:
+    """Stop the daemon when its lock is gone: on PostgreSQL, a server restart or a network
+    break ends the lock's session, and another daemon could then start. Stopping (exit status
+    1) lets a supervisor restart this one, which takes the lock again or finds it taken."""
+    while not stop.is_set():
+        await asyncio.sleep(LOCK_CHECK_SECONDS)
+        if not await asyncio.to_thread(still_held):
+            log.error("lost the daemon lock: stopping")
+            lost.set()
+            stop.set()
+
+
+async def _run_locked(config: Config, stop: asyncio.Event, *, once: bool) -> None:
+    async with App(config) as app:
+        daemon = Daemon(app)
+        await daemon.recover()
+        if not once:
             await daemon.run(stop)
+            return
+        cycle = asyncio.ensure_future(_cycle(daemon))
+        stopper = asyncio.ensure_future(stop.wait())
+        done, _ = await asyncio.wait({cycle, stopper}, return_when="FIRST_COMPLETED")
+        if cycle not in done:
+            cycle.cancel()
+            await asyncio.gather(cycle, return_exceptions=True)
+        else:
+            stopper.cancel()
+            cycle.result()
 
 
 async def _cycle(daemon: Daemon) -> None:

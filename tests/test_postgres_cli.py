@@ -331,3 +331,29 @@ def test_one_daemon_per_postgresql_schema_even_after_kill_9(tmp_path, schema):
     ]
     assert any("daemon started" in e["message"] for e in logs)
     assert any(e["message"] == "stopping" for e in logs)
+
+
+def test_a_daemon_whose_lock_session_is_cut_stops_and_says_why(tmp_path, schema):
+    write_config(tmp_path, schema)
+    script = write_script(tmp_path / "ddgs.json")
+    daemon = start_daemon(tmp_path, script)
+    try:
+        assert wait_for(lambda: daemon_running(tmp_path), 60), (tmp_path / "daemon.log").read_text()
+        # What a PostgreSQL restart or a network break does to the lock's session.
+        cut = sql(
+            schema,
+            "select pg_terminate_backend(pid) from pg_stat_activity"
+            " where application_name = 'digest daemon' and pid in (select pid from pg_locks"
+            " where locktype = 'advisory' and database = (select oid from pg_database"
+            " where datname = current_database()))",
+        )
+        assert cut and all(ok for (ok,) in cut)
+        code = daemon.wait(timeout=60)  # the lock is checked every LOCK_CHECK_SECONDS (10 s)
+    finally:
+        if daemon.poll() is None:
+            daemon.kill()
+            daemon.wait()
+    log = (tmp_path / "daemon.log").read_text()
+    assert code == 1, log
+    assert "lost the daemon lock" in log
+    assert "Traceback" not in log

@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from typing import Any
 
@@ -76,9 +76,10 @@ def daemon_lock_key(conn: Connection) -> tuple[int, str]:
 
 
 @contextlib.contextmanager
-def postgres_daemon_lock(url: str) -> Iterator[tuple[bool, str]]:
+def postgres_daemon_lock(url: str) -> Iterator[tuple[bool, str, Callable[[], bool]]]:
     """Try to take the daemon lock of the PostgreSQL database at `url` and hold it until the
-    block ends. Yields whether it was taken, and which database it names."""
+    block ends. Yields whether it was taken, which database it names, and a check that the
+    lock's session still holds it (false once the server or the network dropped it)."""
     engine = make_engine(url)
     try:
         with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
@@ -100,8 +101,23 @@ def postgres_daemon_lock(url: str) -> Iterator[tuple[bool, str]]:
                 taken = conn.execute(text("select pg_try_advisory_lock(:k)"), {"k": key}).scalar()
             except SQLAlchemyError as err:
                 raise StoreError(f"cannot take the daemon lock: {describe(err)}") from err
+
+            def still_held() -> bool:
+                try:
+                    held = conn.execute(
+                        text(
+                            "select exists (select 1 from pg_locks where locktype = 'advisory'"
+                            " and granted and pid = pg_backend_pid()"
+                            " and classid::bigint = :high and objid::bigint = :low)"
+                        ),
+                        {"high": (key >> 32) & 0xFFFFFFFF, "low": key & 0xFFFFFFFF},
+                    ).scalar()
+                except SQLAlchemyError:
+                    return False
+                return bool(held)
+
             try:
-                yield bool(taken), where
+                yield bool(taken), where, still_held
             finally:
                 if taken:
                     # Closing the session would free it too; unlock explicitly all the same.
