@@ -4,7 +4,8 @@ APScheduler 3 with an in-memory job store rebuilt from config at every start (it
 store cannot be shared between processes). What protects against running a period twice or
 missing one is not the scheduler but the runs table: every scheduled run claims a key naming
 its job and period, so a restart catches up what it missed and never repeats a period, also
-when a CLI command did the same work by hand meanwhile. One daemon per database (a lock file).
+when a CLI command did the same work by hand meanwhile. One daemon per database: a lock file
+beside SQLite, an advisory lock on PostgreSQL (watched: a daemon that loses it stops).
 """
 
 from __future__ import annotations

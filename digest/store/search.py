@@ -1,7 +1,9 @@
 """Full-text search over the stored archive: headlines, snippets, ledes, main texts, summaries.
 
-SQLite answers from two FTS5 tables, PostgreSQL from `tsvector` columns (migration 0004 makes
-both). A user's query never reaches either engine as syntax: `parse_query` reads it the way web
+One document per article: headline, snippet, lede, main text and the latest summary's text
+(`articles.summary_text`), so every word of a query can match anywhere in what we know of it.
+SQLite answers from the FTS5 table `articles_fts`, PostgreSQL from the `search_vector` column
+(migration 0004 makes both); results are grouped by story. A user's query never reaches either engine as syntax: `parse_query` reads it the way web
 search boxes do (words, "quoted phrases", -excluded, OR) and each backend gets it rebuilt from
 quoted terms (FTS5) or bound parameters (PostgreSQL), so any input is safe.
 """
