@@ -59,10 +59,13 @@ async def search_archive(
 async def query_both(
     app: App, text: str, *, k: int = 6, local: bool = True, live: bool = True
 ) -> QueryResult:
-    """The archive first, then the live search: a live failure is kept as a warning when the
-    archive had something to say, and raised when there is nothing else to show."""
+    """What the archive knows, and the live search, side by side (both run at once): a live
+    failure is kept as a warning when the archive had something to say, and raised when there
+    is nothing else to show."""
     result = QueryResult(text)
-    if local:
+    failure: list[SourceError] = []
+
+    async def archive() -> None:
         try:
             # A question, not a search: stories that share any of its words, best first.
             result.archive = await search_archive(app, text, limit=k, any_word=True)
@@ -70,13 +73,17 @@ async def query_both(
             if not live:
                 raise
             result.archive = []  # nothing the archive can search for; the web may still answer
-    if live:
+
+    async def web() -> None:
         try:
             result.live = await query(app, text, k=k)
         except SourceError as err:
-            if not local or not result.archive:
-                raise
+            failure.append(err)
             result.live_error = str(err)
+
+    await asyncio.gather(*([archive()] if local else []), *([web()] if live else []))
+    if failure and not result.archive:
+        raise failure[0]
     return result
 
 
