@@ -359,3 +359,6 @@ def test_any_word_finds_stories_that_share_some_of_the_words(store: Store) -> No
     hits = store.search("what happened to the chip plant aquifer", any_word=True)
     assert urls(hits)[0] == CHIP
     assert store.search("chip -aquifer", any_word=True) == []
+    # Words every question has do not count: "what is the news" alone finds the words anyway.
+    assert store.search("what is the news on the storm", any_word=True)[0].url == STORM
+    assert len(store.search("what is the news on the storm", any_word=True)) == 1

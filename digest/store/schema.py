@@ -117,6 +117,8 @@ class Article(Base):
         # "Did we collect this category since ...?"
         Index("ix_articles_category_last_seen", "category", "last_seen"),
         Index("ix_articles_story_id", "story_id"),
+        # "The other copies of this text": a new summary is indexed for search with each.
+        Index("ix_articles_text_hash", "text_hash"),
     )
 
     @classmethod

@@ -3,9 +3,11 @@
 One document per article: headline, snippet, lede, main text and the latest summary's text
 (`articles.summary_text`), so every word of a query can match anywhere in what we know of it.
 SQLite answers from the FTS5 table `articles_fts`, PostgreSQL from the `search_vector` column
-(migration 0004 makes both); results are grouped by story. A user's query never reaches either engine as syntax: `parse_query` reads it the way web
-search boxes do (words, "quoted phrases", -excluded, OR) and each backend gets it rebuilt from
-quoted terms (FTS5) or bound parameters (PostgreSQL), so any input is safe.
+(migration 0004 makes both); results are grouped by story.
+
+A user's query never reaches either engine as syntax: `parse_query` reads it the way web search
+boxes do (words, "quoted phrases", -excluded, OR) and each backend gets it rebuilt from quoted
+terms (FTS5) or bound parameters (PostgreSQL), so any input is safe.
 """
 
 from __future__ import annotations
@@ -34,6 +36,14 @@ from digest.errors import InvalidQueryError
 from digest.store.schema import Article, articles
 from digest.stories import outlet
 
+# Words a question is made of rather than what it is about (English; as in most stop lists).
+STOP = frozenset(
+    """a about after all also an and any are as at be been before but by can could did do does
+    for from had has have how i if in into is it its just latest me more most my new news no not
+    now of on or our out over said say says so some than that the their them then there these
+    they this to today up us was we were what when where which who whom why will with would you
+    your""".split()
+)
 MAX_QUERY_CHARS = 500
 MAX_TERMS = 32
 # Stored objects the models do not declare (see migrations/versions/0004_search.py).
@@ -73,8 +83,11 @@ class SearchQuery:
         """The same words as alternatives: for questions, where not every word is in the text
         ("what happened to the chip plant"). Exclusions still apply to every alternative."""
         excluded = tuple(dict.fromkeys(t for g in self.groups for t in g if t.exclude))
-        wanted = dict.fromkeys(t for g in self.groups for t in g if not t.exclude)
-        return SearchQuery(tuple((t, *excluded) for t in wanted))
+        wanted = list(dict.fromkeys(t for g in self.groups for t in g if not t.exclude))
+        # "what", "the", "is" would match nearly every story: leave such words out of a
+        # question (PostgreSQL's english configuration drops them anyway), unless that is all.
+        meaningful = [t for t in wanted if len(t.words) > 1 or t.words[0].lower() not in STOP]
+        return SearchQuery(tuple((t, *excluded) for t in meaningful or wanted))
 
     def __str__(self) -> str:
         def term(t: Term) -> str:

@@ -39,6 +39,8 @@ TOKENIZE = "porter unicode61 remove_diacritics 2"
 def upgrade() -> None:
     # Plain ALTER TABLE (no batch rebuild, which would lose SQLite's expression index).
     op.add_column("articles", sa.Column("summary_text", sa.Text(), nullable=True))
+    # Store.save_summary sets summary_text on every copy of the summarized text.
+    op.create_index("ix_articles_text_hash", "articles", ["text_hash"])
     op.execute(
         "UPDATE articles SET summary_text = (SELECT s.brief_summary || ' ' || s.summary "
         "FROM summaries s WHERE s.article_id = articles.id "
@@ -66,6 +68,7 @@ def downgrade() -> None:
     else:
         op.execute("DROP INDEX IF EXISTS ix_articles_search_vector")
         op.execute("ALTER TABLE articles DROP COLUMN IF EXISTS search_vector")
+    op.drop_index("ix_articles_text_hash", table_name="articles")
     op.drop_column("articles", "summary_text")
 
 
