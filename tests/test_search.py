@@ -17,6 +17,7 @@ from digest.config import StoriesConfig
 from digest.errors import InvalidQueryError
 from digest.models import Page, Summary
 from digest.store import Store, open_store
+from digest.store import search as search_module
 from digest.store.engine import alembic_config, make_engine, upgrade
 from digest.store.health import prune_texts
 from digest.store.search import SearchQuery, Term, fts5_expression, parse_query, split_marked
@@ -362,3 +363,29 @@ def test_any_word_finds_stories_that_share_some_of_the_words(store: Store) -> No
     # Words every question has do not count: "what is the news" alone finds the words anyway.
     assert store.search("what is the news on the storm", any_word=True)[0].url == STORM
     assert len(store.search("what is the news on the storm", any_word=True)) == 1
+
+
+def test_words_too_common_to_search_for_are_left_out_alike_on_both_databases(store: Store) -> None:
+    seed(store)
+    assert urls(store.search("the storm")) == [STORM]
+    assert urls(store.search("storm -the")) == [STORM]  # not: every article has "the"
+    assert urls(store.search('"closes the harbour"')) == [STORM]  # a phrase keeps its words
+    with pytest.raises(InvalidQueryError, match='"the", "and": too common'):
+        store.search("the and")
+
+
+def test_postgresql_ranks_the_newest_matches_of_a_common_word(store: Store, monkeypatch) -> None:
+    if store.engine.dialect.name != "postgresql":
+        pytest.skip("SQLite ranks every match")
+    monkeypatch.setattr(search_module, "PG_RANK_WINDOW", 1)  # the window is then the pool: 50
+    old = item("https://old.example/1", title="Storm storm storm", published=NOW - timedelta(300))
+    newer = [
+        item(f"https://new.example/{n}", title=f"Storm number {n}", published=NOW - timedelta(n))
+        for n in range(60)
+    ]
+    store.upsert_items([old, *newer], seen_at=NOW)
+    found = urls(store.search("storm", limit=10))
+    assert len(found) == 10 and "https://old.example/1" not in found
+    assert set(found) <= {f"https://new.example/{n}" for n in range(50)}
+    monkeypatch.setattr(search_module, "PG_RANK_WINDOW", 2_000)
+    assert urls(store.search("storm", limit=1)) == ["https://old.example/1"]

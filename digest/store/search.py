@@ -36,15 +36,26 @@ from digest.errors import InvalidQueryError
 from digest.store.schema import Article, articles
 from digest.stories import outlet
 
-# Words a question is made of rather than what it is about (English; as in most stop lists).
-STOP = frozenset(
-    """a about after all also an and any are as at be been before but by can could did do does
-    for from had has have how i if in into is it its just latest me more most my new news no not
-    now of on or our out over said say says so some than that the their them then there these
-    they this to today up us was we were what when where which who whom why will with would you
-    your""".split()
+# Words too common to search for: the Snowball English stop list, which PostgreSQL's `english`
+# configuration drops too, so both backends read "the storm" and "-the" alike. SQLite would
+# otherwise match nearly every article for "the" (440 ms at 100,000 articles, bench/search.py).
+COMMON = frozenset(
+    """a about above after again against all am an and any are as at be because been before
+    being below between both but by can did do does doing don down during each few for from
+    further had has have having he her here hers herself him himself his how i if in into is it
+    its itself just me more most my myself no nor not now of off on once only or other our ours
+    ourselves out over own s same she should so some such t than that the their theirs them
+    themselves then there these they this those through to too under until up very was we were
+    what when where which while who whom why will with you your yours yourself yourselves""".split()
+)
+# What questions add on top ("what is the latest news on ..."): left out of any_word questions.
+QUESTION = COMMON | frozenset(
+    """also could happen happened happening latest new news say said says today tell us
+    would""".split()
 )
 MAX_QUERY_CHARS = 500
+# PostgreSQL ranks the newest this many matches of a search (see _Postgres.candidates).
+PG_RANK_WINDOW = 2_000
 MAX_TERMS = 32
 # Stored objects the models do not declare (see migrations/versions/0004_search.py).
 _FTS_TABLE = "articles_fts"
@@ -86,7 +97,7 @@ class SearchQuery:
         wanted = list(dict.fromkeys(t for g in self.groups for t in g if not t.exclude))
         # "what", "the", "is" would match nearly every story: leave such words out of a
         # question (PostgreSQL's english configuration drops them anyway), unless that is all.
-        meaningful = [t for t in wanted if len(t.words) > 1 or t.words[0].lower() not in STOP]
+        meaningful = [t for t in wanted if len(t.words) > 1 or t.words[0].lower() not in QUESTION]
         return SearchQuery(tuple((t, *excluded) for t in meaningful or wanted))
 
     def __str__(self) -> str:
@@ -142,14 +153,16 @@ _TOKEN = re.compile(r'(-?)"([^"]*)"?|(\S+)')
 
 def parse_query(text: str) -> SearchQuery:
     """Read a search box query: words must all match, "a phrase" matches in order, -word
-    excludes, OR between words gives alternatives. Raises InvalidQueryError with a message a
-    user can act on when nothing searchable is left."""
+    excludes, OR between words gives alternatives; words in COMMON are left out (inside a
+    phrase they stay). Raises InvalidQueryError with a message a user can act on when nothing
+    searchable is left."""
     cleaned = "".join(" " if unicodedata.category(c)[0] in "CZ" else c for c in text)
     if not cleaned.strip():
         raise InvalidQueryError("the search is empty: give a word to look for")
     if len(cleaned) > MAX_QUERY_CHARS:
         raise InvalidQueryError(f"the search is longer than {MAX_QUERY_CHARS} characters")
     groups: list[list[Term]] = [[]]
+    common: list[str] = []
     for match in _TOKEN.finditer(cleaned):
         minus, phrase, bare = match.groups()
         if bare is not None and bare.lower() == "or":
@@ -158,12 +171,20 @@ def parse_query(text: str) -> SearchQuery:
         if bare is not None:
             exclude = bare.startswith("-")
             words = _words(bare.lstrip("-"))
+            if len(words) == 1 and words[0].lower() in COMMON:
+                common.append(words[0])
+                continue
         else:
             exclude = bool(minus)
             words = _words(phrase)
         if words:
             groups[-1].append(Term(words, exclude))
     kept = tuple(tuple(g) for g in groups if any(not t.exclude for t in g))
+    if not kept and common:
+        shown = ", ".join(f'"{w}"' for w in dict.fromkeys(common))
+        raise InvalidQueryError(
+            f"{shown}: too common to search for; add a more specific word, or quote a phrase"
+        )
     if not kept:
         raise InvalidQueryError(
             "nothing to search for: give at least one word that is not excluded with '-'"
@@ -412,14 +433,23 @@ class _Postgres(_Backend):
         self, conn: Connection, category: str | None, since: datetime | None, limit: int
     ) -> list[tuple[int, int | None, float]]:
         vector = literal_column("articles.search_vector", TSVECTOR)
-        rank = func.ts_rank_cd(vector, self.tsquery)
-        query = _filtered(
-            select(articles.c.id, articles.c.story_id, rank)
+        # Ranking reads each match's stored vector (most of the time for a common word: 600 ms
+        # for 23,000 matches in bench/search.py); the index alone finds and dates them. So only
+        # the newest matches are ranked: for news, the best of the recent ones.
+        newest = _filtered(
+            select(articles.c.id.label("id"))
             .where(vector.op("@@")(self.tsquery))
-            .order_by(rank.desc(), articles.c.id)
-            .limit(limit),
+            .order_by(Article.recent().desc(), articles.c.id.desc())
+            .limit(max(limit, PG_RANK_WINDOW)),
             category,
             since,
+        ).subquery()
+        rank = func.ts_rank_cd(vector, self.tsquery)
+        query = (
+            select(articles.c.id, articles.c.story_id, rank)
+            .join(newest, newest.c.id == articles.c.id)
+            .order_by(rank.desc(), articles.c.id)
+            .limit(limit)
         )
         return [(r[0], r[1], float(r[2])) for r in conn.execute(query)]
 
