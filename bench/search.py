@@ -26,7 +26,7 @@
    articles would take ~13 min; before ix_articles_text_hash, save_summary scanned the table and
    ran at 6/s on both backends). Then all but the newest `--sample` articles are bulk-loaded
    first (executemany of the rows the Store API would write, 1,000 per transaction; the
-   triggers and the generated column index them) and the newest `--sample` go through the
+   search triggers index them) and the newest `--sample` go through the
    Store API: its rates are those of a full archive. `--ingest api` forces the Store API.
 3. Sizes: the SQLite file and its -wal, the FTS5 shadow tables (dbstat); PostgreSQL: every table
    of the schema with indexes and TOAST, the GIN index, the stored tsvector column. Then
@@ -654,7 +654,7 @@ def ingest(backend: Backend, docs: Sequence[Doc], batch: int) -> None:
 
 def resight(backend: Backend, docs: Sequence[Doc], batch: int, fraction: float) -> None:
     """A later collect sees some of the same URLs again: nothing searched changes, only
-    last_seen (SQLite's trigger skips the re-index; PostgreSQL's generated column does not)."""
+    last_seen (both backends' triggers skip the re-index when no searched text changed)."""
     again = docs[:: max(1, round(1 / fraction))] if fraction > 0 else []
     elapsed = 0.0
     for start in range(0, len(again), batch):
@@ -668,7 +668,7 @@ def resight(backend: Backend, docs: Sequence[Doc], batch: int, fraction: float) 
 
 def bulk_load(backend: Backend, docs: Sequence[Doc], chunk: int = 1000) -> None:
     """The rows the Store API would leave (upsert_items, save_crawl, save_summary), written with
-    executemany, `chunk` articles per transaction: the FTS5 triggers and the generated tsvector
+    executemany, `chunk` articles per transaction: the FTS5 triggers and the tsvector trigger
     column index them as they arrive, each article once (the API re-indexes an article at its
     crawl and again at its summary)."""
     started = time.perf_counter()
