@@ -163,7 +163,7 @@ def news(ctx: click.Context, category: str, limit: int, live: bool, as_json: boo
 
 
 @cli.command()
-@click.argument("text")
+@click.argument("words", nargs=-1, required=True, metavar="TEXT...")
 @click.option("--k", default=6, show_default=True, type=click.IntRange(1, 50), help="Results.")
 @click.option("--local", "where", flag_value="local", help="Only the stored archive (offline).")
 @click.option("--live", "where", flag_value="live", help="Only the live web search.")
@@ -173,7 +173,12 @@ def news(ctx: click.Context, category: str, limit: int, live: bool, as_json: boo
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
 @click.pass_context
 def query(
-    ctx: click.Context, text: str, k: int, where: str | None, deep: bool, as_json: bool
+    ctx: click.Context,
+    words: tuple[str, ...],
+    k: int,
+    where: str | None,
+    deep: bool,
+    as_json: bool,
 ) -> None:
     """What is the news on TEXT: what the archive already knows, then a live web search whose
     results each get a lede from their page in about a second.
@@ -183,6 +188,8 @@ def query(
     """
     from digest import ondemand
     from digest.cli_output import print_answer, print_query
+
+    text = " ".join(words)
 
     if deep:
         if where == "local":
@@ -196,7 +203,7 @@ def query(
 
 
 @cli.command()
-@click.argument("text")
+@click.argument("words", nargs=-1, required=True, metavar="TEXT...")
 @click.option("--category", help="Only stories of this category.")
 @click.option(
     "--since",
@@ -208,7 +215,7 @@ def query(
 @click.pass_context
 def search(
     ctx: click.Context,
-    text: str,
+    words: tuple[str, ...],
     category: str | None,
     since: str | None,
     limit: int,
@@ -217,11 +224,14 @@ def search(
     """Search the stored archive (offline) for TEXT in headlines, ledes, texts and summaries.
 
     Words must all match; "a phrase" matches in order; -word excludes; OR gives alternatives.
-    One result per story, best first, with the matching passage highlighted. A search that
+    One result per story, best first, with the matching passage highlighted. Quote the
+    search to keep its "phrases": digest search '"interest rates" -mortgage'. A search that
     starts with "-" goes after "--": digest search -- -coal power.
     """
     from digest import ondemand
     from digest.cli_output import print_search
+
+    text = " ".join(words)
 
     config = _config(ctx)
     start = _parse_since(since, config)

@@ -254,7 +254,7 @@ def test_search_finds_collected_stories_by_words_of_their_lede(collected):
     marked = [hit["snippet"][a:b] for a, b in hit["highlights"]]
     assert {"semiconductor", "Halvard"} <= set(marked)
 
-    table = run_cli("search", "dock workers", cwd=collected)
+    table = run_cli("search", "dock", "workers", cwd=collected)  # no quotes needed
     assert table.code == 0, table.stderr
     assert WORLD[0].title in table.stdout and WORLD[0].path in table.stdout
 
