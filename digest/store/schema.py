@@ -261,6 +261,9 @@ class StoredDelivery(Base):
 
 # "Today's headlines of a category", newest first: what Store.headlines filters and sorts by.
 Index("ix_articles_category_recent", Article.category, Article.recent())
+# "The newest articles that match a search": PostgreSQL walks it instead of testing every row's
+# text for a common word (430 -> 63 ms at 100,000 articles; digest.store.search).
+Index("ix_articles_recent", Article.recent())
 
 metadata = Base.metadata
 articles = Article.__table__

@@ -433,9 +433,9 @@ class _Postgres(_Backend):
         self, conn: Connection, category: str | None, since: datetime | None, limit: int
     ) -> list[tuple[int, int | None, float]]:
         vector = literal_column("articles.search_vector", TSVECTOR)
-        # Ranking reads each match's stored vector (most of the time for a common word: 600 ms
-        # for 23,000 matches in bench/search.py); the index alone finds and dates them. So only
-        # the newest matches are ranked: for news, the best of the recent ones.
+        # Ranking reads each match's stored vector (600 ms for a common word's 23,000 matches
+        # in bench/search.py). So only the newest matches are ranked, for news the best of the
+        # recent ones; for a common word PostgreSQL finds them by walking ix_articles_recent.
         newest = _filtered(
             select(articles.c.id.label("id"))
             .where(vector.op("@@")(self.tsquery))
