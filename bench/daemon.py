@@ -21,14 +21,13 @@ import sys
 import tempfile
 import threading
 import time
-from datetime import UTC, datetime
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from tests.fake_ddgs import ENV, write_script  # noqa: E402
+from tests.fake_ddgs import ENV, news_rows, write_script  # noqa: E402
 from tests.newsweb import ARTICLES, NewsWeb  # noqa: E402
 
 
@@ -73,20 +72,8 @@ respect_robots = false
 collect_every = "60m"
 """
     )
-    now = datetime.now(UTC).isoformat()
     news = {
-        f"{cat} news": [
-            {
-                "date": now,
-                "title": a.title,
-                "body": a.description,
-                "url": web.url(a.path),
-                "image": None,
-                "source": "Example News",
-            }
-            for a in ARTICLES
-            if a.category == cat
-        ]
+        f"{cat} news": news_rows(web, [a for a in ARTICLES if a.category == cat])
         for cat in ("technology", "world")
     }
     return write_script(workdir / "ddgs.json", news=news)

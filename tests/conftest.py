@@ -8,7 +8,8 @@ import shutil
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
@@ -115,3 +116,29 @@ def run_cli(
         cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout, check=False
     )
     return CliResult(proc.returncode, proc.stdout, proc.stderr, time.monotonic() - started)
+
+
+def start_daemon(folder: Path, script: Path) -> subprocess.Popen:
+    """`digest run` in the background with JSON logs appended to daemon.log (a file: a pipe
+    nobody reads would fill up and block it)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("DIGEST_")}
+    env.update({"PYTHONPATH": str(ROOT), FAKE_DDGS_ENV: str(script)})
+    args = ["--log-format", "json", "--log-level", "info", "run"]
+    with (folder / "daemon.log").open("a") as log:
+        return subprocess.Popen(
+            [sys.executable, "-m", "tests.fake_ddgs", *args],
+            cwd=folder,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=log,
+        )
+
+
+def wait_for(predicate: Callable[[], bool], timeout: float) -> bool:
+    """Poll `predicate` every 0.2 s until it holds (True) or `timeout` seconds pass (False)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.2)
+    return False

@@ -10,11 +10,16 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterable
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import primp
 from ddgs.exceptions import DDGSException, RatelimitException
+
+if TYPE_CHECKING:  # not imported at run time: `python -m tests.fake_ddgs` starts digest
+    from tests.newsweb import Article, NewsWeb
 
 ENV = "DIGEST_FAKE_DDGS"
 
@@ -28,6 +33,22 @@ def ddgs_no_network_error() -> DDGSException:
     inner = DDGSException(f"{type(primp_err).__name__}: {primp_err!r}")
     inner.__cause__ = primp_err
     return DDGSException(inner)
+
+
+def news_rows(web: NewsWeb, articles: Iterable[Article]) -> list[dict[str, Any]]:
+    """DuckDuckGo news rows for articles of the local news web, dated now."""
+    now = datetime.now(UTC).isoformat()
+    return [
+        {
+            "date": now,
+            "title": a.title,
+            "body": a.description,
+            "url": web.url(a.path),
+            "image": None,
+            "source": "Example News",
+        }
+        for a in articles
+    ]
 
 
 def write_script(path: Path, *, news=None, text=None, fail: str | None = None) -> Path:

@@ -7,7 +7,6 @@ import contextlib
 import email.utils
 import hashlib
 import json
-import os
 import signal
 import sqlite3
 import subprocess
@@ -18,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT, run_cli
-from tests.fake_ddgs import ENV, write_script
+from tests.conftest import run_cli, start_daemon, wait_for
+from tests.fake_ddgs import news_rows, write_script
 from tests.newsweb import ARTICLES, Article, NewsWeb, Route, render_article
 
 TECH = [a for a in ARTICLES if a.category == "technology"]
@@ -40,35 +39,7 @@ respect_robots = false
 collect_every = "{every}"
 """
     )
-    now = datetime.now(UTC).isoformat()
-    rows = [
-        {
-            "date": now,
-            "title": a.title,
-            "body": a.description,
-            "url": web.url(a.path),
-            "image": None,
-            "source": "Example News",
-        }
-        for a in TECH
-    ]
-    return write_script(tmp_path / "ddgs.json", news={"technology news": rows})
-
-
-def start_daemon(tmp_path: Path, script: Path) -> subprocess.Popen:
-    """The daemon with JSON logs appended to daemon.log (a file: a pipe nobody reads would fill
-    up and block it)."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("DIGEST_")}
-    env.update({"PYTHONPATH": str(ROOT), ENV: str(script)})
-    args = ["--log-format", "json", "--log-level", "info", "run"]
-    with (tmp_path / "daemon.log").open("a") as log:
-        return subprocess.Popen(
-            [sys.executable, "-m", "tests.fake_ddgs", *args],
-            cwd=tmp_path,
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=log,
-        )
+    return write_script(tmp_path / "ddgs.json", news={"technology news": news_rows(web, TECH)})
 
 
 def daemon_up(tmp_path: Path) -> bool:
@@ -86,15 +57,6 @@ def runs(tmp_path: Path) -> list[tuple]:
             return conn.execute("select kind, status, key from runs order by id").fetchall()
         except sqlite3.OperationalError:
             return []
-
-
-def wait_for(predicate, timeout: float) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.2)
-    return False
 
 
 def test_run_once_collects_deepens_and_publishes(tmp_path, threaded_news_web):
@@ -225,24 +187,12 @@ collect_every = "1d"
 publish_at = "00:00"
 """
     )
-    now = datetime.now(UTC).isoformat()
-
-    def rows(articles: list[Article]) -> list[dict]:
-        return [
-            {
-                "date": now,
-                "title": a.title,
-                "body": a.description,
-                "url": web.url(a.path),
-                "image": None,
-                "source": "Example News",
-            }
-            for a in articles
-        ]
 
     gated_rows = {"technology": TECH, "world": WORLD}
     gated_rows[gated] = [*gated_rows[gated], article]
-    news = {f"{category} news": rows(articles) for category, articles in gated_rows.items()}
+    news = {
+        f"{category} news": news_rows(web, articles) for category, articles in gated_rows.items()
+    }
     return write_script(tmp_path / "ddgs.json", news=news), gate
 
 

@@ -9,22 +9,18 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import signal
 import subprocess
-import sys
-import time
 import uuid
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.conftest import ROOT, CliResult, run_cli
-from tests.fake_ddgs import ENV, write_script
+from tests.conftest import CliResult, run_cli, start_daemon, wait_for
+from tests.fake_ddgs import news_rows, write_script
 from tests.newsweb import ARTICLES, NewsWeb
 from tests.storefixtures import PG_HOST, PG_PORT, PG_URL, postgres_reachable
 
@@ -90,24 +86,8 @@ respect_robots = false
 
 
 def ddgs_script(folder: Path, web: NewsWeb) -> Path:
-    now = datetime.now(UTC).isoformat()
-
-    def rows(articles) -> list[dict[str, Any]]:
-        return [
-            {
-                "date": now,
-                "title": a.title,
-                "body": a.description,
-                "url": web.url(a.path),
-                "image": None,
-                "source": "Example News",
-            }
-            for a in articles
-        ]
-
-    return write_script(
-        folder / "ddgs.json", news={"technology news": rows(TECH), "world news": rows(WORLD)}
-    )
+    news = {"technology news": news_rows(web, TECH), "world news": news_rows(web, WORLD)}
+    return write_script(folder / "ddgs.json", news=news)
 
 
 def ok(result) -> str:
@@ -235,34 +215,10 @@ def test_every_command_works_on_postgresql(tmp_path, schema, threaded_news_web):
     ]
 
 
-def start_daemon(folder: Path, script: Path) -> subprocess.Popen:
-    """`digest run` in the background, its log in daemon.log (a pipe nobody reads fills up)."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("DIGEST_")}
-    env.update({"PYTHONPATH": str(ROOT), ENV: str(script)})
-    args = ["--log-format", "json", "--log-level", "info", "run"]
-    with (folder / "daemon.log").open("a") as log:
-        return subprocess.Popen(
-            [sys.executable, "-m", "tests.fake_ddgs", *args],
-            cwd=folder,
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=log,
-        )
-
-
 def daemon_running(folder: Path) -> bool:
     out = run_cli("status", "--json", cwd=folder)
     assert out.code == 0, out.stderr
     return json.loads(out.stdout)["daemon_running"]
-
-
-def wait_for(predicate, timeout: float) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.2)
-    return False
 
 
 def stop(daemon: subprocess.Popen) -> int:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import sqlite3
 import subprocess
-from datetime import UTC, datetime
 from email import message_from_bytes
 from email.policy import default as default_policy
 from pathlib import Path
@@ -15,7 +14,7 @@ import feedparser
 import pytest
 
 from tests.conftest import run_cli
-from tests.fake_ddgs import write_script
+from tests.fake_ddgs import news_rows, write_script
 from tests.newsweb import ARTICLES, NewsWeb
 from tests.smtpserver import SmtpServer
 
@@ -39,24 +38,10 @@ base_url = "https://news.example.org/digest/"
 {email}
 """
     )
-    now = datetime.now(UTC).isoformat()
-
-    def rows(articles):
-        return [
-            {
-                "date": now,
-                "title": a.title,
-                "body": a.description,
-                "url": web.url(a.path),
-                "image": None,
-                "source": "Example News",
-            }
-            for a in articles
-        ]
 
     script = write_script(
         tmp_path / "ddgs.json",
-        news={"technology news": rows(TECH), "world news": rows(WORLD)},
+        news={"technology news": news_rows(web, TECH), "world news": news_rows(web, WORLD)},
     )
     assert run_cli("collect", cwd=tmp_path, ddgs_script=script).code == 0
     assert run_cli("deepen", "--top", "2", cwd=tmp_path).code == 0
