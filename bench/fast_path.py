@@ -47,6 +47,7 @@ from selectolax.lexbor import LexborHTMLParser  # noqa: E402
 from digest.config import FetchConfig  # noqa: E402
 from digest.fetch.client import HttpClient  # noqa: E402
 from digest.fetch.fast import FastExtractor  # noqa: E402
+from digest.fetch.parsers import ParserPool  # noqa: E402
 from tests.newsweb import ARTICLES, NewsWeb, Route, render_article  # noqa: E402
 
 SEED_READ_BYTES = 20 * 1024
@@ -196,13 +197,17 @@ async def run_scenario(
     ours: list[Outcome] = []
     seed: list[Outcome] = []
     kind: list[Outcome] = []
-    async with HttpClient(config) as http, aiohttp.ClientSession() as session:
+    async with (
+        HttpClient(config) as http,
+        ParserPool() as parsers,
+        aiohttp.ClientSession() as session,
+    ):
         for i in range(repeat):
             # Query strings keep runs apart (no connection or cache reuse between repeats).
             tagged = [f"{u}?r={i}" for u in urls]
 
             async def our_run(batch: list[str]) -> list[str]:
-                results = await FastExtractor(http, config).extract(batch)
+                results = await FastExtractor(http, config, parsers).extract(batch)
                 return [r.full_content for r in results]
 
             async def seed_run(batch: list[str]) -> list[str]:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Self
 from digest.config import Config
 from digest.fetch.client import HttpClient
 from digest.fetch.fast import FastExtractor
+from digest.fetch.parsers import ParserPool
 from digest.sources.ddg import DuckDuckGo
 from digest.store.engine import open_store
 from digest.store.repo import Store
@@ -46,7 +47,9 @@ class App:
 
     async def __aenter__(self) -> Self:
         self.http = await self._stack.enter_async_context(HttpClient(self.config.fetch))
-        self.extractor = FastExtractor(self.http, self.config.fetch)
+        # More parsers than cores: a page that keeps one busy until its deadline holds up no other.
+        parsers = await self._stack.enter_async_context(ParserPool(preload=("lede",)))
+        self.extractor = FastExtractor(self.http, self.config.fetch, parsers)
         self.ddg = DuckDuckGo(self.config.sources)
         return self
 

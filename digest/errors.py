@@ -41,6 +41,14 @@ class FetchTimeoutError(FetchError, TimeoutError):
     """The server did not connect, answer or finish the body within the deadline."""
 
 
+class ParseError(DigestError, ValueError):
+    """A page could not be parsed: its parser failed, ran out of memory or was stopped."""
+
+
+class ParseTimeoutError(ParseError, TimeoutError):
+    """Parsing a page took longer than the time left for it; the parser was stopped."""
+
+
 class SourceError(DigestError):
     """A headline source (DuckDuckGo, a feed) failed after its retries."""
 

@@ -76,6 +76,14 @@ class Item:
 
 
 @dataclass(frozen=True, slots=True)
+class MainText:
+    """What a page says: its title and its article text ("" when none was found)."""
+
+    title: str
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
 class Page:
     """A page read in depth by the crawler: its main text, however it had to be fetched."""
 

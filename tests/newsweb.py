@@ -44,6 +44,7 @@ from yarl import URL
 
 from digest.config import FetchConfig
 from digest.fetch.client import HttpClient
+from digest.fetch.parsers import ParserPool
 
 # ---------------------------------------------------------------------------------------------
 # Content
@@ -384,6 +385,45 @@ META_ONLY_DESCRIPTION = (
 )
 
 
+HOSTILE_LEDE = (
+    "Harbour pilots in Skarvik voted on Tuesday to end their strike after the port authority "
+    "agreed to hire twelve more pilots and to cap night shifts at four a week."
+)
+
+
+def hostile_page(shape: str, size: int = 1_000_000) -> bytes:
+    """About `size` bytes of one of the shapes that parsers pay for far more than for their size
+    (see digest/fetch/shape.py), with a real article paragraph after them."""
+    article = f"<p>{HOSTILE_LEDE}</p><p>{HOSTILE_LEDE}</p>"
+    unit = HOSTILE_SHAPES[shape]
+    head = "<!DOCTYPE html><html><head><title>Hostile</title></head><body>"
+    if shape == "attributes":
+        attrs = " ".join(f"a{i}=x" for i in range(size // 8))
+        return f"{head}<div {attrs}>{article}</div></body></html>".encode()
+    if shape == "comment":
+        return f"{head}<!--{'x' * size}-->{article}</body></html>".encode()
+    if shape == "unclosed-comment":
+        return f"{head}{article}<!--{'<div>' * (size // 5)}".encode()
+    return (head + unit * (size // len(unit)) + article).encode()
+
+
+# What each shape repeats (the nesting ones never close what they open).
+HOSTILE_SHAPES = {
+    "nested-div": "<div>",
+    "nested-ul": "<ul>",
+    "nested-list": "<ul><li>",
+    "nested-table": "<table><tr><td>",
+    "nested-mixed": "<div><span><b><i><a href=x>",
+    "nested-dl": "<dl><dt>a<dd>",
+    "unclosed-p-b": "<p><b>",
+    "unclosed-font": "<font>",
+    "select-options": "<select><option>x" + "<option>x" * 999,
+    "attributes": "",
+    "comment": "",
+    "unclosed-comment": "",
+}
+
+
 def tiny_pdf(text: str = "Annual report 2024") -> bytes:
     """A small but valid one-page PDF, with a correct cross-reference table."""
     return pdf_document([text])
@@ -565,6 +605,10 @@ def default_routes() -> list[Route]:
         Route("/redirect/private", status=301, headers={"Location": "http://10.0.0.1/admin"}),
         Route("/redirect/ftp", status=302, headers={"Location": "ftp://127.0.0.1/file"}),
     ]
+    routes += [
+        Route(f"/hostile/{shape}.html", functools.partial(_hostile, shape))
+        for shape in HOSTILE_SHAPES
+    ]
     for category, fmt in (("technology", "rss"), ("world", "atom")):
         render = render_rss if fmt == "rss" else render_atom
         routes.append(
@@ -578,6 +622,15 @@ def default_routes() -> list[Route]:
         )
     routes.append(Route("/feeds/broken.xml", MALFORMED_FEED, content_type="application/rss+xml"))
     return routes
+
+
+@functools.cache
+def _hostile_body(shape: str) -> bytes:
+    return hostile_page(shape)
+
+
+def _hostile(shape: str, _request: web.Request) -> bytes:
+    return _hostile_body(shape)
 
 
 def _render_feed(render: Callable[[str, str], bytes], category: str, request: web.Request) -> bytes:
@@ -725,3 +778,11 @@ def fetch_config() -> FetchConfig:
 async def http_client(fetch_config: FetchConfig) -> AsyncIterator[HttpClient]:
     async with HttpClient(fetch_config) as client:
         yield client
+
+
+@pytest_asyncio.fixture
+async def parsers() -> AsyncIterator[ParserPool]:
+    """The lede parsers' child processes, as the service runs them."""
+    async with ParserPool(preload=("lede",)) as pool:
+        await pool.start(wait=True)  # tests time the fast path, not Python starting up
+        yield pool

@@ -11,6 +11,7 @@ import pytest
 from digest.config import FetchConfig
 from digest.fetch.client import HttpClient
 from digest.fetch.fast import FastExtractor
+from digest.fetch.parsers import ParserPool
 from digest.models import Headline
 from tests.newsweb import ARTICLES, META_ONLY_DESCRIPTION, NewsWeb
 
@@ -40,9 +41,9 @@ def clock() -> FakeClock:
 
 @pytest.fixture
 def extractor(
-    http_client: HttpClient, fetch_config: FetchConfig, clock: FakeClock
+    http_client: HttpClient, fetch_config: FetchConfig, parsers: ParserPool, clock: FakeClock
 ) -> FastExtractor:
-    return FastExtractor(http_client, fetch_config, clock=clock)
+    return FastExtractor(http_client, fetch_config, parsers, clock=clock)
 
 
 async def test_hanging_host_keeps_its_search_result(
@@ -238,13 +239,15 @@ async def test_empty_call_returns_nothing(extractor: FastExtractor) -> None:
     assert await extractor.extract([]) == []
 
 
-async def test_pages_of_one_call_share_the_budget_not_just_each_its_own(news_web: NewsWeb) -> None:
+async def test_pages_of_one_call_share_the_budget_not_just_each_its_own(
+    news_web: NewsWeb, parsers: ParserPool
+) -> None:
     # A tight call budget: the whole call stops at it, whatever the per-page budgets.
     config = FetchConfig(
         allowed_networks=["127.0.0.1/32"], pages_budget=0.3, call_budget=0.5, per_host_connections=1
     )
     async with HttpClient(config) as http:
-        extractor = FastExtractor(http, config)
+        extractor = FastExtractor(http, config, parsers)
         urls = [news_web.url(f"/slow.html?n={i}") for i in range(4)]
         started = time.perf_counter()
         results = await extractor.extract(urls)

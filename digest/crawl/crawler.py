@@ -26,7 +26,7 @@ import aiohttp
 
 from digest.config import CrawlConfig, FetchConfig
 from digest.crawl.browser import Browser, BrowserUnavailableError, Rendered
-from digest.crawl.maintext import MainText, extract_main_text
+from digest.crawl.maintext import MainText
 from digest.crawl.pdf import PdfError, looks_like_pdf, pdf_to_text
 from digest.crawl.robots import RobotsRules
 from digest.errors import (
@@ -34,10 +34,12 @@ from digest.errors import (
     FetchError,
     FetchTimeoutError,
     InvalidURLError,
+    ParseError,
 )
 from digest.fetch.client import HttpClient, parse_content_type
 from digest.fetch.decode import decode_html
 from digest.fetch.guard import AddressPolicy, check_url
+from digest.fetch.parsers import ParserPool
 from digest.models import Page
 
 log = logging.getLogger(__name__)
@@ -78,6 +80,7 @@ class Crawler:
         work_dir: Path | None = None,
         browser_args: Sequence[str] = (),
         browser: Browser | None = None,
+        parsers: ParserPool | None = None,
     ) -> None:
         self.config = config
         self.fetch = fetch
@@ -88,6 +91,10 @@ class Crawler:
         self.mode_reason = "not started"
         self._browser = browser  # given: shared and not closed here
         self._owns_browser = False
+        # Main text is extracted in child processes (given: shared and not closed here).
+        # One worker per page in flight, so that no page waits for another page's parse.
+        self._parsers = parsers or ParserPool(size=config.concurrency, preload=("main_text",))
+        self._owns_parsers = parsers is None
         self._robots: RobotsRules | None = None
         self._slots = asyncio.Semaphore(config.concurrency)
         self._started = False
@@ -139,8 +146,12 @@ class Crawler:
 
     async def close(self) -> None:
         browser, self._browser = self._browser, None
-        if browser is not None and self._owns_browser:
-            await browser.close()
+        try:
+            if browser is not None and self._owns_browser:
+                await browser.close()
+        finally:
+            if self._owns_parsers:
+                await self._parsers.close()
 
     async def crawl(self, urls: Sequence[str]) -> list[Page]:
         """One `Page` per URL, in the same order; failures are in `Page.error`."""
@@ -275,7 +286,16 @@ class Crawler:
 
     async def _http_main_text(self, fetched: _Fetched) -> MainText:
         html = decode_html(fetched.body, fetched.charset)
-        return await asyncio.to_thread(extract_main_text, html, fetched.final_url)
+        return await self._main_text(html, fetched.final_url)
+
+    async def _main_text(self, html: str, url: str) -> MainText:
+        """Main text in a parser process; the page's own deadline (around every call) stops it.
+        A page whose HTML breaks or outlasts the parser has no text, which the caller reports."""
+        try:
+            return await self._parsers.main_text(html, url, timeout=self.config.page_timeout)
+        except ParseError as err:
+            log.info("no main text from %s: %s", url, err)
+            return MainText("", "")
 
     async def _http_page(
         self,
@@ -331,7 +351,7 @@ class Crawler:
         if isinstance(rendered, str):
             problem: str | None = rendered
         else:
-            main = await asyncio.to_thread(extract_main_text, rendered.html, rendered.final_url)
+            main = await self._main_text(rendered.html, rendered.final_url)
             problem = judge_render(rendered, main.text, http_main.text if http_main else "")
         if problem is None and isinstance(rendered, Rendered):
             return Page(

@@ -6,14 +6,17 @@ trafilatura with `favor_precision=True`, measured against crawl4ai's markdown on
 rendered by Chromium, 0.89 on the rendered DOM against 0.76 for `fit_markdown`. A default-settings
 retry when the precise pass finds nothing did not help (0.921) and turns "Loading..." shells into
 "articles", so there is none: no text is a signal for the crawler's fallback.
-It is pure CPU (~20-50 ms a page): callers in async code run it in a thread.
+It is pure CPU (~20-50 ms a page, far more on hostile shapes): the service runs it through
+`digest.fetch.parsers`, in a child process under a deadline, on HTML bounded by `bound_html`.
 """
 
 from __future__ import annotations
 
 import logging
 import re
-from dataclasses import dataclass
+
+from digest.fetch.shape import bound_html
+from digest.models import MainText
 
 log = logging.getLogger(__name__)
 
@@ -22,20 +25,13 @@ _BLANK_LINES = re.compile(r"\n{3,}")
 _TITLE_SEPARATORS = (" | ", " – ", " — ", " - ", " :: ", " · ")
 
 
-@dataclass(frozen=True, slots=True)
-class MainText:
-    """What a page says: its title and its article text ("" when none was found)."""
-
-    title: str
-    text: str
-
-
 def extract_main_text(html: str, url: str | None = None) -> MainText:
     """Main text and title of `html` (never raises: a page trafilatura cannot parse is empty)."""
     if not html or not html.strip():
         return MainText("", "")
     import trafilatura
 
+    html = bound_html(html)
     _quiet_trafilatura()
     try:
         doc = trafilatura.bare_extraction(

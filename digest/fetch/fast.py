@@ -18,12 +18,18 @@ from dataclasses import dataclass, field
 import aiohttp
 
 from digest.config import FetchConfig
-from digest.errors import BlockedAddressError, FetchError, FetchTimeoutError, InvalidURLError
+from digest.errors import (
+    BlockedAddressError,
+    FetchError,
+    FetchTimeoutError,
+    InvalidURLError,
+    ParseError,
+)
 from digest.fetch.cache import FailureCache, TTLCache, host_of
 from digest.fetch.client import HttpClient, Stream
-from digest.fetch.decode import decode_html
 from digest.fetch.guard import check_url
-from digest.fetch.lede import Lede, find_lede
+from digest.fetch.lede import Lede
+from digest.fetch.parsers import ParserPool
 from digest.models import Extract, ExtractStatus, Headline, Item
 
 FIRST_CHECK_BYTES = 64 * 1024
@@ -45,6 +51,10 @@ _BINARY_MAGIC = (
     b"\x00\x00\x00",  # ISO media (mp4, avif, heic) and other binary containers
 )
 _CACHEABLE: frozenset[ExtractStatus] = frozenset({"ok", "meta", "empty", "not_html"})
+# Salvaging a late page's lede must end this long before the call's budget does; with less time
+# than `_MIN_SALVAGE_TIME` left, it is not tried.
+_SALVAGE_MARGIN = 0.02
+_MIN_SALVAGE_TIME = 0.01
 
 
 @dataclass(eq=False)
@@ -57,8 +67,10 @@ class _Page:
     final_url: str | None = None
     charset: str | None = None
     buf: bytearray = field(default_factory=bytearray)
+    parse_by: float = 0.0  # loop time by which any parse of this page must be over
     lede: Lede | None = None
     lede_at: int = -1  # len(buf) when `lede` was computed
+    parse_stopped: bool = False  # a parse of this page outlasted its time: do not try again
     result: Extract | None = None
     host_fault: bool = False  # failed by the host's doing, not cut short by the call's budget
 
@@ -68,18 +80,21 @@ class FastExtractor:
 
     Holds a content cache (a hit makes no request) and a failure cache (a failed URL is skipped
     until its entry expires; a host failing repeatedly is skipped as a whole for a while).
+    Pages are parsed by `parsers`, in child processes, never on the event loop.
     """
 
     def __init__(
         self,
         http: HttpClient,
         config: FetchConfig,
+        parsers: ParserPool,
         *,
         lede_chars: int = LEDE_CHARS,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.http = http
         self.config = config
+        self.parsers = parsers
         self.lede_chars = lede_chars
         self.content_cache: TTLCache[str, Extract] = TTLCache(
             config.cache_size, config.cache_ttl, clock=clock
@@ -115,8 +130,12 @@ class FastExtractor:
             else:
                 pages[url] = _Page(url)
 
+        if pages:
+            await self.parsers.start()  # workers import while the first requests go out
         tasks = {
-            asyncio.create_task(self._run(page, pages_deadline), name=f"fast:{page.url}"): page
+            asyncio.create_task(
+                self._run(page, pages_deadline, call_deadline), name=f"fast:{page.url}"
+            ): page
             for page in pages.values()
         }
         try:
@@ -133,10 +152,15 @@ class FastExtractor:
             for task in tasks:  # the caller gave up (cancelled us): take the requests down too
                 task.cancel()
 
+        late = [page for page in pages.values() if page.result is None]
+        if late:  # cut off by the pages' budget: salvage a lede from what was read, in time
+            salvaged = await asyncio.gather(
+                *(self._late(page, deadline=call_deadline - _SALVAGE_MARGIN) for page in late)
+            )
+            for page, result in zip(late, salvaged, strict=True):
+                page.result = result
         for page in pages.values():
-            if page.result is None:
-                in_time = loop.time() < call_deadline - 0.02
-                page.result = self._late(page, loop.time(), salvage=in_time)
+            assert page.result is not None
             done[page.url] = page.result
             self._remember(page)
         return [done[url] for url in urls]
@@ -155,7 +179,7 @@ class FastExtractor:
             return Extract(url=url, status="skipped", error=f"recent failure: {failure.reason}")
         return None
 
-    async def _run(self, page: _Page, deadline: float) -> None:
+    async def _run(self, page: _Page, deadline: float, call_deadline: float) -> None:
         loop = asyncio.get_running_loop()
         slots = self._host_slots.get(host_of(page.url))
         if slots is None:
@@ -164,15 +188,20 @@ class FastExtractor:
         async with slots:
             page.started = loop.time()
             own_deadline = page.started + self.config.request_timeout
+            # A parse under way at the page's deadline is stopped by it (and its worker killed);
+            # the parser's own limit is the call's, so a salvage may still use the time left.
+            page.parse_by = call_deadline - _SALVAGE_MARGIN
             try:
                 async with asyncio.timeout_at(min(own_deadline, deadline)):
                     page.result = await self._fetch(page)
             except FetchTimeoutError as err:  # the request's own connect/read/total timeout
                 page.host_fault = True
-                page.result = self._late(page, loop.time(), reason=str(err))
+                page.result = await self._late(page, deadline=page.parse_by, reason=str(err))
+            except ParseError as err:  # the page's HTML broke or outlasted its parser
+                page.result = self._finish(page, "error", error=str(err))
             except TimeoutError:
                 page.host_fault = own_deadline <= deadline
-                page.result = self._late(page, loop.time())
+                page.result = await self._late(page, deadline=page.parse_by)
             except BlockedAddressError as err:
                 page.result = self._finish(page, "blocked", error=str(err))
             except (FetchError, InvalidURLError) as err:
@@ -201,31 +230,45 @@ class FastExtractor:
                 if _looks_binary(page.buf):
                     return self._finish(page, "not_html", error="binary content")
             if len(page.buf) >= next_check:
-                if self._lede(page).kind == "article":
+                if (await self._lede(page, page.parse_by)).kind == "article":
                     return self._finish(page, "ok")
                 while next_check <= len(page.buf):
                     next_check *= 2
         if not sniffed and _looks_binary(page.buf):
             return self._finish(page, "not_html", error="binary content")
-        kind = self._lede(page).kind
+        kind = (await self._lede(page, page.parse_by)).kind
         return self._finish(page, {"article": "ok", "meta": "meta"}.get(kind, "empty"))
 
-    def _lede(self, page: _Page) -> Lede:
+    async def _lede(self, page: _Page, deadline: float) -> Lede:
+        """The lede of what was read so far, parsed by `deadline` (else ParseTimeoutError)."""
         if page.lede is None or page.lede_at != len(page.buf):
-            html = decode_html(bytes(page.buf), page.charset)
-            page.lede, page.lede_at = find_lede(html, self.lede_chars), len(page.buf)
+            size = len(page.buf)
+            timeout = deadline - asyncio.get_running_loop().time()
+            page.parse_stopped = True  # until the parse is over
+            page.lede = await self.parsers.lede(
+                bytes(page.buf), page.charset, self.lede_chars, timeout=timeout
+            )
+            page.lede_at, page.parse_stopped = size, False
         return page.lede
 
-    def _late(
-        self, page: _Page, now: float, *, reason: str | None = None, salvage: bool = True
-    ) -> Extract:
-        """A page cut off by a deadline: keep an article lede already in the partial HTML."""
+    async def _late(self, page: _Page, *, deadline: float, reason: str | None = None) -> Extract:
+        """A page cut off by a deadline: keep an article lede already in the partial HTML,
+        if it can be parsed by `deadline`."""
         if page.started is None:
             return self._finish(page, "skipped", error="no time left before this page's turn")
-        if salvage and page.buf and self._lede(page).kind == "article":
-            return self._finish(
-                page, "ok", error=f"timed out; lede from the first {len(page.buf)} bytes", now=now
-            )
+        now = asyncio.get_running_loop().time()
+        if page.buf and not page.parse_stopped and deadline - now > _MIN_SALVAGE_TIME:
+            try:
+                lede = await self._lede(page, deadline)
+            except ParseError:
+                lede = None
+            if lede is not None and lede.kind == "article":
+                return self._finish(
+                    page,
+                    "ok",
+                    error=f"timed out; lede from the first {len(page.buf)} bytes",
+                    now=now,
+                )
         waited = now - page.started
         return self._finish(
             page, "timeout", error=reason or f"no complete answer within {waited:.2f} s", now=now

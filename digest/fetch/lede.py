@@ -23,6 +23,8 @@ from typing import Literal
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
+from digest.fetch.shape import bound_html
+
 LedeKind = Literal["article", "meta", ""]
 
 
@@ -164,6 +166,7 @@ def find_lede(html: str, max_chars: int = 300) -> Lede:
         raise ValueError("max_chars must be positive")
     if not html or html.isspace():
         return NO_LEDE
+    html = bound_html(html)
     tree = LexborHTMLParser(html)
     paragraphs = _article_paragraphs(tree, html, max_chars)
     if paragraphs:

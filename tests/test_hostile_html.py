@@ -1,0 +1,284 @@
+"""Pages built to make parsers slow: every path keeps its budget and every other result.
+
+Shapes from `tests.newsweb.HOSTILE_SHAPES` (deep nesting of several tags, a tag with 100,000
+attributes, unclosed tags, megabyte comments, a select with 100,000 options), each about 1 MB.
+Before parsing moved into killable child processes, 200,000 nested `<div>` froze `digest extract`
+for 36 s and a feed with three such links cost `collect` 109 s of CPU.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import time
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from selectolax.lexbor import LexborHTMLParser
+
+from digest.config import CrawlConfig, FetchConfig
+from digest.crawl import Crawler
+from digest.errors import ParseError, ParseTimeoutError
+from digest.fetch.client import HttpClient
+from digest.fetch.fast import FastExtractor
+from digest.fetch.lede import find_lede
+from digest.fetch.parsers import ParserPool
+from digest.fetch.shape import MAX_ATTRIBUTES, MAX_DEPTH, bound_html
+from tests.conftest import chromium_path, run_cli
+from tests.newsweb import (
+    ARTICLES,
+    HOSTILE_LEDE,
+    HOSTILE_SHAPES,
+    NewsWeb,
+    Route,
+    hostile_page,
+    render_article,
+)
+
+PROMISE = 1.5  # the fast path's whole-call budget
+SLACK = 0.5  # scheduling on a loaded 2-core machine, not parsing
+CHIP = ARTICLES[0]
+# Nesting the bound turns into siblings: the article after it is still found.
+NESTING = [s for s in HOSTILE_SHAPES if s.startswith("nested-")]
+
+
+def depth(html: str) -> int:
+    """The deepest element of the tree lexbor builds from `html`."""
+    deepest = 0
+    for node in LexborHTMLParser(html).root.traverse(include_text=False):
+        level, parent = 0, node.parent
+        while parent is not None:
+            level, parent = level + 1, parent.parent
+        deepest = max(deepest, level)
+    return deepest
+
+
+def text_chars(html: str) -> list[str]:
+    return sorted(c for c in LexborHTMLParser(html).root.text(deep=True) if not c.isspace())
+
+
+# -- the bound ---------------------------------------------------------------------------------
+
+
+def test_a_real_page_passes_the_bound_unchanged():
+    page = render_article(CHIP).decode()
+    assert bound_html(page) is page
+
+
+@pytest.mark.parametrize("shape", NESTING)
+def test_nesting_past_the_limit_becomes_siblings_and_keeps_the_article(shape):
+    html = hostile_page(shape, 200_000).decode()
+    bounded = bound_html(html)
+    assert depth(bounded) <= MAX_DEPTH + 4  # html, body and the implied tbody/tr of a table
+    assert HOSTILE_LEDE in LexborHTMLParser(bounded).body.text()
+    assert find_lede(html).text.startswith(HOSTILE_LEDE[:60])
+
+
+def test_a_tag_keeps_its_first_attributes_only():
+    html = hostile_page("attributes", 200_000).decode()
+    node = LexborHTMLParser(bound_html(html)).css_first("div")
+    assert node is not None and len(node.attributes) == MAX_ATTRIBUTES
+    assert "a0" in node.attributes and HOSTILE_LEDE in node.text()
+
+
+_TAGS = ["div", "p", "span", "li", "ul", "b", "a", "table", "tr", "td", "section", "font", "dd"]
+_tokens = st.one_of(
+    st.sampled_from(_TAGS).map(lambda t: f"<{t}>"),
+    st.sampled_from(_TAGS).map(lambda t: f"</{t}>"),
+    st.sampled_from(["<br>", "<img src=x>", "<!-- c -->", "<svg><g/></svg>", '<i class="q">']),
+    st.text(alphabet="abcxyz", min_size=1, max_size=4),
+)
+
+
+@given(st.lists(_tokens, max_size=60), st.integers(min_value=0, max_value=600))
+def test_bound_keeps_every_character_of_text_and_caps_depth(tokens, nesting):
+    html = "<div>" * nesting + "".join(tokens)
+    bounded = bound_html(html)
+    assert depth(bounded) <= MAX_DEPTH + 4
+    assert text_chars(bounded) == text_chars(html)
+    if nesting + len(tokens) < MAX_DEPTH // 2:
+        assert bounded is html  # nothing to bound: not even copied
+
+
+# -- the parser processes ----------------------------------------------------------------------
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    stat = Path(f"/proc/{pid}/stat")
+    return not stat.exists() or stat.read_text().rsplit(")", 1)[1].split()[0] != "Z"
+
+
+async def test_a_parse_past_its_time_is_stopped_and_its_worker_replaced():
+    # trafilatura takes seconds on this shape even bounded: only the deadline stops it.
+    html = hostile_page("unclosed-p-b", 600_000).decode()
+    async with ParserPool(size=1, preload=("main_text",)) as pool:
+        await pool.start()
+        [worker] = pool._live
+        started = time.perf_counter()
+        with pytest.raises(ParseTimeoutError):
+            await pool.main_text(html, None, timeout=0.5)
+        assert time.perf_counter() - started < 0.5 + SLACK
+        await asyncio.sleep(0.2)
+        assert not _alive(worker.proc.pid)  # killed, not left running in the background
+        page = render_article(CHIP).decode()
+        main = await pool.main_text(page, "http://example.org/a", timeout=10)
+        assert CHIP.lede[:40] in main.text
+
+
+async def test_a_caller_giving_up_stops_its_parse():
+    html = hostile_page("unclosed-p-b", 600_000).decode()
+    async with ParserPool(size=1, preload=("main_text",)) as pool:
+        await pool.start()
+        [worker] = pool._live
+        call = asyncio.create_task(pool.main_text(html, None, timeout=30))
+        await asyncio.sleep(0.3)
+        call.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await call
+        await asyncio.sleep(0.2)
+        assert not _alive(worker.proc.pid)
+
+
+async def test_a_parser_out_of_memory_fails_that_page_only():
+    async with ParserPool(size=1, memory_mb=200) as pool:
+        big = b"<p>" + b"word " * ((60 << 20) // 5)  # decoding and parsing need far over 200 MB
+        with pytest.raises(ParseError):
+            await pool.lede(big, "utf-8", 300, timeout=20)
+        lede = await pool.lede(render_article(CHIP), None, 300, timeout=10)
+        assert lede.kind == "article" and lede.text.startswith(CHIP.lede[:40])
+
+
+async def test_idle_workers_go_away():
+    async with ParserPool(size=2, idle_timeout=0.3) as pool:
+        await pool.lede(render_article(CHIP), None, 300, timeout=10)
+        assert pool._live
+        await asyncio.sleep(0.6)
+        assert not pool._live
+
+
+# -- the quick path ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("shape", list(HOSTILE_SHAPES))
+async def test_quick_path_keeps_its_budget_and_the_other_results_beside_a_hostile_page(
+    shape, news_web: NewsWeb, http_client: HttpClient, fetch_config: FetchConfig, parsers
+):
+    extractor = FastExtractor(http_client, fetch_config, parsers)
+    urls = [news_web.url(f"/hostile/{shape}.html"), news_web.url(CHIP.path)]
+    started = time.perf_counter()
+    hostile, normal = await extractor.extract(urls)
+    assert time.perf_counter() - started < PROMISE + SLACK
+    assert hostile.url == urls[0] and hostile.status in ("ok", "empty", "timeout", "error")
+    assert normal.status == "ok" and normal.full_content.startswith(CHIP.lede[:40])
+
+
+async def test_nested_page_yields_its_lede_when_there_is_time(
+    news_web: NewsWeb, http_client: HttpClient, parsers
+):
+    # A patient budget: the bound makes the parse cheap enough to finish, so the article is found.
+    config = FetchConfig(
+        allowed_networks=["127.0.0.1/32"], read_timeout=5, request_timeout=5, pages_budget=5,
+        call_budget=6,
+    )  # fmt: skip
+    extractor = FastExtractor(http_client, config, parsers)
+    [result] = await extractor.extract([news_web.url("/hostile/nested-div.html")])
+    assert result.status == "ok" and result.full_content.startswith(HOSTILE_LEDE[:60])
+
+
+def test_extract_cli_of_a_nested_page_returns_in_budget_with_every_result(
+    tmp_path, threaded_news_web
+):
+    web = threaded_news_web
+    (tmp_path / "digest.toml").write_text('[fetch]\nallowed_networks = ["127.0.0.1/32"]\n')
+    urls = [web.url("/hostile/nested-div.html"), web.url(CHIP.path)]
+    result = run_cli("extract", *urls, "--json", cwd=tmp_path)
+    assert result.code == 0, result.stderr
+    out = json.loads(result.stdout)
+    assert [o["url"] for o in out] == urls
+    assert out[0]["status"] in ("ok", "empty", "timeout", "error")
+    assert out[1]["full_content"].startswith(CHIP.lede[:40])
+    assert (
+        result.elapsed < PROMISE + 5
+    )  # the extraction's budget plus starting Python (36 s before)
+
+
+def test_collect_of_a_feed_of_hostile_links_keeps_the_normal_items_lede(
+    tmp_path, threaded_news_web
+):
+    web = threaded_news_web
+    links = [f"/hostile/{s}.html" for s in ("nested-div", "nested-list", "attributes")]
+    items = "".join(
+        f"<item><title>Hostile {i}</title><link>{web.url(path)}</link></item>"
+        for i, path in enumerate([*links, CHIP.path])
+    )
+    feed = (
+        f'<?xml version="1.0"?><rss version="2.0"><channel><title>t</title>{items}</channel></rss>'
+    )
+    web.add(Route("/feeds/hostile.rss", feed.encode(), content_type="application/rss+xml"))
+    (tmp_path / "digest.toml").write_text(
+        f"""
+[sources]
+categories = ["technology"]
+ddg = false
+[[sources.feeds]]
+url = "{web.url("/feeds/hostile.rss")}"
+category = "technology"
+[fetch]
+allowed_networks = ["127.0.0.1/32"]
+"""
+    )
+    result = run_cli("collect", cwd=tmp_path)
+    assert result.code == 0, result.stderr
+    news = json.loads(run_cli("news", "technology", "--json", cwd=tmp_path).stdout)
+    by_url = {n["url"]: n for n in news}
+    assert len(by_url) == 4  # every item kept
+    assert by_url[web.url(CHIP.path)]["full_content"].startswith(CHIP.lede[:40])
+
+
+# -- the deep path -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("shape", ["nested-div", "unclosed-p-b", "attributes", "select-options"])
+async def test_deep_path_in_http_mode_keeps_the_page_timeout(
+    shape, news_web: NewsWeb, http_client: HttpClient, fetch_config: FetchConfig
+):
+    config = CrawlConfig(mode="http", respect_robots=False, page_timeout=3)
+    async with Crawler(config, fetch_config, http_client) as crawler:
+        started = time.perf_counter()
+        hostile, normal = await crawler.crawl(
+            [news_web.url(f"/hostile/{shape}.html"), news_web.url(CHIP.path)]
+        )
+        assert time.perf_counter() - started < 3 + SLACK
+    assert hostile.url.endswith(f"/hostile/{shape}.html")
+    assert hostile.text == "" or HOSTILE_LEDE[:40] in hostile.text
+    assert hostile.text or hostile.error
+    assert CHIP.lede[:40] in normal.text
+
+
+@pytest.mark.slow
+async def test_deep_path_in_the_browser_keeps_the_page_timeout(
+    tmp_path, news_web: NewsWeb, http_client: HttpClient, fetch_config: FetchConfig
+):
+    path = chromium_path()
+    config = CrawlConfig(mode="browser", executable_path=path, respect_robots=False, page_timeout=8)
+    args = ["--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1"]
+    urls = [news_web.url(f"/hostile/{s}.html") for s in ("nested-div", "unclosed-p-b")]
+    work_dir = tmp_path / "crawl"
+    async with Crawler(
+        config, fetch_config, http_client, work_dir=work_dir, browser_args=args
+    ) as crawler:
+        started = time.perf_counter()
+        pages = await crawler.crawl([*urls, news_web.url(CHIP.path)])
+        assert time.perf_counter() - started < 8 + 2 * SLACK
+    assert [p.url for p in pages[:2]] == urls
+    assert CHIP.lede[:40] in pages[2].text
+    for page in pages[:2]:
+        assert page.text == "" or re.search(HOSTILE_LEDE[:40], page.text)
