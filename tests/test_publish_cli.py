@@ -123,10 +123,23 @@ def test_publish_over_smtp_retries_a_temporary_failure_and_keeps_a_permanent_one
         assert len(smtp.received) == 1  # never twice
 
 
-@pytest.mark.parametrize("bad", ["not-an-email", "a@b.c\nBcc: x@y.z"])
-def test_bad_subscriber_addresses_are_refused(tmp_path, bad):
+@pytest.mark.parametrize(
+    ("bad", "reason"),
+    [
+        ("not-an-email", "must have an @-sign"),
+        ("a@b.c\nBcc: x@y.z", "invalid characters"),
+        ("a..b@example.org", "two periods in a row"),
+        (".a@example.org", "cannot start with a period"),
+        ("ü@example.org", "Internationalized characters before the @-sign are not supported"),
+    ],
+)
+def test_bad_subscriber_addresses_are_refused(tmp_path, bad, reason):
     result = run_cli("subscribers", "add", bad, cwd=tmp_path)
     assert result.code == 1 and "Traceback" not in result.stderr
+    [line] = result.stderr.splitlines()
+    assert line.startswith(f"digest: error: not an email address: {bad!r} (")
+    assert reason in line
+    assert run_cli("subscribers", "list", "--json", cwd=tmp_path).stdout.strip() == "[]"
 
 
 @pytest.fixture
