@@ -30,7 +30,7 @@ from digest.deliver import (
     resend,
 )
 from digest.deliver.message import HTML_BUDGET
-from tests.conftest import chromium_path
+from tests.conftest import CHROMIUM_ARGS, chromium_path
 from tests.mailfixtures import (
     ARCHIVE_URL,
     CONFIG,
@@ -714,18 +714,7 @@ async def test_email_renders_in_chromium_and_is_kept_as_an_artifact() -> None:
     requests: list[str] = []
     errors: list[str] = []
     async with async_playwright() as pw:
-        browser = await pw.chromium.launch(
-            executable_path=executable,
-            args=[
-                "--no-sandbox",
-                "--disable-gpu",
-                "--disable-background-networking",
-                "--disable-component-update",
-                "--disable-sync",
-                "--no-first-run",
-                "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",
-            ],
-        )
+        browser = await pw.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
         try:
             for width, name in ((760, "email.png"), (390, "email-phone.png")):
                 page = await browser.new_page(viewport={"width": width, "height": 900})
