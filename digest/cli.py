@@ -426,7 +426,12 @@ def subscribers() -> None:
 @click.option("--timezone", "tz", default=None, help="e.g. Europe/Berlin (default: the config's).")
 @click.pass_context
 def subscribers_add(ctx: click.Context, email: str, categories: str | None, tz: str | None) -> None:
-    """Add a subscriber (or change an existing one's categories and time zone)."""
+    """Add a subscriber (or change an existing one's categories and time zone).
+
+    EMAIL is checked by the rule sending uses: ASCII before the @, a domain with a dot
+    (internationalized ones too; not localhost or another special-use name). It is stored
+    lower-cased.
+    """
     from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
     config = _config(ctx)

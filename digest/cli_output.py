@@ -284,6 +284,10 @@ def print_status(data: dict[str, Any]) -> None:
     b = data["browser"]
     console.print(f"browser: configured {b['configured']}, last used {b['last_used'] or '-'}")
     console.print(f"deliveries: {data['deliveries'] or 'none yet'}")
+    for f in data["failed_deliveries"]:
+        console.print(
+            f"[red]failed email[/red] {f['edition']} to {_e(f['recipient'])}: {_e(f['reply'])}"
+        )
     size = data["database_bytes"]
     console.print(
         f"database: {size / 1e6:.1f} MB, {data['articles']['articles']} articles"

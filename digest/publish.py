@@ -12,6 +12,7 @@ import logging
 import time as clock
 from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime, time, timedelta
+from email.message import EmailMessage
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -124,7 +125,9 @@ def _unsubscribe_url(template: str, token: str) -> str:
 
 async def send_edition(app: App, edition: Edition, *, now: datetime, due_only: bool = False) -> Any:
     """Email the edition to every subscriber (or only those whose morning has come) through the
-    delivery ledger: nobody gets it twice."""
+    delivery ledger: nobody gets it twice. A subscriber whose address the rule refuses (stored
+    by an older version) fails their own ledger row with the reason; the others are sent."""
+    from digest.deliver.errors import InvalidRecipientError
     from digest.deliver.ledger import RetryPolicy
     from digest.deliver.message import Recipient, build_message
     from digest.deliver.sender import deliver
@@ -136,18 +139,22 @@ async def send_edition(app: App, edition: Edition, *, now: datetime, due_only: b
     subscribers = await asyncio.to_thread(store.subscribers)
     publish_at = parse_clock(config.schedule.publish_at)
     archive_url = absolute_url(config.archive.base_url, edition_path(edition.day))
-    messages = {}
+    messages: dict[str, EmailMessage | InvalidRecipientError] = {}
     for sub in subscribers:
         if due_only and not delivery_due(edition.day, publish_at, sub.timezone, now):
             continue
-        messages[sub.email] = build_message(
-            edition,
-            Recipient(sub.email, sub.categories, sub.timezone),
-            config.email,
-            archive_url=archive_url,
-            unsubscribe_url=_unsubscribe_url(config.email.unsubscribe_url, sub.token),
-            title=config.archive.title,
-        )
+        try:
+            messages[sub.email] = build_message(
+                edition,
+                Recipient(sub.email, sub.categories, sub.timezone),
+                config.email,
+                archive_url=archive_url,
+                unsubscribe_url=_unsubscribe_url(config.email.unsubscribe_url, sub.token),
+                title=config.archive.title,
+            )
+        except InvalidRecipientError as err:
+            log.warning("%s; the other subscribers still get the edition", err)
+            messages[sub.email] = err
     return await deliver(
         SqlLedger(store),
         edition.day,

@@ -53,6 +53,23 @@ def daemon_running(app: App, store: Store) -> bool:
     return False
 
 
+def failed_deliveries(store: Store, limit: int = 20) -> list[dict[str, str]]:
+    """The failed emails of the newest edition in the ledger, with the reason kept for each:
+    an address the rule refuses, say, fails the same way every day until it is fixed."""
+    newest = store.deliveries(limit=1)
+    if not newest:
+        return []
+    rows = store.deliveries(limit, edition_day=newest[0].edition_day, states=("failed",))
+    return [
+        {
+            "edition": r.edition_day.isoformat(),
+            "recipient": r.recipient,
+            "reply": r.last_reply or "",
+        }
+        for r in rows
+    ]
+
+
 async def status(app: App) -> dict[str, Any]:
     store = await app.store()
     now = datetime.now(UTC)
@@ -96,6 +113,7 @@ async def status(app: App) -> dict[str, Any]:
         "failing_hosts": last.get("collect", {}).get("counts", {}).get("failing_hosts", {}),
         "llm_tokens_today": await asyncio.to_thread(store.tokens_used, app.config.today_start(now)),
         "deliveries": await asyncio.to_thread(store.ledger_counts),
+        "failed_deliveries": await asyncio.to_thread(failed_deliveries, store),
         "database_bytes": await asyncio.to_thread(health.database_size, store),
         "articles": await asyncio.to_thread(health.article_counts, store),
         "browser": {

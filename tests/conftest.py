@@ -70,6 +70,19 @@ def threaded_llm_server() -> Iterator[LLMServer]:
     yield from _in_thread(LLMServer())
 
 
+# Chromium's flags for the browser tests: quiet, and nothing but loopback resolves, so a page
+# that tried to load an outside resource would fail.
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",
+]
+
+
 def chromium_path() -> str:
     """Debian's Chromium for the browser tests: skipped where it is missing, failed in CI."""
     path = os.environ.get("DIGEST_TEST_CHROMIUM") or "/usr/bin/chromium"

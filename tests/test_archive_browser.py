@@ -26,7 +26,8 @@ from digest.render import edition_path, story_path, write_archive
 from digest.render.layout import SEARCH, SEARCH_INDEX, SEARCH_SCRIPT, STYLESHEET
 from digest.render.search_index import render_search_index
 from digest.render.templating import clean_edition
-from tests.conftest import chromium_path
+from tests import axe
+from tests.conftest import CHROMIUM_ARGS, chromium_path
 from tests.editions import HOSTILE_TITLE, hostile_edition, make_edition, make_story
 
 pytestmark = pytest.mark.slow
@@ -34,16 +35,6 @@ pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = ROOT / "test-artifacts"
 DAY = date(2026, 11, 29)
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-    # Nothing but loopback resolves: a page that tried to load an outside resource would fail.
-    "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",
-]
 # Runs before the page's own policy applies (Playwright injects it), and only records.
 RECORD_VIOLATIONS = """
 window.__violations = [];
@@ -157,6 +148,7 @@ def test_archive_pages_open_cleanly_from_file_and_every_link_loads(
     assert page.evaluate("document.querySelectorAll('script, img, iframe, svg').length") == 0
     assert "<script>alert('title')</script>" in page.inner_text("main")
 
+    assert not axe.violations(page), edition
     links = internal_links(page)
     assert len(links) > 15
     for url in links:
@@ -164,6 +156,7 @@ def test_archive_pages_open_cleanly_from_file_and_every_link_loads(
         watch.open(url)
         if url.endswith(".html"):
             assert page.title(), url
+            assert not axe.violations(page), url  # WCAG 2 A and AA, and best practices
     watch.open(edition)  # the outlets' links, on the edition page
     external = page.eval_on_selector_all(
         "a[href^='http']", "els => els.map(a => [a.protocol, a.rel])"
@@ -294,6 +287,7 @@ def test_search_from_file_finds_ranks_and_marks_stories(browser: Any, site: Path
     assert found[0]["titleMarks"] == ["Flood", "barrier"]
     assert found[-1]["titleMarks"] == [] and found[-1]["marks"] == ["flood", "barrier"]
     assert status(page) == "5 stories match “flood BARRIER”."
+    assert not axe.violations(page)  # with its results listed
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "search.png"), full_page=True)
     page.set_viewport_size({"width": 390, "height": 844})  # a phone: nothing wider than it

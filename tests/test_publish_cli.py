@@ -123,10 +123,72 @@ def test_publish_over_smtp_retries_a_temporary_failure_and_keeps_a_permanent_one
         assert len(smtp.received) == 1  # never twice
 
 
-@pytest.mark.parametrize("bad", ["not-an-email", "a@b.c\nBcc: x@y.z"])
-def test_bad_subscriber_addresses_are_refused(tmp_path, bad):
+@pytest.mark.parametrize(
+    ("bad", "reason"),
+    [
+        ("not-an-email", "must have an @-sign"),
+        ("a@b.c\nBcc: x@y.z", "invalid characters"),
+        ("a..b@example.org", "two periods in a row"),
+        (".a@example.org", "cannot start with a period"),
+        ("ü@example.org", "Internationalized characters before the @-sign are not supported"),
+    ],
+)
+def test_bad_subscriber_addresses_are_refused(tmp_path, bad, reason):
     result = run_cli("subscribers", "add", bad, cwd=tmp_path)
     assert result.code == 1 and "Traceback" not in result.stderr
+    [line] = result.stderr.splitlines()
+    assert line.startswith(f"digest: error: not an email address: {bad!r} (")
+    assert reason in line
+    assert run_cli("subscribers", "list", "--json", cwd=tmp_path).stdout.strip() == "[]"
+
+
+def test_a_stored_address_the_rule_refuses_fails_its_own_row_and_the_others_are_sent(
+    tmp_path, threaded_news_web
+):
+    with SmtpServer() as smtp:
+        email = (
+            f'[email]\ntransport = "smtp"\nhost = "127.0.0.1"\nport = {smtp.port}\n'
+            'security = "none"\nfrom = "digest@example.org"\n'
+        )
+        setup(tmp_path, threaded_news_web, email)
+        # Subscribed by an older version, whose rule let these in.
+        with sqlite3.connect(tmp_path / "digest.db") as conn:
+            conn.executemany(
+                "insert into subscribers (email, timezone, token, created_at) "
+                "values (?, 'UTC', ?, '2025-01-01 00:00:00')",
+                [("a..b@example.org", "t1"), ("ü@example.org", "t2")],
+            )
+
+        first = run_cli("publish", cwd=tmp_path)
+        assert first.code == 0, first.stderr + first.stdout
+        out = " ".join(first.stdout.split())  # rich wraps long lines
+        assert "2 sent" in out and "2 failed" in out
+        assert "failed email:a..b@example.org: not sent: not an email address" in out
+        assert "two periods in a row" in out
+        assert sorted(r.rcpt_tos for r in smtp.received) == [
+            ("alice@example.org",),
+            ("bob@example.org",),
+        ]
+        assert dict(ledger(tmp_path)) == {
+            "a..b@example.org": "failed",
+            "alice@example.org": "sent",
+            "bob@example.org": "sent",
+            "ü@example.org": "failed",
+        }
+        rows = json.loads(run_cli("deliveries", "--json", cwd=tmp_path).stdout)
+        replies = {d["recipient"]: d["reply"] for d in rows if d["state"] == "failed"}
+        assert "two periods in a row" in replies["a..b@example.org"]
+        assert "Internationalized characters" in replies["ü@example.org"]
+        status = json.loads(run_cli("status", "--json", cwd=tmp_path).stdout)
+        assert status["last_runs"]["publish"]["status"] == "partial"
+        assert {f["recipient"]: f["reply"] for f in status["failed_deliveries"]} == replies
+        shown = " ".join(run_cli("status", cwd=tmp_path).stdout.split())
+        assert "failed email" in shown and "two periods in a row" in shown
+
+        again = run_cli("publish", cwd=tmp_path)  # the next run sends nothing twice
+        assert again.code == 0, again.stderr
+        assert len(smtp.received) == 2
+        assert dict(ledger(tmp_path))["a..b@example.org"] == "failed"
 
 
 @pytest.fixture

@@ -3,6 +3,7 @@ that makes each one go out once."""
 
 from digest.deliver.errors import (
     DeliveryError,
+    InvalidRecipientError,
     InvalidTransition,
     PermanentDeliveryError,
     TemporaryDeliveryError,
@@ -16,6 +17,7 @@ __all__ = [
     "Delivery",
     "DeliveryError",
     "DeliveryReport",
+    "InvalidRecipientError",
     "InvalidTransition",
     "LedgerStore",
     "MemoryLedgerStore",

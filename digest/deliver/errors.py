@@ -46,5 +46,10 @@ class PermanentDeliveryError(DeliveryError):
     """Retrying will not help: a 5xx reply, a refused or malformed recipient."""
 
 
+class InvalidRecipientError(PermanentDeliveryError):
+    """The recipient's address breaks the address rule (`digest.deliver.address`): their email
+    is not built and no server is asked. It fails that recipient's row, never the others'."""
+
+
 class InvalidTransition(DigestError, ValueError):
     """A delivery ledger row cannot make this move from its current state."""

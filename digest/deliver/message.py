@@ -31,7 +31,8 @@ import jinja2
 from markupsafe import escape
 
 from digest.config import EmailConfig
-from digest.deliver.errors import PermanentDeliveryError
+from digest.deliver.address import AddressError, check_address
+from digest.deliver.errors import InvalidRecipientError
 from digest.models import Edition, EditionHeadline, EditionStory
 from digest.render.sanitize import safe_url
 
@@ -105,7 +106,8 @@ def build_message(
     no base URL); `unsubscribe_url` an absolute http(s) URL that unsubscribes with one POST
     (RFC 8058) and shows a confirmation on GET. `dated` is the Date header (default: when the
     edition was generated, so the same edition builds the same message).
-    Raises PermanentDeliveryError for a recipient address that cannot be sent to.
+    Raises InvalidRecipientError (a PermanentDeliveryError) for an address that breaks the
+    address rule (`digest.deliver.address`).
     """
     unsubscribe = safe_url(unsubscribe_url)
     if unsubscribe is None:
@@ -494,19 +496,18 @@ def _subject(title: str, edition: Edition) -> str:
 
 
 def _address(email: str) -> Address:
+    """The To address under the same rule as `digest subscribers add`, in its ASCII form."""
     try:
-        address = Address(addr_spec=email.strip())
-    except (ValueError, IndexError, HeaderParseError) as err:
-        raise PermanentDeliveryError(
-            f"cannot send to {email!r}: not an email address",
-            reply=f"invalid recipient address: {err}",
+        checked = check_address(email)
+        # The email package parses it once more; should it ever disagree with the rule, that
+        # still fails this recipient alone.
+        return Address(addr_spec=checked.ascii)
+    except (AddressError, ValueError, IndexError, HeaderParseError) as err:
+        reason = err.reason if isinstance(err, AddressError) else str(err)
+        raise InvalidRecipientError(
+            f"cannot send to {email!r}: not an email address ({reason})",
+            reply=f"not sent: not an email address ({reason})",
         ) from None
-    if not address.username or not address.domain:
-        raise PermanentDeliveryError(
-            f"cannot send to {email!r}: not an email address",
-            reply="invalid recipient address",
-        )
-    return address
 
 
 def _domain(sender: str) -> str:

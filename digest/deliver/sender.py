@@ -86,7 +86,7 @@ class DeliveryReport:
 async def deliver(
     store: LedgerStore,
     edition_day: date,
-    messages: Mapping[str, EmailMessage],
+    messages: Mapping[str, EmailMessage | DeliveryError],
     transport: Transport,
     now: datetime,
     *,
@@ -94,7 +94,9 @@ async def deliver(
 ) -> DeliveryReport:
     """Send the edition of `edition_day` to every recipient in `messages` that still needs it.
 
-    `messages` maps a recipient's address (the ledger's key) to its message. Rows are created
+    `messages` maps a recipient's address (the ledger's key) to its message, or to the error
+    that kept it from being built (an address the rule refuses): that row fails with the error's
+    reply, without the transport, and the others are sent as usual. Rows are created
     for new recipients; rows already sent, failed, stuck in sending or waiting for their retry
     time are left alone. `now` is the time of the run: it decides what is due and stamps rows.
     When the mail server itself is unreachable (refused connection, failed login), the run stops
@@ -137,6 +139,8 @@ async def deliver(
             raced.append(row)
             continue
         try:
+            if isinstance(msg, DeliveryError):
+                raise msg  # never built: nothing to hand to the transport
             result = await transport.send(msg)
         except DeliveryError as err:
             outcome = ledger.record_failure(
@@ -209,7 +213,9 @@ async def resend(
     return reopened
 
 
-def _mid(msg: EmailMessage) -> str | None:
+def _mid(msg: EmailMessage | DeliveryError) -> str | None:
+    if isinstance(msg, DeliveryError):
+        return None
     value = msg.get("Message-ID")
     return str(value).strip() if value else None
 

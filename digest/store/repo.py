@@ -11,7 +11,7 @@ import asyncio
 import hashlib
 import secrets
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from types import TracebackType
@@ -578,10 +578,16 @@ class Store:
         return _subscriber(row)
 
     def remove_subscriber(self, email: str) -> bool:
-        """Unsubscribe `email` (any case); False when it was not subscribed."""
-        address = email.strip().lower()
+        """Unsubscribe `email` (any case); False when it was not subscribed.
+
+        An address is looked for as typed (lower-cased) and normalized, so that one stored by
+        an older version, which the address rule may now refuse or write differently, can go.
+        """
+        addresses = {email.strip().lower()}
+        with suppress(InvalidSubscriberError):
+            addresses.add(normalize_email(email))
         with self._write() as conn:
-            result = conn.execute(subscribers.delete().where(subscribers.c.email == address))
+            result = conn.execute(subscribers.delete().where(subscribers.c.email.in_(addresses)))
             return bool(result.rowcount)
 
     def subscribers(self) -> list[Subscriber]:
@@ -825,33 +831,17 @@ def _require_aware(value: datetime | None, name: str, *, optional: bool = False)
 
 # Subscribers
 
-_EMAIL_SPECIALS = frozenset('"(),:;<>[]\\')
-
 
 def normalize_email(email: str) -> str:
-    """`email` stripped and lower-cased, or InvalidSubscriberError when it is not one plain
-    address: exactly one @ with something on both sides, no whitespace, control characters or
-    header syntax (a newline would let an address inject headers such as Bcc)."""
-    if not isinstance(email, str):
-        raise InvalidSubscriberError(f"not an email address: {email!r}")
-    address = email.strip().lower()
-    local, at, domain = address.partition("@")
-    bad = next(
-        (c for c in address if c.isspace() or not c.isprintable() or c in _EMAIL_SPECIALS), None
-    )
-    if (
-        not at
-        or not local
-        or not domain
-        or "@" in domain
-        or bad is not None
-        or domain.startswith(".")
-        or domain.endswith(".")
-        or ".." in domain
-        or len(address) > 254
-    ):
-        raise InvalidSubscriberError(f"not an email address: {email!r}")
-    return address
+    """`email` checked and normalized by the one address rule that sending applies too
+    (`digest.deliver.address`), or InvalidSubscriberError saying why it is refused."""
+    # Imported here: the deliver package brings the email stack, which most commands never use.
+    from digest.deliver.address import AddressError, check_address
+
+    try:
+        return check_address(email).normalized
+    except AddressError as err:
+        raise InvalidSubscriberError(str(err)) from None
 
 
 def _check_timezone(name: str) -> str:
