@@ -30,7 +30,7 @@ PositiveInt = Annotated[int, Field(gt=0)]
 
 
 class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
 
 class DatabaseConfig(_Section):
@@ -161,7 +161,7 @@ class ArchiveConfig(_Section):
 
 
 class EmailConfig(_Section):
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True, populate_by_name=True)
 
     transport: Literal["outbox", "smtp"] = "outbox"
     outbox_dir: str = "outbox"  # one .eml file per message

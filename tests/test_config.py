@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import tomllib
+import types
+import typing
 from datetime import UTC, datetime
 
 import pytest
+from pydantic import BaseModel
 
 from digest.config import STARTER, Config, load_config, parse_config
 from digest.errors import ConfigError, UnknownCategoryError
@@ -79,3 +82,82 @@ def test_today_starts_at_local_midnight():
 def test_unknown_time_zone_is_rejected():
     with pytest.raises(ConfigError, match="unknown time zone"):
         parse_config({"schedule": {"timezone": "Mars/Olympus"}})
+
+
+def _wrong_values(annotation: object) -> list[object]:
+    """Values a TOML file can hold that are not of the field's type (nor coercible by intent)."""
+    origin = typing.get_origin(annotation)
+    args = [a for a in typing.get_args(annotation) if a is not type(None)]
+    if origin is typing.Annotated:
+        return _wrong_values(args[0])
+    if origin in (typing.Union, types.UnionType):
+        return _wrong_values(args[0]) if len(args) == 1 else []
+    if origin is typing.Literal:
+        return [1, True, [str(args[0])]]
+    if annotation is bool:
+        return ["yes", "true", 1, 0]
+    if annotation is int:
+        return ["8", 2.0, True]
+    if annotation is float:
+        return ["1.5", True]
+    if annotation is str:
+        return [5, True, ["x"]]
+    if origin is list:
+        return ["a, b", 3]
+    if origin is dict:
+        return ["a=b", ["a"]]
+    return []
+
+
+def _sections() -> list[tuple[str, type[BaseModel]]]:
+    """Every [section] of the file and its model (`path` is not a key of the file)."""
+    found = []
+    for section, field in Config.model_fields.items():
+        for candidate in typing.get_args(field.annotation) or (field.annotation,):
+            if isinstance(candidate, type) and issubclass(candidate, BaseModel):
+                found.append((section, candidate))
+    return found
+
+
+WRONG = [
+    (section, inner.alias or name, value)
+    for section, model in _sections()
+    for name, inner in model.model_fields.items()
+    for value in _wrong_values(inner.rebuild_annotation())
+]
+
+
+def test_every_key_is_checked_for_its_type():
+    every = {
+        (section, inner.alias or name)
+        for section, model in _sections()
+        for name, inner in model.model_fields.items()
+    }
+    covered = {(section, key) for section, key, _ in WRONG}
+    assert every == covered
+
+
+@pytest.mark.parametrize(("section", "key", "value"), WRONG, ids=lambda v: repr(v))
+def test_a_wrong_type_for_any_key_is_rejected_by_name(section, key, value):
+    data = {section: {key: value}}
+    if section == "llm":
+        data[section] |= {"model": "m"} if key != "model" else {}
+    with pytest.raises(ConfigError, match=rf"'{section}\.{key}'"):
+        parse_config(data)
+
+
+@pytest.mark.parametrize("value", ["yes", "true", 1, "1"])
+def test_the_ssrf_switch_is_never_turned_on_by_something_that_is_not_true(value):
+    with pytest.raises(ConfigError, match=r"'fetch\.allow_private_networks'.*boolean"):
+        parse_config({"fetch": {"allow_private_networks": value}})
+
+
+@pytest.mark.parametrize("feed", [{"url": 5, "category": "world"}, "https://example.org/rss"])
+def test_a_feed_of_the_wrong_shape_is_rejected(feed):
+    with pytest.raises(ConfigError, match=r"'sources\.feeds\.0"):
+        parse_config({"sources": {"feeds": [feed]}})
+
+
+def test_integers_stand_for_floats_as_toml_writes_them():
+    config = parse_config({"crawl": {"page_timeout": 30}, "stories": {"window_hours": 24}})
+    assert config.crawl.page_timeout == 30.0 and config.stories.window_hours == 24.0
