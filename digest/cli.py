@@ -44,8 +44,15 @@ class _Group(click.Group):
 
 
 def _fail(message: str, code: int = 1) -> None:
-    click.echo(f"digest: error: {message}", err=True)
+    click.echo(f"digest: error: {_clean(message)}", err=True)
     sys.exit(code)
+
+
+def _clean(message: str) -> str:
+    """Messages quote sources (a feed's reply, a search engine's error): cleaned like pages."""
+    from digest.render.sanitize import clean_text
+
+    return clean_text(message)
 
 
 def _config(ctx: click.Context) -> Config:
@@ -69,7 +76,10 @@ def _run(ctx: click.Context, fn: Callable[[Any], Awaitable[T]]) -> T:
 
 
 def _echo_json(data: Any) -> None:
-    click.echo(json.dumps(data, ensure_ascii=False, indent=2))
+    from digest.render.sanitize import escape_json_for_terminal
+
+    # The same data for a parser; nothing a terminal would act on when it is not piped.
+    click.echo(escape_json_for_terminal(json.dumps(data, ensure_ascii=False, indent=2)))
 
 
 @click.group(cls=_Group)
