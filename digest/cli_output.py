@@ -309,10 +309,24 @@ def print_status(data: dict[str, Any]) -> None:
     console.print(f"LLM: {data['llm']}; tokens today: {data['llm_tokens_today']}")
     b = data["browser"]
     console.print(f"browser: configured {b['configured']}, last used {b['last_used'] or '-'}")
-    console.print(f"deliveries: {data['deliveries'] or 'none yet'}")
+    console.print(f"deliveries: {ledger_line(data['deliveries'])}")
     size = data["database_bytes"]
     console.print(
         f"database: {size / 1e6:.1f} MB, {data['articles']['articles']} articles"
         if size is not None
         else f"database: {data['articles']['articles']} articles"
     )
+
+
+def ledger_line(counts: dict[str, int]) -> str:
+    """The ledger's emails per state on one line ("0 pending, 0 sending, 2 sent, 1 failed");
+    failed and stuck ones stand out in colour."""
+    if not any(counts.values()):
+        return "none yet"
+    colors = {"failed": "red", "sending": "yellow"}
+    parts = []
+    for state, n in counts.items():
+        text = f"{n} {_e(state)}"
+        color = colors.get(state) if n else None
+        parts.append(f"[{color}]{text}[/{color}]" if color else text)
+    return ", ".join(parts)

@@ -314,3 +314,15 @@ def test_titles_that_look_like_terminal_markup_are_printed_as_they_are(workdir, 
     assert result.code == 0, result.stderr
     # Before escaping, rich raised MarkupError on "[/dim]" and the command crashed.
     assert "[/dim]" in result.stdout and "[bold red]" in result.stdout
+
+
+def test_status_prints_the_ledger_as_counts_per_state_and_json_as_before(workdir, script):
+    assert run_cli("collect", cwd=workdir, ddgs_script=script).code == 0
+    assert run_cli("subscribers", "add", "reader@example.org", cwd=workdir).code == 0
+    assert run_cli("publish", cwd=workdir).code == 0
+    result = run_cli("status", cwd=workdir)
+    assert result.code == 0, result.stderr
+    assert "{'" not in result.stdout and "'}" not in result.stdout  # no Python dict
+    assert "deliveries: 0 pending, 0 sending, 1 sent, 0 failed" in result.stdout
+    ledger = json.loads(run_cli("status", "--json", cwd=workdir).stdout)["deliveries"]
+    assert ledger == {"pending": 0, "sending": 0, "sent": 1, "failed": 0}

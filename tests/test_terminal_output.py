@@ -135,3 +135,11 @@ def test_any_search_result_prints_as_text_and_colours_only(
 ) -> None:
     cli_output.print_search([hit(title, snippet)], "q")
     shown(capsys.readouterr().out)
+
+
+def test_status_shows_the_ledger_one_count_per_state() -> None:
+    line = cli_output.ledger_line({"pending": 1, "sending": 0, "sent": 4, "failed": 2})
+    assert line == "1 pending, 0 sending, 4 sent, [red]2 failed[/red]"
+    assert cli_output.ledger_line(dict.fromkeys(("pending", "sending", "sent", "failed"), 0)) == (
+        "none yet"
+    )
