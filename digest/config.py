@@ -80,6 +80,10 @@ class SourcesConfig(_Section):
     def feeds_for(self, category: str) -> list[FeedConfig]:
         return [f for f in self.feeds if f.category.strip().lower() == category]
 
+    def has_source(self, category: str) -> bool:
+        """Whether anything is fetched for the category: DuckDuckGo, or a feed of its own."""
+        return self.ddg or bool(self.feeds_for(category))
+
     def query_for(self, category: str) -> str:
         return self.queries.get(category, f"{category} news")
 
