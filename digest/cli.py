@@ -502,12 +502,23 @@ def subscribers_remove(ctx: click.Context, email: str) -> None:
 def run(ctx: click.Context, once: bool) -> None:
     """Run the daemon in the foreground: collect, deepen and publish on schedule.
 
-    SIGTERM or Ctrl+C stops it cleanly. One daemon per database.
+    SIGTERM or Ctrl+C stops it cleanly. One daemon per database. With --once, the exit status
+    is 1 when a step failed (every source failed, no page could be read, no email could be
+    sent), naming the step on stderr; a step that only partly failed is reported there too.
     """
     from digest.daemon import run_daemon
 
     config = _config(ctx)
-    asyncio.run(run_daemon(config, once=once))
+    cycle = asyncio.run(run_daemon(config, once=once))
+    if cycle is None:
+        return
+    from digest.cli_output import print_cycle
+
+    print_cycle(cycle)
+    for warning in cycle.warnings:
+        click.echo(f"digest: warning: {_clean(warning)}", err=True)
+    if cycle.failures:
+        _fail("; ".join(cycle.failures))
 
 
 @cli.command()

@@ -18,6 +18,7 @@ from rich.table import Table
 from rich.text import Text
 
 from digest.collect import CollectReport
+from digest.daemon import CycleReport
 from digest.deepen import DeepenReport
 from digest.models import Extract, Item
 from digest.ondemand import QueryResult
@@ -242,6 +243,16 @@ def print_publish_report(report: PublishReport) -> None:
     )
     for e in report.errors:
         console.print(f"[red]failed[/red] {_e(e['source'])}: {_e(e['error'])}")
+
+
+def print_cycle(cycle: CycleReport) -> None:
+    """What `run --once` did, step by step, as the commands of each step report it."""
+    if cycle.collect is not None:
+        print_collect_report(cycle.collect)
+    if cycle.deepen is not None:
+        print_deepen_report(cycle.deepen)
+    if cycle.publish is not None:
+        print_publish_report(cycle.publish)
 
 
 def delivery_json(row: Any) -> dict[str, Any]:

@@ -70,6 +70,77 @@ def test_run_once_collects_deepens_and_publishes(tmp_path, threaded_news_web):
     assert len(list((tmp_path / "outbox").glob("*.eml"))) == 1
 
 
+def error_line(result) -> str:
+    """The one error line of a failed command (logs come before it on stderr)."""
+    errors = [line for line in result.stderr.splitlines() if line.startswith("digest: error:")]
+    assert len(errors) == 1, result.stderr
+    return errors[0]
+
+
+def test_run_once_with_every_source_failing_exits_1_naming_the_step(tmp_path, threaded_news_web):
+    setup(tmp_path, threaded_news_web)
+    assert run_cli("subscribers", "add", "reader@example.org", cwd=tmp_path).code == 0
+    offline = write_script(tmp_path / "offline.json", fail="offline")
+    result = run_cli("run", "--once", cwd=tmp_path, ddgs_script=offline)
+    assert result.code == 1, result.stdout + result.stderr
+    line = error_line(result)
+    assert line.startswith("digest: error: collect failed: every source failed")
+    assert "ddg:news:technology: cannot reach DuckDuckGo" in line
+    # Nothing new to publish: no edition, no email of stale news.
+    assert [(k, s) for k, s, _ in runs(tmp_path)] == [("collect", "failed")]
+    assert not list(tmp_path.glob("outbox/*.eml"))
+
+
+def test_run_once_with_no_source_at_all_fails_and_says_so(tmp_path, threaded_news_web):
+    setup(tmp_path, threaded_news_web)
+    config = tmp_path / "digest.toml"
+    config.write_text(config.read_text().replace("ddg_retries = 0", "ddg = false"))
+    result = run_cli("run", "--once", cwd=tmp_path)
+    assert result.code == 1
+    assert "collect failed: no sources configured" in error_line(result)
+
+
+def test_run_once_with_one_source_failing_succeeds_and_reports_it(tmp_path, threaded_news_web):
+    script = setup(tmp_path, threaded_news_web)
+    broken = threaded_news_web.url("/feeds/broken.xml")
+    config = tmp_path / "digest.toml"
+    config.write_text(
+        config.read_text().replace(
+            "[fetch]", f'[[sources.feeds]]\nurl = "{broken}"\ncategory = "technology"\n[fetch]'
+        )
+    )
+    assert run_cli("subscribers", "add", "reader@example.org", cwd=tmp_path).code == 0
+    result = run_cli("run", "--once", cwd=tmp_path, ddgs_script=script)
+    assert result.code == 0, result.stderr
+    warnings = [line for line in result.stderr.splitlines() if "digest: warning:" in line]
+    assert len(warnings) == 1 and "collect partial: 1 source(s) failed" in warnings[0]
+    assert "broken.xml" in warnings[0]
+    assert "collect run" in result.stdout and "publish run" in result.stdout  # each step's report
+    assert len(list(tmp_path.glob("outbox/*.eml"))) == 1
+
+
+def test_run_once_that_sends_no_email_exits_1_naming_publish(tmp_path, threaded_news_web):
+    from tests.smtpserver import SmtpServer
+
+    script = setup(tmp_path, threaded_news_web)
+    with SmtpServer() as smtp:
+        config = tmp_path / "digest.toml"
+        config.write_text(
+            config.read_text()
+            + f'[email]\ntransport = "smtp"\nhost = "127.0.0.1"\nport = {smtp.port}\n'
+            'security = "none"\n'
+        )
+        for who in ("alice@example.org", "bob@example.org"):
+            assert run_cli("subscribers", "add", who, cwd=tmp_path).code == 0
+        smtp.fail("550", "451")
+        result = run_cli("run", "--once", cwd=tmp_path, ddgs_script=script)
+    assert result.code == 1, result.stdout + result.stderr
+    line = error_line(result)
+    assert line.startswith("digest: error: publish failed: no email could be sent")
+    assert "550" in line
+    assert [k for k, _, _ in runs(tmp_path)] == ["collect", "deepen", "publish"]
+
+
 def test_daemon_collects_on_schedule_is_alone_and_stops_cleanly(tmp_path, threaded_news_web):
     script = setup(tmp_path, threaded_news_web, every="10s")
     daemon = start_daemon(tmp_path, script)
