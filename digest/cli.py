@@ -390,13 +390,15 @@ def publish(ctx: click.Context, day: str | None, no_send: bool) -> None:
 
 
 @cli.command()
-@click.option("--port", default=8000, show_default=True, type=click.IntRange(1, 65535))
-@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option("--port", type=click.IntRange(1, 65535), help="Port [config: 8000].")
+@click.option("--host", help="Address to listen on [config: 127.0.0.1].")
 @click.pass_context
-def serve(ctx: click.Context, port: int, host: str) -> None:
+def serve(ctx: click.Context, port: int | None, host: str | None) -> None:
     """Serve the archive for a preview, and answer unsubscribe links."""
     from digest.serve import serve as serving
 
+    config = _config(ctx).serve
+    host, port = host or config.host, port or config.port
     _run(ctx, lambda app: serving(app, host=host, port=port))
 
 
@@ -500,7 +502,8 @@ def subscribers_remove(ctx: click.Context, email: str) -> None:
 @click.option("--once", is_flag=True, help="One full cycle (collect, deepen, publish), then exit.")
 @click.pass_context
 def run(ctx: click.Context, once: bool) -> None:
-    """Run the daemon in the foreground: collect, deepen and publish on schedule.
+    """Run the daemon in the foreground: collect, deepen and publish on schedule (and serve the
+    archive and unsubscribe links when serve.daemon is on).
 
     SIGTERM or Ctrl+C stops it cleanly. One daemon per database. With --once, the exit status
     is 1 when a step failed (every source failed, no page could be read, no email could be

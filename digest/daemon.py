@@ -15,7 +15,7 @@ import contextlib
 import hashlib
 import logging
 import signal
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 from pathlib import Path
@@ -384,7 +384,8 @@ async def _run_locked(config: Config, stop: asyncio.Event, *, once: bool) -> Cyc
         daemon = Daemon(app)
         await daemon.recover()
         if not once:
-            await daemon.run(stop)
+            async with _serving(app):
+                await daemon.run(stop)
             return None
         cycle = asyncio.ensure_future(_cycle(daemon))
         stopper = asyncio.ensure_future(stop.wait())
@@ -395,6 +396,28 @@ async def _run_locked(config: Config, stop: asyncio.Event, *, once: bool) -> Cyc
             return None
         stopper.cancel()
         return cycle.result()
+
+
+@contextlib.asynccontextmanager
+async def _serving(app: App) -> AsyncIterator[None]:
+    """With `serve.daemon` on, the daemon also answers what `digest serve` answers (the archive
+    and the unsubscribe links of its emails), in the same event loop; otherwise nothing."""
+    serve = app.config.serve
+    if not serve.daemon:
+        yield
+        return
+    from digest.serve import running
+
+    async with contextlib.AsyncExitStack() as stack:
+        try:
+            server = running(app, host=serve.host, port=serve.port)
+            archive_dir = await stack.enter_async_context(server)
+        except OSError as err:  # the port is taken, or the address is not this machine's
+            raise DigestError(
+                f"cannot serve on {serve.host}:{serve.port} (serve.daemon): {err.strerror or err}"
+            ) from None
+        log.info("serving %s on http://%s:%d/", archive_dir, serve.host, serve.port)
+        yield
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,10 +4,13 @@ and a clean stop on SIGTERM."""
 from __future__ import annotations
 
 import contextlib
+import email.policy
 import email.utils
 import hashlib
 import json
+import re
 import signal
+import socket
 import sqlite3
 import subprocess
 import sys
@@ -174,6 +177,87 @@ def test_daemon_collects_on_schedule_is_alone_and_stops_cleanly(tmp_path, thread
     assert any(e["message"] == "stopping" for e in logs)
     assert not any(s == "running" for _, s, _ in runs(tmp_path))  # nothing left half-done
     assert json.loads(run_cli("status", "--json", cwd=tmp_path).stdout)["daemon_running"] is False
+
+
+def test_the_daemon_answers_its_unsubscribe_links_when_serve_daemon_is_on(
+    tmp_path, threaded_news_web
+):
+    from tests.test_serve import free_port, get
+
+    script = setup(tmp_path, threaded_news_web)
+    port = free_port()
+    # Today's edition is due at once (the first publish emails it), whatever the time of day.
+    with (tmp_path / "digest.toml").open("a") as config:
+        config.write('publish_at = "00:00"\n')  # the [schedule] section is the last one
+        config.write(f"[serve]\ndaemon = true\nport = {port}\n")
+        config.write(
+            f'[email]\nunsubscribe_url = "http://127.0.0.1:{port}/unsubscribe?token={{token}}"\n'
+        )
+    assert run_cli("subscribers", "add", "reader@example.org", cwd=tmp_path).code == 0
+    daemon = start_daemon(tmp_path, script)
+    try:
+        assert wait_for(lambda: daemon_up(tmp_path), 60)
+        # The daemon's first publish emails the edition: its unsubscribe link is the one to follow.
+        assert wait_for(lambda: list(tmp_path.glob("outbox/*.eml")), 60), (
+            tmp_path / "daemon.log"
+        ).read_text()
+        (eml,) = tmp_path.glob("outbox/*.eml")
+        message = email.message_from_bytes(eml.read_bytes(), policy=email.policy.default)
+        (link,) = re.findall(r"<(http[^>]+)>", message["List-Unsubscribe"])
+        assert link.startswith(f"http://127.0.0.1:{port}/unsubscribe?token=")
+
+        status, page = get(link)
+        assert status == 200 and "reader@example.org" in page  # GET only asks
+        status, page = get(link, data=b"List-Unsubscribe=One-Click")
+        assert status == 200 and "is unsubscribed" in page
+        assert "reader@example.org" not in run_cli("subscribers", "list", cwd=tmp_path).stdout
+        status, index = get(f"http://127.0.0.1:{port}/")  # and the archive, like `digest serve`
+        assert status == 200 and "<html" in index.lower()
+
+        daemon.send_signal(signal.SIGTERM)
+        assert daemon.wait(timeout=20) == 0
+    finally:
+        if daemon.poll() is None:
+            daemon.kill()
+            daemon.wait()
+    with pytest.raises(OSError):
+        get(link)  # the server stopped with the daemon
+
+
+def test_the_daemon_serves_nothing_unless_configured(tmp_path, threaded_news_web):
+    from tests.test_serve import free_port
+
+    script = setup(tmp_path, threaded_news_web)
+    port = free_port()
+    with (tmp_path / "digest.toml").open("a") as config:
+        config.write(f"[serve]\nport = {port}\n")
+    daemon = start_daemon(tmp_path, script)
+    try:
+        assert wait_for(lambda: logged(tmp_path, "daemon started"), 60)  # after it would serve
+        with socket.socket() as probe:
+            assert probe.connect_ex(("127.0.0.1", port)) != 0
+    finally:
+        daemon.send_signal(signal.SIGTERM)
+        daemon.wait(timeout=20)
+
+
+def test_the_container_config_serves_on_every_interface_from_the_daemon(tmp_path):
+    """The Dockerfile's first start (`digest init` and its edits), run here without Docker."""
+    from digest.config import load_config
+    from tests.conftest import ROOT
+
+    dockerfile = (ROOT / "Dockerfile").read_text()
+    cmd = json.loads(next(line for line in dockerfile.splitlines() if line.startswith("CMD "))[4:])
+    assert cmd[:2] == ["sh", "-c"]
+    first_start, run = cmd[2].split("; exec ")
+    assert run.split()[-1] == "run"  # the daemon, which then serves
+    assert "EXPOSE 8000" in dockerfile
+    env = {"PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin"}
+    subprocess.run(["sh", "-c", first_start], cwd=tmp_path, env=env, check=True)
+    config = load_config(tmp_path / "digest.toml")
+    assert config.serve.daemon is True
+    assert (config.serve.host, config.serve.port) == ("0.0.0.0", 8000)
+    assert config.crawl.executable_path == "/usr/bin/chromium"
 
 
 def integrity(tmp_path: Path) -> str:
