@@ -23,8 +23,11 @@ VOLUME /data
 # Healthy while the daemon holds its lock and `digest status` can read the database.
 HEALTHCHECK --interval=5m --timeout=30s --start-period=2m \
   CMD digest status --json | python -c "import json,sys; sys.exit(0 if json.load(sys.stdin)['daemon_running'] else 1)"
+# The daemon answers the archive and the unsubscribe links of its emails here ([serve] in
+# digest.toml); point email.unsubscribe_url at the address readers reach it by.
 EXPOSE 8000
 STOPSIGNAL SIGTERM
 # First start: write /data/digest.toml (commented defaults) pointing the crawler at the
-# distribution's Chromium; edit it on the volume afterwards.
-CMD ["sh", "-c", "[ -f digest.toml ] || { digest init && sed -i 's|^# executable_path = .*|executable_path = \"/usr/bin/chromium\"|' digest.toml; }; exec digest --log-format json --log-level info run"]
+# distribution's Chromium and serving on every interface of the container from the daemon;
+# edit it on the volume afterwards.
+CMD ["sh", "-c", "[ -f digest.toml ] || { digest init && sed -i -e 's|^# executable_path = .*|executable_path = \"/usr/bin/chromium\"|' -e 's|^host = \"127.0.0.1\"|host = \"0.0.0.0\"|' -e 's|^daemon = false|daemon = true|' digest.toml; }; exec digest --log-format json --log-level info run"]

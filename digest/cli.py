@@ -44,8 +44,15 @@ class _Group(click.Group):
 
 
 def _fail(message: str, code: int = 1) -> None:
-    click.echo(f"digest: error: {message}", err=True)
+    click.echo(f"digest: error: {_clean(message)}", err=True)
     sys.exit(code)
+
+
+def _clean(message: str) -> str:
+    """Messages quote sources (a feed's reply, a search engine's error): cleaned like pages."""
+    from digest.render.sanitize import clean_text
+
+    return clean_text(message)
 
 
 def _config(ctx: click.Context) -> Config:
@@ -69,7 +76,10 @@ def _run(ctx: click.Context, fn: Callable[[Any], Awaitable[T]]) -> T:
 
 
 def _echo_json(data: Any) -> None:
-    click.echo(json.dumps(data, ensure_ascii=False, indent=2))
+    from digest.render.sanitize import escape_json_for_terminal
+
+    # The same data for a parser; nothing a terminal would act on when it is not piped.
+    click.echo(escape_json_for_terminal(json.dumps(data, ensure_ascii=False, indent=2)))
 
 
 @click.group(cls=_Group)
@@ -380,13 +390,15 @@ def publish(ctx: click.Context, day: str | None, no_send: bool) -> None:
 
 
 @cli.command()
-@click.option("--port", default=8000, show_default=True, type=click.IntRange(1, 65535))
-@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option("--port", type=click.IntRange(1, 65535), help="Port [config: 8000].")
+@click.option("--host", help="Address to listen on [config: 127.0.0.1].")
 @click.pass_context
-def serve(ctx: click.Context, port: int, host: str) -> None:
+def serve(ctx: click.Context, port: int | None, host: str | None) -> None:
     """Serve the archive for a preview, and answer unsubscribe links."""
     from digest.serve import serve as serving
 
+    config = _config(ctx).serve
+    host, port = host or config.host, port or config.port
     _run(ctx, lambda app: serving(app, host=host, port=port))
 
 
@@ -495,14 +507,26 @@ def subscribers_remove(ctx: click.Context, email: str) -> None:
 @click.option("--once", is_flag=True, help="One full cycle (collect, deepen, publish), then exit.")
 @click.pass_context
 def run(ctx: click.Context, once: bool) -> None:
-    """Run the daemon in the foreground: collect, deepen and publish on schedule.
+    """Run the daemon in the foreground: collect, deepen and publish on schedule (and serve the
+    archive and unsubscribe links when serve.daemon is on).
 
-    SIGTERM or Ctrl+C stops it cleanly. One daemon per database.
+    SIGTERM or Ctrl+C stops it cleanly. One daemon per database. With --once, the exit status
+    is 1 when a step failed (every source failed, no page could be read, no email could be
+    sent), naming the step on stderr; a step that only partly failed is reported there too.
     """
     from digest.daemon import run_daemon
 
     config = _config(ctx)
-    asyncio.run(run_daemon(config, once=once))
+    cycle = asyncio.run(run_daemon(config, once=once))
+    if cycle is None:
+        return
+    from digest.cli_output import print_cycle
+
+    print_cycle(cycle)
+    for warning in cycle.warnings:
+        click.echo(f"digest: warning: {_clean(warning)}", err=True)
+    if cycle.failures:
+        _fail("; ".join(cycle.failures))
 
 
 @cli.command()

@@ -1,24 +1,50 @@
-"""How results look on a terminal: rich tables, kept apart from the commands themselves."""
+"""How results look on a terminal: rich tables, kept apart from the commands themselves.
+
+Everything is printed through `_console()`, whose console cleans the text of every segment it
+renders (`clean_text`): a headline cannot clear the screen, write the clipboard (OSC 52), show a
+link to somewhere else (OSC 8) or reverse itself with a bidi override. Rich's own styles are
+control segments or wrap the cleaned text afterwards, so they still work.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
-from rich.console import Console
+from rich.console import Console, ConsoleOptions, RenderableType
 from rich.markup import escape as _e
+from rich.segment import Segment
 from rich.table import Table
 from rich.text import Text
 
 from digest.collect import CollectReport
+from digest.daemon import CycleReport
 from digest.deepen import DeepenReport
 from digest.models import Extract, Item
 from digest.ondemand import QueryResult
 from digest.publish import PublishReport
+from digest.render.sanitize import clean_text, needs_cleaning
 from digest.store.search import SearchHit
 
 
+class _CleanConsole(Console):
+    """A console that prints page text but never the terminal controls hidden in it.
+
+    Cleaning the rendered segments, not each string on its way in, means no command and no
+    future table can forget it. The removed characters take no cells, so layouts stay right.
+    """
+
+    def render(
+        self, renderable: RenderableType, options: ConsoleOptions | None = None
+    ) -> Iterable[Segment]:
+        for segment in super().render(renderable, options):
+            if segment.control is None and needs_cleaning(segment.text):
+                segment = Segment(clean_text(segment.text), segment.style)
+            yield segment
+
+
 def _console() -> Console:
-    return Console(soft_wrap=False)
+    return _CleanConsole(soft_wrap=False)
 
 
 def _when(item: Item) -> str:
@@ -168,12 +194,13 @@ class _Progress:
     def __init__(self) -> None:
         from rich.progress import Progress as RichProgress
 
-        self.enabled = _console().is_terminal
-        self._bar = RichProgress(transient=True, disable=not self.enabled)
+        console = _console()
+        self.enabled = console.is_terminal
+        self._bar = RichProgress(transient=True, disable=not self.enabled, console=console)
         self._task = self._bar.add_task("reading top stories", total=None)
 
     def __call__(self, url: str, done: int, total: int) -> None:
-        self._bar.update(self._task, completed=done, total=total, description=url[-60:])
+        self._bar.update(self._task, completed=done, total=total, description=_e(url[-60:]))
 
     def __enter__(self) -> _Progress:
         self._bar.__enter__()
@@ -216,6 +243,16 @@ def print_publish_report(report: PublishReport) -> None:
     )
     for e in report.errors:
         console.print(f"[red]failed[/red] {_e(e['source'])}: {_e(e['error'])}")
+
+
+def print_cycle(cycle: CycleReport) -> None:
+    """What `run --once` did, step by step, as the commands of each step report it."""
+    if cycle.collect is not None:
+        print_collect_report(cycle.collect)
+    if cycle.deepen is not None:
+        print_deepen_report(cycle.deepen)
+    if cycle.publish is not None:
+        print_publish_report(cycle.publish)
 
 
 def delivery_json(row: Any) -> dict[str, Any]:
@@ -283,7 +320,7 @@ def print_status(data: dict[str, Any]) -> None:
     console.print(f"LLM: {data['llm']}; tokens today: {data['llm_tokens_today']}")
     b = data["browser"]
     console.print(f"browser: configured {b['configured']}, last used {b['last_used'] or '-'}")
-    console.print(f"deliveries: {data['deliveries'] or 'none yet'}")
+    console.print(f"deliveries: {ledger_line(data['deliveries'])}")
     for f in data["failed_deliveries"]:
         console.print(
             f"[red]failed email[/red] {f['edition']} to {_e(f['recipient'])}: {_e(f['reply'])}"
@@ -294,3 +331,17 @@ def print_status(data: dict[str, Any]) -> None:
         if size is not None
         else f"database: {data['articles']['articles']} articles"
     )
+
+
+def ledger_line(counts: dict[str, int]) -> str:
+    """The ledger's emails per state on one line ("0 pending, 0 sending, 2 sent, 1 failed");
+    failed and stuck ones stand out in colour."""
+    if not any(counts.values()):
+        return "none yet"
+    colors = {"failed": "red", "sending": "yellow"}
+    parts = []
+    for state, n in counts.items():
+        text = f"{n} {_e(state)}"
+        color = colors.get(state) if n else None
+        parts.append(f"[{color}]{text}[/{color}]" if color else text)
+    return ", ".join(parts)

@@ -80,6 +80,10 @@ class SourcesConfig(_Section):
     def feeds_for(self, category: str) -> list[FeedConfig]:
         return [f for f in self.feeds if f.category.strip().lower() == category]
 
+    def has_source(self, category: str) -> bool:
+        """Whether anything is fetched for the category: DuckDuckGo, or a feed of its own."""
+        return self.ddg or bool(self.feeds_for(category))
+
     def query_for(self, category: str) -> str:
         return self.queries.get(category, f"{category} news")
 
@@ -181,6 +185,16 @@ class EmailConfig(_Section):
     retry_backoff: PositiveFloat = 60.0  # seconds, doubled after each temporary failure
 
 
+class ServeConfig(_Section):
+    # Where `digest serve` listens (its --host/--port override these), and the daemon too when
+    # `daemon` is on. The default is this machine only; "0.0.0.0" listens on every interface.
+    host: str = "127.0.0.1"
+    port: Annotated[int, Field(gt=0, lt=65536)] = 8000
+    # The daemon (`digest run`) also serves the archive and answers the unsubscribe links of
+    # its emails, in the same process (the container turns this on).
+    daemon: bool = False
+
+
 class ScheduleConfig(_Section):
     # The time zone that defines "today" for headlines and editions.
     timezone: str = "UTC"
@@ -226,6 +240,7 @@ class Config(_Section):
     crawl: CrawlConfig = Field(default_factory=CrawlConfig)
     archive: ArchiveConfig = Field(default_factory=ArchiveConfig)
     email: EmailConfig = Field(default_factory=EmailConfig)
+    serve: ServeConfig = Field(default_factory=ServeConfig)
     # No [llm] section: summaries are extractive.
     llm: LLMConfig | None = None
     sources: SourcesConfig = Field(default_factory=SourcesConfig)
@@ -371,6 +386,11 @@ from = "digest@localhost"
 # username = "digest"
 # password_env = "DIGEST_SMTP_PASSWORD"
 unsubscribe_url = "http://localhost:8000/unsubscribe?token={token}"   # `digest serve` answers it
+
+[serve]
+host = "127.0.0.1"         # where `digest serve` listens; "0.0.0.0": every interface
+port = 8000
+daemon = false             # true: `digest run` also serves the archive and unsubscribe links
 
 # With no [llm] section, summaries are extractive (sentences ranked from the article itself).
 # [llm]

@@ -15,10 +15,11 @@ import contextlib
 import hashlib
 import logging
 import signal
-from collections.abc import Callable, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo
 
 from digest.app import App
@@ -37,6 +38,10 @@ from digest.store.repo import RunExistsError, RunRecord
 
 if TYPE_CHECKING:
     from apscheduler.schedulers.asyncio import AsyncIOScheduler
+
+    from digest.collect import CollectReport
+    from digest.deepen import DeepenReport
+    from digest.publish import PublishReport
 
 log = logging.getLogger("digest.daemon")
 # How often the daemon checks that it still holds its lock (watch_lock).
@@ -113,31 +118,36 @@ class Daemon:
         """Collect this period (once), then deepen. `force`: also when the period was done.
         A period collected already is deepened again when its deepen pass never ended well (a
         process killed during it): deepen runs have no period key of their own."""
+        async with self._busy:
+            report = await self.collect(force=force)
+            if not self.config.schedule.deepen_after_collect:
+                return
+            if report is None:
+                if not await self._deepen_owed():
+                    return
+                log.info("collect: the period's deepen never ended: deepening")
+            await self.deepen()
+
+    async def collect(self, *, force: bool = False) -> CollectReport | None:
+        """Collect this period; None when it was collected already (unless `force`)."""
         from digest.collect import collect
 
         every = parse_interval(self.config.schedule.collect_every)
         key = collect_key(collect_period(datetime.now(UTC), every))
-        deepens = self.config.schedule.deepen_after_collect
-        async with self._busy:
-            log.info("collect: starting period %s", key)
-            try:
-                report = await collect(self.app, run_key=key)
-            except RunExistsError:
-                if not force:
-                    if deepens and await self._deepen_owed():
-                        log.info("collect: period %s already done, its deepen not: deepening", key)
-                        await self._deepen()
-                    else:
-                        log.info("collect: period %s already done", key)
-                    return
-                report = await collect(self.app)
-            log.info("collect: %s, %d headlines", report.status, report.headlines)
-            for f in report.failures:
-                log.warning("collect: source failed: %s: %s", f.source, f.error)
-            if deepens:
-                await self._deepen()
+        log.info("collect: starting period %s", key)
+        try:
+            report = await collect(self.app, run_key=key)
+        except RunExistsError:
+            if not force:
+                log.info("collect: period %s already done", key)
+                return None
+            report = await collect(self.app)
+        log.info("collect: %s, %d headlines", report.status, report.headlines)
+        for f in report.failures:
+            log.warning("collect: source failed: %s: %s", f.source, f.error)
+        return report
 
-    async def _deepen(self) -> None:
+    async def deepen(self) -> DeepenReport:
         from digest.deepen import deepen
 
         log.info("deepen: starting")
@@ -145,6 +155,7 @@ class Daemon:
         log.info("deepen: %s, %s", deep.status, deep.counts)
         for e in deep.errors:
             log.warning("deepen: %s: %s", e["source"], e["error"])
+        return deep
 
     async def _deepen_owed(self) -> bool:
         store = await self.app.store()
@@ -332,8 +343,9 @@ def _is_job(task: asyncio.Task) -> bool:
     return name.startswith("Daemon.")
 
 
-async def run_daemon(config: Config, *, once: bool = False) -> None:
-    """The daemon in the foreground until SIGTERM/SIGINT; `once`: one full cycle and exit."""
+async def run_daemon(config: Config, *, once: bool = False) -> CycleReport | None:
+    """The daemon in the foreground until SIGTERM/SIGINT; `once`: one full cycle and exit, with
+    what it did (None when stopped before the end)."""
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -342,7 +354,7 @@ async def run_daemon(config: Config, *, once: bool = False) -> None:
         lost = asyncio.Event()
         watchdog = asyncio.ensure_future(watch_lock(still_held, stop, lost))
         try:
-            await _run_locked(config, stop, once=once)
+            cycle = await _run_locked(config, stop, once=once)
         finally:
             watchdog.cancel()
         if lost.is_set():
@@ -350,6 +362,7 @@ async def run_daemon(config: Config, *, once: bool = False) -> None:
                 "lost the daemon lock (the database connection holding it dropped): stopped; "
                 "start the daemon again"
             )
+        return cycle
 
 
 async def watch_lock(
@@ -366,29 +379,160 @@ async def watch_lock(
             stop.set()
 
 
-async def _run_locked(config: Config, stop: asyncio.Event, *, once: bool) -> None:
+async def _run_locked(config: Config, stop: asyncio.Event, *, once: bool) -> CycleReport | None:
     async with App(config) as app:
         daemon = Daemon(app)
         await daemon.recover()
         if not once:
-            await daemon.run(stop)
-            return
+            async with _serving(app):
+                await daemon.run(stop)
+            return None
         cycle = asyncio.ensure_future(_cycle(daemon))
         stopper = asyncio.ensure_future(stop.wait())
         done, _ = await asyncio.wait({cycle, stopper}, return_when="FIRST_COMPLETED")
         if cycle not in done:
             cycle.cancel()
             await asyncio.gather(cycle, return_exceptions=True)
-        else:
-            stopper.cancel()
-            cycle.result()
+            return None
+        stopper.cancel()
+        return cycle.result()
 
 
-async def _cycle(daemon: Daemon) -> None:
-    """collect → deepen → publish today's edition now (the README's "run the main job")."""
+@contextlib.asynccontextmanager
+async def _serving(app: App) -> AsyncIterator[None]:
+    """With `serve.daemon` on, the daemon also answers what `digest serve` answers (the archive
+    and the unsubscribe links of its emails), in the same event loop; otherwise nothing."""
+    serve = app.config.serve
+    if not serve.daemon:
+        yield
+        return
+    from digest.serve import running
+
+    async with contextlib.AsyncExitStack() as stack:
+        try:
+            server = running(app, host=serve.host, port=serve.port)
+            archive_dir = await stack.enter_async_context(server)
+        except OSError as err:  # the port is taken, or the address is not this machine's
+            raise DigestError(
+                f"cannot serve on {serve.host}:{serve.port} (serve.daemon): {err.strerror or err}"
+            ) from None
+        log.info("serving %s on http://%s:%d/", archive_dir, serve.host, serve.port)
+        yield
+
+
+@dataclass(frozen=True, slots=True)
+class CycleReport:
+    """What `run --once` did: each step's report (None: the step did not run or raised), the
+    steps that failed and the ones that only partly worked (see `judge_cycle`)."""
+
+    collect: CollectReport | None = None
+    deepen: DeepenReport | None = None
+    publish: PublishReport | None = None
+    failures: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
+
+
+async def _cycle(daemon: Daemon) -> CycleReport:
+    """collect → deepen → publish today's edition now (the README's "run the main job").
+
+    A failed collection ends the cycle: without headlines there is nothing new to publish. A
+    failed deepen does not: the edition falls back to the articles' ledes.
+    """
     from digest.publish import publish
 
-    await daemon.collect_job(force=True)
-    async with daemon._busy:
+    reports: dict[str, Any] = {}
+    raised: list[str] = []
+
+    async def step(name: str, job: Callable[[], Awaitable[Any]]) -> bool:
+        """Run one step; False (and why, in `raised`) when it raised."""
+        try:
+            reports[name] = await job()
+            return True
+        except DigestError as err:
+            raised.append(f"{name} failed: {err}")
+        except Exception as err:
+            log.error("%s failed", name, exc_info=True)
+            raised.append(f"{name} failed: internal error: {type(err).__name__}: {err}")
+        return False
+
+    async def publish_now() -> PublishReport:
         report = await publish(daemon.app)
-    log.info("publish: %s, %s", report.status, report.counts)
+        log.info("publish: %s, %s", report.status, report.counts)
+        for e in report.errors:
+            log.warning("publish: %s: %s", e["source"], e["error"])
+        return report
+
+    config = daemon.config
+    async with daemon._busy:
+        collected = await step("collect", lambda: daemon.collect(force=True))
+        if collected and not judge_cycle(config, collect=reports["collect"])[0]:
+            if config.schedule.deepen_after_collect:
+                await step("deepen", daemon.deepen)
+            await step("publish", publish_now)
+    failures, warnings = judge_cycle(
+        config,
+        collect=reports.get("collect"),
+        deepen=reports.get("deepen"),
+        publish=reports.get("publish"),
+    )
+    steps = ("collect", "deepen", "publish")
+    return CycleReport(
+        reports.get("collect"),
+        reports.get("deepen"),
+        reports.get("publish"),
+        tuple(sorted((*failures, *raised), key=lambda line: steps.index(line.split()[0]))),
+        tuple(warnings),
+    )
+
+
+def judge_cycle(
+    config: Config,
+    *,
+    collect: CollectReport | None = None,
+    deepen: DeepenReport | None = None,
+    publish: PublishReport | None = None,
+) -> tuple[list[str], list[str]]:
+    """What counts as a failed `run --once` (exit status 1), and what only as a partial one
+    (reported, exit status 0): (failures, warnings), one line each naming the step and why.
+
+    Failed: collect got no headline because every source failed, or there is no source at
+    all; deepen could read none of the pages it tried; publish had emails to send and sent
+    none, or wrote no archive and sent no email. Partial: some sources, pages or emails failed
+    (or the archive could not be written) while the step still did its job.
+    """
+    failures: list[str] = []
+    warnings: list[str] = []
+    if collect is not None:
+        errors = [f"{f.source}: {f.error}" for f in collect.failures]
+        if collect.status == "failed":
+            failures.append(f"collect failed: every source failed ({_some(errors)})")
+        elif not collect.headlines and not (config.sources.ddg or config.sources.feeds):
+            failures.append(
+                "collect failed: no sources configured (sources.ddg is false and there are "
+                "no [[sources.feeds]])"
+            )
+        elif errors:
+            warnings.append(f"collect partial: {len(errors)} source(s) failed ({_some(errors)})")
+    if deepen is not None:
+        errors = [f"{e['source']}: {e['error']}" for e in deepen.errors]
+        if deepen.status == "failed":
+            failures.append(f"deepen failed: no page could be read ({_some(errors)})")
+        elif errors:
+            warnings.append(f"deepen partial: {len(errors)} page(s) failed ({_some(errors)})")
+    if publish is not None:
+        errors = [f"{e['source']}: {e['error']}" for e in publish.errors]
+        c = publish.counts
+        sent, unsent = c.get("sent", 0), c.get("failed", 0) + c.get("retrying", 0)
+        no_archive = any(e["source"] == "archive" for e in publish.errors)
+        if unsent and not sent:
+            failures.append(f"publish failed: no email could be sent ({_some(errors)})")
+        elif no_archive and not sent:
+            failures.append(f"publish failed: no archive written, no email sent ({_some(errors)})")
+        elif errors:
+            warnings.append(f"publish partial: {_some(errors)}")
+    return failures, warnings
+
+
+def _some(errors: list[str], shown: int = 3) -> str:
+    more = len(errors) - shown
+    return "; ".join(errors[:shown]) + (f"; and {more} more" if more > 0 else "")

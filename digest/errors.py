@@ -53,6 +53,10 @@ class SourceError(DigestError):
     """A headline source (DuckDuckGo, a feed) failed after its retries."""
 
 
+class NoSourceError(DigestError, LookupError):
+    """A category has nothing to fetch from: DuckDuckGo is off and no feed has the category."""
+
+
 class NetworkUnreachableError(SourceError):
     """The search provider could not be reached at all."""
 

@@ -18,7 +18,19 @@ class JsonFormatter(logging.Formatter):
         }
         if record.exc_info:
             event["exception"] = self.formatException(record.exc_info)
-        return json.dumps(event, ensure_ascii=False)
+        from digest.render.sanitize import escape_json_for_terminal  # only once there is a line
+
+        return escape_json_for_terminal(json.dumps(event, ensure_ascii=False))
+
+
+class TextFormatter(logging.Formatter):
+    """One line per event; messages quote sources (titles, errors), so they are cleaned like
+    pages before they reach a terminal."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        from digest.render.sanitize import clean_text  # only once there is a line
+
+        return clean_text(super().format(record))
 
 
 def setup_logging(level: str, fmt: str) -> None:
@@ -26,7 +38,7 @@ def setup_logging(level: str, fmt: str) -> None:
     if fmt == "json":
         handler.setFormatter(JsonFormatter())
     else:
-        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+        handler.setFormatter(TextFormatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(getattr(logging, level.upper()))

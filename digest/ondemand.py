@@ -13,7 +13,7 @@ from typing import Any
 
 from digest.app import App
 from digest.collect import collect
-from digest.errors import InvalidQueryError, SourceError
+from digest.errors import InvalidQueryError, NoSourceError, SourceError
 from digest.fetch.guard import check_url
 from digest.models import Extract, Item, Page
 from digest.store.search import SearchHit
@@ -21,11 +21,17 @@ from digest.store.search import SearchHit
 
 async def news(app: App, category: str, *, limit: int = 8, live: bool = False) -> list[Item]:
     """Today's headlines of a category: from the store, or collected live when there are none
-    yet today (or when asked)."""
+    yet today (or when asked), from the category's configured sources only (its feeds, and
+    DuckDuckGo when `sources.ddg` is on). NoSourceError when it has none."""
     cat = app.config.check_category(category)
     store = await app.store()
     since = app.config.today_start()
     if live or not await asyncio.to_thread(store.has_collected, cat, since):
+        if not app.config.sources.has_source(cat):
+            raise NoSourceError(
+                f"no source for category {cat!r}: sources.ddg is false and no "
+                f"[[sources.feeds]] has category {cat!r}"
+            )
         report = await collect(app, [cat])
         if report.headlines == 0 and report.failures:
             raise SourceError(report.failures[0].error)

@@ -7,7 +7,9 @@ link (RFC 8058: GET shows a page, POST unsubscribes) has somewhere to go.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import html
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 from aiohttp import web
@@ -52,16 +54,24 @@ def _page(status: int, body: str, *, raw: bool = False) -> web.Response:
     )
 
 
-async def serve(app: App, *, host: str, port: int, ready: asyncio.Event | None = None) -> None:
+@contextlib.asynccontextmanager
+async def running(app: App, *, host: str, port: int) -> AsyncIterator[Path]:
+    """The server listening while the block runs (for `digest serve` and the daemon); yields the
+    archive folder it serves."""
     archive_dir = app.config.resolve(app.config.archive.dir)
     archive_dir.mkdir(parents=True, exist_ok=True)
     runner = web.AppRunner(make_app(app, archive_dir), access_log=None)
     await runner.setup()
     try:
         await web.TCPSite(runner, host, port).start()
+        yield archive_dir
+    finally:
+        await runner.cleanup()
+
+
+async def serve(app: App, *, host: str, port: int, ready: asyncio.Event | None = None) -> None:
+    async with running(app, host=host, port=port) as archive_dir:
         print(f"serving {archive_dir} on http://{host}:{port}/ (Ctrl+C stops)", flush=True)
         if ready:
             ready.set()
         await asyncio.Event().wait()
-    finally:
-        await runner.cleanup()

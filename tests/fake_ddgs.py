@@ -52,7 +52,8 @@ def news_rows(web: NewsWeb, articles: Iterable[Article]) -> list[dict[str, Any]]
 
 
 def write_script(path: Path, *, news=None, text=None, fail: str | None = None) -> Path:
-    """Write a script for `ScriptedDDGS`: `news`/`text` map a query to result rows."""
+    """Write a script for `ScriptedDDGS`: `news`/`text` map a query to result rows (or to an
+    error message, which that query then fails with)."""
     path.write_text(json.dumps({"news": news or {}, "text": text or {}, "fail": fail}))
     return path
 
@@ -80,6 +81,8 @@ class ScriptedDDGS:
         if fail == "ratelimit":
             raise RatelimitException("202 Ratelimit")
         rows = self._script[kind].get(query)
+        if isinstance(rows, str):  # this query fails with the search engine's own message
+            raise DDGSException(rows)
         if not rows:
             raise DDGSException("No results found.")
         return rows[: kwargs.get("max_results") or len(rows)]

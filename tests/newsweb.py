@@ -493,7 +493,7 @@ def gzip_bomb_size(megabytes: int = 200) -> int:
 FEED_LAST_MODIFIED = datetime(2025, 5, 12, 7, 0, tzinfo=UTC)
 
 
-def render_rss(base: str, category: str) -> bytes:
+def render_rss(base: str, category: str, articles: Iterable[Article] = ARTICLES) -> bytes:
     items = "".join(
         f"""<item>
 <title>{escape(a.title)}</title>
@@ -504,7 +504,7 @@ def render_rss(base: str, category: str) -> bytes:
 <description>{escape(a.description)}</description>
 </item>
 """
-        for a in ARTICLES
+        for a in articles
         if a.category == category
     )
     return f"""<?xml version="1.0" encoding="utf-8"?>

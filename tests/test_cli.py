@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -14,7 +15,7 @@ import pytest
 
 from tests.conftest import run_cli
 from tests.fake_ddgs import calls, write_script
-from tests.newsweb import ARTICLES, NewsWeb
+from tests.newsweb import ARTICLES, NewsWeb, Route, render_rss
 
 TECH = [a for a in ARTICLES if a.category == "technology"]
 WORLD = [a for a in ARTICLES if a.category == "world"]
@@ -314,3 +315,51 @@ def test_titles_that_look_like_terminal_markup_are_printed_as_they_are(workdir, 
     assert result.code == 0, result.stderr
     # Before escaping, rich raised MarkupError on "[/dim]" and the command crashed.
     assert "[/dim]" in result.stdout and "[bold red]" in result.stdout
+
+
+def test_status_prints_the_ledger_as_counts_per_state_and_json_as_before(workdir, script):
+    assert run_cli("collect", cwd=workdir, ddgs_script=script).code == 0
+    assert run_cli("subscribers", "add", "reader@example.org", cwd=workdir).code == 0
+    assert run_cli("publish", cwd=workdir).code == 0
+    result = run_cli("status", cwd=workdir)
+    assert result.code == 0, result.stderr
+    assert "{'" not in result.stdout and "'}" not in result.stdout  # no Python dict
+    assert "deliveries: 0 pending, 0 sending, 1 sent, 0 failed" in result.stdout
+    ledger = json.loads(run_cli("status", "--json", cwd=workdir).stdout)["deliveries"]
+    assert ledger == {"pending": 0, "sending": 0, "sent": 1, "failed": 0}
+
+
+@pytest.fixture
+def todays_feed(threaded_news_web: NewsWeb) -> str:
+    """A feed of the technology articles published today (the default feeds are a year old)."""
+    web = threaded_news_web
+    now = datetime.now(UTC).replace(microsecond=0)
+    articles = [replace(a, published=now) for a in TECH]
+    path = "/feeds/technology-today.rss"
+    web.add(Route(path, render_rss(web.url(""), "technology", articles), "application/rss+xml"))
+    return web.url(path)
+
+
+def test_news_with_duckduckgo_off_goes_live_through_the_feeds_only(tmp_path, todays_feed):
+    (tmp_path / "digest.toml").write_text(
+        f"""
+[sources]
+categories = ["technology", "world"]
+ddg = false
+[[sources.feeds]]
+url = "{todays_feed}"
+category = "technology"
+[fetch]
+allowed_networks = ["127.0.0.1/32"]
+"""
+    )
+    offline = write_script(tmp_path / "offline.json", fail="offline")  # DDGS raises if called
+    result = run_cli("news", "technology", "--json", cwd=tmp_path, ddgs_script=offline)
+    assert result.code == 0, result.stderr
+    assert {o["title"] for o in json.loads(result.stdout)} == {a.title for a in TECH}
+    live = run_cli("news", "technology", "--live", cwd=tmp_path, ddgs_script=offline)
+    assert live.code == 0 and TECH[0].title[:30] in live.stdout, live.stderr
+
+    nothing = run_cli("news", "world", cwd=tmp_path, ddgs_script=offline)
+    assert_one_line_error(nothing, "no source for category 'world'", "sources.ddg is false")
+    assert calls(offline) == []  # DuckDuckGo was never asked

@@ -4,10 +4,13 @@ and a clean stop on SIGTERM."""
 from __future__ import annotations
 
 import contextlib
+import email.policy
 import email.utils
 import hashlib
 import json
+import re
 import signal
+import socket
 import sqlite3
 import subprocess
 import sys
@@ -70,6 +73,77 @@ def test_run_once_collects_deepens_and_publishes(tmp_path, threaded_news_web):
     assert len(list((tmp_path / "outbox").glob("*.eml"))) == 1
 
 
+def error_line(result) -> str:
+    """The one error line of a failed command (logs come before it on stderr)."""
+    errors = [line for line in result.stderr.splitlines() if line.startswith("digest: error:")]
+    assert len(errors) == 1, result.stderr
+    return errors[0]
+
+
+def test_run_once_with_every_source_failing_exits_1_naming_the_step(tmp_path, threaded_news_web):
+    setup(tmp_path, threaded_news_web)
+    assert run_cli("subscribers", "add", "reader@example.org", cwd=tmp_path).code == 0
+    offline = write_script(tmp_path / "offline.json", fail="offline")
+    result = run_cli("run", "--once", cwd=tmp_path, ddgs_script=offline)
+    assert result.code == 1, result.stdout + result.stderr
+    line = error_line(result)
+    assert line.startswith("digest: error: collect failed: every source failed")
+    assert "ddg:news:technology: cannot reach DuckDuckGo" in line
+    # Nothing new to publish: no edition, no email of stale news.
+    assert [(k, s) for k, s, _ in runs(tmp_path)] == [("collect", "failed")]
+    assert not list(tmp_path.glob("outbox/*.eml"))
+
+
+def test_run_once_with_no_source_at_all_fails_and_says_so(tmp_path, threaded_news_web):
+    setup(tmp_path, threaded_news_web)
+    config = tmp_path / "digest.toml"
+    config.write_text(config.read_text().replace("ddg_retries = 0", "ddg = false"))
+    result = run_cli("run", "--once", cwd=tmp_path)
+    assert result.code == 1
+    assert "collect failed: no sources configured" in error_line(result)
+
+
+def test_run_once_with_one_source_failing_succeeds_and_reports_it(tmp_path, threaded_news_web):
+    script = setup(tmp_path, threaded_news_web)
+    broken = threaded_news_web.url("/feeds/broken.xml")
+    config = tmp_path / "digest.toml"
+    config.write_text(
+        config.read_text().replace(
+            "[fetch]", f'[[sources.feeds]]\nurl = "{broken}"\ncategory = "technology"\n[fetch]'
+        )
+    )
+    assert run_cli("subscribers", "add", "reader@example.org", cwd=tmp_path).code == 0
+    result = run_cli("run", "--once", cwd=tmp_path, ddgs_script=script)
+    assert result.code == 0, result.stderr
+    warnings = [line for line in result.stderr.splitlines() if "digest: warning:" in line]
+    assert len(warnings) == 1 and "collect partial: 1 source(s) failed" in warnings[0]
+    assert "broken.xml" in warnings[0]
+    assert "collect run" in result.stdout and "publish run" in result.stdout  # each step's report
+    assert len(list(tmp_path.glob("outbox/*.eml"))) == 1
+
+
+def test_run_once_that_sends_no_email_exits_1_naming_publish(tmp_path, threaded_news_web):
+    from tests.smtpserver import SmtpServer
+
+    script = setup(tmp_path, threaded_news_web)
+    with SmtpServer() as smtp:
+        config = tmp_path / "digest.toml"
+        config.write_text(
+            config.read_text()
+            + f'[email]\ntransport = "smtp"\nhost = "127.0.0.1"\nport = {smtp.port}\n'
+            'security = "none"\n'
+        )
+        for who in ("alice@example.org", "bob@example.org"):
+            assert run_cli("subscribers", "add", who, cwd=tmp_path).code == 0
+        smtp.fail("550", "451")
+        result = run_cli("run", "--once", cwd=tmp_path, ddgs_script=script)
+    assert result.code == 1, result.stdout + result.stderr
+    line = error_line(result)
+    assert line.startswith("digest: error: publish failed: no email could be sent")
+    assert "550" in line
+    assert [k for k, _, _ in runs(tmp_path)] == ["collect", "deepen", "publish"]
+
+
 def test_daemon_collects_on_schedule_is_alone_and_stops_cleanly(tmp_path, threaded_news_web):
     script = setup(tmp_path, threaded_news_web, every="10s")
     daemon = start_daemon(tmp_path, script)
@@ -103,6 +177,87 @@ def test_daemon_collects_on_schedule_is_alone_and_stops_cleanly(tmp_path, thread
     assert any(e["message"] == "stopping" for e in logs)
     assert not any(s == "running" for _, s, _ in runs(tmp_path))  # nothing left half-done
     assert json.loads(run_cli("status", "--json", cwd=tmp_path).stdout)["daemon_running"] is False
+
+
+def test_the_daemon_answers_its_unsubscribe_links_when_serve_daemon_is_on(
+    tmp_path, threaded_news_web
+):
+    from tests.test_serve import free_port, get
+
+    script = setup(tmp_path, threaded_news_web)
+    port = free_port()
+    # Today's edition is due at once (the first publish emails it), whatever the time of day.
+    with (tmp_path / "digest.toml").open("a") as config:
+        config.write('publish_at = "00:00"\n')  # the [schedule] section is the last one
+        config.write(f"[serve]\ndaemon = true\nport = {port}\n")
+        config.write(
+            f'[email]\nunsubscribe_url = "http://127.0.0.1:{port}/unsubscribe?token={{token}}"\n'
+        )
+    assert run_cli("subscribers", "add", "reader@example.org", cwd=tmp_path).code == 0
+    daemon = start_daemon(tmp_path, script)
+    try:
+        assert wait_for(lambda: daemon_up(tmp_path), 60)
+        # The daemon's first publish emails the edition: its unsubscribe link is the one to follow.
+        assert wait_for(lambda: list(tmp_path.glob("outbox/*.eml")), 60), (
+            tmp_path / "daemon.log"
+        ).read_text()
+        (eml,) = tmp_path.glob("outbox/*.eml")
+        message = email.message_from_bytes(eml.read_bytes(), policy=email.policy.default)
+        (link,) = re.findall(r"<(http[^>]+)>", message["List-Unsubscribe"])
+        assert link.startswith(f"http://127.0.0.1:{port}/unsubscribe?token=")
+
+        status, page = get(link)
+        assert status == 200 and "reader@example.org" in page  # GET only asks
+        status, page = get(link, data=b"List-Unsubscribe=One-Click")
+        assert status == 200 and "is unsubscribed" in page
+        assert "reader@example.org" not in run_cli("subscribers", "list", cwd=tmp_path).stdout
+        status, index = get(f"http://127.0.0.1:{port}/")  # and the archive, like `digest serve`
+        assert status == 200 and "<html" in index.lower()
+
+        daemon.send_signal(signal.SIGTERM)
+        assert daemon.wait(timeout=20) == 0
+    finally:
+        if daemon.poll() is None:
+            daemon.kill()
+            daemon.wait()
+    with pytest.raises(OSError):
+        get(link)  # the server stopped with the daemon
+
+
+def test_the_daemon_serves_nothing_unless_configured(tmp_path, threaded_news_web):
+    from tests.test_serve import free_port
+
+    script = setup(tmp_path, threaded_news_web)
+    port = free_port()
+    with (tmp_path / "digest.toml").open("a") as config:
+        config.write(f"[serve]\nport = {port}\n")
+    daemon = start_daemon(tmp_path, script)
+    try:
+        assert wait_for(lambda: logged(tmp_path, "daemon started"), 60)  # after it would serve
+        with socket.socket() as probe:
+            assert probe.connect_ex(("127.0.0.1", port)) != 0
+    finally:
+        daemon.send_signal(signal.SIGTERM)
+        daemon.wait(timeout=20)
+
+
+def test_the_container_config_serves_on_every_interface_from_the_daemon(tmp_path):
+    """The Dockerfile's first start (`digest init` and its edits), run here without Docker."""
+    from digest.config import load_config
+    from tests.conftest import ROOT
+
+    dockerfile = (ROOT / "Dockerfile").read_text()
+    cmd = json.loads(next(line for line in dockerfile.splitlines() if line.startswith("CMD "))[4:])
+    assert cmd[:2] == ["sh", "-c"]
+    first_start, run = cmd[2].split("; exec ")
+    assert run.split()[-1] == "run"  # the daemon, which then serves
+    assert "EXPOSE 8000" in dockerfile
+    env = {"PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin"}
+    subprocess.run(["sh", "-c", first_start], cwd=tmp_path, env=env, check=True)
+    config = load_config(tmp_path / "digest.toml")
+    assert config.serve.daemon is True
+    assert (config.serve.host, config.serve.port) == ("0.0.0.0", 8000)
+    assert config.crawl.executable_path == "/usr/bin/chromium"
 
 
 def integrity(tmp_path: Path) -> str:

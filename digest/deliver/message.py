@@ -34,7 +34,7 @@ from digest.config import EmailConfig
 from digest.deliver.address import AddressError, check_address
 from digest.deliver.errors import InvalidRecipientError
 from digest.models import Edition, EditionHeadline, EditionStory
-from digest.render.sanitize import safe_url
+from digest.render.sanitize import clean_text, safe_url
 
 __all__ = ["HTML_BUDGET", "Recipient", "build_message", "message_id"]
 
@@ -61,11 +61,9 @@ _WEEKDAYS = "Monday Tuesday Wednesday Thursday Friday Saturday Sunday".split()
 # feed; it is noise in both parts (the HTML part would show it escaped), so it goes.
 _TAG = re.compile(r"</?[A-Za-z][^<>]{0,500}>")
 _SPACE = re.compile(r"\s+")
-# Controls, zero-width and bidi-override characters: invisible, and able to disguise a subject.
-_INVISIBLE = re.compile(
-    "[\x00-\x08\x0e-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff"
-    "\ud800-\udfff\ufffe\uffff]"  # lone surrogates cannot be encoded at all
-)
+# Zero-width characters: invisible, and able to disguise a subject. Controls and bidi controls
+# go by the rule every renderer shares (`clean_text`).
+_ZERO_WIDTH = re.compile("[\u200b-\u200d\u2060-\u2065\ufeff]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -469,7 +467,7 @@ def _text(value: str | None, limit: int) -> str:
     whitespace collapsed, cut at a word boundary. Escaping is still the template's job."""
     if not value:
         return ""
-    plain = _INVISIBLE.sub("", _TAG.sub(" ", html.unescape(value)))
+    plain = _ZERO_WIDTH.sub("", clean_text(_TAG.sub(" ", html.unescape(value))))
     return _clip(_SPACE.sub(" ", plain).strip(), limit)
 
 

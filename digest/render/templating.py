@@ -205,7 +205,7 @@ def outlet_name(outlet: Outlet) -> str:
     if outlet.name.strip():
         return outlet.name.strip()
     host = urlsplit(outlet.url).hostname if safe_url(outlet.url) else None
-    return (host or "source").removeprefix("www.")
+    return clean_text(host or "source").removeprefix("www.")  # URLs are not cleaned
 
 
 def summarizer_label(summarizer: str) -> str:
@@ -218,10 +218,12 @@ def summarizer_label(summarizer: str) -> str:
 
 
 def clean_edition(edition: Edition) -> Edition:
-    """The edition with characters that XML forbids (or UTF-8 cannot hold) removed from its text.
+    """The edition with the characters no reader should get (`clean_text`) removed from its text.
 
-    Escaping is the templates' job; this only makes the text encodable, so that one stray
-    control character in a scraped title cannot make a feed unparseable.
+    Every archive renderer (pages, feeds, the search index) takes its editions through here, so
+    it is the one place where scraped text enters rendering: one stray control character cannot
+    make a feed unparseable, and a bidi override cannot disguise a title. Escaping is still the
+    templates' job.
     """
     sections = tuple(_clean_section(s) for s in edition.sections)
     if all(a is b for a, b in zip(sections, edition.sections, strict=True)):
