@@ -81,17 +81,15 @@ from sqlalchemy import (  # noqa: E402
 from sqlalchemy.dialects.postgresql import TSVECTOR  # noqa: E402
 
 from digest.models import Extract, Headline, Item, Page, Summary  # noqa: E402
-from digest.store import Store, open_store  # noqa: E402
-from digest.store.engine import READ_ONLY  # noqa: E402
-from digest.store.repo import content_hash  # noqa: E402
-from digest.store.schema import Article, articles, summaries  # noqa: E402
-from digest.store.search import (  # noqa: E402
-    _Postgres,
-    _Sqlite,
-    fts5_expression,
-    parse_query,
-    pg_tsquery,
+from digest.store import (  # noqa: E402
+    Store,
+    content_hash,
+    open_store,
 )
+from digest.store.engine import READ_ONLY  # noqa: E402
+from digest.store.schema import Article, articles, summaries  # noqa: E402
+from digest.store.search import _Postgres, _Sqlite  # noqa: E402
+from digest.store.search_query import fts5_expression, parse_query, pg_tsquery  # noqa: E402
 from digest.store.urls import canonical_url  # noqa: E402
 
 PG_HOST, PG_PORT = "127.0.0.1", 5432

@@ -17,8 +17,7 @@ from digest.fetch.client import HttpClient
 from digest.fetch.fast import FastExtractor
 from digest.fetch.parsers import ParserPool
 from digest.sources.ddg import DuckDuckGo
-from digest.store.engine import open_store
-from digest.store.repo import Store
+from digest.store import Store, open_store
 
 if TYPE_CHECKING:
     from digest.crawl import Crawler

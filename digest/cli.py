@@ -140,11 +140,10 @@ def db() -> None:
 @click.pass_context
 def db_upgrade(ctx: click.Context) -> None:
     """Create or migrate the database to the latest schema."""
-    from digest.store.engine import open_store
+    from digest.manage import upgrade_database
 
     config = _config(ctx)
-    store = open_store(config.database_url())
-    store.close()
+    upgrade_database(config)
     click.echo(f"database is up to date: {_redact(config.database_url())}")
 
 
@@ -350,15 +349,9 @@ def stories(ctx: click.Context, category: str | None, as_json: bool) -> None:
     """Today's stories with their outlets and summaries."""
     from digest.cli_output import print_stories
     from digest.deepen import story_json
+    from digest.ondemand import todays_stories
 
-    config = _config(ctx)
-    cat = config.check_category(category) if category else None
-
-    async def load(app):
-        store = await app.store()
-        return await asyncio.to_thread(store.stories, cat, since=config.today_start())
-
-    found = [story_json(s) for s in _run(ctx, load)]
+    found = [story_json(s) for s in _run(ctx, lambda app: todays_stories(app, category))]
     _echo_json(found) if as_json else print_stories(found)
 
 
@@ -408,17 +401,16 @@ def serve(ctx: click.Context, port: int | None, host: str | None) -> None:
 @click.pass_context
 def deliveries(ctx: click.Context, as_json: bool, resend_day: str | None) -> None:
     """The delivery ledger: who got which edition, and failures with the server's reply."""
+    from digest import manage
     from digest.cli_output import delivery_json, print_deliveries
 
-    async def load(app):
-        store = await app.store()
-        if resend_day:
-            from digest.deliver.sender import resend
-            from digest.store.repo import SqlLedger
+    day = _parse_day(resend_day)
 
-            reopened = await resend(SqlLedger(store), _parse_day(resend_day), datetime.now(UTC))
+    async def load(app):
+        if day is not None:
+            reopened = await manage.resend(app, day)
             click.echo(f"{len(reopened)} email(s) will be sent again by the next publish")
-        return await asyncio.to_thread(store.deliveries)
+        return await manage.deliveries(app)
 
     rows = _run(ctx, load)
     if as_json:
@@ -444,25 +436,10 @@ def subscribers_add(ctx: click.Context, email: str, categories: str | None, tz: 
     (internationalized ones too; not localhost or another special-use name). It is stored
     lower-cased.
     """
-    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+    from digest import manage
 
-    config = _config(ctx)
-    cats = (
-        tuple(config.check_category(c) for c in categories.split(",") if c.strip())
-        if categories
-        else None
-    )
-    zone = tz or config.schedule.timezone
-    try:
-        ZoneInfo(zone)
-    except (ZoneInfoNotFoundError, ValueError):
-        raise DigestError(f"unknown time zone {zone!r}") from None
-
-    async def add(app):
-        store = await app.store()
-        return await asyncio.to_thread(store.add_subscriber, email, categories=cats, timezone=zone)
-
-    sub = _run(ctx, add)
+    cats = [c for c in categories.split(",") if c.strip()] if categories else None
+    sub = _run(ctx, lambda app: manage.add_subscriber(app, email, categories=cats, timezone=tz))
     click.echo(f"{sub.email}: {', '.join(sub.categories or ['all categories'])} ({sub.timezone})")
 
 
@@ -471,12 +448,9 @@ def subscribers_add(ctx: click.Context, email: str, categories: str | None, tz: 
 @click.pass_context
 def subscribers_list(ctx: click.Context, as_json: bool) -> None:
     """List the subscribers."""
+    from digest import manage
 
-    async def load(app):
-        store = await app.store()
-        return await asyncio.to_thread(store.subscribers)
-
-    subs = _run(ctx, load)
+    subs = _run(ctx, manage.subscribers)
     data = [
         {"email": s.email, "categories": list(s.categories or []), "timezone": s.timezone}
         for s in subs
@@ -493,13 +467,9 @@ def subscribers_list(ctx: click.Context, as_json: bool) -> None:
 @click.pass_context
 def subscribers_remove(ctx: click.Context, email: str) -> None:
     """Remove a subscriber."""
+    from digest import manage
 
-    async def remove(app):
-        store = await app.store()
-        return await asyncio.to_thread(store.remove_subscriber, email)
-
-    if not _run(ctx, remove):
-        raise DigestError(f"no subscriber {email!r}")
+    _run(ctx, lambda app: manage.remove_subscriber(app, email))
     click.echo(f"removed {email}")
 
 

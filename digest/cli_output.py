@@ -20,11 +20,10 @@ from rich.text import Text
 from digest.collect import CollectReport
 from digest.daemon import CycleReport
 from digest.deepen import DeepenReport
-from digest.models import Extract, Item
+from digest.models import Extract, Item, SearchHit
 from digest.ondemand import QueryResult
 from digest.publish import PublishReport
 from digest.render.sanitize import clean_text, needs_cleaning
-from digest.store.search import SearchHit
 
 
 class _CleanConsole(Console):

@@ -16,9 +16,8 @@ from datetime import UTC, datetime, timedelta
 from digest.app import App
 from digest.errors import DigestError
 from digest.fetch.cache import host_of
-from digest.models import Headline, Item
+from digest.models import FeedState, Headline, Item
 from digest.sources.feeds import fetch_feed
-from digest.store.repo import FeedState
 from digest.store.urls import canonical_url
 
 log = logging.getLogger(__name__)
@@ -211,8 +210,8 @@ async def collect(
 async def collect_claiming(app: App, categories: list[str] | None = None) -> CollectReport:
     """A collection by hand: a full pass claims the current scheduled period when it is still
     free, so the daemon does not collect the same period again."""
+    from digest.errors import RunExistsError
     from digest.schedule import collect_key, collect_period, parse_interval
-    from digest.store.repo import RunExistsError
 
     if categories:
         return await collect(app, categories)

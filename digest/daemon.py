@@ -24,7 +24,8 @@ from zoneinfo import ZoneInfo
 
 from digest.app import App
 from digest.config import Config
-from digest.errors import DigestError
+from digest.errors import DigestError, RunExistsError
+from digest.models import RunRecord
 from digest.schedule import (
     collect_key,
     collect_period,
@@ -34,7 +35,6 @@ from digest.schedule import (
     parse_interval,
     publish_key,
 )
-from digest.store.repo import RunExistsError, RunRecord
 
 if TYPE_CHECKING:
     from apscheduler.schedulers.asyncio import AsyncIOScheduler
@@ -206,20 +206,16 @@ class Daemon:
     async def recover(self) -> None:
         """Runs left 'running' by a process that died (kill -9, power loss) are failed and their
         periods freed: this daemon holds the lock, so no other daemon is running them."""
-        from digest.store.health import recover_interrupted
-
         store = await self.app.store()
-        freed = await asyncio.to_thread(recover_interrupted, store, datetime.now(UTC))
+        freed = await asyncio.to_thread(store.recover_interrupted, datetime.now(UTC))
         for key in freed:
             log.warning("interrupted run found: %s (will run again)", key)
 
     async def prune_job(self) -> None:
         """Drop page texts older than `retention_days`; stories and summaries are kept."""
-        from digest.store.health import prune_texts
-
         store = await self.app.store()
         before = datetime.now(UTC) - timedelta(days=self.config.schedule.retention_days)
-        pruned = await asyncio.to_thread(prune_texts, store, before)
+        pruned = await asyncio.to_thread(store.prune_texts, before)
         if pruned:
             log.info("prune: dropped %d page texts last seen before %s", pruned, before.date())
 

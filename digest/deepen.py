@@ -16,8 +16,9 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from digest.app import App
-from digest.models import Page, Summary
-from digest.store.repo import ArticleView, StoryView, content_hash
+from digest.clustering import cluster_category, top_stories
+from digest.models import ArticleView, Page, StoryView, Summary
+from digest.store import content_hash
 
 log = logging.getLogger(__name__)
 
@@ -93,10 +94,10 @@ async def deepen(
         stories: list[StoryView] = []
         for category in cats:
             await asyncio.to_thread(
-                store.cluster_category, category, now=now, config=config.stories
+                cluster_category, store, category, now=now, config=config.stories
             )
             stories += await asyncio.to_thread(
-                store.top_stories, category, since=now - timedelta(hours=24), limit=limit
+                top_stories, store, category, since=now - timedelta(hours=24), limit=limit
             )
         counts["stories"] = len(stories)
         targets = [

@@ -63,3 +63,15 @@ class NetworkUnreachableError(SourceError):
 
 class StoreError(DigestError):
     """The database could not be opened, migrated or written."""
+
+
+class RunExistsError(StoreError):
+    """A run with this key was started before: that (job, period) is done or in progress."""
+
+
+class InvalidSubscriberError(StoreError, ValueError):
+    """A subscriber that cannot be stored: a malformed address, or an unknown time zone."""
+
+
+class ClusterConflictError(StoreError):
+    """Another process changed the stories of a category between a clustering's read and write."""

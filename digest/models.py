@@ -1,12 +1,15 @@
 """The things that flow through the pipeline, named for the domain.
 
 `Headline` comes from a source (search result or feed entry); `Extract` is what the fast
-extraction pass learned from the page behind it. Both are frozen: stages return new values.
+extraction pass learned from the page behind it; `Page` is what the deep crawl read. The store
+keeps them as articles (`ArticleView`) grouped into stories (`StoryView`); editions (`Edition`)
+are what readers see. All are frozen: stages return new values. Sources, rendering and delivery
+depend on these types, never on the store.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import date, datetime
 from typing import Any, Literal
 
@@ -123,7 +126,7 @@ class Outlet:
 
     name: str
     url: str
-    title: str
+    title: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,3 +179,144 @@ class Edition:
             return self
         keep = tuple(s for s in self.sections if s.category in categories)
         return replace(self, sections=keep)
+
+
+# -- What the store keeps -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class FeedState:
+    """What the next fetch of a feed needs (validators) and what backs off a failing one."""
+
+    url: str
+    category: str
+    title: str | None = None
+    etag: str | None = None
+    last_modified: str | None = None
+    error_count: int = 0
+    last_error: str | None = None
+    last_ok_at: datetime | None = None
+    last_checked_at: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Subscriber:
+    """Who gets the email digest. `categories` None: every category. `token` is the secret of
+    the subscriber's unsubscribe link; it stays the same for the life of the subscription."""
+
+    email: str  # lower-cased
+    categories: tuple[str, ...] | None
+    timezone: str
+    token: str
+    created_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class RunRecord:
+    """One run of a job (collect, deepen, publish, deliver) as the store recorded it."""
+
+    id: int
+    kind: str
+    key: str | None
+    status: str  # running, ok, partial, failed
+    started_at: datetime
+    finished_at: datetime | None
+    counts: dict[str, Any] = field(default_factory=dict)
+    errors: list[dict[str, Any]] = field(default_factory=list)  # [{"source": ..., "error": ...}]
+
+
+@dataclass(frozen=True, slots=True)
+class ArticleView:
+    """One article of a story, with what the deep path knows about it."""
+
+    id: int
+    url: str
+    title: str
+    source: str
+    outlet: str  # the source's name, else the registrable host (digest.stories.rank.outlet)
+    published: datetime | None
+    first_seen: datetime
+    lede: str
+    origin: str
+    has_text: bool  # the deep crawl stored a main text
+    text_hash: str | None
+    crawl_status: str | None  # ok, pdf, empty, error; None: never crawled
+    summary: Summary | None  # the latest summary of this article (or of the same text)
+
+    @property
+    def when(self) -> datetime:
+        """When the article counts as news: its publication time, else when it was first seen."""
+        return self.published or self.first_seen
+
+
+@dataclass(frozen=True, slots=True)
+class StoryView:
+    """A story and its articles: the representative first, then one per other outlet, newest
+    first, then further articles of outlets already listed."""
+
+    id: int
+    category: str
+    title: str
+    first_seen: datetime
+    last_seen: datetime
+    updated: bool  # gained an outlet after it was first clustered
+    updated_at: datetime | None
+    article_count: int
+    outlet_count: int
+    score: float
+    articles: tuple[ArticleView, ...]
+
+    @property
+    def outlets(self) -> tuple[str, ...]:
+        """Distinct outlets in article order."""
+        return tuple(dict.fromkeys(a.outlet for a in self.articles))
+
+    @property
+    def newest(self) -> datetime:
+        """When its newest article counts as news (`first_seen` for a story with none)."""
+        return max((a.when for a in self.articles), default=self.first_seen)
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterResult:
+    """What clustering one category did (`digest.clustering.cluster_category`)."""
+
+    category: str
+    articles: int  # articles looked at: the window's, and the other articles of their stories
+    assigned: int  # articles put in a story by this call
+    created: tuple[int, ...] = ()  # new stories
+    grown: tuple[int, ...] = ()  # existing stories that gained articles
+    updated: tuple[int, ...] = ()  # existing stories that gained an outlet (marked updated)
+    stories: int = 0  # stories whose counts and scores were refreshed
+
+
+@dataclass(frozen=True, slots=True)
+class SearchHit:
+    """One story found: its best-matching article, the passage that matched, every outlet."""
+
+    title: str
+    url: str
+    published: datetime  # the article's publication time, else when it was first seen
+    category: str | None
+    source: str
+    snippet: str  # plain text
+    highlights: tuple[tuple[int, int], ...]  # [start, end) offsets of matched words in snippet
+    matched: str  # where the passage shown matched: "lede", "summary", "text", else "headline"
+    score: float  # higher is better; comparable within one search only
+    story_id: int | None
+    outlets: tuple[Outlet, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "title": self.title,
+            "url": self.url,
+            "published": self.published.isoformat(),
+            "category": self.category,
+            "source": self.source,
+            "snippet": self.snippet,
+            "highlights": [list(span) for span in self.highlights],
+            "matched": self.matched,
+            "score": round(self.score, 6),
+            "story_id": self.story_id,
+            "outlets": [{"name": o.name, "url": o.url} for o in self.outlets],
+        }

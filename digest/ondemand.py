@@ -12,11 +12,11 @@ from datetime import datetime
 from typing import Any
 
 from digest.app import App
+from digest.clustering import stories
 from digest.collect import collect
 from digest.errors import InvalidQueryError, NoSourceError, SourceError
 from digest.fetch.guard import check_url
-from digest.models import Extract, Item, Page
-from digest.store.search import SearchHit
+from digest.models import Extract, Item, Page, SearchHit, StoryView
 
 
 async def news(app: App, category: str, *, limit: int = 8, live: bool = False) -> list[Item]:
@@ -36,6 +36,13 @@ async def news(app: App, category: str, *, limit: int = 8, live: bool = False) -
         if report.headlines == 0 and report.failures:
             raise SourceError(report.failures[0].error)
     return await asyncio.to_thread(store.headlines, cat, since=since, limit=limit)
+
+
+async def todays_stories(app: App, category: str | None = None) -> list[StoryView]:
+    """Today's stories (of one category, or all), by category, best first."""
+    cat = app.config.check_category(category) if category else None
+    store = await app.store()
+    return await asyncio.to_thread(stories, store, cat, since=app.config.today_start())
 
 
 async def query(app: App, text: str, *, k: int = 6) -> list[Item]:

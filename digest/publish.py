@@ -17,9 +17,9 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from digest.app import App
-from digest.models import Edition, EditionHeadline, EditionSection, EditionStory, Outlet
+from digest.clustering import top_stories
+from digest.models import Edition, EditionHeadline, EditionSection, EditionStory, Outlet, StoryView
 from digest.schedule import delivery_due, edition_day, parse_clock
-from digest.store.repo import StoryView
 
 log = logging.getLogger(__name__)
 
@@ -75,7 +75,7 @@ async def build_edition(app: App, day: date, *, now: datetime | None = None) -> 
     sections = []
     for category in config.sources.categories:
         stories = await asyncio.to_thread(
-            store.top_stories, category, since=start, limit=config.stories.top
+            top_stories, store, category, since=start, limit=config.stories.top
         )
         in_stories = {a.url for s in stories for a in s.articles}
         items = await asyncio.to_thread(
@@ -132,7 +132,7 @@ async def send_edition(app: App, edition: Edition, *, now: datetime, due_only: b
     from digest.deliver.message import Recipient, build_message
     from digest.deliver.sender import deliver
     from digest.render.layout import absolute_url, edition_path
-    from digest.store.repo import SqlLedger
+    from digest.store import SqlLedger
 
     config = app.config
     store = await app.store()
@@ -243,8 +243,8 @@ async def publish_claiming(
 ) -> PublishReport:
     """A publication by hand: it claims the day's scheduled run when that is still free, so the
     daemon does not publish the same edition again (the ledger already prevents double emails)."""
+    from digest.errors import RunExistsError
     from digest.schedule import publish_key
-    from digest.store.repo import RunExistsError
 
     the_day = day or edition_day(datetime.now(UTC), app.config.schedule.timezone)
     if not send:

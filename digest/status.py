@@ -14,8 +14,7 @@ from digest.schedule import (
     parse_interval,
     publish_due_at,
 )
-from digest.store import health
-from digest.store.repo import Store
+from digest.store import Store
 
 
 def next_runs(app: App, now: datetime) -> dict[str, str]:
@@ -40,7 +39,7 @@ def daemon_running(app: App, store: Store) -> bool:
     from digest.daemon import lock_path
 
     if store.engine.url.get_backend_name() == "postgresql":
-        return health.postgres_daemon_running(store)
+        return store.daemon_lock_held()
     path = lock_path(app.config)
     if not path.exists():
         return False
@@ -89,7 +88,7 @@ async def status(app: App) -> dict[str, Any]:
             "counts": r.counts,
             "errors": r.errors,
         }
-    feeds = await asyncio.to_thread(health.feed_states, store)
+    feeds = await asyncio.to_thread(store.feed_states)
     deepen = last.get("deepen", {}).get("counts", {})
     return {
         "daemon_running": await asyncio.to_thread(daemon_running, app, store),
@@ -114,8 +113,8 @@ async def status(app: App) -> dict[str, Any]:
         "llm_tokens_today": await asyncio.to_thread(store.tokens_used, app.config.today_start(now)),
         "deliveries": await asyncio.to_thread(store.ledger_counts),
         "failed_deliveries": await asyncio.to_thread(failed_deliveries, store),
-        "database_bytes": await asyncio.to_thread(health.database_size, store),
-        "articles": await asyncio.to_thread(health.article_counts, store),
+        "database_bytes": await asyncio.to_thread(store.database_size),
+        "articles": await asyncio.to_thread(store.article_counts),
         "browser": {
             "configured": app.config.crawl.mode,
             "last_used": deepen.get("crawl_mode"),

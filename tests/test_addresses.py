@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 
 from digest.deliver import Recipient, build_message
 from digest.deliver.address import check_address
-from digest.store import InvalidSubscriberError, Store, open_store
+from digest.errors import InvalidSubscriberError
+from digest.store import Store, open_store
 from tests.mailfixtures import CONFIG, UNSUBSCRIBE_URL, edition
 
 # Characters that trip address parsers: specials, quotes, dots, spaces and line breaks,

@@ -538,7 +538,7 @@ def test_a_period_whose_deepen_did_not_finish_is_deepened_at_restart():
     """The collect job finds its period collected; deepen runs have no period key, so the
     runs say whether the newest collection got its deepen pass (newest first)."""
     from digest.daemon import deepen_owed
-    from digest.store.repo import RunRecord
+    from digest.models import RunRecord
 
     def run(kind: str, status: str) -> RunRecord:
         return RunRecord(0, kind, None, status, datetime.now(UTC), None)

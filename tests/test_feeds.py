@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 
 from digest.config import FeedConfig, FetchConfig
 from digest.fetch.client import HttpClient
+from digest.models import FeedState
 from digest.sources.feeds import FeedError, ParsedFeed, fetch_feed, parse_feed
-from digest.store.repo import FeedState
 
 RSS2 = b"""<?xml version="1.0" encoding="utf-8"?>
 <rss version="2.0" xmlns:media="http://search.yahoo.com/mrss/"

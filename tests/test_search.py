@@ -13,14 +13,15 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from sqlalchemy import text
 
+from digest.clustering import cluster_category
 from digest.config import StoriesConfig
 from digest.errors import InvalidQueryError
 from digest.models import Page, Summary
 from digest.store import Store, open_store
 from digest.store import search as search_module
 from digest.store.engine import alembic_config, make_engine, upgrade
-from digest.store.health import prune_texts
-from digest.store.search import SearchQuery, Term, fts5_expression, parse_query, split_marked
+from digest.store.search import split_marked
+from digest.store.search_query import SearchQuery, Term, fts5_expression, parse_query
 from tests import storefixtures
 from tests.storefixtures import NOW, PG_HOST, PG_PORT, PG_URL, item, postgres_reachable
 
@@ -156,7 +157,7 @@ def test_one_result_per_story_listing_every_outlet(store: Store) -> None:
         ],
         seen_at=NOW,
     )
-    store.cluster_category("technology", now=NOW, config=StoriesConfig())
+    cluster_category(store, "technology", now=NOW, config=StoriesConfig())
     (hit,) = store.search("climate bill")
     assert hit.story_id is not None
     assert sorted(o.name for o in hit.outlets) == ["One Post", "Three FM", "Two Times"]
@@ -173,7 +174,7 @@ def test_the_index_follows_updates_and_pruned_texts(store: Store) -> None:
     # Seeing an article again without changes keeps it findable (the trigger skips it).
     store.upsert_items([item(BANK, title="Central bank holds rates")], seen_at=NOW)
     assert urls(store.search("pause")) == [BANK]
-    assert prune_texts(store, NOW + timedelta(days=1)) == 1
+    assert store.prune_texts(NOW + timedelta(days=1)) == 1
     assert store.search("aquifer") == []
     assert urls(store.search("chip")) == [CHIP]  # the article itself is kept
     assert ids[CHIP]

@@ -14,11 +14,9 @@ import pytest
 from alembic.script import ScriptDirectory
 from sqlalchemy import func, select, text
 
-from digest.errors import StoreError
-from digest.models import Item
+from digest.errors import RunExistsError, StoreError
+from digest.models import FeedState, Item
 from digest.store import (
-    FeedState,
-    RunExistsError,
     Store,
     UpsertResult,
     make_engine,

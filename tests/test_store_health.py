@@ -8,16 +8,8 @@ from datetime import UTC, datetime, timedelta
 
 from sqlalchemy import select, update
 
-from digest.models import Page
+from digest.models import FeedState, Page
 from digest.store import owners
-from digest.store.health import (
-    article_counts,
-    database_size,
-    feed_states,
-    prune_texts,
-    recover_interrupted,
-)
-from digest.store.repo import FeedState
 from digest.store.schema import runs
 from tests import storefixtures
 from tests.storefixtures import NOW, item
@@ -31,11 +23,11 @@ def test_retention_drops_old_page_texts_but_keeps_articles(store):
     for url in ("https://a.example/old", "https://b.example/new"):
         view = store.article_by_url(url)
         store.save_crawl(view.id, Page(url=url, final_url=url, title="t", text="Body " * 50))
-    assert article_counts(store) == {"articles": 2, "with_text": 2}
-    assert prune_texts(store, NOW + timedelta(days=10)) == 1
-    assert article_counts(store) == {"articles": 2, "with_text": 1}
+    assert store.article_counts() == {"articles": 2, "with_text": 2}
+    assert store.prune_texts(NOW + timedelta(days=10)) == 1
+    assert store.article_counts() == {"articles": 2, "with_text": 1}
     assert store.article_text(store.article_by_url("https://a.example/old").id) is None
-    assert prune_texts(store, NOW + timedelta(days=10)) == 0
+    assert store.prune_texts(NOW + timedelta(days=10)) == 0
 
 
 def test_failing_feeds_come_first_and_the_database_has_a_size(store):
@@ -43,11 +35,11 @@ def test_failing_feeds_come_first_and_the_database_has_a_size(store):
     store.save_feed_state(
         FeedState(url="https://bad.example/rss", category="world", error_count=4, last_error="x")
     )
-    assert [f.url for f in feed_states(store)] == [
+    assert [f.url for f in store.feed_states()] == [
         "https://bad.example/rss",
         "https://ok.example/rss",
     ]
-    assert database_size(store) > 0
+    assert store.database_size() > 0
 
 
 def _set_owner(store, run_id: int, owner: str | None, started_at=None) -> None:
@@ -76,7 +68,7 @@ def test_recovery_fails_the_runs_of_dead_processes_and_leaves_live_ones(store):
         old = datetime.now(UTC) - owners.OTHER_HOST_STALE_AFTER - timedelta(minutes=1)
         _set_owner(store, long_gone, "other-host/x/1/1", started_at=old)
 
-        freed = recover_interrupted(store, datetime.now(UTC) + timedelta(seconds=1))
+        freed = store.recover_interrupted(datetime.now(UTC) + timedelta(seconds=1))
 
         assert sorted(freed) == sorted(
             ["deepen:crashed", "publish:legacy", "collect:reused", "collect:long-gone"]
@@ -88,7 +80,7 @@ def test_recovery_fails_the_runs_of_dead_processes_and_leaves_live_ones(store):
         live.kill()
         live.wait()
     # Once the CLI process is gone, its run is recovered too.
-    assert recover_interrupted(store, datetime.now(UTC)) == ["collect:cli"]
+    assert store.recover_interrupted(datetime.now(UTC)) == ["collect:cli"]
 
 
 def test_a_run_records_the_process_that_owns_it(store):

@@ -21,17 +21,16 @@ from digest.deliver.errors import PermanentDeliveryError
 from digest.deliver.ledger import Delivery, RetryPolicy
 from digest.deliver.sender import deliver, resend
 from digest.deliver.transport import SendResult
-from digest.errors import StoreError
+from digest.errors import InvalidSubscriberError, StoreError
 from digest.models import Edition, EditionHeadline, EditionSection, EditionStory, Outlet
 from digest.store import (
-    InvalidSubscriberError,
     SqlLedger,
     Store,
     make_engine,
     open_store,
     upgrade,
 )
-from digest.store.editions import content_hash, decode_edition, encode_edition
+from digest.store.edition_codec import content_hash, decode_edition, encode_edition
 from digest.store.engine import alembic_config
 from digest.store.schema import DELIVERY_STATES, deliveries, editions, subscribers
 from tests import storefixtures

@@ -11,10 +11,12 @@ from alembic import command
 from alembic.script import ScriptDirectory
 from sqlalchemy import select, text
 
-import digest.store.repo as repo
+import digest.stories.plan as plan_module
+from digest import clustering
+from digest.clustering import cluster_category, top_stories
 from digest.config import StoriesConfig
 from digest.errors import StoreError
-from digest.models import Item, Page, Summary
+from digest.models import ArticleView, Item, Page, Summary
 from digest.store import Store, content_hash, make_engine, open_store, upgrade
 from digest.store.engine import alembic_config, migrations_dir
 from digest.store.schema import articles, stories
@@ -66,7 +68,7 @@ def page(url: str, body: str = "", *, error: str | None = None, kind="html") -> 
     return Page(url=url, final_url=url, title="t", text=body, kind=kind, error=error)
 
 
-def only_article(store: Store, url: str) -> repo.ArticleView:
+def only_article(store: Store, url: str) -> ArticleView:
     found = store.article_by_url(url)
     assert found is not None
     return found
@@ -120,7 +122,7 @@ def test_migrating_0001_to_0002_keeps_the_data_and_ends_at_the_models(db_url: st
         assert (kept.has_text, kept.crawl_status, kept.summary) == (False, None, None)
         assert [r.kind for r in migrated.recent_runs(5)] == ["collect"]
         # The new tables work on the migrated database.
-        result = migrated.cluster_category("finance", now=NOW, config=CONFIG)
+        result = cluster_category(migrated, "finance", now=NOW, config=CONFIG)
         assert len(result.created) == 1
 
 
@@ -134,13 +136,13 @@ def test_clustering_is_stored_and_stable_and_a_new_outlet_marks_a_story_updated(
     single = news(H.SINGLES[0], "rally", at=NOW - HOUR)
     store.upsert_items([fed[0], fed[1], single], seen_at=NOW)
 
-    first = store.cluster_category("finance", now=NOW, config=CONFIG)
+    first = cluster_category(store, "finance", now=NOW, config=CONFIG)
     assert (first.articles, first.assigned, len(first.created)) == (3, 3, 2)
     assert (first.grown, first.updated) == ((), ())
     fed_story = story_of(store, fed[0].headline.url)
     assert fed_story is not None and story_of(store, fed[1].headline.url) == fed_story
 
-    again = store.cluster_category("finance", now=NOW + HOUR, config=CONFIG)
+    again = cluster_category(store, "finance", now=NOW + HOUR, config=CONFIG)
     assert (again.assigned, again.created, again.grown, again.updated) == (0, (), (), ())
     assert story_of(store, fed[0].headline.url) == fed_story
 
@@ -148,13 +150,13 @@ def test_clustering_is_stored_and_stable_and_a_new_outlet_marks_a_story_updated(
     later = NOW + timedelta(hours=20)
     quake = [news(line, f"quake{n}", at=later) for n, line in enumerate(H.QUAKE)]
     store.upsert_items([fed[2], *quake], seen_at=later)
-    grown = store.cluster_category("finance", now=later, config=CONFIG)
+    grown = cluster_category(store, "finance", now=later, config=CONFIG)
     assert grown.assigned == 3
     assert (grown.grown, grown.updated) == ((fed_story,), (fed_story,))
     assert len(grown.created) == 1
     assert story_of(store, fed[2].headline.url) == fed_story
 
-    views = {v.id: v for v in store.stories("finance", since=TODAY)}
+    views = {v.id: v for v in clustering.stories(store, "finance", since=TODAY)}
     fed_view = views[fed_story]
     assert fed_view.updated and fed_view.updated_at == later
     assert (fed_view.article_count, fed_view.outlet_count) == (3, 3)
@@ -171,12 +173,12 @@ def test_a_new_article_from_an_outlet_already_counted_grows_but_does_not_update(
 ) -> None:
     line = H.TESLA[0]
     store.upsert_items([news(line, "tesla", category="technology")], seen_at=NOW)
-    (created,) = store.cluster_category("technology", now=NOW, config=CONFIG).created
+    (created,) = cluster_category(store, "technology", now=NOW, config=CONFIG).created
     follow_up = H.Line("tesla", line.outlet, line.title + " - update", line.text)
     store.upsert_items([news(follow_up, "tesla-2", category="technology")], seen_at=NOW + HOUR)
-    result = store.cluster_category("technology", now=NOW + HOUR, config=CONFIG)
+    result = cluster_category(store, "technology", now=NOW + HOUR, config=CONFIG)
     assert (result.grown, result.updated) == ((created,), ())
-    (view,) = store.stories("technology", since=TODAY)
+    (view,) = clustering.stories(store, "technology", since=TODAY)
     assert (view.article_count, view.outlet_count, view.updated) == (2, 1, False)
 
 
@@ -190,27 +192,27 @@ def test_top_stories_rank_by_outlets_then_recency_within_one_category(store: Sto
         seen_at=NOW,
     )
     for category in ("finance", "sports"):
-        store.cluster_category(category, now=NOW, config=CONFIG)
+        cluster_category(store, category, now=NOW, config=CONFIG)
 
-    top = store.top_stories("finance", since=TODAY, limit=3)
+    top = top_stories(store, "finance", since=TODAY, limit=3)
     assert [v.outlet_count for v in top] == [3, 2, 1]
     assert top[0].title in {line.title for line in H.FED}
     assert top[2].title == H.SINGLES[0].title  # the newest single beats the older one
     assert {a.outlet for a in top[1].articles} == {"reuters", "cnbc"}
     assert top[0].score > top[1].score > top[2].score
-    assert len(store.top_stories("finance", since=TODAY, limit=10)) == 4
-    assert [v.title for v in store.top_stories("sports", since=TODAY, limit=10)] == [
+    assert len(top_stories(store, "finance", since=TODAY, limit=10)) == 4
+    assert [v.title for v in top_stories(store, "sports", since=TODAY, limit=10)] == [
         H.FINAL[0].title
     ]
-    assert store.top_stories("finance", since=NOW + HOUR, limit=10) == []
-    everything = store.stories(None, since=TODAY)
+    assert top_stories(store, "finance", since=NOW + HOUR, limit=10) == []
+    everything = clustering.stories(store, None, since=TODAY)
     assert [v.category for v in everything] == ["finance"] * 4 + ["sports"]
 
 
 def test_articles_outside_the_window_are_not_clustered(store: Store) -> None:
     old = news(H.FED[0], "old", at=NOW - timedelta(days=3))
     store.upsert_items([old], seen_at=NOW)
-    result = store.cluster_category("finance", now=NOW, config=CONFIG)
+    result = cluster_category(store, "finance", now=NOW, config=CONFIG)
     assert (result.articles, result.created) == (0, ())
     assert story_of(store, old.headline.url) is None
 
@@ -219,7 +221,7 @@ def test_a_clustering_that_raced_another_process_is_redone(
     store: Store, db_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     store.upsert_items([news(line, f"fed{n}") for n, line in enumerate(H.FED)], seen_at=NOW)
-    real_cluster = repo.cluster_reports
+    real_cluster = plan_module.cluster_reports
     calls = 0
 
     def cluster_while_another_process_writes(*args, **kwargs):  # type: ignore[no-untyped-def]
@@ -228,13 +230,15 @@ def test_a_clustering_that_raced_another_process_is_redone(
         result = real_cluster(*args, **kwargs)
         if calls == 1:  # between our read and our write, another process clusters
             with open_store(db_url) as other:
-                monkeypatch.setattr(repo, "cluster_reports", real_cluster)
-                other.cluster_category("finance", now=NOW, config=CONFIG)
-                monkeypatch.setattr(repo, "cluster_reports", cluster_while_another_process_writes)
+                monkeypatch.setattr(plan_module, "cluster_reports", real_cluster)
+                cluster_category(other, "finance", now=NOW, config=CONFIG)
+                monkeypatch.setattr(
+                    plan_module, "cluster_reports", cluster_while_another_process_writes
+                )
         return result
 
-    monkeypatch.setattr(repo, "cluster_reports", cluster_while_another_process_writes)
-    result = store.cluster_category("finance", now=NOW, config=CONFIG)
+    monkeypatch.setattr(plan_module, "cluster_reports", cluster_while_another_process_writes)
+    result = cluster_category(store, "finance", now=NOW, config=CONFIG)
 
     assert calls == 2
     assert (result.assigned, result.created) == (0, ())
@@ -252,7 +256,7 @@ def test_concurrent_clusterings_of_a_category_make_each_story_once(db_url: str) 
     def run() -> None:
         try:
             with open_store(db_url) as s:
-                s.cluster_category("finance", now=NOW, config=CONFIG)
+                cluster_category(s, "finance", now=NOW, config=CONFIG)
         except BaseException as err:
             errors.append(err)
 
@@ -263,7 +267,7 @@ def test_concurrent_clusterings_of_a_category_make_each_story_once(db_url: str) 
         t.join(60)
     assert errors == []
     with open_store(db_url) as s:
-        views = s.stories("finance", since=TODAY)
+        views = clustering.stories(s, "finance", since=TODAY)
     assert len(views) == 2 + len(H.SINGLES)
     assert sum(v.article_count for v in views) == len(lines)
     assert all(v.article_count == len(v.articles) for v in views)
@@ -337,8 +341,10 @@ def test_an_unchanged_article_is_never_summarized_twice(store: Store) -> None:
     assert only_article(store, url).summary == llm
     assert only_article(store, copy).summary == llm
 
-    store.cluster_category("finance", now=NOW, config=CONFIG)
-    (view,) = [v for v in store.stories("finance", since=TODAY) if v.articles[0].url == url]
+    cluster_category(store, "finance", now=NOW, config=CONFIG)
+    (view,) = [
+        v for v in clustering.stories(store, "finance", since=TODAY) if v.articles[0].url == url
+    ]
     assert view.articles[0].summary == llm
     with pytest.raises(StoreError, match="no article"):
         store.save_summary(10_000, "x" * 64, summary())

@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 from digest import cli_output
 from digest.deepen import DeepenReport
 from digest.deliver.ledger import Delivery
+from digest.models import Outlet, SearchHit
 from digest.publish import PublishReport
-from digest.store.search import Outlet, SearchHit
 
 EVIL = "\x1b[2J\x1b]52;c;cm0gLXJmIH4=\x07\x1b]8;;https://evil.example/\x1b\\\x9b31m\u202e"
 SGR = re.compile(r"\x1b\[[0-9;]*m")

@@ -24,8 +24,7 @@ import feedparser
 from digest.config import FeedConfig
 from digest.errors import FetchError, InvalidURLError, SourceError
 from digest.fetch.client import FEED_TYPES, HttpClient
-from digest.models import Headline
-from digest.store.repo import FeedState
+from digest.models import FeedState, Headline
 
 SNIPPET_CHARS = 500
 FEED_ACCEPT = (

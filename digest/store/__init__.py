@@ -1,38 +1,21 @@
 """Storage: articles, stories, summaries, runs, feed state, subscribers, editions and the delivery
 ledger in SQLite (default) or PostgreSQL.
 
-`open_store(url)` is the way in; it creates or upgrades the schema before returning a `Store`.
+`open_store(url)` is the way in; it creates or upgrades the schema before returning a `Store`,
+which is composed of one part per domain (`digest.store.store`). The things it keeps are the
+domain types of `digest.models`; its errors are in `digest.errors`.
 """
 
-from digest.store.engine import make_engine, open_store, upgrade
-from digest.store.repo import (
-    ArticleView,
-    ClusterResult,
-    FeedState,
-    InvalidSubscriberError,
-    RunExistsError,
-    RunRecord,
-    SqlLedger,
-    Store,
-    StoryView,
-    Subscriber,
-    UpsertResult,
-    content_hash,
-    normalize_email,
-)
+from digest.store.articles import UpsertResult, content_hash
+from digest.store.engine import make_engine, upgrade
+from digest.store.ledger import SqlLedger
+from digest.store.store import Store, open_store
+from digest.store.subscribers import normalize_email
 from digest.store.urls import canonical_url
 
 __all__ = [
-    "ArticleView",
-    "ClusterResult",
-    "FeedState",
-    "InvalidSubscriberError",
-    "RunExistsError",
-    "RunRecord",
     "SqlLedger",
     "Store",
-    "StoryView",
-    "Subscriber",
     "UpsertResult",
     "canonical_url",
     "content_hash",

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import importlib.resources
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from alembic import command
 from alembic.config import Config
@@ -20,9 +20,6 @@ from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 
 from digest.errors import StoreError
-
-if TYPE_CHECKING:
-    from digest.store.repo import Store
 
 SQLITE_BUSY_TIMEOUT_MS = 10_000
 POSTGRES_CONNECT_TIMEOUT_S = 10
@@ -84,19 +81,6 @@ def upgrade(engine: Engine) -> None:
             command.upgrade(alembic_config(conn), "head")
     except (SQLAlchemyError, CommandError) as err:
         raise StoreError(f"cannot migrate database {_shown(engine.url)}: {describe(err)}") from err
-
-
-def open_store(url: str) -> Store:
-    """Open (creating or upgrading as needed) the database at `url`: what every command calls."""
-    from digest.store.repo import Store  # repo imports this module
-
-    engine = make_engine(url)
-    try:
-        upgrade(engine)
-    except BaseException:
-        engine.dispose()
-        raise
-    return Store(engine)
 
 
 def alembic_config(connection: Connection) -> Config:

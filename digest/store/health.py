@@ -1,4 +1,5 @@
-"""What `digest status` and the daemon's housekeeping need from the database."""
+"""What `digest status` and the daemon need from the database beyond its data: its size on disk,
+and the PostgreSQL advisory lock that keeps one daemon per database."""
 
 from __future__ import annotations
 
@@ -6,46 +7,14 @@ import contextlib
 import hashlib
 import os
 from collections.abc import Callable, Iterator
-from datetime import UTC, datetime
-from typing import Any
 
-from sqlalchemy import Connection, func, select, text, update
+from sqlalchemy import Connection, text
 from sqlalchemy.exc import SQLAlchemyError
 
 from digest.errors import StoreError
+from digest.store.base import StoreBase
 from digest.store.engine import describe, make_engine
-from digest.store.repo import FeedState, Store
-from digest.store.schema import articles, feeds, metadata
-
-
-def feed_states(store: Store) -> list[FeedState]:
-    """Every feed that was ever fetched, the failing ones first."""
-    with store._read() as conn:
-        rows = conn.execute(
-            select(feeds).order_by(feeds.c.error_count.desc(), feeds.c.url)
-        ).mappings()
-        return [FeedState(**{k: row[k] for k in FeedState.__dataclass_fields__}) for row in rows]
-
-
-def database_size(store: Store) -> int | None:
-    """Bytes on disk: the SQLite file (with its WAL); on PostgreSQL, digest's tables in the
-    current schema with their indexes and TOAST data (several deployments, or other
-    applications, may share one PostgreSQL database: its whole size would say little)."""
-    url = store.engine.url
-    if url.get_backend_name() == "sqlite":
-        path = url.database or ""
-        return sum(os.path.getsize(p) for p in (path, path + "-wal") if os.path.exists(p))
-    if url.get_backend_name() == "postgresql":
-        names = [*metadata.tables, "alembic_version"]
-        query = text(
-            "select coalesce(sum(pg_total_relation_size(c.oid)), 0) from pg_class c"
-            " join pg_namespace n on n.oid = c.relnamespace"
-            " where n.nspname = current_schema() and c.relkind = 'r' and c.relname = any(:names)"
-        )
-        with store._read() as conn:
-            return int(conn.execute(query, {"names": names}).scalar_one())
-    return None
-
+from digest.store.schema import metadata
 
 # One daemon per PostgreSQL database: a session-level advisory lock, held on a connection of its
 # own for the daemon's lifetime. The server drops it with the session, also when the process is
@@ -127,69 +96,41 @@ def postgres_daemon_lock(url: str) -> Iterator[tuple[bool, str, Callable[[], boo
         engine.dispose()
 
 
-def postgres_daemon_running(store: Store) -> bool:
-    """Whether some session holds the daemon lock of the store's database (see pg_locks: a
-    bigint key shows as classid, its high half, objid, its low half, and objsubid 1)."""
-    with store._read() as conn:
-        key, _ = daemon_lock_key(conn)
-        held = conn.execute(
-            text(
-                "select exists (select 1 from pg_locks where locktype = 'advisory' and granted"
-                " and database = (select oid from pg_database where datname = current_database())"
-                " and classid::bigint = :high and objid::bigint = :low and objsubid = 1)"
-            ),
-            {"high": (key >> 32) & 0xFFFFFFFF, "low": key & 0xFFFFFFFF},
-        ).scalar()
-    return bool(held)
+class HealthMixin(StoreBase):
+    """The database itself: size, and whether a daemon holds it."""
 
-
-def prune_texts(store: Store, before: datetime) -> int:
-    """Drop the crawled page texts of articles last seen before `before`; the articles, their
-    stories and summaries stay. Returns how many texts were dropped."""
-    with store._write() as conn:
-        result = conn.execute(
-            update(articles)
-            .where(articles.c.last_seen < before, articles.c.text.is_not(None))
-            .values(text=None)
-        )
-        return int(result.rowcount or 0)
-
-
-def article_counts(store: Store) -> dict[str, Any]:
-    with store._read() as conn:
-        total = conn.execute(select(func.count()).select_from(articles)).scalar_one()
-        texts = conn.execute(
-            select(func.count()).select_from(articles).where(articles.c.text.is_not(None))
-        ).scalar_one()
-    return {"articles": int(total), "with_text": int(texts)}
-
-
-def recover_interrupted(store: Store, started_before: datetime) -> list[str]:
-    """Runs a dead process left 'running': mark them failed and free their period keys, so that
-    a restarted daemon runs those periods again. A run whose process is still alive (a CLI
-    command at work, digest.store.owners) is left alone. Returns the freed keys (and ids)."""
-    from digest.store.owners import owner_alive
-    from digest.store.schema import runs
-
-    now = datetime.now(UTC)
-    freed = []
-    with store._write() as conn:
-        rows = conn.execute(
-            select(runs.c.id, runs.c.key, runs.c.errors, runs.c.owner, runs.c.started_at).where(
-                runs.c.status == "running", runs.c.started_at < started_before
+    def database_size(self) -> int | None:
+        """Bytes on disk: the SQLite file (with its WAL); on PostgreSQL, digest's tables in the
+        current schema with their indexes and TOAST data (several deployments, or other
+        applications, may share one PostgreSQL database: its whole size would say little)."""
+        url = self.engine.url
+        if url.get_backend_name() == "sqlite":
+            path = url.database or ""
+            return sum(os.path.getsize(p) for p in (path, path + "-wal") if os.path.exists(p))
+        if url.get_backend_name() == "postgresql":
+            names = [*metadata.tables, "alembic_version"]
+            query = text(
+                "select coalesce(sum(pg_total_relation_size(c.oid)), 0) from pg_class c"
+                " join pg_namespace n on n.oid = c.relnamespace"
+                " where n.nspname = current_schema() and c.relkind = 'r'"
+                " and c.relname = any(:names)"
             )
-        ).all()
-        for run_id, key, errors, owner, started_at in rows:
-            if owner_alive(owner, started_at, now):
-                continue
-            conn.execute(
-                update(runs)
-                .where(runs.c.id == run_id)
-                .values(
-                    status="failed",
-                    key=None,
-                    errors=[*(errors or []), {"source": "run", "error": "interrupted"}],
-                )
-            )
-            freed.append(key or f"run {run_id}")
-    return freed
+            with self._read() as conn:
+                return int(conn.execute(query, {"names": names}).scalar_one())
+        return None
+
+    def daemon_lock_held(self) -> bool:
+        """Whether some session holds the daemon lock of the store's database (see pg_locks: a
+        bigint key shows as classid, its high half, objid, its low half, and objsubid 1)."""
+        with self._read() as conn:
+            key, _ = daemon_lock_key(conn)
+            held = conn.execute(
+                text(
+                    "select exists (select 1 from pg_locks where locktype = 'advisory'"
+                    " and granted and database ="
+                    " (select oid from pg_database where datname = current_database())"
+                    " and classid::bigint = :high and objid::bigint = :low and objsubid = 1)"
+                ),
+                {"high": (key >> 32) & 0xFFFFFFFF, "low": key & 0xFFFFFFFF},
+            ).scalar()
+        return bool(held)

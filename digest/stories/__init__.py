@@ -1,15 +1,18 @@
 """Stories: the same event told by several outlets is one story. Pure code, no I/O.
 
-`cluster_reports` groups articles into stories across outlets and runs; `rank_stories` orders a
-category's stories by how many outlets tell them, how diverse those are and how recent. The store
-(`Store.cluster_category`, `Store.top_stories`) runs both on what it keeps.
+`cluster_reports` groups articles into stories across outlets and runs; `plan_stories` turns a
+clustering into what the store writes (titles, counts, scores); `rank_stories` and `best_first`
+order a category's stories by how many outlets tell them, how diverse those are and how recent.
+`digest.clustering` runs them on what the store keeps.
 """
 
 from digest.stories.cluster import Clustering, Group, Report, cluster_reports
+from digest.stories.plan import Candidate, StoryPlan, plan_stories
 from digest.stories.rank import (
     Coverage,
     Ranked,
     StoryStats,
+    best_first,
     outlet,
     rank_stories,
     registrable_host,
@@ -17,14 +20,18 @@ from digest.stories.rank import (
 )
 
 __all__ = [
+    "Candidate",
     "Clustering",
     "Coverage",
     "Group",
     "Ranked",
     "Report",
+    "StoryPlan",
     "StoryStats",
+    "best_first",
     "cluster_reports",
     "outlet",
+    "plan_stories",
     "rank_stories",
     "registrable_host",
     "score",

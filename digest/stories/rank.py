@@ -23,7 +23,11 @@ import ipaddress
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
+
+if TYPE_CHECKING:
+    from digest.models import StoryView
 
 HALF_LIFE = timedelta(hours=24)
 SAME_HOST_WEIGHT = 0.5
@@ -101,8 +105,14 @@ def rank_stories(
 def order_key(
     score: float, outlets: int, newest: datetime, story_id: int
 ) -> tuple[float, int, float, int]:
-    """Sort key, best first: what `rank_stories` and the store's `top_stories` both order by."""
+    """Sort key, best first: what `rank_stories` and `best_first` both order by."""
     return (-round(score, 9), -outlets, -newest.timestamp(), story_id)
+
+
+def best_first(stories: Iterable[StoryView]) -> list[StoryView]:
+    """Stored stories by the score of their last clustering, best first, ties as in
+    `rank_stories`: the order every list of stories is shown in."""
+    return sorted(stories, key=lambda s: order_key(s.score, s.outlet_count, s.newest, s.id))
 
 
 def outlet(source: str, url: str) -> str:

@@ -1,0 +1,41 @@
+"""Feed state: the validators of the last fetch of each feed and its failures, for conditional
+GETs and for backing off a failing feed."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+
+from sqlalchemy import select
+
+from digest.models import FeedState
+from digest.store.base import StoreBase, insert, require_aware
+from digest.store.schema import feeds
+
+
+class FeedsMixin(StoreBase):
+    """What was saved about each feed."""
+
+    def feed_state(self, url: str) -> FeedState | None:
+        """What was saved about the feed at `url` (as configured), or None if never fetched."""
+        with self._read() as conn:
+            row = conn.execute(select(feeds).where(feeds.c.url == url)).mappings().first()
+        return FeedState(**row) if row is not None else None
+
+    def save_feed_state(self, state: FeedState) -> None:
+        """Insert or replace the saved state of one feed."""
+        for name in ("last_ok_at", "last_checked_at"):
+            require_aware(getattr(state, name), name, optional=True)
+        values = asdict(state)
+        with self._write() as conn:
+            stmt = insert(conn, feeds).values(values)
+            changes = {name: stmt.excluded[name] for name in values if name != "url"}
+            conn.execute(stmt.on_conflict_do_update(index_elements=["url"], set_=changes))
+
+    def feed_states(self) -> list[FeedState]:
+        """Every feed that was ever fetched, the failing ones first."""
+        query = select(feeds).order_by(feeds.c.error_count.desc(), feeds.c.url)
+        with self._read() as conn:
+            rows = conn.execute(query).mappings()
+            return [
+                FeedState(**{k: row[k] for k in FeedState.__dataclass_fields__}) for row in rows
+            ]

@@ -1,0 +1,168 @@
+"""The delivery ledger: one row per (edition, recipient), moved through its states by
+compare-and-set (`digest.deliver.ledger` decides the states; this stores them)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import date
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import func, select, update
+
+from digest.errors import StoreError
+from digest.store.base import StoreBase, chunks, insert, require_aware
+from digest.store.schema import DELIVERY_STATES, deliveries
+
+if TYPE_CHECKING:
+    from digest.deliver.ledger import Delivery
+
+
+class LedgerMixin(StoreBase):
+    """Ledger rows: what was sent to whom, and what the mail server said."""
+
+    def add_deliveries(self, rows: Sequence[Delivery]) -> int:
+        """Insert the ledger rows whose (edition_day, recipient) is new; return how many.
+
+        Existing rows are left exactly as they are, whatever their state.
+        """
+        values = [_delivery_values(d) for d in sorted(rows, key=lambda d: d.key)]
+        if not values:
+            return 0
+        added = 0
+        with self._write() as conn:
+            # In key order, so concurrent PostgreSQL writers lock rows alike and never deadlock.
+            for chunk in chunks(values):
+                stmt = (
+                    insert(conn, deliveries)
+                    .values(chunk)
+                    .on_conflict_do_nothing(index_elements=["edition_day", "recipient"])
+                    .returning(deliveries.c.id)
+                )
+                added += len(conn.execute(stmt).all())
+        return added
+
+    def load_deliveries(self, edition_day: date) -> list[Delivery]:
+        """Every ledger row of the edition of `edition_day`, by recipient."""
+        query = (
+            select(deliveries)
+            .where(deliveries.c.edition_day == edition_day)
+            .order_by(deliveries.c.recipient)
+        )
+        with self._read() as conn:
+            return [_delivery(row) for row in conn.execute(query).mappings()]
+
+    def claim_delivery(self, expected: Delivery, new: Delivery) -> bool:
+        """Compare-and-set: write `new` over the row of `expected.key` only if that row still
+        has `expected.state` and `expected.attempts`; return whether it did."""
+        if new.key != expected.key:
+            raise ValueError(f"a claim cannot change a row's key: {expected.key} -> {new.key}")
+        day, recipient = expected.key
+        stmt = (
+            update(deliveries)
+            .where(
+                deliveries.c.edition_day == day,
+                deliveries.c.recipient == recipient,
+                deliveries.c.state == expected.state,
+                deliveries.c.attempts == expected.attempts,
+            )
+            .values(_delivery_values(new))
+        )
+        with self._write() as conn:
+            return conn.execute(stmt).rowcount == 1
+
+    def save_delivery(self, delivery: Delivery) -> None:
+        """Write a ledger row by its key (the outcome recorded by the run that claimed it)."""
+        day, recipient = delivery.key
+        stmt = (
+            update(deliveries)
+            .where(deliveries.c.edition_day == day, deliveries.c.recipient == recipient)
+            .values(_delivery_values(delivery))
+        )
+        with self._write() as conn:
+            if conn.execute(stmt).rowcount == 0:
+                raise StoreError(f"no delivery of {day} to {recipient} in the ledger")
+
+    def deliveries(
+        self,
+        limit: int | None = 200,
+        *,
+        edition_day: date | None = None,
+        states: Iterable[str] | None = None,
+    ) -> list[Delivery]:
+        """Ledger rows, newest edition first, then by recipient: what `digest deliveries` shows.
+
+        Optionally only one edition's, or only rows in `states`.
+        """
+        query = select(deliveries)
+        if edition_day is not None:
+            query = query.where(deliveries.c.edition_day == edition_day)
+        if states is not None:
+            query = query.where(deliveries.c.state.in_(list(states)))
+        query = query.order_by(deliveries.c.edition_day.desc(), deliveries.c.recipient)
+        if limit is not None:
+            query = query.limit(limit)
+        with self._read() as conn:
+            return [_delivery(row) for row in conn.execute(query).mappings()]
+
+    def ledger_counts(self, edition_day: date | None = None) -> dict[str, int]:
+        """Rows per state (every state, zeros included), of one edition or of all."""
+        query = select(deliveries.c.state, func.count()).group_by(deliveries.c.state)
+        if edition_day is not None:
+            query = query.where(deliveries.c.edition_day == edition_day)
+        counts = dict.fromkeys(DELIVERY_STATES, 0)
+        with self._read() as conn:
+            counts.update({state: int(n) for state, n in conn.execute(query)})
+        return counts
+
+
+class SqlLedger:
+    """The delivery ledger in the store: `digest.deliver.sender.LedgerStore` for `deliver` and
+    `resend`. Each call is one short transaction, run in a worker thread."""
+
+    def __init__(self, store: LedgerMixin) -> None:
+        self.store = store
+
+    async def add(self, deliveries: Sequence[Delivery]) -> None:
+        await asyncio.to_thread(self.store.add_deliveries, list(deliveries))
+
+    async def load(self, edition_day: date) -> list[Delivery]:
+        return await asyncio.to_thread(self.store.load_deliveries, edition_day)
+
+    async def claim(self, expected: Delivery, new: Delivery) -> bool:
+        return await asyncio.to_thread(self.store.claim_delivery, expected, new)
+
+    async def save(self, delivery: Delivery) -> None:
+        await asyncio.to_thread(self.store.save_delivery, delivery)
+
+
+def _delivery_values(d: Delivery) -> dict[str, Any]:
+    if d.state not in DELIVERY_STATES:
+        raise ValueError(f"delivery state must be one of {DELIVERY_STATES}, not {d.state!r}")
+    require_aware(d.next_attempt_at, "next_attempt_at", optional=True)
+    require_aware(d.updated_at, "updated_at", optional=True)
+    return {
+        "edition_day": d.edition_day,
+        "recipient": d.recipient,
+        "state": d.state,
+        "attempts": d.attempts,
+        "next_attempt_at": d.next_attempt_at,
+        "last_reply": d.last_reply,
+        "message_id": d.message_id,
+        "updated_at": d.updated_at,
+    }
+
+
+def _delivery(row: Mapping[str, Any]) -> Delivery:
+    from digest.deliver.ledger import Delivery  # the mail code loads only when the ledger is used
+
+    return Delivery(
+        edition_day=row["edition_day"],
+        recipient=row["recipient"],
+        state=row["state"],
+        attempts=row["attempts"],
+        next_attempt_at=row["next_attempt_at"],
+        last_reply=row["last_reply"],
+        message_id=row["message_id"],
+        updated_at=row["updated_at"],
+    )

@@ -1,0 +1,46 @@
+"""The `Store`: one object over the database, composed of a part per domain.
+
+Each part is a mixin over `digest.store.base.StoreBase` in its own module, named for what it
+keeps; a new table gets a schema entry (`schema.py`), a migration, and a part of its own here.
+"""
+
+from __future__ import annotations
+
+from digest.store.articles import ArticlesMixin
+from digest.store.editions import EditionsMixin
+from digest.store.engine import make_engine, upgrade
+from digest.store.feeds import FeedsMixin
+from digest.store.health import HealthMixin
+from digest.store.ledger import LedgerMixin
+from digest.store.runs import RunsMixin
+from digest.store.search import SearchMixin
+from digest.store.stories import StoriesMixin
+from digest.store.subscribers import SubscribersMixin
+from digest.store.summaries import SummariesMixin
+
+
+class Store(
+    ArticlesMixin,
+    StoriesMixin,
+    SummariesMixin,
+    RunsMixin,
+    FeedsMixin,
+    SubscribersMixin,
+    EditionsMixin,
+    LedgerMixin,
+    SearchMixin,
+    HealthMixin,
+):
+    """Articles, stories, summaries, runs, feed state, subscribers, editions and the delivery
+    ledger in one SQLite or PostgreSQL database. See `open_store`."""
+
+
+def open_store(url: str) -> Store:
+    """Open (creating or upgrading as needed) the database at `url`: what every command calls."""
+    engine = make_engine(url)
+    try:
+        upgrade(engine)
+    except BaseException:
+        engine.dispose()
+        raise
+    return Store(engine)
