@@ -10,7 +10,7 @@ Refused requests get `403` (plain HTTP) or a failed tunnel (HTTPS: Chromium show
 both are recorded in `refusals`. Only `http:` targets and CONNECT are proxied.
 
 Bodies are capped as the HTTP client caps them, at `max_body_bytes`: without a cap an endless
-body kept Chromium growing to 2.6 GB RSS until the page timed out. A plain-HTTP response is
+body kept Chromium growing to 2.8 GB RSS until the page timed out. A plain-HTTP response is
 decoded here (only gzip and deflate are offered to the server) and relayed to the browser
 decoded, delimited by closing the connection, so a response cut at the cap ends cleanly and
 the browser shows what came. Inside an HTTPS tunnel the proxy sees only encrypted bytes: it counts
