@@ -181,6 +181,15 @@ class EmailConfig(_Section):
     retry_backoff: PositiveFloat = 60.0  # seconds, doubled after each temporary failure
 
 
+class ServeConfig(_Section):
+    # `digest serve`: a client must send a whole request head within header_timeout seconds of
+    # connecting (a slowloris client held its connection for ever), an idle keep-alive
+    # connection is closed after idle_timeout, and connections beyond max_connections get 503.
+    header_timeout: PositiveFloat = 10.0
+    idle_timeout: PositiveFloat = 15.0
+    max_connections: PositiveInt = 100
+
+
 class ScheduleConfig(_Section):
     # The time zone that defines "today" for headlines and editions.
     timezone: str = "UTC"
@@ -226,6 +235,7 @@ class Config(_Section):
     crawl: CrawlConfig = Field(default_factory=CrawlConfig)
     archive: ArchiveConfig = Field(default_factory=ArchiveConfig)
     email: EmailConfig = Field(default_factory=EmailConfig)
+    serve: ServeConfig = Field(default_factory=ServeConfig)
     # No [llm] section: summaries are extractive.
     llm: LLMConfig | None = None
     sources: SourcesConfig = Field(default_factory=SourcesConfig)
@@ -371,6 +381,11 @@ from = "digest@localhost"
 # username = "digest"
 # password_env = "DIGEST_SMTP_PASSWORD"
 unsubscribe_url = "http://localhost:8000/unsubscribe?token={token}"   # `digest serve` answers it
+
+[serve]                    # `digest serve`, which answers those links
+header_timeout = 10.0      # seconds a client has to send its request after connecting
+idle_timeout = 15.0        # an idle keep-alive connection is closed after this many seconds
+max_connections = 100      # more connections at once are answered 503
 
 # With no [llm] section, summaries are extractive (sentences ranked from the article itself).
 # [llm]
