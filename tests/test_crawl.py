@@ -6,6 +6,7 @@ The browser half is in tests/test_crawl_browser.py.
 from __future__ import annotations
 
 import asyncio
+import gzip
 import inspect
 import logging
 import time
@@ -485,10 +486,13 @@ async def test_egress_proxy_cuts_plain_http_bodies_at_the_cap_counting_decoded_b
                 body = await r.read()
             assert len(body) == PROXY_CAP, path
             assert body.startswith((b"<!DOCTYPE html>", b"<html>")), path
-        async with session.get(news_web.url(CHIP.path), proxy=proxy.url) as r:
-            assert await r.read() == render_article(CHIP)  # under the cap: all of it
+        article = render_article(CHIP)
+        news_web.add(Route("/gzipped.html", gzip.compress(article), gzip=True))
+        for path in (CHIP.path, "/gzipped.html"):  # under the cap: all of it
+            async with session.get(news_web.url(path), proxy=proxy.url) as r:
+                assert await r.read() == article
     assert [cut.url for cut in proxy.cuts] == [news_web.url(path) for path in hostile]
-    assert proxy.relayed == 4 * PROXY_CAP + len(render_article(CHIP))
+    assert proxy.relayed == 4 * PROXY_CAP + 2 * len(article)
 
 
 @pytest_asyncio.fixture

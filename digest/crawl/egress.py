@@ -48,15 +48,7 @@ DEFAULT_MAX_BODY_BYTES = 5 * 1024 * 1024
 TUNNEL_QUIET = 1.0
 CHUNK = 64 * 1024
 _HOP_HEADERS = frozenset(
-    {
-        "connection",
-        "keep-alive",
-        "proxy-connection",
-        "proxy-authorization",
-        "te",
-        "upgrade",
-        "accept-encoding",
-    }
+    {"connection", "keep-alive", "proxy-connection", "proxy-authorization", "te", "upgrade"}
 )
 # What the proxy re-frames or decodes itself, so the browser must not see the origin's value.
 _RESPONSE_FRAMING = frozenset(
@@ -396,16 +388,19 @@ def _target(method: str, target: str) -> tuple[str, int, str]:
 
 
 def _origin_request(method: str, path: str, rest: bytes) -> bytes:
-    """The request head re-addressed to the origin, one request per connection, asking only for
-    the content codings the proxy can undo to count the body."""
+    """The request head re-addressed to the origin, one request per connection; where the
+    browser accepts content codings, only those the proxy can undo to count the body."""
     lines = [f"{method} {path} HTTP/1.1".encode("latin-1")]
     for line in rest.split(b"\r\n"):
         if not line:
             continue
-        name = line.split(b":", 1)[0].strip().lower().decode("latin-1")
-        if name not in _HOP_HEADERS:
+        name, _, value = line.partition(b":")
+        name_text = name.strip().lower().decode("latin-1")
+        if name_text == "accept-encoding" and value.strip().lower() != b"identity":
+            lines.append(b"Accept-Encoding: gzip, deflate")
+        elif name_text not in _HOP_HEADERS:
             lines.append(line)
-    lines += [b"Accept-Encoding: gzip, deflate", b"Connection: close"]
+    lines.append(b"Connection: close")
     return b"\r\n".join(lines) + b"\r\n\r\n"
 
 
