@@ -4,8 +4,9 @@ For every URL, in order: the URL check, robots.txt, then a guarded HTTP fetch (w
 PDFs from HTML and is the fallback), then, in browser mode, Chromium. The browser's result is
 judged rather than trusted: an error page (`chrome-error://`, a JavaScript redirect somewhere
 unreachable, an HTTP error), an empty article, or far less text than the plain fetch found all
-fall back to the HTTP-fetched page. A failure of one page is that page's `error`; `crawl` never
-raises for it.
+fall back to the HTTP-fetched page. A page longer than `max_page_bytes` is read over HTTP up to
+there and not rendered (the browser's copy would be cut at the same limit), and `Page.note` says
+so. A failure of one page is that page's `error`; `crawl` never raises for it.
 
     async with Crawler(config.crawl, config.fetch, http) as crawler:
         pages = await crawler.crawl(urls)     # same order, one Page per URL
