@@ -4,6 +4,8 @@ Run from the repository root:
 
     .venv/bin/python bench/deep.py [--dataset PATH] [--limit N] [--rendered N]
                                    [--pages 30] [--repeat 3] [--chromium PATH] [--only SECTION]
+                                   [--max-page-bytes N]
+    .venv/bin/python bench/deep.py --hostile [--repeat 3]       (only section c)
 
 (a) quality: main-text quality on extraction-dev (990 real pages with snippets a good extraction
     must / must not contain; scored as trafilatura's own evaluation does: a `with` snippet found
@@ -20,6 +22,13 @@ Run from the repository root:
     memory (RSS and PSS summed over the Chromium processes, sampled every 100 ms from
     /proc/PID/smaps_rollup), browser mode against HTTP mode; medians over `--repeat` runs.
     The news web runs in this process: its CPU is counted in the wall time.
+(c) hostile: the deep crawl, in the browser, of a page whose body never ends, of a 10 MB page
+    on one line (both begin with a real article), and of an article whose script fetches both
+    (the HTTP fetch cannot see those; only the proxy caps them): wall time against the page
+    timeout, what came back, the body bytes the guard proxy let through to the browser, what the
+    news web wrote of the endless body, and the peak memory of the Chromium tree against the same
+    browser idle; a fresh browser for every run, medians over `--repeat`.
+    `--max-page-bytes` sets crawl.max_page_bytes (default: the configured default).
 
 Summaries per minute against the local LLM server are a separate section (see `SECTIONS`).
 """
@@ -58,7 +67,7 @@ from digest.crawl.browser import (  # noqa: E402
 from digest.crawl.maintext import extract_main_text  # noqa: E402
 from digest.fetch.client import HttpClient  # noqa: E402
 from digest.fetch.decode import decode_html  # noqa: E402
-from tests.newsweb import ARTICLES, NewsWeb, Route  # noqa: E402
+from tests.newsweb import ARTICLES, NewsWeb, Route, render_article  # noqa: E402
 
 DEFAULT_DATASET = ROOT.parent / "shared" / "data" / "extraction-dev"
 TEST_ARGS = ("--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",)
@@ -469,9 +478,123 @@ def print_crawl(runs: dict[str, list[CrawlRun]]) -> None:
         )
 
 
+# -- (c) hostile pages ------------------------------------------------------------------------
+
+HOSTILE = {
+    "endless body": "/endless.html",
+    "10 MB on one line": "/one-line.html",
+    "script pulls both": "/pull.html",  # what the HTTP fetch cannot see: only the proxy caps it
+}
+PULL_PAGE = render_article(ARTICLES[0], script_bytes=8_000).replace(
+    b"</body>",
+    b"""<p id="pulled">waiting</p><script>
+Promise.all(['/endless.html', '/one-line.html'].map(u => fetch(u).then(r => r.arrayBuffer())))
+  .then(bodies => { document.getElementById('pulled').textContent = 'got ' + bodies.length; });
+</script></body>""",
+)
+
+
+@dataclass
+class HostileRun:
+    page: str
+    seconds: float
+    fetched_by: str
+    chars: int  # of main text
+    outcome: str  # the page's error, else its note
+    relayed: int | None  # body bytes the guard proxy let through to the browser
+    streamed: int | None  # body bytes the news web wrote of the endless page
+    idle_rss: int
+    idle_pss: int
+    peak_rss: int = 0
+    peak_pss: int = 0
+
+
+async def _hostile_once(
+    name: str, path: str, chromium: str, work_dir: Path, max_page_bytes: int | None
+) -> HostileRun:
+    fetch = FetchConfig(allowed_networks=["127.0.0.1/32"])
+    extra = {} if max_page_bytes is None else {"max_page_bytes": max_page_bytes}
+    config = CrawlConfig(mode="browser", executable_path=chromium, respect_robots=False, **extra)
+    async with NewsWeb() as web, HttpClient(fetch) as http:
+        web.add(Route("/pull.html", PULL_PAGE))
+        async with Crawler(config, fetch, http, work_dir=work_dir, browser_args=TEST_ARGS) as c:
+            if c.mode != "browser":
+                raise SystemExit(f"browser did not start: {c.mode_reason}")
+            await asyncio.sleep(1.0)  # let the fresh browser settle before its idle figure
+            idle_rss, idle_pss = process_memory(chromium_processes())
+            assert c._browser is not None
+            proxy = c._browser.proxy
+            relayed_before = proxy.relayed
+            probe = CrawlRun("browser", 0.0, 1, 0, 0.0)
+            stop = asyncio.Event()
+            sampler = asyncio.create_task(_sample_memory(probe, stop))
+            began = time.perf_counter()
+            [page] = await c.crawl([web.url(path)])
+            seconds = time.perf_counter() - began
+            stop.set()
+            await sampler
+            relayed = proxy.relayed - relayed_before
+        streamed = web.streamed["/endless.html"]
+    return HostileRun(
+        page=name,
+        seconds=seconds,
+        fetched_by=page.fetched_by,
+        chars=len(page.text),
+        outcome=page.error or page.note or "",
+        relayed=relayed,
+        streamed=streamed if path != "/one-line.html" else None,
+        idle_rss=idle_rss,
+        idle_pss=idle_pss,
+        peak_rss=probe.peak_rss,
+        peak_pss=probe.peak_pss,
+    )
+
+
+def hostile(
+    *, repeat: int = 3, chromium: str = "/usr/bin/chromium", max_page_bytes: int | None = None
+) -> dict[str, list[HostileRun]]:
+    """The deep crawl of each hostile page, `repeat` times, a fresh browser each time."""
+    _quiet_logs()
+    runs: dict[str, list[HostileRun]] = {name: [] for name in HOSTILE}
+    with tempfile.TemporaryDirectory(prefix="digest-bench-") as tmp:
+        for _ in range(repeat):
+            for name, path in HOSTILE.items():
+                runs[name].append(
+                    asyncio.run(_hostile_once(name, path, chromium, Path(tmp), max_page_bytes))
+                )
+    return runs
+
+
+def print_hostile(runs: dict[str, list[HostileRun]], page_timeout: float) -> None:
+    print(
+        f"{'page':18} {'runs':>4} {'wall s':>7} {'by':>7} {'chars':>6} {'relayed MiB':>11} "
+        f"{'written MiB':>11} {'idle RSS':>8} {'peak RSS':>8} {'idle PSS':>8} {'peak PSS':>8}"
+    )
+
+    def mib(values: list[int | None]) -> str:
+        known = [v for v in values if v is not None]
+        return f"{statistics.median(known) / MiB:.1f}" if known else "-"
+
+    for name, items in runs.items():
+        if not items:
+            continue
+        med = statistics.median
+        memory = " ".join(
+            f"{med(getattr(r, key) for r in items) / MiB:8.0f}"
+            for key in ("idle_rss", "peak_rss", "idle_pss", "peak_pss")
+        )
+        print(
+            f"{name:18} {len(items):4d} {med(r.seconds for r in items):7.1f} "
+            f"{items[0].fetched_by:>7} {med(r.chars for r in items):6.0f} "
+            f"{mib([r.relayed for r in items]):>11} {mib([r.streamed for r in items]):>11} {memory}"
+        )
+        print(f"{'':18} outcome: {items[-1].outcome or '(ok)'}")
+    print(f"(memory in MiB, summed over the Chromium processes; page timeout {page_timeout:g} s)")
+
+
 # -- command line -------------------------------------------------------------------------------
 
-SECTIONS = ("quality", "crawl")
+SECTIONS = ("quality", "crawl", "hostile")
 
 
 def main(argv: Iterable[str] | None = None) -> int:
@@ -492,9 +615,11 @@ def main(argv: Iterable[str] | None = None) -> int:
         help="browser executable ('' to skip everything that needs a browser)",
     )
     parser.add_argument("--only", choices=SECTIONS, action="append")
+    parser.add_argument("--hostile", action="store_true", help="only (c): hostile pages")
+    parser.add_argument("--max-page-bytes", type=int, default=None, help="crawl.max_page_bytes")
     args = parser.parse_args(list(argv) if argv is not None else None)
     chromium = args.chromium or None
-    only = set(args.only or SECTIONS)
+    only = {"hostile"} if args.hostile else set(args.only or SECTIONS)
     if "quality" in only:
         if not (args.dataset / "cases.json").is_file():
             print(f"(a) quality: skipped, no dataset at {args.dataset}")
@@ -513,6 +638,19 @@ def main(argv: Iterable[str] | None = None) -> int:
     if "crawl" in only:
         print(f"(b) deep crawl of {args.pages} local pages, median of {args.repeat} runs")
         print_crawl(deep_crawl(pages=args.pages, repeat=args.repeat, chromium=chromium))
+        print()
+    if "hostile" in only:
+        if chromium is None:
+            print("(c) hostile: skipped, no browser")
+        else:
+            cap = args.max_page_bytes or CrawlConfig().max_page_bytes
+            print(
+                f"(c) hostile pages in the browser, cap {cap} bytes, median of {args.repeat} runs"
+            )
+            runs = hostile(
+                repeat=args.repeat, chromium=chromium, max_page_bytes=args.max_page_bytes
+            )
+            print_hostile(runs, CrawlConfig().page_timeout)
         print()
     return 0
 

@@ -163,6 +163,8 @@ def print_deep_extracts(results: list[dict[str, Any]]) -> None:
             continue
         console.print(_e(r["summary"]))
         console.print(f"[dim]keywords: {_e(', '.join(r['keywords']))} · {r['summarizer']}[/dim]")
+        if r.get("note"):
+            console.print(f"[dim]note: {_e(r['note'])}[/dim]")
 
 
 def print_answer(result: dict[str, Any]) -> None:

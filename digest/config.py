@@ -193,6 +193,12 @@ class ServeConfig(_Section):
     # The daemon (`digest run`) also serves the archive and answers the unsubscribe links of
     # its emails, in the same process (the container turns this on).
     daemon: bool = False
+    # A client must send a whole request head within header_timeout seconds of
+    # connecting (a slowloris client held its connection for ever), an idle keep-alive
+    # connection is closed after idle_timeout, and connections beyond max_connections get 503.
+    header_timeout: PositiveFloat = 10.0
+    idle_timeout: PositiveFloat = 15.0
+    max_connections: PositiveInt = 100
 
 
 class ScheduleConfig(_Section):
@@ -391,6 +397,9 @@ unsubscribe_url = "http://localhost:8000/unsubscribe?token={token}"   # `digest 
 host = "127.0.0.1"         # where `digest serve` listens; "0.0.0.0": every interface
 port = 8000
 daemon = false             # true: `digest run` also serves the archive and unsubscribe links
+header_timeout = 10.0      # seconds a client has to send its request after connecting
+idle_timeout = 15.0        # an idle keep-alive connection is closed after this many seconds
+max_connections = 100      # more connections at once are answered 503
 
 # With no [llm] section, summaries are extractive (sentences ranked from the article itself).
 # [llm]

@@ -98,6 +98,7 @@ class Page:
     fetched_by: Literal["browser", "http"] = "http"
     http_status: int | None = None
     error: str | None = None  # set when nothing usable was read
+    note: str | None = None  # why the text is partial or not the browser's (a cut, a fallback)
 
     @property
     def ok(self) -> bool:

@@ -145,6 +145,7 @@ async def extract_deep(app: App, urls: list[str]) -> list[dict[str, Any]]:
             "keywords": [],
             "summarizer": None,
             "error": page.error,
+            "note": page.note,
         }
         if page.ok:
             summary, _, _ = await summarize_text(

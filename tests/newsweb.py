@@ -17,7 +17,8 @@ From a script:
 
 Everything served is data: add a `Route` (or an `Article` to `ARTICLES`) to add a page. `sites`
 starts that many listeners (one port each), which a client sees as different hosts; every route
-is served on every site. `web.hits` counts requests per path, `web.hits_for(url)` per URL.
+is served on every site. `web.hits` counts requests per path, `web.hits_for(url)` per URL, and
+`web.streamed` the body bytes written by streamed routes (chunked, stalling, endless).
 """
 
 from __future__ import annotations
@@ -370,6 +371,24 @@ def render_article(article: Article, *, script_bytes: int = 72_000) -> bytes:
     return html.encode(article.encoding, errors="xmlcharrefreplace")
 
 
+ENDLESS_LINE = b'<li><a href="/live/%d.html">Live ticker: update number %d of the day</a></li>\n'
+
+
+def hostile_article_start(article: Article | None = None) -> bytes:
+    """A whole article page cut after its article, and a list opened for a ticker to follow."""
+    page = render_article(article or ARTICLES[0], script_bytes=8_000)
+    cut = page.index(b"</main>")
+    return page[:cut] + b'<ul class="ticker">\n'
+
+
+@functools.cache
+def one_line_page(size: int = 10 << 20) -> bytes:
+    """The article, then filler words to `size` bytes, with no line break anywhere."""
+    start = hostile_article_start().replace(b"\n", b" ") + b"<li>"
+    filler = b"ticker update " * ((size - len(start)) // 14 + 1)
+    return (start + filler)[:size]
+
+
 def render_meta_only() -> bytes:
     """A teaser page: navigation and a description meta tag, no article paragraphs."""
     nav = "".join(f'<li><a href="/{s.lower()}/">{s}</a></li>' for s in NAV_SECTIONS)
@@ -567,6 +586,7 @@ class Route:
     gzip: bool = False  # `body` is gzip data, sent as Content-Encoding: gzip
     chunked: bool = False  # no Content-Length: streamed in 64 KB chunks
     stall_after: int | None = None  # send this many body bytes, then hang
+    endless: bool = False  # after `body`, more lines for ever (chunked), until the client leaves
     conditional: bool = False  # ETag + Last-Modified, answering 304 when they match
     last_modified: datetime | None = None
 
@@ -591,6 +611,10 @@ def default_routes() -> list[Route]:
         Route("/bomb.html", lambda _request: gzip_bomb(), gzip=True),
         Route("/huge.html", b"<html><body>" + b"x" * (3 << 20), content_type="text/html"),
         Route("/huge-chunked.html", b"<html><body>" + b"y" * (3 << 20), chunked=True),
+        # The article, then a live ticker that never ends; and the article followed by 10 MB on
+        # the same line (minified pages are one line; Chromium's layout of it is what costs).
+        Route("/endless.html", hostile_article_start(), endless=True),
+        Route("/one-line.html", lambda _request: one_line_page()),
         # The article arrives, then the connection stalls: a lede is in the partial page.
         Route("/stalls.html", stalled, stall_after=stalled.index(b"</p>", lede_at) + 4),
         Route("/redirect/3", status=302, headers={"Location": "/redirect/2"}),
@@ -644,6 +668,7 @@ class NewsWeb:
         self.sites = sites
         self.routes: dict[str, Route] = {r.path: r for r in (routes or default_routes())}
         self.hits: Counter[str] = Counter()
+        self.streamed: Counter[str] = Counter()  # body bytes written by streamed routes, per path
         self._hits_by_port: Counter[tuple[int, str]] = Counter()
         self._latency: dict[tuple[int | None, str], float] = {}
         self._ports: list[int] = []
@@ -717,7 +742,7 @@ class NewsWeb:
             not_modified = self._conditional(request, route, body, headers)
             if not_modified:
                 return web.Response(status=304, headers=headers)
-        if route.chunked or route.stall_after is not None:
+        if route.chunked or route.stall_after is not None or route.endless:
             return await self._stream(request, route, body, headers)
         return web.Response(status=route.status, body=body, headers=headers)
 
@@ -749,10 +774,22 @@ class NewsWeb:
         await resp.prepare(request)
         limit = len(body) if route.stall_after is None else route.stall_after
         for start in range(0, limit, 64 * 1024):
-            await resp.write(body[start : min(start + 64 * 1024, limit)])
+            chunk = body[start : min(start + 64 * 1024, limit)]
+            await resp.write(chunk)
+            self.streamed[request.path] += len(chunk)
         if route.stall_after is not None:
             await self._closing.wait()
             return resp
+        n = 0
+        while route.endless and not self._closing.is_set():
+            block = b"".join(ENDLESS_LINE % (i, i) for i in range(n + 1, n + 801))  # ~64 KB
+            n += 800
+            try:
+                await resp.write(block)
+            except ConnectionError:  # the client has gone
+                return resp
+            self.streamed[request.path] += len(block)
+            await asyncio.sleep(0)  # let the test's own tasks run
         await resp.write_eof()
         return resp
 

@@ -6,6 +6,7 @@ The browser half is in tests/test_crawl_browser.py.
 from __future__ import annotations
 
 import asyncio
+import gzip
 import inspect
 import logging
 import time
@@ -466,6 +467,88 @@ async def test_egress_proxy_relays_post_bodies_and_redirects(news_web):
                 assert resp.status == 403  # the hop to 10.0.0.1 went through the proxy too
     finally:
         await runner.cleanup()
+
+
+PROXY_CAP = 256 * 1024
+
+
+async def test_egress_proxy_cuts_plain_http_bodies_at_the_cap_counting_decoded_bytes(news_web):
+    policy = AddressPolicy(allowed_networks=["127.0.0.1/32"])
+    hostile = ["/endless.html", "/one-line.html", "/bomb.html", "/huge-chunked.html"]
+    async with (
+        EgressProxy(policy, max_body_bytes=PROXY_CAP) as proxy,
+        aiohttp.ClientSession() as session,
+    ):
+        for path in hostile:
+            async with asyncio.timeout(10), session.get(news_web.url(path), proxy=proxy.url) as r:
+                assert r.status == 200
+                assert "Content-Encoding" not in r.headers  # the bomb comes decoded, and cut
+                body = await r.read()
+            assert len(body) == PROXY_CAP, path
+            assert body.startswith((b"<!DOCTYPE html>", b"<html>")), path
+        article = render_article(CHIP)
+        news_web.add(Route("/gzipped.html", gzip.compress(article), gzip=True))
+        for path in (CHIP.path, "/gzipped.html"):  # under the cap: all of it
+            async with session.get(news_web.url(path), proxy=proxy.url) as r:
+                assert await r.read() == article
+    assert [cut.url for cut in proxy.cuts] == [news_web.url(path) for path in hostile]
+    assert proxy.relayed == 4 * PROXY_CAP + 2 * len(article)
+
+
+@pytest_asyncio.fixture
+async def tunnel_target() -> AsyncIterator[int]:
+    """A TCP server behind a CONNECT tunnel: after the line "endless" it sends bytes for ever,
+    after "bursts" two bursts of 3/4 of the cap with a quiet second between them."""
+
+    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        mode = await reader.readline()
+        try:
+            if mode == b"endless\n":
+                while True:
+                    writer.write(b"x" * 65536)
+                    await writer.drain()
+            for _ in range(2):
+                writer.write(b"y" * (3 * PROXY_CAP // 4))
+                await writer.drain()
+                await asyncio.sleep(1.0)
+        except ConnectionError:
+            pass
+        finally:
+            writer.close()
+
+    server = await asyncio.start_server(serve, "127.0.0.1", 0)
+    try:
+        yield server.sockets[0].getsockname()[1]
+    finally:
+        server.close()
+
+
+async def _through_tunnel(proxy: EgressProxy, port: int, mode: bytes) -> int:
+    reader, writer = await asyncio.open_connection("127.0.0.1", proxy.port)
+    try:
+        writer.write(
+            f"CONNECT 127.0.0.1:{port} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n".encode()
+        )
+        assert b" 200 " in await reader.readuntil(b"\r\n\r\n")
+        writer.write(mode)
+        got = 0
+        async with asyncio.timeout(10):
+            while data := await reader.read(65536):
+                got += len(data)
+        return got
+    finally:
+        writer.close()
+
+
+async def test_egress_proxy_cuts_a_tunnel_that_never_stops_but_not_one_that_pauses(tunnel_target):
+    policy = AddressPolicy(allowed_networks=["127.0.0.1/32"])
+    async with EgressProxy(policy, max_body_bytes=PROXY_CAP) as proxy:
+        assert await _through_tunnel(proxy, tunnel_target, b"endless\n") == PROXY_CAP
+    assert [cut.url for cut in proxy.cuts] == [f"https://127.0.0.1:{tunnel_target}"]
+    # A reused tunnel carries page after page: the count starts again after a quiet spell.
+    async with EgressProxy(policy, max_body_bytes=PROXY_CAP, tunnel_quiet=0.5) as proxy:
+        assert await _through_tunnel(proxy, tunnel_target, b"bursts\n") == 6 * PROXY_CAP // 4
+    assert not proxy.cuts
 
 
 async def test_crawl_never_raises_for_a_page(monkeypatch, news_web, fetch_config, http_client):

@@ -259,6 +259,61 @@ async def test_a_page_that_hangs_times_out_and_the_browser_carries_on(browser, w
     assert after.error is None and CHIP.lede in after.html
 
 
+# A small cap keeps these tests fast; the hostile routes are far longer (endless, 10 MB).
+CAP = 512 * 1024
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def capped(work_dir: Path) -> AsyncIterator[Browser]:
+    """A browser whose bodies are cut at CAP (crawl.max_page_bytes)."""
+    async with Browser(
+        crawl_config(max_page_bytes=CAP),
+        policy=AddressPolicy.from_config(FETCH),
+        user_agent=FETCH.user_agent,
+        work_dir=work_dir,
+        extra_args=TEST_ARGS,
+    ) as browser:
+        yield browser
+
+
+async def test_endless_and_huge_one_line_pages_come_back_in_time_with_what_was_read(
+    capped, web, http
+):
+    config = crawl_config(max_page_bytes=CAP, page_timeout=15.0, respect_robots=False)
+    relayed = capped.proxy.relayed
+    async with Crawler(config, FETCH, http, browser=capped) as deep:
+        started = time.monotonic()
+        pages = await deep.crawl([web.url("/endless.html"), web.url("/one-line.html")])
+        elapsed = time.monotonic() - started
+    # Cut at the cap, neither page waits for its timeout (an endless one used to take all of it).
+    assert elapsed < 15.0 / 2
+    for page in pages:
+        assert page.ok, page.error
+        assert page.text.startswith(CHIP.lede[:50])
+        assert "max_page_bytes" in (page.note or "")
+    assert capped.proxy.relayed - relayed <= 2 * CAP
+
+
+async def test_a_page_cannot_pull_endless_or_huge_bodies_into_the_browser(capped, web):
+    web.add(
+        Route(
+            "/pull.html",
+            b"""<html><body><article><p id="out">waiting</p></article><script>
+            Promise.all(['/endless.html', '/one-line.html', '/bomb.html'].map(
+              u => fetch(u).then(r => r.arrayBuffer()).then(b => b.byteLength, () => -1)))
+            .then(sizes => { document.getElementById('out').textContent = 'got ' + sizes; });
+            </script></body></html>""",
+        )
+    )
+    started = time.monotonic()
+    rendered = await capped.render(web.url("/pull.html"), timeout=8)
+    assert f'<p id="out">got {CAP},{CAP},{CAP}</p>' in rendered.html  # the bomb counted inflated
+    assert time.monotonic() - started < 8
+    cut = {c.url for c in capped.proxy.cuts}
+    assert {web.url(p) for p in ("/endless.html", "/one-line.html", "/bomb.html")} <= cut
+    assert rendered.error is None  # the page itself was whole
+
+
 async def test_concurrency_bound_holds_in_browser_mode(browser, web, http):
     paths = [f"/parallel/{i}.html" for i in range(5)]
     for path in paths:

@@ -146,6 +146,21 @@ def test_extract_deep_gives_text_summary_and_keywords(tmp_path, threaded_news_we
     assert missing["error"] and missing["text"] == ""
 
 
+def test_extract_deep_of_endless_and_huge_pages_keeps_what_was_read_and_says_so(
+    tmp_path, threaded_news_web
+):
+    web = threaded_news_web
+    write_config(tmp_path, web, crawl='mode = "http"\nmax_page_bytes = 262144')
+    urls = [web.url("/endless.html"), web.url("/one-line.html")]
+    result = run_cli("extract", *urls, "--deep", "--json", cwd=tmp_path)
+    assert result.code == 0, result.stderr
+    for page in json.loads(result.stdout):
+        assert page["error"] is None and TECH[0].lede[:40] in page["text"]
+        assert "262144 bytes" in page["note"] and "crawl.max_page_bytes" in page["note"]
+    text = run_cli("extract", urls[0], "--deep", cwd=tmp_path)
+    assert "note: read the first 262144 bytes" in text.stdout
+
+
 def test_query_deep_answers_from_the_sources_with_citations(
     tmp_path, threaded_news_web, threaded_llm_server
 ):

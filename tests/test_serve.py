@@ -1,7 +1,10 @@
-"""`digest serve`: the archive on localhost and one-click unsubscribe links (RFC 8058)."""
+"""`digest serve`: the archive on localhost and one-click unsubscribe links (RFC 8058), and
+connections that cannot hold the server (slow headers, idle, too many)."""
 
 from __future__ import annotations
 
+import asyncio
+import math
 import os
 import socket
 import sqlite3
@@ -10,7 +13,10 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
+
+import pytest
 
 from tests.conftest import ROOT, run_cli
 
@@ -65,3 +71,98 @@ def test_serve_shows_the_archive_and_unsubscribes_with_one_post(tmp_path: Path):
     finally:
         server.terminate()
         server.wait(10)
+
+
+# -- slow and idle clients ----------------------------------------------------------------------
+
+HEADER_TIMEOUT = 1.0
+MAX_CONNECTIONS = 60
+MARGIN = 1.5
+
+
+@pytest.fixture(scope="module")
+def limited(tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
+    """`digest serve` with a short header timeout and a connection limit; its port."""
+    root = tmp_path_factory.mktemp("serve")
+    (root / "site").mkdir()
+    (root / "site" / "index.html").write_text("<!doctype html><title>digest</title><p>archive")
+    (root / "digest.toml").write_text(
+        f"[serve]\nheader_timeout = {HEADER_TIMEOUT}\nidle_timeout = 3.0\n"
+        f"max_connections = {MAX_CONNECTIONS}\n"
+    )
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("DIGEST_")}
+    env["PYTHONPATH"] = str(ROOT)
+    server = subprocess.Popen(
+        [sys.executable, "-m", "digest", "serve", "--port", str(port)],
+        cwd=root,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                assert get(f"http://127.0.0.1:{port}/index.html")[0] == 200
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.2)
+        yield port
+    finally:
+        server.terminate()
+        server.wait(10)
+
+
+async def slowloris(port: int, *, drip: bool = True) -> float:
+    """Seconds until the server closed a connection that sends its request head a byte every
+    0.1 s (or, with drip=False, nothing at all); inf if it never did (in 60 s)."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    started = time.monotonic()
+    head = b"GET /index.html HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: " + b"a" * 600
+    try:
+        for byte in head:
+            if drip:
+                writer.write(bytes([byte]))
+                await writer.drain()
+            try:
+                data = await asyncio.wait_for(reader.read(1024), 0.1)
+            except TimeoutError:
+                continue
+            assert data == b"", f"answered before the request was complete: {data[:40]!r}"
+            return time.monotonic() - started
+    except ConnectionError:
+        return time.monotonic() - started
+    finally:
+        writer.close()
+    return math.inf
+
+
+async def test_slow_and_idle_clients_are_cut_off_while_others_are_answered(limited):
+    clients = [asyncio.create_task(slowloris(limited)) for _ in range(50)]
+    clients.append(asyncio.create_task(slowloris(limited, drip=False)))
+    await asyncio.sleep(0.3)
+    status, body = await asyncio.to_thread(get, f"http://127.0.0.1:{limited}/index.html")
+    assert status == 200 and "archive" in body
+    async with asyncio.timeout(HEADER_TIMEOUT + 2 * MARGIN):
+        closed_after = await asyncio.gather(*clients)
+    assert max(closed_after) < HEADER_TIMEOUT + MARGIN, sorted(closed_after)[-5:]
+
+
+async def test_connections_over_the_limit_get_503_until_slots_free_up(limited):
+    held = [await asyncio.open_connection("127.0.0.1", limited) for _ in range(MAX_CONNECTIONS)]
+    await asyncio.sleep(0.3)
+    reader, writer = await asyncio.open_connection("127.0.0.1", limited)
+    try:
+        answer = await asyncio.wait_for(reader.read(100), HEADER_TIMEOUT / 2)
+        assert answer.startswith(b"HTTP/1.1 503 Service Unavailable")
+    finally:
+        writer.close()
+    async with asyncio.timeout(HEADER_TIMEOUT + MARGIN):
+        for held_reader, held_writer in held:  # cut after header_timeout: they asked nothing
+            assert await held_reader.read(100) == b""
+            held_writer.close()
+    status, _ = await asyncio.to_thread(get, f"http://127.0.0.1:{limited}/index.html")
+    assert status == 200

@@ -28,7 +28,7 @@ from types import ModuleType
 from typing import Any
 
 from digest.config import CrawlConfig
-from digest.crawl.egress import GUARD_MARKER, EgressProxy
+from digest.crawl.egress import GUARD_MARKER, Cut, EgressProxy
 from digest.errors import DigestError
 from digest.fetch.guard import AddressPolicy
 
@@ -180,7 +180,7 @@ class Browser:
         self.user_agent = user_agent
         self.work_dir = work_dir or default_work_dir()
         self.extra_args = tuple(extra_args)
-        self.proxy = EgressProxy(policy)
+        self.proxy = EgressProxy(policy, max_body_bytes=config.max_page_bytes)
         self._crawler: Any = None
         self._c4: ModuleType | None = None
         self.pids: frozenset[int] = frozenset()  # Chromium processes this browser started
@@ -255,6 +255,7 @@ class Browser:
             raise RuntimeError("Browser is not started; use `async with Browser(...)`")
         c4 = self._c4
         started = time.monotonic()
+        since = asyncio.get_running_loop().time()
         run = c4.CrawlerRunConfig(
             cache_mode=c4.CacheMode.DISABLED,
             wait_until="domcontentloaded",  # then `_settle`, bounded: "load" may never come
@@ -268,22 +269,40 @@ class Browser:
         # The strategy's crawl, not `AsyncWebCrawler.arun`: only the rendered HTML is needed, and
         # arun's markdown generation and anti-bot heuristics cost CPU in the event loop.
         strategy = self._crawler.crawler_strategy
+        cut = self.proxy.watch(url)
+        crawl = asyncio.ensure_future(strategy.crawl(url, config=run))
         try:
             async with asyncio.timeout(timeout):
-                response = await strategy.crawl(url, config=run)
+                await asyncio.wait({crawl, cut}, return_when=asyncio.FIRST_COMPLETED)
+                if not crawl.done():
+                    # Cut at the cap: this render would be thrown away, so it stops now rather
+                    # than leave Chromium parsing megabytes (it was still at it at the timeout).
+                    await _cancel(crawl)
+                    error = _cut_reason(cut.result())
+                    return Rendered(url, url, error=error, elapsed=time.monotonic() - started)
+                response = crawl.result()
         except TimeoutError:
             raise
         except Exception as err:  # navigation errors, a crashed page...
-            return Rendered(url, url, error=_first_line(err), elapsed=time.monotonic() - started)
+            error = self._cut(url, url, since) or _first_line(err)
+            return Rendered(url, url, error=error, elapsed=time.monotonic() - started)
+        finally:
+            cut.cancel()
+            await _cancel(crawl)
         elapsed = time.monotonic() - started
         final_url = response.redirected_url or url
         status = response.redirected_status_code or response.status_code
         html = response.html or ""
-        error = None
+        error = self._cut(url, final_url, since)
         if GUARD_MARKER in html[:2000] and (refusal := self.proxy.refused(final_url)):
             # The guard proxy refused where the page (a redirect, its script) led the browser.
             error = f"blocked address: the page led the browser to {final_url} ({refusal.reason})"
         return Rendered(url, final_url, html, status, error, elapsed)
+
+    def _cut(self, url: str, final_url: str, since: float) -> str | None:
+        """Why the page's own body is incomplete, when the proxy cut it at the cap."""
+        cut = self.proxy.cut_since(final_url, since) or self.proxy.cut_since(url, since)
+        return None if cut is None else _cut_reason(cut)
 
     async def _track_requests(self, page: Any, context: Any = None, **_: Any) -> Any:
         """crawl4ai hook on a new page: count its requests in flight, for `_settle`."""
@@ -409,6 +428,17 @@ def process_memory(pids: Sequence[int]) -> tuple[int, int]:
         except (OSError, ValueError):
             continue
     return rss, pss
+
+
+def _cut_reason(cut: Cut) -> str:
+    what = "a tunnel to its site" if cut.url.startswith("https:") else "its body"
+    return f"the proxy cut {what} at {cut.relayed} bytes (crawl.max_page_bytes)"
+
+
+async def _cancel(task: asyncio.Future[Any]) -> None:
+    """Cancel `task` and wait until it has cleaned up (a no-op when it is done)."""
+    task.cancel()
+    await asyncio.gather(task, return_exceptions=True)
 
 
 def _executable(path: str) -> bool:

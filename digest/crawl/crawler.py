@@ -4,8 +4,9 @@ For every URL, in order: the URL check, robots.txt, then a guarded HTTP fetch (w
 PDFs from HTML and is the fallback), then, in browser mode, Chromium. The browser's result is
 judged rather than trusted: an error page (`chrome-error://`, a JavaScript redirect somewhere
 unreachable, an HTTP error), an empty article, or far less text than the plain fetch found all
-fall back to the HTTP-fetched page. A failure of one page is that page's `error`; `crawl` never
-raises for it.
+fall back to the HTTP-fetched page. A page longer than `max_page_bytes` is read over HTTP up to
+there and not rendered (the browser's copy would be cut at the same limit), and `Page.note` says
+so. A failure of one page is that page's `error`; `crawl` never raises for it.
 
     async with Crawler(config.crawl, config.fetch, http) as crawler:
         pages = await crawler.crawl(urls)     # same order, one Page per URL
@@ -66,6 +67,7 @@ class _Fetched:
     charset: str | None
     body: bytes
     truncated: bool
+    cap: int  # the limit `body` was read to
 
 
 class Crawler:
@@ -174,9 +176,13 @@ class Crawler:
                     return await self._pdf(result)
                 return result
             except TimeoutError:
+                timed_out = f"timed out after {self.config.page_timeout:g} s"
                 if attempt.fallback is not None and attempt.fallback.ok:
-                    return attempt.fallback
-                return _failed(url, f"timed out after {self.config.page_timeout:g} s")
+                    note = _notes(
+                        attempt.fallback.note, f"{timed_out}: kept the page read over HTTP"
+                    )
+                    return replace(attempt.fallback, note=note)
+                return _failed(url, timed_out)
             except Exception as err:  # one page's failure must never sink the batch
                 log.exception("deep crawl of %s failed", url)
                 return _failed(url, f"unexpected error: {err}")
@@ -208,6 +214,7 @@ class Crawler:
         try:
             fetched: _Fetched | None = None
             fetch_error: str | None = None
+            not_rendered: str | None = None
             try:
                 fetched = await self._fetch(url, deadline - loop.time())
             except (BlockedAddressError, InvalidURLError, FetchTimeoutError) as err:
@@ -229,11 +236,17 @@ class Crawler:
                 http_text = asyncio.create_task(self._http_main_text(fetched))
                 tasks.append(http_text)
                 http_text.add_done_callback(partial(_keep_fallback, attempt, url, fetched))
+                if fetched.truncated and render is not None:
+                    # The browser's copy would be cut at the same limit and not used: spare
+                    # Chromium the megabytes (an endless body kept it parsing until the timeout).
+                    render.cancel()
+                    render = None
+                    not_rendered = "not rendered, its copy would be cut at the same limit"
             if render is not None:
                 page = await self._browser_page(url, fetched, http_text, render)
                 if page is not None:
                     return page
-            return await self._http_page(url, fetched, http_text, fetch_error)
+            return await self._http_page(url, fetched, http_text, fetch_error, not_rendered)
         finally:
             for task in tasks:
                 if not task.done():
@@ -282,6 +295,7 @@ class Crawler:
                 charset=charset,
                 body=bytes(body[:cap]),
                 truncated=truncated,
+                cap=cap,
             )
 
     async def _http_main_text(self, fetched: _Fetched) -> MainText:
@@ -313,16 +327,12 @@ class Crawler:
             error = _both(f"HTTP {fetched.status} from {fetched.final_url}", browser_problem)
         elif not main.text:
             error = _both("no article text found", browser_problem)
-        return Page(
-            url=url,
-            final_url=fetched.final_url,
-            title=main.title,
-            text=main.text if error is None else "",
-            kind="html",
-            fetched_by="http",
-            http_status=fetched.status,
-            error=error,
-        )
+        page = _page_from(url, fetched, main)
+        if error is not None:
+            return replace(page, text="", note=None, error=error)
+        if browser_problem:
+            return replace(page, note=_notes(page.note, f"browser: {browser_problem}"))
+        return page
 
     async def _render(self, url: str, deadline: float) -> Rendered | str:
         """The rendered page, or why there is none (a problem, never an exception)."""
@@ -453,6 +463,7 @@ def _both(problem: str, browser_problem: str | None) -> str:
 
 
 def _page_from(url: str, fetched: _Fetched, main: MainText) -> Page:
+    cut = f"read the first {fetched.cap} bytes of a longer page (crawl.max_page_bytes)"
     return Page(
         url=url,
         final_url=fetched.final_url,
@@ -461,7 +472,12 @@ def _page_from(url: str, fetched: _Fetched, main: MainText) -> Page:
         kind="html",
         fetched_by="http",
         http_status=fetched.status,
+        note=cut if fetched.truncated else None,
     )
+
+
+def _notes(*notes: str | None) -> str | None:
+    return "; ".join(n for n in notes if n) or None
 
 
 def _failed(
