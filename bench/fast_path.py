@@ -12,7 +12,8 @@ Run from the repository root:
 Pages in (a) and (b) have their first article paragraph at realistic depths: drawn from the
 distribution measured on 181 real news pages (12% within 20 KB, median 53 KB, p90 181 KB).
 
-The news web runs in a child process so CPU time (time.process_time) counts only the client.
+The news web runs in a child process so CPU time counts only the client: this process and the
+parser processes it hands pages to.
 Each pass uses a fresh extractor (no cache hits). Figures are medians over the repeats; "right
 lede" means the text starts with the article's real opening. The baseline is the seed's method:
 read the first 20 KB of each page, join its first 15 <p>, and a 1.5 s ceiling on the whole call
@@ -27,7 +28,9 @@ import asyncio
 import bisect
 import importlib.util
 import multiprocessing as mp
+import os
 import random
+import resource
 import statistics
 import sys
 import time
@@ -135,12 +138,30 @@ async def seed_method(
         return ["" for _ in urls]  # the seed returned nothing at all on overrun or error
 
 
+def cpu_seconds(parsers: ParserPool | None) -> float:
+    """CPU of this process, of the parser processes alive now (/proc) and of those that ended."""
+    total = time.process_time()
+    ended = resource.getrusage(resource.RUSAGE_CHILDREN)
+    total += ended.ru_utime + ended.ru_stime
+    tick = os.sysconf("SC_CLK_TCK")
+    for worker in parsers._live if parsers is not None else ():
+        try:
+            fields = Path(f"/proc/{worker.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += (int(fields[11]) + int(fields[12])) / tick  # utime, stime
+    return total
+
+
 async def measure(
-    run: Callable[[list[str]], Awaitable[list[str]]], urls: list[str], openings: list[str | None]
+    run: Callable[[list[str]], Awaitable[list[str]]],
+    urls: list[str],
+    openings: list[str | None],
+    parsers: ParserPool | None = None,
 ) -> Outcome:
-    cpu0, wall0 = time.process_time(), time.perf_counter()
+    cpu0, wall0 = cpu_seconds(parsers), time.perf_counter()
     texts = await run(urls)
-    wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
+    wall, cpu = time.perf_counter() - wall0, cpu_seconds(parsers) - cpu0
     ledes = sum(1 for t in texts if t)
     right = sum(1 for t, o in zip(texts, openings, strict=True) if o and t.startswith(o))
     return Outcome(wall, cpu, ledes, right, len(urls))
@@ -216,7 +237,7 @@ async def run_scenario(
             async def kind_run(batch: list[str]) -> list[str]:
                 return await seed_method(session, batch, drop_all=False)
 
-            ours.append(await measure(our_run, tagged, openings))
+            ours.append(await measure(our_run, tagged, openings, parsers))
             seed.append(await measure(seed_run, tagged, openings))
             kind.append(await measure(kind_run, [f"{u}&k" for u in tagged], openings))
     _report(name, len(urls), sum(o is not None for o in openings), ours, seed, kind)

@@ -24,7 +24,7 @@ from zoneinfo import ZoneInfo
 
 from digest.app import App
 from digest.config import Config
-from digest.errors import DigestError, RunExistsError
+from digest.errors import DaemonLockLostError, DaemonRunningError, DigestError, RunExistsError
 from digest.models import RunRecord
 from digest.schedule import (
     collect_key,
@@ -46,14 +46,6 @@ if TYPE_CHECKING:
 log = logging.getLogger("digest.daemon")
 # How often the daemon checks that it still holds its lock (watch_lock).
 LOCK_CHECK_SECONDS = 10.0
-
-
-class DaemonLockLostError(DigestError):
-    """The daemon's lock was taken away while it ran (its PostgreSQL session ended)."""
-
-
-class DaemonRunningError(DigestError):
-    """Another daemon holds the database."""
 
 
 def lock_path(config: Config) -> Path:

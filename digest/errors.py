@@ -75,3 +75,90 @@ class InvalidSubscriberError(StoreError, ValueError):
 
 class ClusterConflictError(StoreError):
     """Another process changed the stories of a category between a clustering's read and write."""
+
+
+class SummarizeError(DigestError):
+    """The LLM failed after its retries, or its output stayed invalid; the message is one line.
+
+    Callers fall back to the extractive summarizer (the `Summarizer` facade does so itself).
+    `prompt_tokens` and `completion_tokens` count what the failed attempt still used.
+    """
+
+    def __init__(self, message: str, *, prompt_tokens: int = 0, completion_tokens: int = 0):
+        super().__init__(message)
+        self.prompt_tokens = prompt_tokens
+        self.completion_tokens = completion_tokens
+
+
+class DaemonLockLostError(DigestError):
+    """The daemon's lock was taken away while it ran (its PostgreSQL session ended)."""
+
+
+class DaemonRunningError(DigestError):
+    """Another daemon holds the database."""
+
+
+class BrowserUnavailableError(DigestError, RuntimeError):
+    """No browser could be started (missing executable, crawl4ai/Playwright not installed...)."""
+
+
+class PdfError(DigestError, ValueError):
+    """A PDF could not be converted to text (unreadable, too big, too slow, out of memory)."""
+
+
+class AddressError(DigestError, ValueError):
+    """Not an address digest can send to; `reason` is the validator's explanation."""
+
+    def __init__(self, address: object, reason: str) -> None:
+        super().__init__(f"not an email address: {address!r} ({reason})")
+        self.reason = reason
+
+
+class FeedError(SourceError):
+    """A feed could not be fetched, or what came back is not a usable RSS/Atom document."""
+
+
+class DeliveryError(DigestError, OSError):
+    """A message could not be handed to the mail server (or written to the outbox).
+
+    `reply` is the server's reply (or what happened to the connection), kept in the ledger.
+    `maybe_delivered` is true when the failure came after the message data went out and before
+    the server confirmed it: the server may have accepted it anyway (see `digest.deliver.sender`).
+    `transport_down` is true when the failure is the server's or the connection's, not this
+    message's (refused connection, failed login or TLS): the rest of the run would fail the same.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        reply: str,
+        code: int | None = None,
+        maybe_delivered: bool = False,
+        transport_down: bool = False,
+    ) -> None:
+        super().__init__(message)
+        self.reply = reply
+        self.code = code
+        self.maybe_delivered = maybe_delivered
+        self.transport_down = transport_down
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else self.reply
+
+
+class TemporaryDeliveryError(DeliveryError):
+    """Worth retrying later: a 4xx reply, a dropped or refused connection, a timeout."""
+
+
+class PermanentDeliveryError(DeliveryError):
+    """Retrying will not help: a 5xx reply, a refused or malformed recipient."""
+
+
+class InvalidRecipientError(PermanentDeliveryError):
+    """The recipient's address breaks the address rule (`digest.deliver.address`): their email
+    is not built and no server is asked. It fails that recipient's row, never the others'."""
+
+
+class InvalidTransition(DigestError, ValueError):
+    """A delivery ledger row cannot make this move from its current state."""

@@ -127,10 +127,10 @@ async def send_edition(app: App, edition: Edition, *, now: datetime, due_only: b
     """Email the edition to every subscriber (or only those whose morning has come) through the
     delivery ledger: nobody gets it twice. A subscriber whose address the rule refuses (stored
     by an older version) fails their own ledger row with the reason; the others are sent."""
-    from digest.deliver.errors import InvalidRecipientError
     from digest.deliver.ledger import RetryPolicy
     from digest.deliver.message import Recipient, build_message
     from digest.deliver.sender import deliver
+    from digest.errors import InvalidRecipientError
     from digest.render.layout import absolute_url, edition_path
     from digest.store import SqlLedger
 

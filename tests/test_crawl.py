@@ -23,8 +23,9 @@ from digest.crawl import BrowserUnavailableError, Crawler, extract_main_text
 from digest.crawl.browser import Rendered, chromium_processes
 from digest.crawl.crawler import judge_render, probe_mode
 from digest.crawl.egress import GUARD_HEADER, EgressProxy
-from digest.crawl.pdf import PdfError, looks_like_pdf, pdf_to_text
+from digest.crawl.pdf import looks_like_pdf, pdf_to_text
 from digest.crawl.robots import RobotsRules
+from digest.errors import PdfError
 from digest.fetch.client import HttpClient
 from digest.fetch.guard import AddressPolicy
 from tests.newsweb import ARTICLES, Route, pdf_document, render_article

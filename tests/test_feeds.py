@@ -15,9 +15,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from digest.config import FeedConfig, FetchConfig
+from digest.errors import FeedError
 from digest.fetch.client import HttpClient
 from digest.models import FeedState
-from digest.sources.feeds import FeedError, ParsedFeed, fetch_feed, parse_feed
+from digest.sources.feeds import ParsedFeed, fetch_feed, parse_feed
 
 RSS2 = b"""<?xml version="1.0" encoding="utf-8"?>
 <rss version="2.0" xmlns:media="http://search.yahoo.com/mrss/"

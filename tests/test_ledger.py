@@ -19,14 +19,14 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
 from digest.deliver import ledger
-from digest.deliver.errors import (
+from digest.deliver.ledger import Delivery, RetryPolicy
+from digest.deliver.sender import MemoryLedgerStore, deliver, resend
+from digest.deliver.transport import SendResult
+from digest.errors import (
     InvalidTransition,
     PermanentDeliveryError,
     TemporaryDeliveryError,
 )
-from digest.deliver.ledger import Delivery, RetryPolicy
-from digest.deliver.sender import MemoryLedgerStore, deliver, resend
-from digest.deliver.transport import SendResult
 
 DAY = date(2025, 3, 4)
 T0 = datetime(2025, 3, 4, 7, 0, tzinfo=UTC)

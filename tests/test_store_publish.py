@@ -17,11 +17,10 @@ from sqlalchemy import func, select, text
 from sqlalchemy.exc import IntegrityError
 
 from digest.deliver import ledger
-from digest.deliver.errors import PermanentDeliveryError
 from digest.deliver.ledger import Delivery, RetryPolicy
 from digest.deliver.sender import deliver, resend
 from digest.deliver.transport import SendResult
-from digest.errors import InvalidSubscriberError, StoreError
+from digest.errors import InvalidSubscriberError, PermanentDeliveryError, StoreError
 from digest.models import Edition, EditionHeadline, EditionSection, EditionStory, Outlet
 from digest.store import (
     SqlLedger,

@@ -16,7 +16,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from digest.summarize import ArticleInput, SummarizeError, Summarizer
+from digest.errors import SummarizeError
+from digest.summarize import ArticleInput, Summarizer
 from digest.summarize.llm import LLMSummarizer
 from digest.summarize.output import find_links, parse_json_object, strip_links
 from tests import llmserver

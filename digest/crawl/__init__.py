@@ -11,19 +11,19 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from digest.crawl.browser import Browser, BrowserUnavailableError
+    from digest.crawl.browser import Browser
     from digest.crawl.crawler import Crawler, Mode
     from digest.crawl.maintext import MainText, extract_main_text
-    from digest.crawl.pdf import PdfError
+    from digest.errors import BrowserUnavailableError, PdfError
 
 _EXPORTS = {
     "Browser": "digest.crawl.browser",
-    "BrowserUnavailableError": "digest.crawl.browser",
+    "BrowserUnavailableError": "digest.errors",
     "Crawler": "digest.crawl.crawler",
     "Mode": "digest.crawl.crawler",
     "MainText": "digest.crawl.maintext",
     "extract_main_text": "digest.crawl.maintext",
-    "PdfError": "digest.crawl.pdf",
+    "PdfError": "digest.errors",
 }
 
 __all__ = [

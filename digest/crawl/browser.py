@@ -29,7 +29,7 @@ from typing import Any
 
 from digest.config import CrawlConfig
 from digest.crawl.egress import GUARD_MARKER, Cut, EgressProxy
-from digest.errors import DigestError
+from digest.errors import BrowserUnavailableError
 from digest.fetch.guard import AddressPolicy
 
 log = logging.getLogger(__name__)
@@ -77,10 +77,6 @@ _QUIET_DOM_JS = """
 HOOK_CLASS = "BrowserManager"
 HOOK_METHOD = "_build_browser_args"
 _hook_path: str | None = None
-
-
-class BrowserUnavailableError(DigestError, RuntimeError):
-    """No browser could be started (missing executable, crawl4ai/Playwright not installed...)."""
 
 
 @dataclass(frozen=True, slots=True)

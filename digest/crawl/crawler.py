@@ -26,16 +26,18 @@ from typing import Any, Literal
 import aiohttp
 
 from digest.config import CrawlConfig, FetchConfig
-from digest.crawl.browser import Browser, BrowserUnavailableError, Rendered
+from digest.crawl.browser import Browser, Rendered
 from digest.crawl.maintext import MainText
-from digest.crawl.pdf import PdfError, looks_like_pdf, pdf_to_text
+from digest.crawl.pdf import looks_like_pdf, pdf_to_text
 from digest.crawl.robots import RobotsRules
 from digest.errors import (
     BlockedAddressError,
+    BrowserUnavailableError,
     FetchError,
     FetchTimeoutError,
     InvalidURLError,
     ParseError,
+    PdfError,
 )
 from digest.fetch.client import HttpClient, parse_content_type
 from digest.fetch.decode import decode_html

@@ -16,17 +16,13 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from digest.errors import DigestError
+from digest.errors import PdfError
 
 PDF_MAGIC = b"%PDF-"
 PDF_TYPES = frozenset({"application/pdf", "application/x-pdf", "application/acrobat"})
 # The header may follow a little junk (the PDF spec allows up to 1 KB before it).
 _MAGIC_WINDOW = 1024
 _PACKAGE_ROOT = str(Path(__file__).resolve().parent.parent.parent)
-
-
-class PdfError(DigestError, ValueError):
-    """A PDF could not be converted to text (unreadable, too big, too slow, out of memory)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,17 +14,9 @@ from dataclasses import dataclass
 
 from email_validator import EmailNotValidError, validate_email
 
-from digest.errors import DigestError
+from digest.errors import AddressError
 
 __all__ = ["AddressError", "MailAddress", "check_address"]
-
-
-class AddressError(DigestError, ValueError):
-    """Not an address digest can send to; `reason` is the validator's explanation."""
-
-    def __init__(self, address: object, reason: str) -> None:
-        super().__init__(f"not an email address: {address!r} ({reason})")
-        self.reason = reason
 
 
 @dataclass(frozen=True, slots=True)

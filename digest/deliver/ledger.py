@@ -22,7 +22,7 @@ from datetime import date, datetime, timedelta
 from typing import Literal
 
 from digest.config import EmailConfig
-from digest.deliver.errors import InvalidTransition
+from digest.errors import InvalidTransition
 
 State = Literal["pending", "sending", "sent", "failed"]
 STATES: tuple[State, ...] = ("pending", "sending", "sent", "failed")

@@ -31,8 +31,8 @@ import jinja2
 from markupsafe import escape
 
 from digest.config import EmailConfig
-from digest.deliver.address import AddressError, check_address
-from digest.deliver.errors import InvalidRecipientError
+from digest.deliver.address import check_address
+from digest.errors import AddressError, InvalidRecipientError
 from digest.models import Edition, EditionHeadline, EditionStory
 from digest.render.sanitize import clean_text, safe_url
 

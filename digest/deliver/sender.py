@@ -22,9 +22,9 @@ from email.message import EmailMessage
 from typing import Protocol
 
 from digest.deliver import ledger
-from digest.deliver.errors import DeliveryError, InvalidTransition, PermanentDeliveryError
 from digest.deliver.ledger import Delivery, RetryPolicy
 from digest.deliver.transport import Transport
+from digest.errors import DeliveryError, InvalidTransition, PermanentDeliveryError
 
 __all__ = ["DeliveryReport", "LedgerStore", "MemoryLedgerStore", "deliver", "resend"]
 

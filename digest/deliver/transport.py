@@ -23,7 +23,7 @@ from typing import Protocol
 import aiosmtplib
 
 from digest.config import EmailConfig
-from digest.deliver.errors import DeliveryError, PermanentDeliveryError, TemporaryDeliveryError
+from digest.errors import DeliveryError, PermanentDeliveryError, TemporaryDeliveryError
 
 __all__ = ["OutboxTransport", "SendResult", "SmtpTransport", "Transport", "outbox_name"]
 

@@ -22,7 +22,7 @@ import aiohttp
 import feedparser
 
 from digest.config import FeedConfig
-from digest.errors import FetchError, InvalidURLError, SourceError
+from digest.errors import FeedError, FetchError, InvalidURLError
 from digest.fetch.client import FEED_TYPES, HttpClient
 from digest.models import FeedState, Headline
 
@@ -35,10 +35,6 @@ _IMAGE_EXTENSIONS = (".jpg", ".jpeg", ".png", ".gif", ".webp", ".avif")
 _CHARSET_NAME = re.compile(r"[A-Za-z0-9._:-]{1,40}")
 _MARKUP = re.compile(r"<[a-zA-Z/!]")  # for values feedparser gives without a type
 _LOOKS_LIKE_HTML = re.compile(rb"<(!doctype\s+html|html[\s>]|head[\s>]|body[\s>])", re.I)
-
-
-class FeedError(SourceError):
-    """A feed could not be fetched, or what came back is not a usable RSS/Atom document."""
 
 
 @dataclass(frozen=True, slots=True)

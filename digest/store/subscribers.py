@@ -10,7 +10,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from sqlalchemy import select
 
-from digest.errors import InvalidSubscriberError
+from digest.errors import AddressError, InvalidSubscriberError
 from digest.models import Subscriber
 from digest.store.base import StoreBase, insert, now
 from digest.store.schema import subscribers
@@ -80,7 +80,7 @@ def normalize_email(email: str) -> str:
     """`email` checked and normalized by the one address rule that sending applies too
     (`digest.deliver.address`), or InvalidSubscriberError saying why it is refused."""
     # Imported here: the deliver package brings the email stack, which most commands never use.
-    from digest.deliver.address import AddressError, check_address
+    from digest.deliver.address import check_address
 
     try:
         return check_address(email).normalized

@@ -20,11 +20,12 @@ from typing import Self
 import openai
 
 from digest.config import LLMConfig
+from digest.errors import SummarizeError
 from digest.models import Summary
 from digest.summarize import answer as _answer
 from digest.summarize import extractive
 from digest.summarize.llm import LLMClient, LLMSummarizer
-from digest.summarize.types import Answer, ArticleInput, Source, SummarizeError, SummaryOutcome
+from digest.summarize.types import Answer, ArticleInput, Source, SummaryOutcome
 
 __all__ = [
     "Answer",

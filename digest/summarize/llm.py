@@ -24,11 +24,12 @@ import openai
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from digest.config import LLMConfig
+from digest.errors import SummarizeError
 from digest.models import Summary
 from digest.summarize import extractive, prompts
 from digest.summarize.output import one_line, parse_json_object, strip_links
 from digest.summarize.text import content_terms, length, split_sentences
-from digest.summarize.types import ArticleInput, SummarizeError
+from digest.summarize.types import ArticleInput
 
 log = logging.getLogger(__name__)
 

@@ -6,21 +6,7 @@ import hashlib
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from digest.errors import DigestError
 from digest.models import Page, Summary
-
-
-class SummarizeError(DigestError):
-    """The LLM failed after its retries, or its output stayed invalid; the message is one line.
-
-    Callers fall back to the extractive summarizer (the `Summarizer` facade does so itself).
-    `prompt_tokens` and `completion_tokens` count what the failed attempt still used.
-    """
-
-    def __init__(self, message: str, *, prompt_tokens: int = 0, completion_tokens: int = 0):
-        super().__init__(message)
-        self.prompt_tokens = prompt_tokens
-        self.completion_tokens = completion_tokens
 
 
 @dataclass(frozen=True, slots=True)
