@@ -507,8 +507,8 @@ def status(ctx: click.Context, as_json: bool) -> None:
     from digest.cli_output import print_status
     from digest.status import status as load_status
 
-    data = _run(ctx, load_status)
-    _echo_json(data) if as_json else print_status(data)
+    found = _run(ctx, load_status)
+    _echo_json(found.to_json()) if as_json else print_status(found)
 
 
 def main() -> None:

@@ -24,6 +24,7 @@ from digest.models import Extract, Item, SearchHit
 from digest.ondemand import QueryResult
 from digest.publish import PublishReport
 from digest.render.sanitize import clean_text, needs_cleaning
+from digest.status import Status
 
 
 class _CleanConsole(Console):
@@ -228,7 +229,7 @@ def print_deepen_report(report: DeepenReport) -> None:
     if report.crawl_mode:
         console.print(f"crawl mode: {report.crawl_mode} ({report.crawl_mode_reason})")
     for e in report.errors:
-        console.print(f"[red]failed[/red] {_e(e['source'])}: {_e(e['error'])}")
+        console.print(f"[red]failed[/red] {_e(e.source)}: {_e(e.error)}")
 
 
 def print_publish_report(report: PublishReport) -> None:
@@ -243,7 +244,7 @@ def print_publish_report(report: PublishReport) -> None:
         f"{c.get('failed', 0)} failed · {report.elapsed:.1f} s"
     )
     for e in report.errors:
-        console.print(f"[red]failed[/red] {_e(e['source'])}: {_e(e['error'])}")
+        console.print(f"[red]failed[/red] {_e(e.source)}: {_e(e.error)}")
 
 
 def print_cycle(cycle: CycleReport) -> None:
@@ -289,48 +290,49 @@ def print_deliveries(rows: list[Any]) -> None:
     _console().print(table)
 
 
-def print_status(data: dict[str, Any]) -> None:
+def print_status(status: Status) -> None:
     console = _console()
-    running = "[green]running[/green]" if data["daemon_running"] else "[yellow]not running[/yellow]"
+    running = "[green]running[/green]" if status.daemon_running else "[yellow]not running[/yellow]"
     console.print(f"daemon: {running}")
-    for job, when in data["next_runs"].items():
-        console.print(f"next {job}: {when}")
+    console.print(f"next collect: {status.next_collect.isoformat()}")
+    console.print(f"next publish: {status.next_publish.isoformat()}")
     table = Table(title="last runs", expand=False)
     for col in ("job", "status", "started", "took", "counts", "errors"):
         table.add_column(col)
-    for kind, r in data["last_runs"].items():
-        counts = ", ".join(f"{k} {v}" for k, v in r["counts"].items() if isinstance(v, int) and v)
+    for kind, r in status.last_runs.items():
+        counts = ", ".join(f"{k} {v}" for k, v in r.counts.items() if isinstance(v, int) and v)
+        took = f"{(r.finished_at - r.started_at).total_seconds():.2f} s" if r.finished_at else None
         table.add_row(
             kind,
-            r["status"],
-            r["started_at"][:19],
-            f"{r['duration_s']} s" if r["duration_s"] is not None else "running",
+            r.status,
+            r.started_at.isoformat()[:19],
+            took or "running",
             counts,
-            str(len(r["errors"])),
+            str(len(r.errors)),
         )
     console.print(table)
-    for e in data["failing_sources"]:
+    for e in status.failing_sources:
         console.print(f"[red]failing source[/red] {_e(e['source'])}: {_e(e['error'])}")
-    for host, pages in data["failing_hosts"].items():
+    for host, pages in status.failing_hosts.items():
         console.print(f"[yellow]failing host[/yellow] {_e(host)}: {pages} page(s) late or failed")
-    for f in data["failing_feeds"]:
+    for f in status.failing_feeds:
         console.print(
-            f"[red]failing feed[/red] {_e(f['url'])} ({f['errors_in_a_row']}x): "
-            f"{_e(f['last_error'] or '')}"
+            f"[red]failing feed[/red] {_e(f.url)} ({f.error_count}x): {_e(f.last_error or '')}"
         )
-    console.print(f"LLM: {data['llm']}; tokens today: {data['llm_tokens_today']}")
-    b = data["browser"]
-    console.print(f"browser: configured {b['configured']}, last used {b['last_used'] or '-'}")
-    console.print(f"deliveries: {ledger_line(data['deliveries'])}")
-    for f in data["failed_deliveries"]:
+    console.print(f"LLM: {status.llm}; tokens today: {status.llm_tokens_today}")
+    last_used, _why = status.browser_last_used
+    console.print(f"browser: configured {status.browser_configured}, last used {last_used or '-'}")
+    console.print(f"deliveries: {ledger_line(status.deliveries)}")
+    for d in status.failed_deliveries:
         console.print(
-            f"[red]failed email[/red] {f['edition']} to {_e(f['recipient'])}: {_e(f['reply'])}"
+            f"[red]failed email[/red] {d.edition_day.isoformat()} to {_e(d.recipient)}: "
+            f"{_e(d.last_reply or '')}"
         )
-    size = data["database_bytes"]
+    size, count = status.database_bytes, status.articles["articles"]
     console.print(
-        f"database: {size / 1e6:.1f} MB, {data['articles']['articles']} articles"
+        f"database: {size / 1e6:.1f} MB, {count} articles"
         if size is not None
-        else f"database: {data['articles']['articles']} articles"
+        else f"database: {count} articles"
     )
 
 

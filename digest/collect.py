@@ -16,17 +16,11 @@ from datetime import UTC, datetime, timedelta
 from digest.app import App
 from digest.errors import DigestError
 from digest.fetch.cache import host_of
-from digest.models import FeedState, Headline, Item
+from digest.models import Failure, FeedState, Headline, Item
 from digest.sources.feeds import fetch_feed
 from digest.store.urls import canonical_url
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True, slots=True)
-class SourceFailure:
-    source: str  # "ddg:news:finance", "feed:https://..."
-    error: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,7 +37,7 @@ class CollectReport:
     run_id: int
     status: str  # "ok", "partial" (some sources failed) or "failed" (nothing collected)
     categories: list[CategoryReport] = field(default_factory=list)
-    failures: list[SourceFailure] = field(default_factory=list)
+    failures: list[Failure] = field(default_factory=list)
     elapsed: float = 0.0
 
     @property
@@ -83,7 +77,7 @@ def run_status(headlines: int, failures: int) -> str:
     return "partial" if headlines else "failed"
 
 
-async def _feed_headlines(app: App, category: str, failures: list[SourceFailure]) -> list[Headline]:
+async def _feed_headlines(app: App, category: str, failures: list[Failure]) -> list[Headline]:
     store = await app.store()
     feeds = app.config.sources.feeds_for(category)
 
@@ -92,7 +86,7 @@ async def _feed_headlines(app: App, category: str, failures: list[SourceFailure]
         now = datetime.now(UTC)
         if state is not None and (wait := backoff(state, now)):
             failures.append(
-                SourceFailure(
+                Failure(
                     f"feed:{feed.url}",
                     f"backed off after {state.error_count} failures in a row "
                     f"(next try in {wait}); last error: {state.last_error}",
@@ -108,7 +102,7 @@ async def _feed_headlines(app: App, category: str, failures: list[SourceFailure]
                 max_bytes=app.config.fetch.max_feed_bytes,
             )
         except DigestError as err:
-            failures.append(SourceFailure(f"feed:{feed.url}", str(err)))
+            failures.append(Failure(f"feed:{feed.url}", str(err)))
             await asyncio.to_thread(store.save_feed_state, _failed(state, feed, str(err), now))
             return []
         await asyncio.to_thread(store.save_feed_state, result.state)
@@ -133,7 +127,7 @@ def _failed(state: FeedState | None, feed, error: str, now: datetime) -> FeedSta
     return replace(state, error_count=state.error_count + 1, last_error=error, last_checked_at=now)
 
 
-async def gather_category(app: App, category: str, failures: list[SourceFailure]) -> list[Headline]:
+async def gather_category(app: App, category: str, failures: list[Failure]) -> list[Headline]:
     """Headlines of one category from DuckDuckGo news and the category's feeds, deduplicated."""
     sources = app.config.sources
 
@@ -143,7 +137,7 @@ async def gather_category(app: App, category: str, failures: list[SourceFailure]
         try:
             return await app.ddg.news(category, max_results=sources.results_per_category)
         except DigestError as err:
-            failures.append(SourceFailure(f"ddg:news:{category}", str(err)))
+            failures.append(Failure(f"ddg:news:{category}", str(err)))
             return []
 
     ddg_items, feed_items = await asyncio.gather(ddg(), _feed_headlines(app, category, failures))
@@ -162,7 +156,7 @@ async def collect(
     cats = cats or list(app.config.sources.categories)
     store = await app.store()
     run_id = await asyncio.to_thread(store.start_run, "collect", run_key)
-    failures: list[SourceFailure] = []
+    failures: list[Failure] = []
     reports: list[CategoryReport] = []
     failing_hosts: Counter[str] = Counter()
     status = "failed"
@@ -198,7 +192,7 @@ async def collect(
             # Hosts whose pages failed (timeout, error, blocked) in this pass: `digest status`.
             "failing_hosts": dict(failing_hosts.most_common(20)),
         }
-        errors = [{"source": f.source, "error": f.error} for f in failures]
+        errors = [f.to_json() for f in failures]
         await asyncio.to_thread(
             store.finish_run, run_id, status=status, counts=counts, errors=errors
         )

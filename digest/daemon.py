@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from digest.collect import CollectReport
     from digest.deepen import DeepenReport
     from digest.publish import PublishReport
+    from digest.store import Store
 
 log = logging.getLogger("digest.daemon")
 # How often the daemon checks that it still holds its lock (watch_lock).
@@ -56,6 +57,25 @@ def lock_path(config: Config) -> Path:
         return Path(url.removeprefix("sqlite:///") + ".daemon.lock")
     digest_ = hashlib.sha256(url.encode()).hexdigest()[:16]
     return config.resolve(".digest") / f"daemon-{digest_}.lock"
+
+
+def daemon_holds(config: Config, store: Store) -> bool:
+    """Whether a daemon holds this database's lock (`single_daemon`): its advisory lock on
+    PostgreSQL (held by a session on any machine), its lock file on SQLite."""
+    from filelock import FileLock, Timeout
+
+    if store.engine.url.get_backend_name() == "postgresql":
+        return store.daemon_lock_held()
+    path = lock_path(config)
+    if not path.exists():
+        return False
+    lock = FileLock(str(path))
+    try:
+        lock.acquire(timeout=0)
+    except Timeout:
+        return True
+    lock.release()
+    return False
 
 
 @contextlib.contextmanager
@@ -146,7 +166,7 @@ class Daemon:
         deep = await deepen(self.app)
         log.info("deepen: %s, %s", deep.status, deep.counts)
         for e in deep.errors:
-            log.warning("deepen: %s: %s", e["source"], e["error"])
+            log.warning("deepen: %s: %s", e.source, e.error)
         return deep
 
     async def _deepen_owed(self) -> bool:
@@ -172,7 +192,7 @@ class Daemon:
                 return
             log.info("publish %s: %s, %s", day, report.status, report.counts)
             for e in report.errors:
-                log.warning("publish: %s: %s", e["source"], e["error"])
+                log.warning("publish: %s: %s", e.source, e.error)
 
     async def deliver_job(self) -> None:
         """Send the latest edition to subscribers whose morning has come, and retry failures."""
@@ -447,7 +467,7 @@ async def _cycle(daemon: Daemon) -> CycleReport:
         report = await publish(daemon.app)
         log.info("publish: %s, %s", report.status, report.counts)
         for e in report.errors:
-            log.warning("publish: %s: %s", e["source"], e["error"])
+            log.warning("publish: %s: %s", e.source, e.error)
         return report
 
     config = daemon.config
@@ -502,16 +522,16 @@ def judge_cycle(
         elif errors:
             warnings.append(f"collect partial: {len(errors)} source(s) failed ({_some(errors)})")
     if deepen is not None:
-        errors = [f"{e['source']}: {e['error']}" for e in deepen.errors]
+        errors = [f"{e.source}: {e.error}" for e in deepen.errors]
         if deepen.status == "failed":
             failures.append(f"deepen failed: no page could be read ({_some(errors)})")
         elif errors:
             warnings.append(f"deepen partial: {len(errors)} page(s) failed ({_some(errors)})")
     if publish is not None:
-        errors = [f"{e['source']}: {e['error']}" for e in publish.errors]
+        errors = [f"{e.source}: {e.error}" for e in publish.errors]
         c = publish.counts
         sent, unsent = c.get("sent", 0), c.get("failed", 0) + c.get("retrying", 0)
-        no_archive = any(e["source"] == "archive" for e in publish.errors)
+        no_archive = any(e.source == "archive" for e in publish.errors)
         if unsent and not sent:
             failures.append(f"publish failed: no email could be sent ({_some(errors)})")
         elif no_archive and not sent:

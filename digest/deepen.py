@@ -17,7 +17,7 @@ from typing import Any
 
 from digest.app import App
 from digest.clustering import cluster_category, top_stories
-from digest.models import ArticleView, Page, StoryView, Summary
+from digest.models import ArticleView, Failure, Page, StoryView, Summary
 from digest.store import content_hash
 
 log = logging.getLogger(__name__)
@@ -35,7 +35,7 @@ class DeepenReport:
     counts: dict[str, int] = field(default_factory=dict)
     crawl_mode: str = ""
     crawl_mode_reason: str = ""
-    errors: list[dict[str, str]] = field(default_factory=list)
+    errors: list[Failure] = field(default_factory=list)
     elapsed: float = 0.0
 
 
@@ -88,7 +88,7 @@ async def deepen(
         ("stories", "crawled", "crawl_failed", "summarized", "reused", "llm", "extractive"), 0
     )
     counts["tokens"] = 0
-    errors: list[dict[str, str]] = []
+    errors: list[Failure] = []
     status, mode, mode_reason = "failed", "", ""
     try:
         stories: list[StoryView] = []
@@ -127,7 +127,11 @@ async def deepen(
     finally:
         recorded: dict[str, Any] = {**counts, "crawl_mode": mode, "crawl_mode_reason": mode_reason}
         await asyncio.to_thread(
-            store.finish_run, run_id, status=status, counts=recorded, errors=errors
+            store.finish_run,
+            run_id,
+            status=status,
+            counts=recorded,
+            errors=[e.to_json() for e in errors],
         )
     return DeepenReport(
         run_id, status, counts, mode, mode_reason, errors, time.monotonic() - started
@@ -135,7 +139,7 @@ async def deepen(
 
 
 async def _deepen_article(
-    app: App, crawler: Any, article: ArticleView, counts: dict[str, int], errors: list
+    app: App, crawler: Any, article: ArticleView, counts: dict[str, int], errors: list[Failure]
 ) -> None:
     store = await app.store()
     if article.has_text:
@@ -146,7 +150,7 @@ async def _deepen_article(
         await asyncio.to_thread(store.save_crawl, article.id, page)
         if not page.ok:
             counts["crawl_failed"] += 1
-            errors.append({"source": article.url, "error": page.error or "no main text found"})
+            errors.append(Failure(article.url, page.error or "no main text found"))
             return
         counts["crawled"] += 1
     summary, reused, fallback = await summarize_text(
@@ -163,8 +167,8 @@ async def _deepen_article(
     counts["summarized"] += 1
     counts["extractive" if summary.summarizer == "extractive" else "llm"] += 1
     counts["tokens"] += summary.prompt_tokens + summary.completion_tokens
-    if fallback and not any(e["source"] == "llm" for e in errors):
-        errors.append({"source": "llm", "error": f"summaries fell back to extractive: {fallback}"})
+    if fallback and not any(e.source == "llm" for e in errors):
+        errors.append(Failure("llm", f"summaries fell back to extractive: {fallback}"))
 
 
 def coverage(outlets: int) -> str:

@@ -26,6 +26,17 @@ ExtractStatus = Literal[
 
 
 @dataclass(frozen=True, slots=True)
+class Failure:
+    """One thing a run could not do: which source, page or recipient, and why (one line)."""
+
+    source: str  # "ddg:news:finance", "feed:https://...", a page's URL, "llm", "email:a@b.org"
+    error: str
+
+    def to_json(self) -> dict[str, str]:
+        return {"source": self.source, "error": self.error}
+
+
+@dataclass(frozen=True, slots=True)
 class Headline:
     """One item from a source: a news result, a web search result or a feed entry."""
 

@@ -18,7 +18,15 @@ from zoneinfo import ZoneInfo
 
 from digest.app import App
 from digest.clustering import top_stories
-from digest.models import Edition, EditionHeadline, EditionSection, EditionStory, Outlet, StoryView
+from digest.models import (
+    Edition,
+    EditionHeadline,
+    EditionSection,
+    EditionStory,
+    Failure,
+    Outlet,
+    StoryView,
+)
 from digest.schedule import delivery_due, edition_day, parse_clock
 
 log = logging.getLogger(__name__)
@@ -35,7 +43,7 @@ class PublishReport:
     pages_written: int
     pages_unchanged: int
     counts: dict[str, int] = field(default_factory=dict)
-    errors: list[dict[str, str]] = field(default_factory=list)
+    errors: list[Failure] = field(default_factory=list)
     elapsed: float = 0.0
 
 
@@ -190,7 +198,7 @@ async def publish(
     store = await app.store()
     run_id = await asyncio.to_thread(store.start_run, "publish", run_key)
     counts: dict[str, int] = {}
-    errors: list[dict[str, str]] = []
+    errors: list[Failure] = []
     status, changed, archive = "failed", False, None
     try:
         edition, changed = await save_edition(app, await build_edition(app, day, now=now))
@@ -200,7 +208,7 @@ async def publish(
             archive = await render_archive(app)
             counts["pages_written"] = len(archive.written)
         except OSError as err:  # a full disk must not stop the emails
-            errors.append({"source": "archive", "error": f"cannot write the archive: {err}"})
+            errors.append(Failure("archive", f"cannot write the archive: {err}"))
         if send:
             report = await send_edition(app, edition, now=now, due_only=due_only)
             counts.update(
@@ -211,19 +219,23 @@ async def publish(
                 already_sent=report.already_sent,
             )
             for row in (*report.failed, *report.retrying):
-                errors.append({"source": f"email:{row.recipient}", "error": row.last_reply or ""})
+                errors.append(Failure(f"email:{row.recipient}", row.last_reply or ""))
             for row in report.stuck:
                 errors.append(
-                    {
-                        "source": f"email:{row.recipient}",
-                        "error": "left in 'sending' by an interrupted run: check the mailbox, "
+                    Failure(
+                        f"email:{row.recipient}",
+                        "left in 'sending' by an interrupted run: check the mailbox, "
                         "then `digest deliveries --resend` to send it again",
-                    }
+                    )
                 )
         status = "partial" if errors else "ok"
     finally:
         await asyncio.to_thread(
-            store.finish_run, run_id, status=status, counts=counts, errors=errors
+            store.finish_run,
+            run_id,
+            status=status,
+            counts=counts,
+            errors=[e.to_json() for e in errors],
         )
     return PublishReport(
         run_id,

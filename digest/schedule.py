@@ -42,6 +42,11 @@ def collect_period(now: datetime, every: timedelta) -> datetime:
     return epoch + n * every
 
 
+def next_collect(now: datetime, every: timedelta) -> datetime:
+    """When the next collection period begins: the daemon's first run in it collects."""
+    return collect_period(now, every) + every
+
+
 def collect_key(period_start: datetime) -> str:
     return "collect:" + period_start.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 

@@ -1,126 +1,159 @@
-"""`digest status`: what the service did, what failed, and what happens next."""
+"""`digest status`: what the service did, what failed, and what happens next.
+
+It derives nothing itself: next runs come from `digest.schedule` (the instants the daemon's
+triggers fire on), whether a daemon runs from `digest.daemon`, everything else from the store.
+"""
 
 from __future__ import annotations
 
 import asyncio
-from datetime import UTC, datetime, timedelta
+from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 from digest.app import App
-from digest.schedule import (
-    collect_period,
-    edition_day,
-    parse_clock,
-    parse_interval,
-    publish_due_at,
-)
+from digest.daemon import daemon_holds
+from digest.deliver.ledger import Delivery
+from digest.models import FeedState, RunRecord
+from digest.schedule import next_collect, next_publish_due, parse_clock, parse_interval
 from digest.store import Store
 
+RECENT_RUNS = 30
+FAILED_DELIVERIES_SHOWN = 20
 
-def next_runs(app: App, now: datetime) -> dict[str, str]:
-    sched = app.config.schedule
-    every = parse_interval(sched.collect_every)
-    publish_at = parse_clock(sched.publish_at)
-    today = edition_day(now, sched.timezone)
-    due = publish_due_at(today, publish_at, sched.timezone)
-    if due <= now:
-        due = publish_due_at(today + timedelta(days=1), publish_at, sched.timezone)
+
+@dataclass(frozen=True, slots=True)
+class Status:
+    """The state of one deployment, as `digest status` shows it."""
+
+    daemon_running: bool
+    next_collect: datetime
+    next_publish: datetime
+    runs: tuple[RunRecord, ...]  # newest first
+    feeds: tuple[FeedState, ...]  # every feed fetched, the failing ones first
+    llm_tokens_today: int
+    deliveries: dict[str, int]  # ledger rows per state
+    failed_deliveries: tuple[Delivery, ...]  # of the newest edition in the ledger
+    database_bytes: int | None
+    articles: dict[str, int]  # "articles", "with_text"
+    browser_configured: str
+    llm: str
+
+    @property
+    def last_runs(self) -> dict[str, RunRecord]:
+        """The newest run of each kind."""
+        last: dict[str, RunRecord] = {}
+        for run in self.runs:
+            last.setdefault(run.kind, run)
+        return last
+
+    @property
+    def failing_feeds(self) -> tuple[FeedState, ...]:
+        return tuple(f for f in self.feeds if f.error_count)
+
+    @property
+    def failing_sources(self) -> list[dict[str, Any]]:
+        """The sources the last collection could not read."""
+        collect = self.last_runs.get("collect")
+        return list(collect.errors) if collect else []
+
+    @property
+    def failing_hosts(self) -> dict[str, int]:
+        """Hosts whose pages were late or failed in the last collection, with how many."""
+        collect = self.last_runs.get("collect")
+        return dict(collect.counts.get("failing_hosts", {})) if collect else {}
+
+    @property
+    def browser_last_used(self) -> tuple[str | None, str | None]:
+        """The crawl mode the last deepen used, and why."""
+        deepen = self.last_runs.get("deepen")
+        counts = deepen.counts if deepen else {}
+        return counts.get("crawl_mode"), counts.get("crawl_mode_reason")
+
+    def to_json(self) -> dict[str, Any]:
+        mode, why = self.browser_last_used
+        return {
+            "daemon_running": self.daemon_running,
+            "next_runs": {
+                "collect": self.next_collect.isoformat(),
+                "publish": self.next_publish.isoformat(),
+            },
+            "last_runs": {kind: _run_json(r) for kind, r in self.last_runs.items()},
+            "recent_runs": [
+                {
+                    "id": r.id,
+                    "kind": r.kind,
+                    "status": r.status,
+                    "started_at": r.started_at.isoformat(),
+                }
+                for r in self.runs[:10]
+            ],
+            "failing_feeds": [
+                {
+                    "url": f.url,
+                    "errors_in_a_row": f.error_count,
+                    "last_error": f.last_error,
+                    "last_ok_at": f.last_ok_at.isoformat() if f.last_ok_at else None,
+                }
+                for f in self.failing_feeds
+            ],
+            "failing_sources": self.failing_sources,
+            "failing_hosts": self.failing_hosts,
+            "llm_tokens_today": self.llm_tokens_today,
+            "deliveries": self.deliveries,
+            "failed_deliveries": [
+                {
+                    "edition": d.edition_day.isoformat(),
+                    "recipient": d.recipient,
+                    "reply": d.last_reply or "",
+                }
+                for d in self.failed_deliveries
+            ],
+            "database_bytes": self.database_bytes,
+            "articles": self.articles,
+            "browser": {"configured": self.browser_configured, "last_used": mode, "why": why},
+            "llm": self.llm,
+        }
+
+
+def _run_json(r: RunRecord) -> dict[str, Any]:
+    took = (r.finished_at - r.started_at).total_seconds() if r.finished_at else None
     return {
-        "collect": (collect_period(now, every) + every).isoformat(),
-        "publish": due.isoformat(),
+        "id": r.id,
+        "status": r.status,
+        "key": r.key,
+        "started_at": r.started_at.isoformat(),
+        "duration_s": round(took, 2) if took is not None else None,
+        "counts": r.counts,
+        "errors": r.errors,
     }
 
 
-def daemon_running(app: App, store: Store) -> bool:
-    """Whether a daemon holds this database's lock: its advisory lock on PostgreSQL (held by a
-    session on any machine), its lock file on SQLite."""
-    from filelock import FileLock, Timeout
-
-    from digest.daemon import lock_path
-
-    if store.engine.url.get_backend_name() == "postgresql":
-        return store.daemon_lock_held()
-    path = lock_path(app.config)
-    if not path.exists():
-        return False
-    lock = FileLock(str(path))
-    try:
-        lock.acquire(timeout=0)
-    except Timeout:
-        return True
-    lock.release()
-    return False
-
-
-def failed_deliveries(store: Store, limit: int = 20) -> list[dict[str, str]]:
+def failed_deliveries(store: Store, limit: int = FAILED_DELIVERIES_SHOWN) -> list[Delivery]:
     """The failed emails of the newest edition in the ledger, with the reason kept for each:
     an address the rule refuses, say, fails the same way every day until it is fixed."""
     newest = store.deliveries(limit=1)
     if not newest:
         return []
-    rows = store.deliveries(limit, edition_day=newest[0].edition_day, states=("failed",))
-    return [
-        {
-            "edition": r.edition_day.isoformat(),
-            "recipient": r.recipient,
-            "reply": r.last_reply or "",
-        }
-        for r in rows
-    ]
+    return store.deliveries(limit, edition_day=newest[0].edition_day, states=("failed",))
 
 
-async def status(app: App) -> dict[str, Any]:
+async def status(app: App) -> Status:
     store = await app.store()
     now = datetime.now(UTC)
-    runs = await asyncio.to_thread(store.recent_runs, 30)
-    last: dict[str, Any] = {}
-    for r in runs:
-        if r.kind in last:
-            continue
-        last[r.kind] = {
-            "id": r.id,
-            "status": r.status,
-            "key": r.key,
-            "started_at": r.started_at.isoformat(),
-            "duration_s": round((r.finished_at - r.started_at).total_seconds(), 2)
-            if r.finished_at
-            else None,
-            "counts": r.counts,
-            "errors": r.errors,
-        }
-    feeds = await asyncio.to_thread(store.feed_states)
-    deepen = last.get("deepen", {}).get("counts", {})
-    return {
-        "daemon_running": await asyncio.to_thread(daemon_running, app, store),
-        "next_runs": next_runs(app, now),
-        "last_runs": last,
-        "recent_runs": [
-            {"id": r.id, "kind": r.kind, "status": r.status, "started_at": r.started_at.isoformat()}
-            for r in runs[:10]
-        ],
-        "failing_feeds": [
-            {
-                "url": f.url,
-                "errors_in_a_row": f.error_count,
-                "last_error": f.last_error,
-                "last_ok_at": f.last_ok_at.isoformat() if f.last_ok_at else None,
-            }
-            for f in feeds
-            if f.error_count
-        ],
-        "failing_sources": last.get("collect", {}).get("errors", []),
-        "failing_hosts": last.get("collect", {}).get("counts", {}).get("failing_hosts", {}),
-        "llm_tokens_today": await asyncio.to_thread(store.tokens_used, app.config.today_start(now)),
-        "deliveries": await asyncio.to_thread(store.ledger_counts),
-        "failed_deliveries": await asyncio.to_thread(failed_deliveries, store),
-        "database_bytes": await asyncio.to_thread(store.database_size),
-        "articles": await asyncio.to_thread(store.article_counts),
-        "browser": {
-            "configured": app.config.crawl.mode,
-            "last_used": deepen.get("crawl_mode"),
-            "why": deepen.get("crawl_mode_reason"),
-        },
-        "llm": f"llm:{app.config.llm.model}"
-        if app.config.llm
-        else "extractive (no llm configured)",
-    }
+    sched = app.config.schedule
+    llm = app.config.llm
+    return Status(
+        daemon_running=await asyncio.to_thread(daemon_holds, app.config, store),
+        next_collect=next_collect(now, parse_interval(sched.collect_every)),
+        next_publish=next_publish_due(now, parse_clock(sched.publish_at), sched.timezone),
+        runs=tuple(await asyncio.to_thread(store.recent_runs, RECENT_RUNS)),
+        feeds=tuple(await asyncio.to_thread(store.feed_states)),
+        llm_tokens_today=await asyncio.to_thread(store.tokens_used, app.config.today_start(now)),
+        deliveries=await asyncio.to_thread(store.ledger_counts),
+        failed_deliveries=tuple(await asyncio.to_thread(failed_deliveries, store)),
+        database_bytes=await asyncio.to_thread(store.database_size),
+        articles=await asyncio.to_thread(store.article_counts),
+        browser_configured=app.config.crawl.mode,
+        llm=f"llm:{llm.model}" if llm else "extractive (no llm configured)",
+    )

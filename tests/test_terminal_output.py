@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from digest import cli_output
 from digest.deepen import DeepenReport
 from digest.deliver.ledger import Delivery
-from digest.models import Outlet, SearchHit
+from digest.models import Failure, Outlet, SearchHit
 from digest.publish import PublishReport
 
 EVIL = "\x1b[2J\x1b]52;c;cm0gLXJmIH4=\x07\x1b]8;;https://evil.example/\x1b\\\x9b31m\u202e"
@@ -64,7 +64,7 @@ OUTPUTS: dict[str, Callable[[], Any]] = {
             | {"tokens": 0},
             "http",
             "configured",
-            [{"source": f"https://example.org/{EVIL}page", "error": f"HTTP 500 {EVIL}unavailable"}],
+            [Failure(f"https://example.org/{EVIL}page", f"HTTP 500 {EVIL}unavailable")],
         )
     ),
     "publish report": lambda: cli_output.print_publish_report(
@@ -76,7 +76,7 @@ OUTPUTS: dict[str, Callable[[], Any]] = {
             3,
             0,
             {"sent": 0, "failed": 1},
-            [{"source": "email:reader@example.org", "error": f"550 mailbox {EVIL}unavailable"}],
+            [Failure("email:reader@example.org", f"550 mailbox {EVIL}unavailable")],
         )
     ),
     "answer": lambda: cli_output.print_answer(
