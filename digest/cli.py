@@ -204,7 +204,7 @@ def query(
         if where == "local":
             raise click.UsageError("--deep answers from live sources: drop --local")
         result = _run(ctx, lambda app: ondemand.query_deep(app, text, k=k))
-        _echo_json(result) if as_json else print_answer(result)
+        _echo_json(result.to_json()) if as_json else print_answer(result)
         return
     local, live = where in (None, "local"), where in (None, "live")
     found = _run(ctx, lambda app: ondemand.query_both(app, text, k=k, local=local, live=live))
@@ -282,19 +282,22 @@ def extract(ctx: click.Context, urls: tuple[str, ...], deep: bool, as_json: bool
     With --deep: title, main text, summary, brief summary and keywords of each URL.
     """
     from digest import ondemand
-    from digest.cli_output import extract_json, print_deep_extracts, print_extracts
+    from digest.cli_output import print_deep_extracts, print_extracts
 
     ondemand.check_urls(list(urls))  # a typo fails before anything is fetched
     if deep:
         deep_results = _run(ctx, lambda app: ondemand.extract_deep(app, list(urls)))
-        _echo_json(deep_results) if as_json else print_deep_extracts(deep_results)
-        blocked = [r for r in deep_results if "blocked" in (r["error"] or "")]
+        if as_json:
+            _echo_json([r.to_json() for r in deep_results])
+        else:
+            print_deep_extracts(deep_results)
+        blocked = [r.error for r in deep_results if r.error and "blocked" in r.error]
         if blocked:
-            _fail(blocked[0]["error"])
+            _fail(blocked[0])
         return
     results = _run(ctx, lambda app: ondemand.extract(app, list(urls)))
     if as_json:
-        _echo_json([extract_json(e) for e in results])
+        _echo_json([e.to_json() for e in results])
     else:
         print_extracts(results)
     blocked = [e for e in results if e.status == "blocked"]
@@ -348,10 +351,9 @@ def deepen(ctx: click.Context, categories: tuple[str, ...], top: int | None) -> 
 def stories(ctx: click.Context, category: str | None, as_json: bool) -> None:
     """Today's stories with their outlets and summaries."""
     from digest.cli_output import print_stories
-    from digest.deepen import story_json
     from digest.ondemand import todays_stories
 
-    found = [story_json(s) for s in _run(ctx, lambda app: todays_stories(app, category))]
+    found = [s.to_json() for s in _run(ctx, lambda app: todays_stories(app, category))]
     _echo_json(found) if as_json else print_stories(found)
 
 
@@ -402,7 +404,7 @@ def serve(ctx: click.Context, port: int | None, host: str | None) -> None:
 def deliveries(ctx: click.Context, as_json: bool, resend_day: str | None) -> None:
     """The delivery ledger: who got which edition, and failures with the server's reply."""
     from digest import manage
-    from digest.cli_output import delivery_json, print_deliveries
+    from digest.cli_output import print_deliveries
 
     day = _parse_day(resend_day)
 
@@ -414,7 +416,7 @@ def deliveries(ctx: click.Context, as_json: bool, resend_day: str | None) -> Non
 
     rows = _run(ctx, load)
     if as_json:
-        _echo_json([delivery_json(r) for r in rows])
+        _echo_json([r.to_json() for r in rows])
     else:
         print_deliveries(rows)
 
@@ -451,15 +453,11 @@ def subscribers_list(ctx: click.Context, as_json: bool) -> None:
     from digest import manage
 
     subs = _run(ctx, manage.subscribers)
-    data = [
-        {"email": s.email, "categories": list(s.categories or []), "timezone": s.timezone}
-        for s in subs
-    ]
     if as_json:
-        _echo_json(data)
+        _echo_json([s.to_json() for s in subs])
         return
-    for d in data:
-        click.echo(f"{d['email']}\t{', '.join(d['categories']) or 'all'}\t{d['timezone']}")
+    for s in subs:
+        click.echo(f"{s.email}\t{', '.join(s.categories or ()) or 'all'}\t{s.timezone}")
 
 
 @subscribers.command("remove")

@@ -21,9 +21,9 @@ from digest.collect import CollectReport
 from digest.daemon import CycleReport
 from digest.deepen import DeepenReport
 from digest.models import Extract, Item, SearchHit
-from digest.ondemand import QueryResult
 from digest.publish import PublishReport
 from digest.render.sanitize import clean_text, needs_cleaning
+from digest.results import DeepAnswer, DeepExtract, QueryResult
 from digest.status import Status
 
 
@@ -120,17 +120,6 @@ def print_query(found: QueryResult) -> None:
         print_items(found.live, title=f"live: {found.query}")
 
 
-def extract_json(e: Extract) -> dict[str, Any]:
-    return {
-        "url": e.url,
-        "full_content": e.full_content,
-        "status": e.status,
-        "http_status": e.http_status,
-        "final_url": e.final_url,
-        "error": e.error,
-    }
-
-
 def print_extracts(results: list[Extract]) -> None:
     table = Table(show_lines=True, expand=True)
     table.add_column("url", ratio=1)
@@ -154,28 +143,29 @@ def print_collect_report(report: CollectReport) -> None:
     console.print(f"{report.headlines} headlines in {report.elapsed:.1f} s")
 
 
-def print_deep_extracts(results: list[dict[str, Any]]) -> None:
+def print_deep_extracts(results: list[DeepExtract]) -> None:
     console = _console()
     for r in results:
-        console.rule(_e(r["title"] or r["url"]))
-        console.print(f"[dim]{_e(r['url'])}[/dim]")
-        if r["error"]:
-            console.print(f"[red]failed[/red]: {_e(r['error'])}")
+        console.rule(_e(r.title or r.url))
+        console.print(f"[dim]{_e(r.url)}[/dim]")
+        if r.error or r.summary is None:
+            console.print(f"[red]failed[/red]: {_e(r.error or 'not summarized')}")
             continue
-        console.print(_e(r["summary"]))
-        console.print(f"[dim]keywords: {_e(', '.join(r['keywords']))} · {r['summarizer']}[/dim]")
-        if r.get("note"):
-            console.print(f"[dim]note: {_e(r['note'])}[/dim]")
+        console.print(_e(r.summary.summary))
+        keywords = ", ".join(r.summary.keywords)
+        console.print(f"[dim]keywords: {_e(keywords)} · {r.summary.summarizer}[/dim]")
+        if r.note:
+            console.print(f"[dim]note: {_e(r.note)}[/dim]")
 
 
-def print_answer(result: dict[str, Any]) -> None:
+def print_answer(result: DeepAnswer) -> None:
     console = _console()
-    console.print(_e(result["answer"] or "(no answer could be written from the sources)"))
+    console.print(_e(result.answer or "(no answer could be written from the sources)"))
     console.print()
-    for n, src in enumerate(result["sources"], 1):
-        status = f" [red]({_e(src['error'])})[/red]" if src["error"] else ""
-        console.print(f"\\[{n}] {_e(src['title'])}{status}\n    [dim]{_e(src['url'])}[/dim]")
-    console.print(f"[dim]answered by {result['answerer']}[/dim]")
+    for n, src in enumerate(result.sources, 1):
+        status = f" [red]({_e(src.error)})[/red]" if src.error else ""
+        console.print(f"\\[{n}] {_e(src.title)}{status}\n    [dim]{_e(src.url)}[/dim]")
+    console.print(f"[dim]answered by {result.answerer}[/dim]")
 
 
 def print_stories(stories: list[dict[str, Any]]) -> None:
@@ -255,19 +245,6 @@ def print_cycle(cycle: CycleReport) -> None:
         print_deepen_report(cycle.deepen)
     if cycle.publish is not None:
         print_publish_report(cycle.publish)
-
-
-def delivery_json(row: Any) -> dict[str, Any]:
-    return {
-        "edition": row.edition_day.isoformat(),
-        "recipient": row.recipient,
-        "state": row.state,
-        "attempts": row.attempts,
-        "next_attempt_at": row.next_attempt_at.isoformat() if row.next_attempt_at else None,
-        "reply": row.last_reply,
-        "message_id": row.message_id,
-        "updated_at": row.updated_at.isoformat() if row.updated_at else None,
-    }
 
 
 def print_deliveries(rows: list[Any]) -> None:

@@ -169,36 +169,3 @@ async def _deepen_article(
     counts["tokens"] += summary.prompt_tokens + summary.completion_tokens
     if fallback and not any(e.source == "llm" for e in errors):
         errors.append(Failure("llm", f"summaries fell back to extractive: {fallback}"))
-
-
-def coverage(outlets: int) -> str:
-    return f"Covered by {outlets} outlet{'' if outlets == 1 else 's'}"
-
-
-def story_json(story: StoryView) -> dict[str, Any]:
-    """A story as `digest stories --json` prints it: its summary and every outlet's link."""
-    lead = next((a.summary for a in story.articles if a.summary), None)
-    outlets: dict[str, dict[str, str]] = {}
-    for a in story.articles:
-        outlets.setdefault(
-            a.outlet, {"outlet": a.source or a.outlet, "title": a.title, "url": a.url}
-        )
-    return {
-        "id": story.id,
-        "category": story.category,
-        "title": story.title,
-        "first_seen": story.first_seen.isoformat(),
-        "last_seen": story.last_seen.isoformat(),
-        "updated": story.updated,
-        "outlet_count": story.outlet_count,
-        "summary": lead.summary if lead else "",
-        "brief_summary": lead.brief_summary if lead else "",
-        "keywords": list(lead.keywords) if lead else [],
-        "summarizer": lead.summarizer if lead else None,
-        "coverage": coverage(story.outlet_count),
-        "outlets": list(outlets.values()),
-        "articles": [
-            {"title": a.title, "url": a.url, "source": a.source, "outlet": a.outlet}
-            for a in story.articles
-        ],
-    }

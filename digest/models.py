@@ -66,6 +66,17 @@ class Extract:
     bytes_read: int = 0
     elapsed: float = 0.0
 
+    def to_json(self) -> dict[str, Any]:
+        """The result as `digest extract --json` prints it."""
+        return {
+            "url": self.url,
+            "full_content": self.full_content,
+            "status": self.status,
+            "http_status": self.http_status,
+            "final_url": self.final_url,
+            "error": self.error,
+        }
+
 
 @dataclass(frozen=True, slots=True)
 class Item:
@@ -222,6 +233,14 @@ class Subscriber:
     token: str
     created_at: datetime
 
+    def to_json(self) -> dict[str, Any]:
+        """The subscriber as `digest subscribers list --json` prints it (never the token)."""
+        return {
+            "email": self.email,
+            "categories": list(self.categories or []),
+            "timezone": self.timezone,
+        }
+
 
 @dataclass(frozen=True, slots=True)
 class RunRecord:
@@ -287,6 +306,35 @@ class StoryView:
     def newest(self) -> datetime:
         """When its newest article counts as news (`first_seen` for a story with none)."""
         return max((a.when for a in self.articles), default=self.first_seen)
+
+    def to_json(self) -> dict[str, Any]:
+        """The story as `digest stories --json` prints it: its summary and every outlet's link."""
+        lead = next((a.summary for a in self.articles if a.summary), None)
+        outlets: dict[str, dict[str, str]] = {}
+        for a in self.articles:
+            outlets.setdefault(
+                a.outlet, {"outlet": a.source or a.outlet, "title": a.title, "url": a.url}
+            )
+        n = self.outlet_count
+        return {
+            "id": self.id,
+            "category": self.category,
+            "title": self.title,
+            "first_seen": self.first_seen.isoformat(),
+            "last_seen": self.last_seen.isoformat(),
+            "updated": self.updated,
+            "outlet_count": n,
+            "summary": lead.summary if lead else "",
+            "brief_summary": lead.brief_summary if lead else "",
+            "keywords": list(lead.keywords) if lead else [],
+            "summarizer": lead.summarizer if lead else None,
+            "coverage": f"Covered by {n} outlet{'' if n == 1 else 's'}",
+            "outlets": list(outlets.values()),
+            "articles": [
+                {"title": a.title, "url": a.url, "source": a.source, "outlet": a.outlet}
+                for a in self.articles
+            ],
+        }
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,9 +7,8 @@ browser or an LLM.
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
+from dataclasses import replace
 from datetime import datetime
-from typing import Any
 
 from digest.app import App
 from digest.clustering import stories
@@ -17,6 +16,7 @@ from digest.collect import collect
 from digest.errors import InvalidQueryError, NoSourceError, SourceError
 from digest.fetch.guard import check_url
 from digest.models import Extract, Item, Page, SearchHit, StoryView
+from digest.results import DeepAnswer, DeepExtract, QueryResult
 
 
 async def news(app: App, category: str, *, limit: int = 8, live: bool = False) -> list[Item]:
@@ -100,24 +100,6 @@ async def query_both(
     return result
 
 
-@dataclass
-class QueryResult:
-    query: str
-    archive: list[SearchHit] | None = None  # None: not asked
-    live: list[Item] | None = None
-    live_error: str | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"query": self.query}
-        if self.archive is not None:
-            out["archive"] = [h.to_json() for h in self.archive]
-        if self.live is not None or self.live_error:
-            out["live"] = [i.to_json() for i in self.live or []]
-        if self.live_error:
-            out["live_error"] = self.live_error
-        return out
-
-
 def check_urls(urls: list[str]) -> list[str]:
     """Validate all URLs before fetching any, so a typo fails fast with a clear message."""
     return [check_url(u) for u in urls]
@@ -128,58 +110,44 @@ async def extract(app: App, urls: list[str]) -> list[Extract]:
     return await app.extractor.extract(check_urls(urls))
 
 
-async def extract_deep(app: App, urls: list[str]) -> list[dict[str, Any]]:
-    """Crawl, extract the main text of, and summarize each URL; one object per URL, in order."""
+async def extract_deep(app: App, urls: list[str]) -> list[DeepExtract]:
+    """Crawl, extract the main text of, and summarize each URL; one result per URL, in order."""
     from digest.deepen import summarize_text
 
     crawler = await app.crawler()
     pages = await crawler.crawl(check_urls(urls))
 
-    async def one(page: Page) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "url": page.url,
-            "title": page.title,
-            "text": page.text,
-            "summary": "",
-            "brief_summary": "",
-            "keywords": [],
-            "summarizer": None,
-            "error": page.error,
-            "note": page.note,
-        }
-        if page.ok:
-            summary, _, _ = await summarize_text(
-                app, url=page.final_url or page.url, title=page.title, text=page.text
-            )
-            out.update(
-                title=page.title or summary.title,
-                summary=summary.summary,
-                brief_summary=summary.brief_summary,
-                keywords=list(summary.keywords),
-                summarizer=summary.summarizer,
-            )
-        return out
+    async def one(page: Page) -> DeepExtract:
+        result = DeepExtract(url=page.url, title=page.title, text=page.text, error=page.error)
+        result = replace(result, note=page.note)
+        if not page.ok:
+            return result
+        summary, _, _ = await summarize_text(
+            app, url=page.final_url or page.url, title=page.title, text=page.text
+        )
+        return replace(result, title=page.title or summary.title, summary=summary)
 
     return list(await asyncio.gather(*(one(p) for p in pages)))
 
 
-async def query_deep(app: App, text: str, *, k: int = 6) -> dict[str, Any]:
+async def query_deep(app: App, text: str, *, k: int = 6) -> DeepAnswer:
     """Search, crawl and summarize the top `k` results, then answer the query from their texts
     only, citing them as [1], [2], …"""
     if not text.strip():
         raise InvalidQueryError("the query is empty")
     headlines = (await app.ddg.search(text, k=k))[:k]
-    results = await extract_deep(app, [h.url for h in headlines])
-    for h, r in zip(headlines, results, strict=True):
-        r["title"] = r["title"] or h.title
-        r["snippet"] = h.snippet
+    extracted = await extract_deep(app, [h.url for h in headlines])
+    results = [
+        replace(r, title=r.title or h.title, snippet=h.snippet)
+        for h, r in zip(headlines, extracted, strict=True)
+    ]
     summarizer = await app.summarizer()
-    sources = [(r["url"], r["title"], r["text"] or r["snippet"]) for r in results]
+    sources = [(r.url, r.title, r.text or r.snippet or "") for r in results]
     answer = await summarizer.answer(text, sources)
-    return {
-        "query": text,
-        "answer": answer.text,
-        "answerer": answer.answerer,
-        "cited": list(answer.cited),
-        "sources": results,
-    }
+    return DeepAnswer(
+        query=text,
+        answer=answer.text,
+        answerer=answer.answerer,
+        cited=tuple(answer.cited),
+        sources=tuple(results),
+    )

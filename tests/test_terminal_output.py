@@ -17,8 +17,9 @@ from hypothesis import strategies as st
 from digest import cli_output
 from digest.deepen import DeepenReport
 from digest.deliver.ledger import Delivery
-from digest.models import Failure, Outlet, SearchHit
+from digest.models import Failure, Outlet, SearchHit, Summary
 from digest.publish import PublishReport
+from digest.results import DeepAnswer, DeepExtract
 
 EVIL = "\x1b[2J\x1b]52;c;cm0gLXJmIH4=\x07\x1b]8;;https://evil.example/\x1b\\\x9b31m\u202e"
 SGR = re.compile(r"\x1b\[[0-9;]*m")
@@ -80,24 +81,26 @@ OUTPUTS: dict[str, Callable[[], Any]] = {
         )
     ),
     "answer": lambda: cli_output.print_answer(
-        {
-            "answer": f"The strike {EVIL}unavailable ended [1].",
-            "answerer": "extractive",
-            "sources": [
-                {"title": f"Docks {EVIL}unavailable", "url": "https://a.example/", "error": None}
-            ],
-        }
+        DeepAnswer(
+            query="strike",
+            answer=f"The strike {EVIL}unavailable ended [1].",
+            answerer="extractive",
+            cited=(1,),
+            sources=(DeepExtract(url="https://a.example/", title=f"Docks {EVIL}unavailable"),),
+        )
     ),
     "deep extract": lambda: cli_output.print_deep_extracts(
         [
-            {
-                "url": "https://a.example/",
-                "title": f"Docks {EVIL}unavailable",
-                "summary": f"Summary {EVIL}unavailable",
-                "keywords": [f"port {EVIL}unavailable"],
-                "summarizer": "extractive",
-                "error": None,
-            }
+            DeepExtract(
+                url="https://a.example/",
+                title=f"Docks {EVIL}unavailable",
+                summary=Summary(
+                    title="",
+                    summary=f"Summary {EVIL}unavailable",
+                    brief_summary="",
+                    keywords=(f"port {EVIL}unavailable",),
+                ),
+            )
         ]
     ),
 }

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from datetime import date, datetime, timedelta
-from typing import Literal
+from typing import Any, Literal
 
 from digest.config import EmailConfig
 from digest.errors import InvalidTransition
@@ -70,6 +70,19 @@ class Delivery:
     @property
     def key(self) -> tuple[date, str]:
         return (self.edition_day, self.recipient)
+
+    def to_json(self) -> dict[str, Any]:
+        """The row as `digest deliveries --json` prints it."""
+        return {
+            "edition": self.edition_day.isoformat(),
+            "recipient": self.recipient,
+            "state": self.state,
+            "attempts": self.attempts,
+            "next_attempt_at": self.next_attempt_at.isoformat() if self.next_attempt_at else None,
+            "reply": self.last_reply,
+            "message_id": self.message_id,
+            "updated_at": self.updated_at.isoformat() if self.updated_at else None,
+        }
 
     def due(self, now: datetime) -> bool:
         """True when the row is pending and its retry time (if any) has come."""
