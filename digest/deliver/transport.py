@@ -7,12 +7,10 @@ Both answer `send(msg)` with the server's reply, or raise `TemporaryDeliveryErro
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import hashlib
 import os
 import re
 import ssl
-import tempfile
 from dataclasses import dataclass
 from email.message import EmailMessage
 from email.utils import getaddresses, parseaddr
@@ -24,6 +22,7 @@ import aiosmtplib
 
 from digest.config import EmailConfig
 from digest.errors import DeliveryError, PermanentDeliveryError, TemporaryDeliveryError
+from digest.render.files import fsync_directories, write_atomic
 
 __all__ = ["OutboxTransport", "SendResult", "SmtpTransport", "Transport", "outbox_name"]
 
@@ -108,23 +107,8 @@ class OutboxTransport:
 
 def _write_atomically(path: Path, data: bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-    # The rename itself is durable only once the directory is synced.
-    dir_fd = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(dir_fd)
-    finally:
-        os.close(dir_fd)
+    write_atomic(path, data)
+    fsync_directories([path.parent])  # the rename itself is durable only once its folder is
 
 
 # -- SMTP ------------------------------------------------------------------------------------------

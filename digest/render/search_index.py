@@ -22,7 +22,7 @@ from typing import Any
 
 from digest.models import Edition
 from digest.render.layout import story_path
-from digest.render.templating import category_name
+from digest.render.templating import category_name, clip
 
 __all__ = ["FIELDS", "TEXT_LIMIT", "TITLE_LIMIT", "index_entries", "render_search_index"]
 
@@ -69,26 +69,14 @@ def _rows(newest_first: Sequence[Edition]) -> Iterator[list[Any]]:
                     continue
                 seen.add(url)
                 yield [
-                    _clip(story.title, TITLE_LIMIT),
+                    clip(story.title, TITLE_LIMIT),
                     url,
                     edition.day.isoformat(),
                     category_name(story.category),
                     len(story.outlets),
                     " · ".join(k[:KEYWORD_LIMIT] for k in story.keywords[:KEYWORDS]),
-                    _clip(story.brief_summary, TEXT_LIMIT) or _clip(story.summary, TEXT_LIMIT),
+                    clip(story.brief_summary, TEXT_LIMIT) or clip(story.summary, TEXT_LIMIT),
                 ]
-
-
-def _clip(text: str, limit: int) -> str:
-    """The text on one line, cut at a word boundary to at most `limit` characters (with "…")."""
-    text = " ".join(text.split())
-    if len(text) <= limit:
-        return text
-    cut = text[: limit - 1]
-    space = cut.rfind(" ")
-    if space > limit // 2:
-        cut = cut[:space]
-    return cut.rstrip(" ,;:.-–—") + "…"
 
 
 def _escape(text: str) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import textwrap
 from dataclasses import replace
 from datetime import UTC, date, datetime, tzinfo
 from functools import cache
@@ -63,7 +64,10 @@ def environment() -> jinja2.Environment:
     # Templates are installed as the package `digest.templates` (pyproject maps templates/ there).
     env = jinja2.Environment(
         loader=jinja2.PackageLoader("digest.templates", ""),
-        autoescape=True,
+        # Everything is escaped (HTML, Atom, strings) but the email's plain-text part.
+        autoescape=jinja2.select_autoescape(
+            enabled_extensions=(), disabled_extensions=("txt",), default=True
+        ),
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
@@ -92,6 +96,8 @@ def environment() -> jinja2.Environment:
         category_name=category_name,
         outlet_name=outlet_name,
         summarizer_label=summarizer_label,
+        plural=plural,
+        wrap=wrap,
     )
     return env
 
@@ -194,6 +200,31 @@ def category_name(category: str) -> str:
 
 def plural(count: int, one: str, many: str | None = None) -> str:
     return f"{count} {one if count == 1 else (many or one + 's')}"
+
+
+def wrap(text: str, indent: str = "", first: str | None = None, width: int = 72) -> str:
+    """Plain text wrapped for a text/plain part (`first` prefixes the first line, `indent` the
+    others); URLs and long words are never broken."""
+    return textwrap.fill(
+        text,
+        width=width,
+        initial_indent=indent if first is None else first,
+        subsequent_indent=indent,
+        break_long_words=False,
+        break_on_hyphens=False,
+    )
+
+
+def clip(text: str, limit: int) -> str:
+    """The text on one line, cut at a word boundary to at most `limit` characters (with "…")."""
+    text = " ".join(text.split())
+    if len(text) <= limit:
+        return text
+    cut = text[: limit - 1]
+    space = cut.rfind(" ")
+    if space > limit // 2:
+        cut = cut[:space]
+    return cut.rstrip(" ,;:.-–—") + "…"
 
 
 def story_count(edition: Edition) -> int:
