@@ -88,7 +88,7 @@ from digest.store import (  # noqa: E402
 )
 from digest.store.engine import READ_ONLY  # noqa: E402
 from digest.store.schema import Article, articles, summaries  # noqa: E402
-from digest.store.search import _Postgres, _Sqlite  # noqa: E402
+from digest.store.search import PostgresBackend, SqliteBackend  # noqa: E402
 from digest.store.search_query import fts5_expression, parse_query, pg_tsquery  # noqa: E402
 from digest.store.urls import canonical_url  # noqa: E402
 
@@ -885,7 +885,7 @@ def rank_only(backend: Backend, q: Query) -> float:
     if q.any_word:
         parsed = parsed.any_word()
     with backend.store.engine.connect().execution_options(**{READ_ONLY: True}) as conn:
-        engine = _Sqlite(parsed) if conn.dialect.name == "sqlite" else _Postgres(parsed)
+        engine = SqliteBackend(parsed) if conn.dialect.name == "sqlite" else PostgresBackend(parsed)
         started = time.perf_counter()
         engine.candidates(conn, q.category, q.since, 50)
         return time.perf_counter() - started

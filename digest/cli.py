@@ -155,7 +155,9 @@ def _redact(url: str) -> str:
 
 @cli.command()
 @click.argument("category")
-@click.option("--limit", default=8, show_default=True, type=click.IntRange(1, 500))
+@click.option(
+    "--limit", default=8, show_default=True, type=click.IntRange(1, 500), help="Headlines shown."
+)
 @click.option("--live", is_flag=True, help="Fetch live even if headlines were collected today.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
 @click.pass_context
@@ -219,7 +221,9 @@ def query(
     metavar="DATE|Nd",
     help="Only stories published since DATE (YYYY-MM-DD) or in the last N days (e.g. 30d).",
 )
-@click.option("--limit", default=10, show_default=True, type=click.IntRange(1, 200))
+@click.option(
+    "--limit", default=10, show_default=True, type=click.IntRange(1, 200), help="Stories shown."
+)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a list.")
 @click.pass_context
 def search(
@@ -291,9 +295,9 @@ def extract(ctx: click.Context, urls: tuple[str, ...], deep: bool, as_json: bool
             _echo_json([r.to_json() for r in deep_results])
         else:
             print_deep_extracts(deep_results)
-        blocked = [r.error for r in deep_results if r.error and "blocked" in r.error]
-        if blocked:
-            _fail(blocked[0])
+        refused = [r.error for r in deep_results if r.error and "blocked" in r.error]
+        if refused:
+            _fail(refused[0])
         return
     results = _run(ctx, lambda app: ondemand.extract(app, list(urls)))
     if as_json:

@@ -173,7 +173,7 @@ class Daemon:
         store = await self.app.store()
         return deepen_owed(await asyncio.to_thread(store.recent_runs, 50))
 
-    def due_edition(self, now: datetime) -> date | None:
+    def due_edition(self, now: datetime) -> date:
         """The edition a publish or deliver run at `now` is about: the newest one that is due."""
         sched = self.config.schedule
         return latest_due_edition(now, parse_clock(sched.publish_at), sched.timezone)

@@ -68,7 +68,7 @@ def publish_due_at(day: date, publish_at: time, tz: str) -> datetime:
     return local.astimezone(UTC)
 
 
-def latest_due_edition(now: datetime, publish_at: time, tz: str) -> date | None:
+def latest_due_edition(now: datetime, publish_at: time, tz: str) -> date:
     """The newest edition day whose publish time has passed at `now` (today or yesterday)."""
     today = edition_day(now, tz)
     if publish_due_at(today, publish_at, tz) <= now:

@@ -94,7 +94,7 @@ class _ConnectionGuard:
     @web.middleware
     async def middleware(self, request: web.Request, handler: Any) -> web.StreamResponse:
         """Runs once a request head is in: its connection is no longer on the clock."""
-        self._waiting.discard(request.protocol)  # type: ignore[arg-type]
+        self._waiting.discard(request.protocol)
         return await handler(request)
 
 
@@ -121,6 +121,7 @@ async def running(app: App, *, host: str, port: int) -> AsyncIterator[Path]:
         keepalive_timeout=limits.idle_timeout,
     )
     await runner.setup()
+    assert runner.server is not None  # set up above
     listener: asyncio.Server | None = None
     try:
         loop = asyncio.get_running_loop()

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.configs import feed, write_config
 from tests.conftest import run_cli
 from tests.fake_ddgs import calls, write_script
 from tests.newsweb import ARTICLES, NewsWeb, Route, render_rss
@@ -35,27 +36,14 @@ def news_row(web: NewsWeb, path: str, title: str, source: str = "Example News") 
 @pytest.fixture
 def workdir(tmp_path: Path, threaded_news_web: NewsWeb) -> Path:
     web = threaded_news_web
-    (tmp_path / "digest.toml").write_text(
-        f"""
-[database]
-url = "sqlite:///data/digest.db"
-[sources]
-categories = ["technology", "world"]
-ddg_retries = 0
-[[sources.feeds]]
-url = "{web.url("/feeds/technology.rss")}"
-category = "technology"
-[[sources.feeds]]
-url = "{web.url("/feeds/world.atom")}"
-category = "world"
-[[sources.feeds]]
-url = "{web.url("/feeds/broken.xml")}"
-category = "world"
-[fetch]
-allowed_networks = ["127.0.0.1/32"]
-"""
+    feeds = [
+        feed(web.url("/feeds/technology.rss")),
+        feed(web.url("/feeds/world.atom"), "world"),
+        feed(web.url("/feeds/broken.xml"), "world"),
+    ]
+    return write_config(
+        tmp_path, database={"url": "sqlite:///data/digest.db"}, sources={"feeds": feeds}, crawl=None
     )
-    return tmp_path
 
 
 @pytest.fixture
@@ -341,17 +329,8 @@ def todays_feed(threaded_news_web: NewsWeb) -> str:
 
 
 def test_news_with_duckduckgo_off_goes_live_through_the_feeds_only(tmp_path, todays_feed):
-    (tmp_path / "digest.toml").write_text(
-        f"""
-[sources]
-categories = ["technology", "world"]
-ddg = false
-[[sources.feeds]]
-url = "{todays_feed}"
-category = "technology"
-[fetch]
-allowed_networks = ["127.0.0.1/32"]
-"""
+    write_config(
+        tmp_path, sources={"ddg": False, "ddg_retries": None, "feeds": [feed(todays_feed)]}
     )
     offline = write_script(tmp_path / "offline.json", fail="offline")  # DDGS raises if called
     result = run_cli("news", "technology", "--json", cwd=tmp_path, ddgs_script=offline)

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.configs import feed, write_config
 from tests.conftest import run_cli, start_daemon, wait_for
 from tests.fake_ddgs import news_rows, write_script
 from tests.newsweb import ARTICLES, Article, NewsWeb, Route, render_article
@@ -28,19 +29,8 @@ TECH = [a for a in ARTICLES if a.category == "technology"]
 
 
 def setup(tmp_path: Path, web: NewsWeb, every: str = "60m") -> Path:
-    (tmp_path / "digest.toml").write_text(
-        f"""
-[sources]
-categories = ["technology"]
-ddg_retries = 0
-[fetch]
-allowed_networks = ["127.0.0.1/32"]
-[crawl]
-mode = "http"
-respect_robots = false
-[schedule]
-collect_every = "{every}"
-"""
+    write_config(
+        tmp_path, sources={"categories": ["technology"]}, schedule={"collect_every": every}
     )
     return write_script(tmp_path / "ddgs.json", news={"technology news": news_rows(web, TECH)})
 
@@ -318,29 +308,14 @@ def kill_setup(tmp_path: Path, web: NewsWeb, smtp_port: int, step: str) -> tuple
     gate = web.add(Route(article.path, render_article(article), hang=held))
     patient = step in ("collect", "collect-written")
     budgets = ("connect_timeout", "read_timeout", "request_timeout", "pages_budget", "call_budget")
-    fast = "".join(f"{name} = 60\n" for name in budgets) if patient else ""
-    (tmp_path / "digest.toml").write_text(
-        f"""
-[sources]
-categories = ["technology", "world"]
-ddg_retries = 0
-[fetch]
-allowed_networks = ["127.0.0.1/32"]
-{fast}
-[crawl]
-mode = "http"
-respect_robots = false
-page_timeout = 60
-[email]
-transport = "smtp"
-host = "127.0.0.1"
-port = {smtp_port}
-security = "none"
-timeout = 60
-[schedule]
-collect_every = "1d"
-publish_at = "00:00"
-"""
+    fast = dict.fromkeys(budgets, 60) if patient else {}
+    email = {"transport": "smtp", "host": "127.0.0.1", "port": smtp_port, "security": "none"}
+    write_config(
+        tmp_path,
+        fetch={"allowed_networks": ["127.0.0.1/32"], **fast},
+        crawl={"page_timeout": 60},
+        email={**email, "timeout": 60},
+        schedule={"collect_every": "1d", "publish_at": "00:00"},
     )
 
     gated_rows = {"technology": TECH, "world": WORLD}
@@ -572,35 +547,23 @@ def test_daemon_survives_a_rate_limited_search_llm_down_and_smtp_down_then_recov
             content_type="application/rss+xml",
         )
     )
-    (tmp_path / "digest.toml").write_text(
-        f"""
-[sources]
-categories = ["technology"]
-ddg_retries = 0
-[[sources.feeds]]
-url = "{web.url(fresh)}"
-category = "technology"
-[fetch]
-allowed_networks = ["127.0.0.1/32"]
-[crawl]
-mode = "http"
-respect_robots = false
-[llm]
-base_url = "http://127.0.0.1:{llm_port}/v1"
-model = "down"
-timeout = 2.0
-max_retries = 0
-[email]
-transport = "smtp"
-host = "127.0.0.1"
-port = {smtp_port}
-security = "none"
-retry_backoff = 1.0
-[schedule]
-collect_every = "10s"
-deliver_every = "10s"
-publish_at = "00:00"
-"""
+    write_config(
+        tmp_path,
+        sources={"categories": ["technology"], "feeds": [feed(web.url(fresh))]},
+        llm={
+            "base_url": f"http://127.0.0.1:{llm_port}/v1",
+            "model": "down",
+            "timeout": 2.0,
+            "max_retries": 0,
+        },
+        email={
+            "transport": "smtp",
+            "host": "127.0.0.1",
+            "port": smtp_port,
+            "security": "none",
+            "retry_backoff": 1.0,
+        },
+        schedule={"collect_every": "10s", "deliver_every": "10s", "publish_at": "00:00"},
     )
     script = write_script(tmp_path / "ddgs.json", fail="ratelimit")
     assert run_cli("subscribers", "add", "reader@example.org", cwd=tmp_path).code == 0

@@ -9,6 +9,7 @@ import sqlite3
 from datetime import UTC, datetime
 from pathlib import Path
 
+from tests.configs import feed, write_config
 from tests.conftest import chromium_path, run_cli
 from tests.fake_ddgs import write_script
 from tests.newsweb import ARTICLES, NewsWeb
@@ -16,28 +17,19 @@ from tests.newsweb import ARTICLES, NewsWeb
 TECH = [a for a in ARTICLES if a.category == "technology"]
 
 
-def write_config(tmp_path: Path, web: NewsWeb, *, crawl: str, llm_url: str | None = None) -> None:
-    llm = (
-        f'[llm]\nbase_url = "{llm_url}"\nmodel = "fake-model"\n'
-        'api_key_env = "TEST_LLM_KEY"\ntimeout = 5.0\nmax_retries = 0\n'
-        if llm_url
-        else ""
-    )
-    (tmp_path / "digest.toml").write_text(
-        f"""
-[sources]
-categories = ["technology", "world"]
-ddg_retries = 0
-[[sources.feeds]]
-url = "{web.url("/feeds/technology.rss")}"
-category = "technology"
-[fetch]
-allowed_networks = ["127.0.0.1/32"]
-[crawl]
-{crawl}
-respect_robots = false
-page_timeout = 20.0
-{llm}"""
+def setup(tmp_path: Path, web: NewsWeb, *, crawl: dict, llm_url: str | None = None) -> None:
+    llm = {
+        "base_url": llm_url,
+        "model": "fake-model",
+        "api_key_env": "TEST_LLM_KEY",
+        "timeout": 5.0,
+        "max_retries": 0,
+    }
+    write_config(
+        tmp_path,
+        sources={"feeds": [feed(web.url("/feeds/technology.rss"))]},
+        crawl={"page_timeout": 20.0, **crawl},
+        llm=llm if llm_url else None,
     )
 
 
@@ -76,7 +68,7 @@ def test_deepen_in_the_browser_leaves_top_stories_summarized_without_an_llm(
 ):
     web = threaded_news_web
     chromium = chromium_path()
-    write_config(tmp_path, web, crawl=f'mode = "browser"\nexecutable_path = "{chromium}"')
+    setup(tmp_path, web, crawl={"mode": "browser", "executable_path": chromium})
     script = ddgs_script(tmp_path, web)
     assert run_cli("collect", cwd=tmp_path, ddgs_script=script).code == 0
     deepened = run_cli("deepen", "--top", "3", cwd=tmp_path, ddgs_script=script)
@@ -111,7 +103,7 @@ def test_deepen_with_an_llm_records_tokens_and_falls_back_when_it_is_down(
     tmp_path, threaded_news_web, threaded_llm_server
 ):
     web, llm = threaded_news_web, threaded_llm_server
-    write_config(tmp_path, web, crawl='mode = "http"', llm_url=llm.url)
+    setup(tmp_path, web, crawl={"mode": "http"}, llm_url=llm.url)
     script = ddgs_script(tmp_path, web)
     assert run_cli("collect", cwd=tmp_path, ddgs_script=script).code == 0
     result = run_cli("deepen", "--top", "2", cwd=tmp_path, env={"TEST_LLM_KEY": "k"})
@@ -134,7 +126,7 @@ def test_deepen_with_an_llm_records_tokens_and_falls_back_when_it_is_down(
 
 def test_extract_deep_gives_text_summary_and_keywords(tmp_path, threaded_news_web):
     web = threaded_news_web
-    write_config(tmp_path, web, crawl='mode = "http"')
+    setup(tmp_path, web, crawl={"mode": "http"})
     urls = [web.url(TECH[1].path), web.url("/missing.html")]
     result = run_cli("extract", *urls, "--deep", "--json", cwd=tmp_path)
     assert result.code == 0, result.stderr
@@ -150,7 +142,7 @@ def test_extract_deep_of_endless_and_huge_pages_keeps_what_was_read_and_says_so(
     tmp_path, threaded_news_web
 ):
     web = threaded_news_web
-    write_config(tmp_path, web, crawl='mode = "http"\nmax_page_bytes = 262144')
+    setup(tmp_path, web, crawl={"mode": "http", "max_page_bytes": 262144})
     urls = [web.url("/endless.html"), web.url("/one-line.html")]
     result = run_cli("extract", *urls, "--deep", "--json", cwd=tmp_path)
     assert result.code == 0, result.stderr
@@ -165,7 +157,7 @@ def test_query_deep_answers_from_the_sources_with_citations(
     tmp_path, threaded_news_web, threaded_llm_server
 ):
     web, llm = threaded_news_web, threaded_llm_server
-    write_config(tmp_path, web, crawl='mode = "http"', llm_url=llm.url)
+    setup(tmp_path, web, crawl={"mode": "http"}, llm_url=llm.url)
     script = ddgs_script(tmp_path, web)
     result = run_cli(
         "query",

@@ -28,6 +28,8 @@ from digest.fetch.fast import FastExtractor
 from digest.fetch.lede import find_lede
 from digest.fetch.parsers import ParserPool
 from digest.fetch.shape import MAX_ATTRIBUTES, MAX_DEPTH, bound_html
+from tests import configs
+from tests.configs import write_config
 from tests.conftest import chromium_path, run_cli
 from tests.newsweb import (
     ARTICLES,
@@ -197,7 +199,7 @@ def test_extract_cli_of_a_nested_page_returns_in_budget_with_every_result(
     tmp_path, threaded_news_web
 ):
     web = threaded_news_web
-    (tmp_path / "digest.toml").write_text('[fetch]\nallowed_networks = ["127.0.0.1/32"]\n')
+    write_config(tmp_path)
     urls = [web.url("/hostile/nested-div.html"), web.url(CHIP.path)]
     result = run_cli("extract", *urls, "--json", cwd=tmp_path)
     assert result.code == 0, result.stderr
@@ -223,18 +225,12 @@ def test_collect_of_a_feed_of_hostile_links_keeps_the_normal_items_lede(
         f'<?xml version="1.0"?><rss version="2.0"><channel><title>t</title>{items}</channel></rss>'
     )
     web.add(Route("/feeds/hostile.rss", feed.encode(), content_type="application/rss+xml"))
-    (tmp_path / "digest.toml").write_text(
-        f"""
-[sources]
-categories = ["technology"]
-ddg = false
-[[sources.feeds]]
-url = "{web.url("/feeds/hostile.rss")}"
-category = "technology"
-[fetch]
-allowed_networks = ["127.0.0.1/32"]
-"""
-    )
+    sources = {
+        "categories": ["technology"],
+        "ddg": False,
+        "feeds": [configs.feed(web.url("/feeds/hostile.rss"))],
+    }
+    write_config(tmp_path, sources=sources)
     result = run_cli("collect", cwd=tmp_path)
     assert result.code == 0, result.stderr
     news = json.loads(run_cli("news", "technology", "--json", cwd=tmp_path).stdout)

@@ -20,6 +20,8 @@ from pathlib import Path
 
 import pytest
 
+from tests import configs
+from tests.configs import write_config
 from tests.conftest import CliResult, run_cli
 from tests.fake_ddgs import write_script
 from tests.newsweb import Article, NewsWeb, Route, render_article, render_rss
@@ -116,21 +118,7 @@ def hostile(tmp_path_factory: pytest.TempPathFactory, threaded_news_web: NewsWeb
             content_type="application/rss+xml; charset=utf-8",
         )
     )
-    (folder / "digest.toml").write_text(
-        f"""
-[sources]
-categories = ["technology", "world"]
-ddg_retries = 0
-[[sources.feeds]]
-url = "{web.url(feed)}"
-category = "technology"
-[fetch]
-allowed_networks = ["127.0.0.1/32"]
-[crawl]
-mode = "http"
-respect_robots = false
-"""
-    )
+    write_config(folder, sources={"feeds": [configs.feed(web.url(feed))]})
     row = {
         "date": datetime.now(UTC).isoformat(),
         "title": harbour.title

@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from tests import configs
 from tests.conftest import CliResult, run_cli, start_daemon, wait_for
 from tests.fake_ddgs import news_rows, write_script
 from tests.newsweb import ARTICLES, NewsWeb
@@ -69,20 +70,7 @@ def sql(schema: str, query: str) -> list[tuple]:
 
 
 def write_config(folder: Path, schema: str) -> None:
-    (folder / "digest.toml").write_text(
-        f"""
-[database]
-url = "{schema_url(schema)}"
-[sources]
-categories = ["technology", "world"]
-ddg_retries = 0
-[fetch]
-allowed_networks = ["127.0.0.1/32"]
-[crawl]
-mode = "http"
-respect_robots = false
-"""
-    )
+    configs.write_config(folder, database={"url": schema_url(schema)})
 
 
 def ddgs_script(folder: Path, web: NewsWeb) -> Path:

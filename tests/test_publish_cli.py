@@ -13,6 +13,7 @@ from pathlib import Path
 import feedparser
 import pytest
 
+from tests.configs import write_config
 from tests.conftest import run_cli
 from tests.fake_ddgs import news_rows, write_script
 from tests.newsweb import ARTICLES, NewsWeb
@@ -22,22 +23,19 @@ TECH = [a for a in ARTICLES if a.category == "technology"]
 WORLD = [a for a in ARTICLES if a.category == "world"]
 
 
-def setup(tmp_path: Path, web: NewsWeb, email: str = "") -> Path:
-    (tmp_path / "digest.toml").write_text(
-        f"""
-[sources]
-categories = ["technology", "world"]
-ddg_retries = 0
-[fetch]
-allowed_networks = ["127.0.0.1/32"]
-[crawl]
-mode = "http"
-respect_robots = false
-[archive]
-base_url = "https://news.example.org/digest/"
-{email}
-"""
-    )
+def smtp_config(port: int) -> dict:
+    """The [email] section for the local SMTP server."""
+    return {
+        "transport": "smtp",
+        "host": "127.0.0.1",
+        "port": port,
+        "security": "none",
+        "from": "digest@example.org",
+    }
+
+
+def setup(tmp_path: Path, web: NewsWeb, email: dict | None = None) -> Path:
+    write_config(tmp_path, archive={"base_url": "https://news.example.org/digest/"}, email=email)
 
     script = write_script(
         tmp_path / "ddgs.json",
@@ -97,10 +95,7 @@ def test_publish_over_smtp_retries_a_temporary_failure_and_keeps_a_permanent_one
     tmp_path, threaded_news_web
 ):
     with SmtpServer() as smtp:
-        email = (
-            f'[email]\ntransport = "smtp"\nhost = "127.0.0.1"\nport = {smtp.port}\n'
-            'security = "none"\nretry_backoff = 1.0\nfrom = "digest@example.org"\n'
-        )
+        email = smtp_config(smtp.port) | {"retry_backoff": 1.0}
         setup(tmp_path, threaded_news_web, email)
         smtp.fail("451", "550")  # alice: try again later; bob: no such user
         first = run_cli("publish", cwd=tmp_path)
@@ -146,11 +141,7 @@ def test_a_stored_address_the_rule_refuses_fails_its_own_row_and_the_others_are_
     tmp_path, threaded_news_web
 ):
     with SmtpServer() as smtp:
-        email = (
-            f'[email]\ntransport = "smtp"\nhost = "127.0.0.1"\nport = {smtp.port}\n'
-            'security = "none"\nfrom = "digest@example.org"\n'
-        )
-        setup(tmp_path, threaded_news_web, email)
+        setup(tmp_path, threaded_news_web, smtp_config(smtp.port))
         # Subscribed by an older version, whose rule let these in.
         with sqlite3.connect(tmp_path / "digest.db") as conn:
             conn.executemany(

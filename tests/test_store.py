@@ -23,6 +23,7 @@ from digest.store import (
     open_store,
     upgrade,
 )
+from digest.store.articles import headlines_query
 from digest.store.engine import migrations_dir
 from digest.store.schema import articles
 from tests import storefixtures
@@ -362,7 +363,7 @@ def index_definitions(conn: Any, table: str) -> dict[str, str]:
 
 def test_todays_headlines_query_uses_the_category_index(tmp_path: Path) -> None:
     with open_store(f"sqlite:///{tmp_path / 'digest.db'}") as store:
-        statement = store._headlines_query("technology", since=DAY_START, limit=5)
+        statement = headlines_query("technology", since=DAY_START, limit=5)
         with store.engine.connect() as conn:
             compiled = statement.compile(conn, compile_kwargs={"literal_binds": True})
             plan = conn.exec_driver_sql(f"EXPLAIN QUERY PLAN {compiled}").all()

@@ -44,7 +44,7 @@ def test_failing_feeds_come_first_and_the_database_has_a_size(store):
 
 def _set_owner(store, run_id: int, owner: str | None, started_at=None) -> None:
     values = {"owner": owner} | ({"started_at": started_at} if started_at else {})
-    with store._write() as conn:
+    with store.engine.begin() as conn:
         conn.execute(update(runs).where(runs.c.id == run_id).values(values))
 
 
@@ -85,7 +85,7 @@ def test_recovery_fails_the_runs_of_dead_processes_and_leaves_live_ones(store):
 
 def test_a_run_records_the_process_that_owns_it(store):
     run_id = store.start_run("collect")
-    with store._read() as conn:
+    with store.engine.connect() as conn:
         owner = conn.execute(select(runs.c.owner).where(runs.c.id == run_id)).scalar_one()
     assert owner == owners.current_owner()
     assert owners.owner_alive(owner, datetime.now(UTC), datetime.now(UTC))

@@ -274,14 +274,14 @@ class Browser:
                     # Cut at the cap: this render would be thrown away, so it stops now rather
                     # than leave Chromium parsing megabytes (it was still at it at the timeout).
                     await _cancel(crawl)
-                    error = _cut_reason(cut.result())
-                    return Rendered(url, url, error=error, elapsed=time.monotonic() - started)
+                    reason = _cut_reason(cut.result())
+                    return Rendered(url, url, error=reason, elapsed=time.monotonic() - started)
                 response = crawl.result()
         except TimeoutError:
             raise
         except Exception as err:  # navigation errors, a crashed page...
-            error = self._cut(url, url, since) or _first_line(err)
-            return Rendered(url, url, error=error, elapsed=time.monotonic() - started)
+            failure = self._cut(url, url, since) or _first_line(err)
+            return Rendered(url, url, error=failure, elapsed=time.monotonic() - started)
         finally:
             cut.cancel()
             await _cancel(crawl)

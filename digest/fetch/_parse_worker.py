@@ -82,6 +82,7 @@ def main() -> None:
         import digest.crawl.maintext  # noqa: F401
     while (request := read_frame(requests)) is not None:
         header, body = request
+        answer: dict[str, Any]
         try:
             answer = {"ok": _OPERATIONS[header["op"]](header, body)}
         except MemoryError:

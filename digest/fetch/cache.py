@@ -9,11 +9,11 @@ host so a host that keeps failing is skipped as a whole until it cools down. Bot
 from __future__ import annotations
 
 import time
-from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
+import cachetools
 from yarl import URL
 
 K = TypeVar("K")
@@ -22,41 +22,33 @@ Clock = Callable[[], float]
 
 
 class TTLCache(Generic[K, V]):
-    """At most `maxsize` entries; the least recently used goes first; entries expire after `ttl`."""
+    """At most `maxsize` entries; the least recently used goes first; entries expire after `ttl`.
+
+    cachetools' TTLCache, behind the get/put/pop the fetch layer uses (it returns None for a
+    missing or expired key instead of raising).
+    """
 
     def __init__(self, maxsize: int, ttl: float, *, clock: Clock = time.monotonic) -> None:
         if maxsize <= 0 or ttl <= 0:
             raise ValueError("maxsize and ttl must be positive")
         self.maxsize = maxsize
         self.ttl = ttl
-        self._clock = clock
-        self._data: OrderedDict[K, tuple[float, V]] = OrderedDict()
+        self._data: cachetools.TTLCache[K, V] = cachetools.TTLCache(maxsize, ttl, timer=clock)
 
     def get(self, key: K) -> V | None:
-        entry = self._data.get(key)
-        if entry is None:
-            return None
-        expires, value = entry
-        if self._clock() >= expires:
-            del self._data[key]
-            return None
-        self._data.move_to_end(key)
-        return value
+        return self._data.get(key)
 
     def put(self, key: K, value: V) -> None:
-        self._data[key] = (self._clock() + self.ttl, value)
-        self._data.move_to_end(key)
-        while len(self._data) > self.maxsize:
-            self._data.popitem(last=False)
+        self._data[key] = value
 
     def pop(self, key: K) -> V | None:
-        entry = self._data.pop(key, None)
-        return entry[1] if entry else None
+        return self._data.pop(key, None)
 
     def __contains__(self, key: object) -> bool:
-        return self.get(key) is not None  # type: ignore[arg-type]
+        return key in self._data
 
     def __len__(self) -> int:
+        self._data.expire()
         return len(self._data)
 
     def clear(self) -> None:

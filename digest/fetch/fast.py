@@ -237,7 +237,8 @@ class FastExtractor:
         if not sniffed and _looks_binary(page.buf):
             return self._finish(page, "not_html", error="binary content")
         kind = (await self._lede(page, page.parse_by)).kind
-        return self._finish(page, {"article": "ok", "meta": "meta"}.get(kind, "empty"))
+        status: ExtractStatus = "ok" if kind == "article" else "meta" if kind == "meta" else "empty"
+        return self._finish(page, status)
 
     async def _lede(self, page: _Page, deadline: float) -> Lede:
         """The lede of what was read so far, parsed by `deadline` (else ParseTimeoutError)."""

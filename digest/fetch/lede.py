@@ -317,7 +317,7 @@ def _article_paragraphs(tree: LexborHTMLParser, html: str, max_chars: int) -> li
         links = link_chars.get(node.mem_id, 0)
         if not text or links > len(text) / 2:
             continue
-        score = len(text) - links
+        score: float = len(text) - links
         if not text.isascii() and _CJK_RE.search(text):
             score *= _CJK_WEIGHT
         if score < _MIN_CJK_PARAGRAPH:

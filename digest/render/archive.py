@@ -142,10 +142,13 @@ def write_archive(
             for part in parts
             if not rerender
             and part.key is not None
+            and part.day is not None
             and old.editions.get(part.day) == part.key
             and all((out_dir / p).is_file() for p in part.paths)
         }
-        fingerprints = {p.day: p.key for p in parts if p.day in reuse}
+        fingerprints: dict[date, str | None] = {
+            p.day: p.key for p in parts if p.day is not None and p.day in reuse
+        }
         # Pages of editions about to change lose their fingerprint before the first write: a
         # build that dies half-way must not leave a mix of old and new pages looking finished.
         pending = _Manifest(old.pages | {p for part in parts for p in part.paths}, fingerprints)
@@ -160,7 +163,7 @@ def write_archive(
                     continue
                 for path, data in part.render():
                     writer.store(path, data)
-        fingerprints.update((p.day, p.key) for p in parts if p.key is not None)
+        fingerprints.update((p.day, p.key) for p in parts if p.day is not None and p.key)
         written, unchanged, touched_dirs = writer.written, writer.unchanged, writer.directories
         rendered = writer.rendered
 
@@ -400,7 +403,9 @@ class _Manifest:
             pages = {p for p in data["pages"] if isinstance(p, str)}
             if data.get("version") != _MANIFEST_VERSION:
                 return cls(pages)
-            editions = {date.fromisoformat(d): str(k) for d, k in data["editions"].items()}
+            editions: dict[date, str | None] = {
+                date.fromisoformat(d): str(k) for d, k in data["editions"].items()
+            }
             return cls(pages, editions)
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             return cls()  # no manifest (or a damaged one): every page is rendered and compared

@@ -141,7 +141,7 @@ class DuckDuckGo:
         self, what: str, method: str, query: str, kwargs: Mapping[str, Any]
     ) -> list[Any]:
         def run() -> list[Any]:
-            return getattr(self._factory(), method)(query, **kwargs)  # type: ignore[no-any-return]
+            return getattr(self._factory(), method)(query, **kwargs)
 
         timeout = self._config.ddg_timeout
         try:

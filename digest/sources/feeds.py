@@ -243,7 +243,8 @@ def _published(entry: Mapping[str, Any]) -> datetime | None:
         t = dict.get(entry, key) if isinstance(entry, dict) else entry.get(key)
         if t:
             try:
-                return datetime(*t[:6], tzinfo=UTC)  # feedparser normalises to UTC
+                year, month, day, hour, minute, second = t[:6]  # feedparser normalises to UTC
+                return datetime(year, month, day, hour, minute, second, tzinfo=UTC)
             except (TypeError, ValueError, OverflowError):
                 continue
     return None

@@ -95,20 +95,9 @@ class ArticlesMixin(StoreBase):
 
     def headlines(self, category: str, *, since: datetime, limit: int) -> list[Item]:
         """A category's articles published (or, undated, first seen) since `since`, newest first."""
-        query = self._headlines_query(category, since=since, limit=limit)
+        query = headlines_query(category, since=since, limit=limit)
         with self._read() as conn:
             return [_item_from_row(row) for row in conn.execute(query).mappings()]
-
-    def _headlines_query(self, category: str, *, since: datetime, limit: int) -> Select[Any]:
-        # The expression must match the ix_articles_category_recent index to use it.
-        require_aware(since, "since")
-        recent = Article.recent()
-        return (
-            select(articles)
-            .where(articles.c.category == category, recent >= since)
-            .order_by(recent.desc(), articles.c.id.desc())
-            .limit(limit)
-        )
 
     def has_collected(self, category: str, since: datetime) -> bool:
         """Whether any article of `category` was seen since `since` (a collect already ran)."""
@@ -190,6 +179,18 @@ class ArticlesMixin(StoreBase):
         return {"articles": int(total), "with_text": int(texts)}
 
 
+def headlines_query(category: str, *, since: datetime, limit: int) -> Select[Any]:
+    """The query behind `headlines`: its expression must match ix_articles_category_recent."""
+    require_aware(since, "since")
+    recent = Article.recent()
+    return (
+        select(articles)
+        .where(articles.c.category == category, recent >= since)
+        .order_by(recent.desc(), articles.c.id.desc())
+        .limit(limit)
+    )
+
+
 def _row_from_item(item: Item, seen_at: datetime) -> dict[str, Any]:
     h, e = item.headline, item.extract
     require_aware(h.published, "published", optional=True)
@@ -213,7 +214,7 @@ def _row_from_item(item: Item, seen_at: datetime) -> dict[str, Any]:
     }
 
 
-def _merge(old: Mapping[str, Any], new: Mapping[str, Any]) -> dict[str, Any]:
+def _merge(old: Mapping[Any, Any], new: Mapping[Any, Any]) -> dict[str, Any]:
     """What a stored row becomes when `new`, a later sighting of the same URL, arrives."""
     merged = dict(old)
     for name in ("title", "source", "snippet", "image"):
@@ -232,7 +233,7 @@ def _merge(old: Mapping[str, Any], new: Mapping[str, Any]) -> dict[str, Any]:
     return merged
 
 
-def _item_from_row(row: Mapping[str, Any]) -> Item:
+def _item_from_row(row: Mapping[Any, Any]) -> Item:
     headline = Headline(
         title=row["title"],
         url=row["url"],

@@ -153,7 +153,7 @@ def _delivery_values(d: Delivery) -> dict[str, Any]:
     }
 
 
-def _delivery(row: Mapping[str, Any]) -> Delivery:
+def _delivery(row: Mapping[Any, Any]) -> Delivery:
     from digest.deliver.ledger import Delivery  # the mail code loads only when the ledger is used
 
     return Delivery(

@@ -28,7 +28,7 @@ class RunsMixin(StoreBase):
         `key` names the (job, period) it covers; a second run with the same key raises
         RunExistsError, which is how a restarted scheduler avoids doing a period twice.
         """
-        values = {
+        values: dict[str, Any] = {
             "kind": kind,
             "key": key,
             "started_at": now(),
@@ -49,8 +49,8 @@ class RunsMixin(StoreBase):
         run_id: int,
         *,
         status: str,
-        counts: Mapping[str, Any],
-        errors: Iterable[Mapping[str, Any]],
+        counts: Mapping[Any, Any],
+        errors: Iterable[Mapping[Any, Any]],
     ) -> None:
         """Record how a run ended: `status` is ok, partial (some sources failed) or failed."""
         if status not in FINISHED_STATUSES:

@@ -7,7 +7,7 @@ rebuild a table) and PostgreSQL refer to the same names.
 from __future__ import annotations
 
 from datetime import UTC, date, datetime
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 from sqlalchemy import (
     JSON,
@@ -21,6 +21,7 @@ from sqlalchemy import (
     Integer,
     MetaData,
     String,
+    Table,
     Text,
     UniqueConstraint,
     func,
@@ -266,11 +267,11 @@ Index("ix_articles_category_recent", Article.category, Article.recent())
 Index("ix_articles_recent", Article.recent())
 
 metadata = Base.metadata
-articles = Article.__table__
-runs = Run.__table__
-feeds = Feed.__table__
-stories = Story.__table__
-summaries = StoredSummary.__table__
-subscribers = StoredSubscriber.__table__
-editions = StoredEdition.__table__
-deliveries = StoredDelivery.__table__
+articles = cast(Table, Article.__table__)
+runs = cast(Table, Run.__table__)
+feeds = cast(Table, Feed.__table__)
+stories = cast(Table, Story.__table__)
+summaries = cast(Table, StoredSummary.__table__)
+subscribers = cast(Table, StoredSubscriber.__table__)
+editions = cast(Table, StoredEdition.__table__)
+deliveries = cast(Table, StoredDelivery.__table__)

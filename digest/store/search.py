@@ -40,7 +40,7 @@ from digest.store.search_query import (
 )
 from digest.stories import outlet
 
-# PostgreSQL ranks the newest this many matches of a search (see _Postgres.candidates).
+# PostgreSQL ranks the newest this many matches of a search (see PostgresBackend.candidates).
 PG_RANK_WINDOW = 2_000
 # Stored objects the models do not declare (see migrations/versions/0004_search.py).
 _FTS_TABLE = "articles_fts"
@@ -94,7 +94,9 @@ def search(
     query = parse_query(text)
     if any_word:
         query = query.any_word()
-    backend: _Backend = _Sqlite(query) if conn.dialect.name == "sqlite" else _Postgres(query)
+    backend: Backend = (
+        SqliteBackend(query) if conn.dialect.name == "sqlite" else PostgresBackend(query)
+    )
     pool = max(limit * 5, 50)
     while True:
         # Articles of one story compete for the pool: widen it until `limit` stories are in.
@@ -165,7 +167,7 @@ def split_marked(marked: str) -> tuple[str, tuple[tuple[int, int], ...]]:
     return "".join(plain), tuple(spans)
 
 
-def include_name(name: str | None, type_: str, _parents: Mapping[str, Any]) -> bool:
+def include_name(name: str | None, type_: str, _parents: Mapping[Any, Any]) -> bool:
     """Alembic's `include_name`: leave the search objects the models do not declare out of
     schema comparisons (FTS5 tables and their shadow tables, tsvector columns and indexes)."""
     if name is None:
@@ -222,7 +224,7 @@ def _filtered(query: Select[Any], category: str | None, since: datetime | None) 
     return query
 
 
-class _Backend:
+class Backend:
     def candidates(
         self, conn: Connection, category: str | None, since: datetime | None, limit: int
     ) -> list[tuple[int, int | None, float]]:
@@ -234,7 +236,7 @@ class _Backend:
         raise NotImplementedError
 
 
-class _Sqlite(_Backend):
+class SqliteBackend(Backend):
     def __init__(self, query: SearchQuery) -> None:
         self.match = fts5_expression(query)
 
@@ -270,7 +272,7 @@ class _Sqlite(_Backend):
         }
 
 
-class _Postgres(_Backend):
+class PostgresBackend(Backend):
     def __init__(self, query: SearchQuery) -> None:
         self.tsquery = pg_tsquery(query)
 
@@ -302,7 +304,7 @@ class _Postgres(_Backend):
         options = f'StartSel="{_OPEN}", StopSel="{_CLOSE}", MaxWords={_SNIPPET_TOKENS}, MinWords=12'
 
         def headline(field: str) -> ColumnElement[Any]:
-            document = articles.c[field]
+            document: ColumnElement[Any] = articles.c[field]
             if field == "text":
                 document = func.left(document, _PG_PASSAGE_CHARS)
             return func.ts_headline(REGCONFIG, func.coalesce(document, ""), self.tsquery, options)

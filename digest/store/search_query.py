@@ -37,7 +37,7 @@ MAX_QUERY_CHARS = 500
 MAX_QUERY_CHARS = 500
 MAX_TERMS = 32
 _PG_CONFIG = "english"  # as in migration 0004
-REGCONFIG = literal_column(f"'{_PG_CONFIG}'::regconfig")
+REGCONFIG: ColumnElement[Any] = literal_column(f"'{_PG_CONFIG}'::regconfig")
 
 
 @dataclass(frozen=True, slots=True)

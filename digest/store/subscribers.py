@@ -105,7 +105,7 @@ def _normalize_categories(categories: Sequence[str] | None) -> tuple[str, ...] |
     return cleaned or None
 
 
-def _subscriber(row: Mapping[str, Any]) -> Subscriber:
+def _subscriber(row: Mapping[Any, Any]) -> Subscriber:
     categories = row["categories"]
     return Subscriber(
         email=row["email"],

@@ -29,8 +29,8 @@ VIEW_COLUMNS = (
 )
 
 
-def story_views(conn: Connection, rows: Sequence[Mapping[str, Any]]) -> list[StoryView]:
-    by_story: dict[int, list[Mapping[str, Any]]] = {}
+def story_views(conn: Connection, rows: Sequence[Mapping[Any, Any]]) -> list[StoryView]:
+    by_story: dict[int, list[Mapping[Any, Any]]] = {}
     for chunk in chunks([row["id"] for row in rows]):
         query = select(*VIEW_COLUMNS).where(articles.c.story_id.in_(chunk))
         for article in conn.execute(query).mappings():
@@ -67,20 +67,21 @@ def _story_order(title: str, items: Sequence[ArticleView]) -> tuple[ArticleView,
     ordered = sorted(items, key=lambda a: (a.title != title, *newest_first(a)))
     head = ordered[:1]
     seen = {a.outlet for a in head}
-    firsts, rest = [], []
+    firsts: list[ArticleView] = []
+    rest: list[ArticleView] = []
     for a in ordered[1:]:
         (rest if a.outlet in seen else firsts).append(a)
         seen.add(a.outlet)
     return tuple(head + firsts + rest)
 
 
-def article_views(conn: Connection, rows: Sequence[Mapping[str, Any]]) -> list[ArticleView]:
+def article_views(conn: Connection, rows: Sequence[Mapping[Any, Any]]) -> list[ArticleView]:
     """Views of article rows (VIEW_COLUMNS), each with its latest summary: its own, else the
     latest of any article with the same text."""
     ids = [row["id"] for row in rows]
     hashes = sorted({row["text_hash"] for row in rows if row["text_hash"]})
-    own: dict[int, Mapping[str, Any]] = {}
-    same_text: dict[str, Mapping[str, Any]] = {}
+    own: dict[int, Mapping[Any, Any]] = {}
+    same_text: dict[str, Mapping[Any, Any]] = {}
     order = (summaries.c.created_at, summaries.c.id)
     for chunk in chunks(ids):
         query = select(summaries).where(summaries.c.article_id.in_(chunk)).order_by(*order)
@@ -111,7 +112,7 @@ def article_views(conn: Connection, rows: Sequence[Mapping[str, Any]]) -> list[A
     return views
 
 
-def summary_from_row(row: Mapping[str, Any]) -> Summary:
+def summary_from_row(row: Mapping[Any, Any]) -> Summary:
     return Summary(
         title=row["title"],
         summary=row["summary"],

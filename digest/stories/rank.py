@@ -86,7 +86,8 @@ def score(stats: StoryStats, *, now: datetime, half_life: timedelta = HALF_LIFE)
     diversity = 1 + ORIGIN_BONUS * max(stats.origins - 1, 0)
     age = max(now - stats.newest, timedelta(0))
     # Rounded so that scores equal up to float noise tie exactly, and ties go to `order_key`.
-    return round(coverage * diversity * 0.5 ** (age / half_life), 9)
+    recency: float = 0.5 ** (age / half_life)
+    return round(coverage * diversity * recency, 9)
 
 
 def rank_stories(

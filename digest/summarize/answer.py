@@ -48,7 +48,7 @@ def build_answer_text(
 ) -> tuple[str, tuple[int, ...]]:
     """Validate a model's JSON answer: links other than the sources' removed, citations checked."""
     reply = AnswerReply.model_validate(data)
-    text, cited = reply.answer, ()
+    text, cited = reply.answer, tuple[int, ...]()
     # Each cleaner only deletes, but one can expose work for the other ("x.example[]/y"):
     # alternate until neither changes anything.
     for _ in range(5):
