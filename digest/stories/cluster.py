@@ -186,7 +186,7 @@ def cluster_reports(
 
     features = [_Features.of(r) for r in items]
     pairs = _Pairs.of(items, features, window)
-    embedded = _embedding_similarities(items, window)
+    embedded = _embedding_similarities(items, window, pairs.keys)
     start = _start(items, features, window)
     # Pass 1 weighs a term by the articles that use it, pass 2 by the stories of pass 1 that
     # use it: the name that every report of a big story repeats is not a common word.
@@ -345,10 +345,10 @@ class _Pairs:
 
 
 def _embedding_similarities(
-    items: Sequence[Report], window: timedelta
+    items: Sequence[Report], window: timedelta, candidates: Iterable[tuple[int, int]]
 ) -> dict[tuple[int, int], float]:
-    """Cosine of the pairs of embedded articles that reach `EMBEDDING_FLOOR`, after removing
-    the window's mean vector.
+    """The cosine of embedded articles' vectors less the window's mean vector: for every
+    candidate pair, and for any other pair within the window that reaches `EMBEDDING_FLOOR`.
 
     Sentence embeddings crowd into a narrow cone (multilingual-e5: unrelated headlines at
     0.76-0.84, one event at 0.93 and above); without the mean, which all of them share,
@@ -364,20 +364,24 @@ def _embedding_similarities(
         norm = math.sqrt(sum(x * x for x in v)) or 1.0
         unit.append([x / norm for x in v])
     mean = [sum(column) / len(unit) for column in zip(*unit, strict=True)]
-    centred, signs = [], []
-    for v in unit:
+    centred: dict[int, list[float]] = {}
+    signs: dict[int, int] = {}
+    for i, v in zip(idx, unit, strict=True):
         c = [x - m for x, m in zip(v, mean, strict=True)]
         norm = math.sqrt(sum(x * x for x in c)) or 1.0
-        centred.append([x / norm for x in c])
-        signs.append(sum(1 << k for k, x in enumerate(c) if x > 0))
+        centred[i] = [x / norm for x in c]
+        signs[i] = sum(1 << k for k, x in enumerate(c) if x > 0)
+    out = {
+        (i, j): sum(map(operator.mul, centred[i], centred[j]))
+        for i, j in candidates
+        if i in centred and j in centred
+    }
     most = int(EMBEDDING_SIGNS * len(mean))
-    out: dict[tuple[int, int], float] = {}
-    for a, b in combinations(range(len(idx)), 2):
-        if (signs[a] ^ signs[b]).bit_count() > most:
+    for i, j in combinations(idx, 2):
+        if (signs[i] ^ signs[j]).bit_count() > most or (i, j) in out:
             continue
-        i, j = idx[a], idx[b]
         if abs(items[i].when - items[j].when) <= window:
-            cos = sum(map(operator.mul, centred[a], centred[b]))
+            cos = sum(map(operator.mul, centred[i], centred[j]))
             if cos >= EMBEDDING_FLOOR:
                 out[i, j] = cos
     return out
