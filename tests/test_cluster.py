@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -257,3 +258,205 @@ def test_identical_titles_within_the_window_always_cluster(
     b = Report(id=20_002, title=title, first_seen=T0 + timedelta(hours=hours_apart))
     result = cluster_reports([*news, a, b], window=WINDOW, similarity=THRESHOLD)
     assert any({a.id, b.id} <= set(g.article_ids) for g in result.groups)
+
+
+# Volume: a story is what its members have in common, not a chain of neighbours
+
+CHAIN = [
+    # Each headline shares two words with the next and none with any other.
+    "Zephyr Airlines braces for pilot strike",
+    "Pilot strike shuts Denver airport",
+    "Denver airport closed by blizzard warning",
+    "Blizzard warning for ski resorts",
+    "Ski resorts raise lift tickets",
+    "Lift tickets draw antitrust probe",
+    "Antitrust probe hits Alpine Holdings",
+    "Alpine Holdings shares tumble",
+]
+
+
+def test_a_chain_of_look_alike_neighbours_is_not_one_story() -> None:
+    # Single link made one story of all eight: each neighbour is alike enough (0.38-0.54).
+    items = [Report(id=n, title=title, first_seen=T0) for n, title in enumerate(CHAIN)]
+    groups = cluster_reports(items, window=WINDOW, similarity=THRESHOLD).groups
+    for group in groups:
+        # No story holds two headlines that share no word: here, at most two neighbours.
+        assert len(group.article_ids) <= 2
+        if len(group.article_ids) == 2:
+            first, second = group.article_ids
+            assert second == first + 1
+    assert not any({0, len(CHAIN) - 1} <= set(g.article_ids) for g in groups)
+
+
+def test_a_chain_stays_apart_among_other_news_and_across_runs() -> None:
+    # The same chain arriving in two runs, amid the other test headlines.
+    lines = H.ALL
+    first = reports(lines) + [
+        Report(id=100 + n, title=title, first_seen=T0) for n, title in enumerate(CHAIN[:4])
+    ]
+    run1 = cluster_reports(first, window=WINDOW, similarity=THRESHOLD)
+    story_of = {aid: 1000 + n for n, g in enumerate(run1.groups) for aid in g.article_ids}
+    stored = [
+        Report(id=r.id, title=r.title, text=r.text, first_seen=T0, story_id=story_of[r.id])
+        for r in first
+    ]
+    later = T0 + timedelta(hours=6)
+    arriving = [
+        Report(id=104 + n, title=title, first_seen=later) for n, title in enumerate(CHAIN[4:])
+    ]
+    run2 = cluster_reports(stored + arriving, window=WINDOW, similarity=THRESHOLD)
+    assert not any({100, 100 + len(CHAIN) - 1} <= set(g.article_ids) for g in run2.groups)
+    chained = [g for g in run2.groups if len({a for a in g.article_ids if a >= 100}) > 2]
+    assert chained == []
+
+
+# Runs that build on each other: an article keeps its story, stories are never split or merged
+
+
+@st.composite
+def two_runs(draw: st.DrawFn) -> tuple[list[Report], list[Report]]:
+    """Realistic headlines in two runs, a few hours apart, with unrelated ids."""
+    lines = H.ALL + [H.Line(None, "Wire", title, "") for title in CHAIN]
+    chosen = draw(st.lists(st.sampled_from(range(len(lines))), min_size=2, max_size=30))
+    ids = draw(st.lists(st.integers(1, 10_000), min_size=len(chosen), max_size=len(chosen)))
+    ids = list(dict.fromkeys(ids))
+    split = draw(st.integers(1, len(ids)))
+    hours = draw(st.lists(st.integers(0, 30), min_size=len(ids), max_size=len(ids)))
+    made = [
+        Report(
+            id=article_id,
+            title=lines[k].title,
+            text=lines[k].text,
+            first_seen=T0 + timedelta(hours=h),
+        )
+        for article_id, k, h in zip(ids, chosen, hours, strict=False)
+    ]
+    return made[:split], made[split:]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(two_runs())
+def test_a_second_run_keeps_every_story_of_the_first_whole_and_apart(
+    runs: tuple[list[Report], list[Report]],
+) -> None:
+    old, new = runs
+    run1 = cluster_reports(old, window=WINDOW, similarity=THRESHOLD)
+    story_of = {aid: 500 + n for n, g in enumerate(run1.groups) for aid in g.article_ids}
+    stored = [replace(r, story_id=story_of[r.id]) for r in old]
+    run2 = cluster_reports(stored + new, window=WINDOW, similarity=THRESHOLD)
+
+    group_of = {aid: g for g in run2.groups for aid in g.article_ids}
+    for r in stored:  # every old article keeps its story
+        assert group_of[r.id].story_id == r.story_id
+    for g in run2.groups:  # each story in one group, with all its old articles, alone
+        old_members = {a for a in g.article_ids if a in story_of}
+        assert {story_of[a] for a in old_members} <= {g.story_id}
+        if g.story_id is not None:
+            assert old_members == {a for a, s in story_of.items() if s == g.story_id}
+        assert set(g.new_article_ids) == set(g.article_ids) - old_members
+    assert sorted(a for g in run2.groups for a in g.article_ids) == sorted(
+        r.id for r in stored + new
+    )
+
+
+# Determinism: the same stories whatever the order of the input
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(two_runs(), st.randoms(use_true_random=False), st.booleans())
+def test_realistic_input_in_any_order_gives_the_same_stories_and_names(
+    runs: tuple[list[Report], list[Report]], rnd: random.Random, embedded: bool
+) -> None:
+    old, new = runs
+    items = [replace(r, story_id=7) for r in old[:2]] + old[2:] + new
+    if embedded:
+        items = [replace(r, embedding=_vector(r.title, seed=r.id % 3)) for r in items]
+    shuffled = list(items)
+    rnd.shuffle(shuffled)
+    a = cluster_reports(items, window=WINDOW, similarity=THRESHOLD)
+    b = cluster_reports(shuffled, window=WINDOW, similarity=THRESHOLD)
+    assert a == b  # the groups, their order and their representatives
+
+
+# Embeddings: a vector per article, from any model, adds to the lexical similarity
+
+DIM = 64
+
+
+def _unit(v: list[float]) -> list[float]:
+    norm = sum(x * x for x in v) ** 0.5
+    return [x / norm for x in v]
+
+
+CONE = _unit([1.0] * DIM)  # what every vector of a sentence-embedding model shares
+
+
+def _vector(text: str, *, seed: int = 0, near: list[float] | None = None) -> tuple[float, ...]:
+    """A synthetic embedding: the common cone plus a direction of its own (or `near` one)."""
+    rng = random.Random(f"{text}/{seed}")
+    noise = _unit([rng.gauss(0, 1) for _ in range(DIM)])
+    own = _unit([n + 0.1 * x for n, x in zip(near, noise, strict=True)]) if near else noise
+    return tuple(0.9 * c + 0.44 * o for c, o in zip(CONE, own, strict=True))
+
+
+QUAKE_3 = [
+    "Earthquake shakes southern coast, thousands flee",
+    "Erdbeben erschüttert Südküste, Tausende fliehen",
+    "Terremoto sacude la costa sur, miles huyen",
+]
+
+
+def _window(vectors: bool, event: list[float] | None) -> list[Report]:
+    background = [
+        Report(
+            id=n,
+            title=line.title,
+            text=line.text,
+            first_seen=T0,
+            embedding=_vector(line.title) if vectors else None,
+        )
+        for n, line in enumerate(H.SINGLES + H.SINGLES_DE, start=1)
+    ]
+    quake = [
+        Report(
+            id=100 + n,
+            title=title,
+            first_seen=T0 + timedelta(hours=n),
+            embedding=_vector(title, near=event) if vectors else None,
+        )
+        for n, title in enumerate(QUAKE_3)
+    ]
+    return background + quake
+
+
+def test_one_event_in_three_languages_is_one_story_when_its_vectors_agree() -> None:
+    event = _unit([random.Random(3).gauss(0, 1) for _ in range(DIM)])
+    result = cluster_reports(_window(True, event), window=WINDOW, similarity=THRESHOLD)
+    assert frozenset({100, 101, 102}) in result.partition()
+    assert all(len(g) == 1 for g in result.partition() if not g & {100, 101, 102})
+    # No word in common: without vectors, three stories; with vectors of their own, too.
+    for vectors, near in ((False, None), (True, None)):
+        alone = cluster_reports(_window(vectors, near), window=WINDOW, similarity=THRESHOLD)
+        assert all(len(g) == 1 for g in alone.partition())
+
+
+def test_vectors_far_apart_keep_look_alike_headlines_apart() -> None:
+    a = Report(id=1, title="Apple shares jump after record iPhone sales", first_seen=T0)
+    b = Report(id=2, title="Apple harvest jumps after record warm spring", first_seen=T0)
+    others = reports(H.SINGLES, first_id=10)
+    lexical = cluster_reports([a, b, *others], window=WINDOW, similarity=THRESHOLD)
+    assert frozenset({1, 2}) in lexical.partition()  # 0.41 alike by their words
+
+    embedded = [replace(r, embedding=_vector(r.title)) for r in [a, b, *others]]
+    result = cluster_reports(embedded, window=WINDOW, similarity=THRESHOLD)
+    assert frozenset({1}) in result.partition()
+    assert frozenset({2}) in result.partition()
+
+
+def test_embeddings_of_different_lengths_are_refused() -> None:
+    items = [
+        Report(id=1, title="a b", first_seen=T0, embedding=(1.0, 0.0)),
+        Report(id=2, title="c d", first_seen=T0, embedding=(1.0, 0.0, 0.0)),
+    ]
+    with pytest.raises(ValueError, match="lengths"):
+        cluster_reports(items, window=WINDOW, similarity=THRESHOLD)
