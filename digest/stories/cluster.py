@@ -277,7 +277,8 @@ def _unit(counts: Mapping[str, float], idf: Mapping[str, float]) -> dict[str, fl
 def _dot(a: Vector, b: Vector) -> float:
     if len(b) < len(a):
         a, b = b, a
-    return sum(map(operator.mul, a.values(), map(b.get, a, repeat(0.0))))
+    total: float = sum(map(operator.mul, a.values(), map(b.get, a, repeat(0.0))))
+    return total
 
 
 class _Pairs:
@@ -366,9 +367,9 @@ def _embedding_similarities(
     idx = [i for i, r in enumerate(items) if r.embedding is not None]
     if len(idx) < 2:
         return {}
-    unit = []
+    unit: list[list[float]] = []
     for i in idx:
-        v = items[i].embedding or ()
+        v = list(items[i].embedding or ())
         norm = math.sqrt(sum(x * x for x in v)) or 1.0
         unit.append([x / norm for x in v])
     mean = [sum(column) / len(unit) for column in zip(*unit, strict=True)]
