@@ -11,18 +11,11 @@ from __future__ import annotations
 import argparse
 import io
 import json
-import resource
 import sys
 
+from digest.subprocesses import limit_memory
+
 _OUT_OF_MEMORY = ("bad_alloc", "failed to map segment", "Cannot allocate memory")
-
-
-def _limit_memory(megabytes: int) -> None:
-    limit = megabytes << 20
-    _soft, hard = resource.getrlimit(resource.RLIMIT_AS)
-    if hard != resource.RLIM_INFINITY:
-        limit = min(limit, hard)
-    resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
 
 
 def _title(data: bytes) -> str:
@@ -78,7 +71,7 @@ def main() -> int:
     parser.add_argument("--memory-mb", type=int, default=512)
     args = parser.parse_args()
     try:
-        _limit_memory(args.memory_mb)
+        limit_memory(args.memory_mb)
         data = sys.stdin.buffer.read()
         out = convert(data)
     except MemoryError:

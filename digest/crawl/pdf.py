@@ -11,18 +11,16 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import os
 import sys
 from dataclasses import dataclass
-from pathlib import Path
 
 from digest.errors import PdfError
+from digest.subprocesses import child_env
 
 PDF_MAGIC = b"%PDF-"
 PDF_TYPES = frozenset({"application/pdf", "application/x-pdf", "application/acrobat"})
 # The header may follow a little junk (the PDF spec allows up to 1 KB before it).
 _MAGIC_WINDOW = 1024
-_PACKAGE_ROOT = str(Path(__file__).resolve().parent.parent.parent)
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,8 +38,7 @@ async def pdf_to_text(data: bytes, *, timeout: float, memory_mb: int) -> PdfText
     """Markdown text of the PDF in `data`, converted in a limited child process."""
     if PDF_MAGIC not in data[:_MAGIC_WINDOW]:
         raise PdfError("not a PDF (no %PDF- header)")
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (_PACKAGE_ROOT, env.get("PYTHONPATH")) if p)
+    env = child_env()
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",

@@ -17,10 +17,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import struct
 import sys
 from typing import Any, BinaryIO
+
+from digest.subprocesses import limit_memory
 
 FRAME = struct.Struct(">II")
 
@@ -58,20 +59,12 @@ def _main_text(header: dict[str, Any], body: bytes) -> dict[str, Any]:
 _OPERATIONS = {"lede": _lede, "main_text": _main_text, "ping": lambda _header, _body: {}}
 
 
-def _limit_memory(megabytes: int) -> None:
-    limit = megabytes << 20
-    _soft, hard = resource.getrlimit(resource.RLIMIT_AS)
-    if hard != resource.RLIM_INFINITY:
-        limit = min(limit, hard)
-    resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
-
-
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--memory-mb", type=int, default=1024)
     parser.add_argument("--preload", action="append", default=[], choices=["lede", "main_text"])
     args = parser.parse_args()
-    _limit_memory(args.memory_mb)
+    limit_memory(args.memory_mb)
     requests, answers = sys.stdin.buffer, os.fdopen(os.dup(sys.stdout.fileno()), "wb")
     sys.stdout = sys.stderr  # a library that prints must not corrupt the frames
     if "lede" in args.preload:

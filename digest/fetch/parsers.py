@@ -21,23 +21,15 @@ import json
 import os
 import sys
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Self
 
 from digest.errors import ParseError, ParseTimeoutError
 from digest.fetch._parse_worker import FRAME
 from digest.fetch.lede import Lede
 from digest.models import MainText
+from digest.subprocesses import child_env
 
-_PACKAGE_ROOT = str(Path(__file__).resolve().parent.parent.parent)
 _KINDS = frozenset(("article", "meta", ""))
-
-
-def child_env() -> dict[str, str]:
-    """The environment for a Python child of ours: it must import this very `digest` package."""
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (_PACKAGE_ROOT, env.get("PYTHONPATH")) if p)
-    return env
 
 
 @dataclass(eq=False)
