@@ -150,6 +150,28 @@ class Outlet:
     name: str
     url: str
     title: str = ""
+    # ISO 639-1 code of the language its article is in (title and lede), "" when not detected
+    # (and in editions stored before languages were detected).
+    language: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class NewFact:
+    """A sentence of a new outlet's lede that the story's earlier edition did not say."""
+
+    outlet: str  # the outlet's name as the edition shows it
+    text: str  # scraped: escape or sanitize it
+    language: str = ""  # its outlet's language (ISO 639-1), "" when not detected
+
+
+@dataclass(frozen=True, slots=True)
+class WhatsNew:
+    """What an updated story adds since it was last in an edition
+    (decided by `digest.stories.novelty.whats_new`)."""
+
+    since: date  # the day of the story's latest earlier edition
+    outlets: tuple[Outlet, ...]  # the outlets that were not in that edition, in story order
+    facts: tuple[NewFact, ...] = ()  # what their ledes add, at most a few
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,6 +189,7 @@ class EditionStory:
     first_seen: datetime
     updated: bool = False  # gained outlets after it was first seen
     image: str | None = None
+    whats_new: WhatsNew | None = None  # None: new today, or no outlet joined since last time
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,6 +18,7 @@ from zoneinfo import ZoneInfo
 
 from digest.app import App
 from digest.clustering import top_stories
+from digest.errors import StoreError
 from digest.models import (
     Edition,
     EditionHeadline,
@@ -28,10 +29,16 @@ from digest.models import (
     StoryView,
 )
 from digest.schedule import delivery_due, edition_day, parse_clock
+from digest.store import Store
+from digest.stories.language import detect_language
+from digest.stories.novelty import Telling, outlet_key, whats_new
 
 log = logging.getLogger(__name__)
 
 HEADLINES_PER_SECTION = 12
+# How many earlier editions a story is looked for in, newest first: what is new is told
+# against its latest appearance within about two weeks.
+LOOKBACK = 14
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,15 +54,32 @@ class PublishReport:
     elapsed: float = 0.0
 
 
-def edition_story(story: StoryView) -> EditionStory:
-    """A stored story as readers see it: the lead summary, else the representative's lede."""
+@dataclass(frozen=True, slots=True)
+class Appearance:
+    """A story as an earlier edition showed it: that edition's day and build time, and the story."""
+
+    day: date
+    built_at: datetime
+    story: EditionStory
+
+
+def edition_story(story: StoryView, earlier: Appearance | None = None) -> EditionStory:
+    """A stored story as readers see it: the lead summary, else the representative's lede; each
+    outlet with the language of its article; and, when the story was in an earlier edition and
+    outlets joined it since, what they add (`digest.stories.novelty`)."""
     lead = next((a.summary for a in story.articles if a.summary), None)
     outlets: dict[str, Outlet] = {}
     for a in story.articles:
-        outlets.setdefault(a.outlet, Outlet(name=a.source or a.outlet, url=a.url, title=a.title))
+        if a.outlet not in outlets:
+            outlets[a.outlet] = Outlet(
+                name=a.source or a.outlet,
+                url=a.url,
+                title=a.title,
+                language=detect_language(f"{a.title}\n{a.lede}"),
+            )
     first = story.articles[0] if story.articles else None
     fallback = first.lede if first else ""
-    return EditionStory(
+    shown = EditionStory(
         id=story.id,
         category=story.category,
         title=story.title,
@@ -67,6 +91,39 @@ def edition_story(story: StoryView) -> EditionStory:
         first_seen=story.first_seen,
         updated=story.updated,
     )
+    if earlier is None:
+        return shown
+    # Every article under its outlet's key as the edition shows the outlet.
+    keys = {name: outlet_key(o) for name, o in outlets.items()}
+    tellings = [Telling(keys[a.outlet], a.lede, a.first_seen) for a in story.articles]
+    news = whats_new(
+        shown, earlier.story, since=earlier.day, as_of=earlier.built_at, tellings=tellings
+    )
+    return replace(shown, whats_new=news)
+
+
+async def earlier_appearances(
+    store: Store, day: date, story_ids: set[int]
+) -> dict[int, Appearance]:
+    """Each story's latest appearance in the editions before `day` (the latest `LOOKBACK`
+    editions). An edition that cannot be read is skipped: it must not stop today's."""
+    found: dict[int, Appearance] = {}
+    days = [d for d in await asyncio.to_thread(store.edition_days) if d < day][:LOOKBACK]
+    for earlier_day in days:
+        if len(found) == len(story_ids):
+            break
+        try:
+            edition = await asyncio.to_thread(store.edition, earlier_day)
+        except StoreError as err:
+            log.warning("%s; stories are compared with older editions", err)
+            continue
+        if edition is None:
+            continue
+        for section in edition.sections:
+            for story in section.stories:
+                if story.id in story_ids and story.id not in found:
+                    found[story.id] = Appearance(edition.day, edition.generated_at, story)
+    return found
 
 
 def day_bounds(day: date, tz: str) -> tuple[datetime, datetime]:
@@ -75,12 +132,13 @@ def day_bounds(day: date, tz: str) -> tuple[datetime, datetime]:
 
 
 async def build_edition(app: App, day: date, *, now: datetime | None = None) -> Edition:
-    """The edition of `day` from what the store holds: per category, its top stories and the
-    ledes of the day's other headlines."""
+    """The edition of `day` from what the store holds: per category, its top stories (each
+    told against its latest appearance in an earlier edition) and the ledes of the day's other
+    headlines."""
     config = app.config
     store = await app.store()
     start, end = day_bounds(day, config.schedule.timezone)
-    sections = []
+    found: list[tuple[str, list[StoryView], list[EditionHeadline]]] = []
     for category in config.sources.categories:
         stories = await asyncio.to_thread(
             top_stories, store, category, since=start, limit=config.stories.top
@@ -102,17 +160,23 @@ async def build_edition(app: App, day: date, *, now: datetime | None = None) -> 
             and (i.headline.published is None or i.headline.published < end)
         ][:HEADLINES_PER_SECTION]
         if stories or headlines:
-            sections.append(
-                EditionSection(
-                    category=category,
-                    stories=tuple(edition_story(s) for s in stories),
-                    headlines=tuple(headlines),
-                )
+            found.append((category, stories, headlines))
+    earlier = await earlier_appearances(store, day, {s.id for _, ss, _ in found for s in ss})
+
+    def sections() -> tuple[EditionSection, ...]:  # detecting languages takes a while: a thread
+        return tuple(
+            EditionSection(
+                category=category,
+                stories=tuple(edition_story(s, earlier.get(s.id)) for s in stories),
+                headlines=tuple(headlines),
             )
+            for category, stories, headlines in found
+        )
+
     return Edition(
         day=day,
         timezone=config.schedule.timezone,
-        sections=tuple(sections),
+        sections=await asyncio.to_thread(sections),
         generated_at=now or datetime.now(UTC),
     )
 

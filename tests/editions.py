@@ -13,7 +13,15 @@ from dataclasses import replace
 from datetime import UTC, date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
-from digest.models import Edition, EditionHeadline, EditionSection, EditionStory, Outlet
+from digest.models import (
+    Edition,
+    EditionHeadline,
+    EditionSection,
+    EditionStory,
+    NewFact,
+    Outlet,
+    WhatsNew,
+)
 
 TIMEZONE = "Europe/Berlin"
 CATEGORIES = ("technology", "world", "finance", "us politics")
@@ -28,6 +36,7 @@ OUTLETS = (
     ("Financial Times", "https://www.ft.com"),
     ("Der Spiegel", "https://www.spiegel.de"),
 )
+LANGUAGE = {"Le Monde": "fr", "Der Spiegel": "de"}  # the others: English
 
 TOPICS = {
     "technology": [
@@ -84,6 +93,13 @@ SENTENCES = (
 )
 
 
+FACTS = (
+    "Talks continued overnight and a second round is set for Friday afternoon.",
+    "Two more ministries confirmed the figures in statements issued after midnight.",
+    "Shares of the companies involved rose almost 4% in early trading.",
+)
+
+
 def _summary(title: str, n: int, paragraphs: int = 3) -> tuple[str, str]:
     lead = f"{title}, according to reports from several outlets on the day."
     body = [
@@ -114,10 +130,28 @@ def make_story(
     if topic is None and n >= len(topics):
         title = f"{title} (part {n // len(topics) + 1})"
     brief, summary = _summary(title, n)
+    shown = tuple(
+        Outlet(
+            name=name,
+            url=f"{site}/{day:%Y/%m/%d}/{_slug(title)}",
+            title=title,
+            language=LANGUAGE.get(name, "en"),
+        )
+        for name, site in [OUTLETS[(n + len(category) + k) % len(OUTLETS)] for k in range(outlets)]
+    )
+    # An updated story: its last outlet joined after the day before's edition, and says more.
+    news = (
+        WhatsNew(
+            since=day - timedelta(days=1),
+            outlets=shown[-1:],
+            facts=(NewFact(shown[-1].name, FACTS[n % len(FACTS)], shown[-1].language),),
+        )
+        if updated
+        else None
+    )
     first_seen = datetime.combine(day, time(6, 0), tz) + timedelta(minutes=37 * n)
     if n == 1:  # one story per category was first seen the evening before
         first_seen = datetime.combine(day - timedelta(days=1), time(22, 10), tz)
-    chosen = [OUTLETS[(n + category.__len__() + k) % len(OUTLETS)] for k in range(outlets)]
     return EditionStory(
         id=story_id,
         category=category,
@@ -126,12 +160,10 @@ def make_story(
         summary=summary,
         keywords=tuple(keywords),
         summarizer="llm:gpt-4o-mini" if n % 2 else "extractive",
-        outlets=tuple(
-            Outlet(name=name, url=f"{site}/{day:%Y/%m/%d}/{_slug(title)}", title=title)
-            for name, site in chosen
-        ),
+        outlets=shown,
         first_seen=first_seen,
         updated=updated,
+        whats_new=news,
     )
 
 
@@ -197,6 +229,7 @@ HOSTILE_URLS = (
     "https://user:pass@evil.example/",
 )
 HOSTILE_KEYWORD = '<svg onload="alert(1)">'
+HOSTILE_FACT = 'Officials said <script>alert("fact")</script> and <img src=x onerror=alert(2)>.'
 
 
 def hostile_edition(day: date, **kwargs: object) -> Edition:
@@ -215,6 +248,15 @@ def hostile_edition(day: date, **kwargs: object) -> Edition:
         summary=HOSTILE_SUMMARY,
         keywords=(HOSTILE_KEYWORD, "ok keyword"),
         outlets=story.outlets[:1] + bad_outlets,
+        updated=True,
+        whats_new=WhatsNew(
+            since=day - timedelta(days=1),
+            outlets=bad_outlets[:2],
+            facts=(
+                NewFact(bad_outlets[0].name, HOSTILE_FACT, 'xx" onload="alert(1)'),
+                NewFact("\u202eevil\x1b]52;c;AAAA\x07", "A fact\x00 with\x0b controls.", "en"),
+            ),
+        ),
     )
     headline = replace(
         first.headlines[0],

@@ -5,7 +5,15 @@ from __future__ import annotations
 from datetime import UTC, date, datetime, timedelta
 
 from digest.config import EmailConfig
-from digest.models import Edition, EditionHeadline, EditionSection, EditionStory, Outlet
+from digest.models import (
+    Edition,
+    EditionHeadline,
+    EditionSection,
+    EditionStory,
+    NewFact,
+    Outlet,
+    WhatsNew,
+)
 
 DAY = date(2025, 3, 4)
 GENERATED = datetime(2025, 3, 4, 6, 30, tzinfo=UTC)
@@ -90,6 +98,17 @@ HEADLINES = [
 def _story(story_id: int, category: str, title: str, brief: str, outlets: int) -> EditionStory:
     chosen = [OUTLETS[(story_id + i) % len(OUTLETS)] for i in range(outlets)]
     slug = "-".join(title.lower().split()[:5])
+    shown = tuple(
+        Outlet(name=name, url=f"{site}/{category}/{slug}-{story_id}", title=title)
+        for name, site in chosen
+    )
+    updated = story_id % 3 == 0
+    # An updated story says what its newest outlet added since the day before's edition.
+    news = WhatsNew(
+        since=DAY - timedelta(days=1),
+        outlets=shown[-1:],
+        facts=(NewFact(shown[-1].name, "Officials confirmed the figures late on Monday.", "en"),),
+    )
     return EditionStory(
         id=story_id,
         category=category,
@@ -98,12 +117,10 @@ def _story(story_id: int, category: str, title: str, brief: str, outlets: int) -
         summary=brief + " " + brief,
         keywords=tuple(title.lower().split()[:3]),
         summarizer="extractive",
-        outlets=tuple(
-            Outlet(name=name, url=f"{site}/{category}/{slug}-{story_id}", title=title)
-            for name, site in chosen
-        ),
+        outlets=shown,
         first_seen=GENERATED - timedelta(hours=story_id % 7),
-        updated=story_id % 3 == 0,
+        updated=updated,
+        whats_new=news if updated else None,
     )
 
 

@@ -20,6 +20,7 @@ import pytest
 
 from digest.config import ArchiveConfig
 from digest.errors import ConfigError
+from digest.models import Outlet
 from digest.render import (
     category_path,
     edition_path,
@@ -33,7 +34,13 @@ from digest.render.archive import MANIFEST
 from digest.render.files import TEMP_PREFIX
 from digest.render.layout import SEARCH, SEARCH_INDEX, SEARCH_SCRIPT, category_slug
 from digest.render.search_index import FIELDS, TEXT_LIMIT, index_entries, render_search_index
-from digest.render.templating import PAGE_CSP, SEARCH_CSP, clean_edition
+from digest.render.templating import (
+    PAGE_CSP,
+    SEARCH_CSP,
+    clean_edition,
+    lang_attrs,
+    language_groups,
+)
 from tests.editions import HOSTILE_TITLE, hostile_edition, make_edition
 
 DAY = date(2026, 11, 29)
@@ -261,6 +268,29 @@ def test_story_page_shows_full_summary_keywords_outlets_and_update_marker(site: 
         assert outlet.name in text
 
 
+def test_outlets_are_grouped_largest_language_first_and_unknown_last() -> None:
+    def o(name: str, language: str) -> Outlet:
+        return Outlet(name, f"https://{name}.example/", language=language)
+
+    outlets = [o("a", "fr"), o("b", ""), o("c", "de"), o("d", "de"), o("e", "fr"), o("f", "en")]
+    outlets.append(o("g", "zz"))  # not a language we name: with the undetected
+    groups = language_groups(outlets)
+    assert [(g.code, g.name, [x.name for x in g.outlets]) for g in groups] == [
+        ("fr", "Français", ["a", "e"]),
+        ("de", "Deutsch", ["c", "d"]),
+        ("en", "English", ["f"]),
+        ("", "", ["b", "g"]),
+    ]
+    # An edition stored before languages were detected: one group without a name.
+    assert [g.code for g in language_groups([o("a", ""), o("b", "")])] == [""]
+
+
+def test_lang_attributes_only_for_codes_we_know() -> None:
+    assert lang_attrs("de") == ' lang="de"'
+    assert lang_attrs("he") == ' lang="he" dir="rtl"'
+    assert lang_attrs('" onload="alert(1)') == "" and lang_attrs("") == ""
+
+
 def test_unusual_category_names_get_their_own_page() -> None:
     assert category_slug("technology") == "technology"
     assert category_slug("us politics").startswith("us-politics-")
@@ -301,7 +331,7 @@ def test_feed_content_is_html_in_which_the_attackers_text_is_text(site: Path) ->
     content = root.find(f"{ATOM}entry/{ATOM}content")
     assert content is not None and content.get("type") == "html"
     page = Page(content.text or "")
-    assert {t for t, _ in page.tags} <= {"h2", "h3", "p", "a", "span", "ul", "li"}
+    assert {t for t, _ in page.tags} <= {"h2", "h3", "p", "a", "span", "ul", "li", "strong", "time"}
     for _, attrs in page.tags:
         assert not [a for a in attrs if a.startswith("on")]
         if "href" in attrs:

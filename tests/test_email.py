@@ -749,7 +749,8 @@ async def test_email_as_sent_passes_the_axe_accessibility_checks(tmp_path: Path)
     from playwright.async_api import async_playwright
 
     emails = {
-        # Several stories with summaries, 1 to 5 outlets each, an "Updated" badge, headlines.
+        # Several stories with summaries, 1 to 5 outlets each, an "Updated" badge with its
+        # "New:" line, headlines.
         "full": build(edition(headlines=3)),
         "shortened": build(huge_edition()),  # the notice that it was cut, with its link
         "empty": build(who=Recipient("s@example.com", categories=("sports",))),
@@ -764,6 +765,7 @@ async def test_email_as_sent_passes_the_axe_accessibility_checks(tmp_path: Path)
         pages[name].write_text(html, encoding="utf-8")
     full = pages["full"].read_text(encoding="utf-8")
     assert full.count("<h3") == 6 and full.count("Covered by") == 6 and 'style="' in full
+    assert full.count("<strong>New:</strong>") == 2
 
     async with async_playwright() as pw:
         browser = await pw.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)

@@ -19,9 +19,10 @@ from functools import cache
 
 import css_inline
 
-from digest.models import Edition, EditionHeadline, EditionStory
+from digest.models import Edition, EditionHeadline, EditionStory, WhatsNew
 from digest.render.sanitize import clean_text, safe_url
 from digest.render.templating import clip, environment, long_date
+from digest.stories.language import language_name
 
 __all__ = ["render_email", "text_line"]
 
@@ -34,6 +35,8 @@ BRIEF_CHARS = 500
 LEDE_CHARS = 220
 NAME_CHARS = 60
 OUTLETS_SHOWN = 5  # links per story; the rest are counted ("and 3 more")
+NEW_OUTLETS_SHOWN = 3  # names on a story's "New:" line
+FACT_CHARS = 200
 SUBJECT_CHARS = 150
 # Something that looks like an HTML tag. Titles and ledes sometimes carry markup from their
 # feed; it is noise in both parts (the HTML part would show it escaped), so it goes.
@@ -88,6 +91,11 @@ class _StoryView:
     outlets: tuple[_Link, ...]  # at most OUTLETS_SHOWN, with a followable URL
     more_outlets: int
     updated: bool
+    # The "New:" line of a story that outlets joined since its earlier edition: who joined
+    # ("Der Spiegel, FAZ"; "" when nothing is new), the first fact they add and its language.
+    new_outlets: str = ""
+    new_fact: str = ""
+    new_lang: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,7 +182,25 @@ def _story(story: EditionStory) -> _StoryView:
         outlets=tuple(followable[:OUTLETS_SHOWN]),
         more_outlets=max(0, len(followable) - OUTLETS_SHOWN),
         updated=story.updated,
+        **_new_line(story.whats_new),
     )
+
+
+def _new_line(news: WhatsNew | None) -> dict[str, str]:
+    """The parts of a story's "New:" line: the outlets that joined it since its earlier edition
+    and the first fact they add."""
+    if news is None or not news.outlets:
+        return {}
+    names = [text_line(o.name, NAME_CHARS) or _host(o.url) for o in news.outlets]
+    shown = ", ".join(names[:NEW_OUTLETS_SHOWN])
+    if len(names) > NEW_OUTLETS_SHOWN:
+        shown += f" and {len(names) - NEW_OUTLETS_SHOWN} more"
+    first = news.facts[0] if news.facts else None
+    return {
+        "new_outlets": shown,
+        "new_fact": text_line(first.text, FACT_CHARS) if first else "",
+        "new_lang": first.language if first and language_name(first.language) else "",
+    }
 
 
 def _headline(headline: EditionHeadline) -> _HeadlineView:

@@ -11,7 +11,8 @@ from __future__ import annotations
 import base64
 import hashlib
 import textwrap
-from dataclasses import replace
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime, tzinfo
 from functools import cache
 from types import SimpleNamespace
@@ -22,9 +23,17 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 import jinja2
 from markupsafe import Markup, escape
 
-from digest.models import Edition, EditionHeadline, EditionSection, EditionStory, Outlet
+from digest.models import (
+    Edition,
+    EditionHeadline,
+    EditionSection,
+    EditionStory,
+    Outlet,
+    WhatsNew,
+)
 from digest.render import layout
 from digest.render.sanitize import clean_text, needs_cleaning, safe_url
+from digest.stories.language import RIGHT_TO_LEFT, language_name
 
 __all__ = [
     "PAGE_CSP",
@@ -79,6 +88,8 @@ def environment() -> jinja2.Environment:
         external=external,
         plural=plural,
         story_count=story_count,
+        language_groups=language_groups,
+        lang_attrs=lang_attrs,
         paths=SimpleNamespace(
             edition=layout.edition_path,
             category=layout.category_path,
@@ -96,6 +107,7 @@ def environment() -> jinja2.Environment:
         category_name=category_name,
         outlet_name=outlet_name,
         summarizer_label=summarizer_label,
+        language_name=language_name,
         plural=plural,
         wrap=wrap,
     )
@@ -239,6 +251,36 @@ def outlet_name(outlet: Outlet) -> str:
     return clean_text(host or "source").removeprefix("www.")  # URLs are not cleaned
 
 
+@dataclass(frozen=True, slots=True)
+class LanguageGroup:
+    """A story's outlets in one language; `code` "" holds those whose language is not known."""
+
+    code: str
+    name: str  # the language's own name ("Deutsch"), "" for the unknown group
+    outlets: tuple[Outlet, ...]
+
+
+def language_groups(outlets: Sequence[Outlet]) -> list[LanguageGroup]:
+    """The outlets by language: the languages with most outlets first (ties: in story order),
+    outlets in story order within each, those without a known language last. An edition stored
+    before languages were detected gives one group with code ""."""
+    groups: dict[str, list[Outlet]] = {}
+    for o in outlets:
+        code = o.language if language_name(o.language) else ""
+        groups.setdefault(code, []).append(o)
+    order = sorted(groups, key=lambda c: (c == "", -len(groups[c])))  # a stable sort
+    return [LanguageGroup(c, language_name(c), tuple(groups[c])) for c in order]
+
+
+def lang_attrs(code: str) -> Markup:
+    """` lang="de"` (and ` dir="rtl"` for a right-to-left language) for a known language code,
+    nothing for any other value."""
+    if not language_name(code):
+        return Markup("")
+    direction = ' dir="rtl"' if code in RIGHT_TO_LEFT else ""
+    return Markup(f' lang="{escape(code)}"{direction}')
+
+
 def summarizer_label(summarizer: str) -> str:
     if summarizer.startswith("llm:"):
         return f"summarized by {summarizer[4:]}"
@@ -278,10 +320,12 @@ def _clean_section(section: EditionSection) -> EditionSection:
 
 def _clean_story(story: EditionStory) -> EditionStory:
     texts = (story.category, story.title, story.brief_summary, story.summary, story.summarizer)
+    news = story.whats_new
     if (
         not any(map(needs_cleaning, texts))
         and all(k and k == k.strip() and not needs_cleaning(k) for k in story.keywords)
-        and not any(needs_cleaning(o.name) or needs_cleaning(o.title) for o in story.outlets)
+        and not any(map(_outlet_needs_cleaning, story.outlets))
+        and (news is None or not _news_needs_cleaning(news))
     ):
         return story
     return replace(
@@ -292,11 +336,31 @@ def _clean_story(story: EditionStory) -> EditionStory:
         summary=clean_text(story.summary),
         keywords=tuple(k for k in (clean_text(k).strip() for k in story.keywords) if k),
         summarizer=clean_text(story.summarizer),
-        outlets=tuple(
-            Outlet(name=clean_text(o.name), url=o.url, title=clean_text(o.title))
-            for o in story.outlets
+        outlets=tuple(map(_clean_outlet, story.outlets)),
+        whats_new=None
+        if news is None
+        else replace(
+            news,
+            outlets=tuple(map(_clean_outlet, news.outlets)),
+            facts=tuple(
+                replace(f, outlet=clean_text(f.outlet), text=clean_text(f.text)) for f in news.facts
+            ),
         ),
     )
+
+
+def _outlet_needs_cleaning(outlet: Outlet) -> bool:
+    return needs_cleaning(outlet.name) or needs_cleaning(outlet.title)
+
+
+def _news_needs_cleaning(news: WhatsNew) -> bool:
+    return any(map(_outlet_needs_cleaning, news.outlets)) or any(
+        needs_cleaning(f.outlet) or needs_cleaning(f.text) for f in news.facts
+    )
+
+
+def _clean_outlet(outlet: Outlet) -> Outlet:
+    return replace(outlet, name=clean_text(outlet.name), title=clean_text(outlet.title))
 
 
 def _clean_headline(headline: EditionHeadline) -> EditionHeadline:
