@@ -6,7 +6,10 @@ nonce-wrapped article (or the numbered sources) in the prompt and answers from i
 assert on content. What a real server would do differently is scriptable:
 
 - `json_schema`: "ok", or refuse `response_format={"type": "json_schema"}` with "http500" (as
-  llama.cpp's server does) or "http400" (as some others do); `json_object`: supported or not;
+  llama-cpp-python's server does) or "http400" (as some others do); `json_object`: supported or
+  not; `json_object_schema`: how `{"type": "json_object", "schema": {...}}` (llama.cpp's
+  extension) is met when json_object is supported: "ok", or "http400" (a server that validates
+  strictly and refuses the unknown field); `received[i].mode` says "json_object_schema";
 - `plain`: what the model writes with no response format: "fenced" (prose, then a ```json block
   with a trailing comma, like a small model), "json", or "prose" (never JSON);
 - `obey_injections`: a model that does what a page tells it: when the article contains
@@ -70,7 +73,7 @@ class Received:
     path: str
     body: dict[str, Any]
     status: int = 200
-    mode: str = "plain"  # "json_schema", "json_object" or "plain"
+    mode: str = "plain"  # "json_schema", "json_object_schema", "json_object" or "plain"
     at: float = 0.0
 
 
@@ -133,6 +136,7 @@ class LLMServer:
         self.port = port
         self.json_schema: Literal["ok", "http500", "http400"] = "ok"
         self.json_object = True
+        self.json_object_schema: Literal["ok", "http400"] = "ok"
         self.plain: Literal["fenced", "json", "prose"] = "fenced"
         self.obey_injections = False
         self.retry_after = 0.05  # seconds, sent as Retry-After on 429
@@ -220,7 +224,10 @@ class LLMServer:
             body = await request.json()
         except json.JSONDecodeError:
             return self._error(400, "body is not JSON")
-        fmt = (body.get("response_format") or {}).get("type", "plain")
+        response_format = body.get("response_format") or {}
+        fmt = response_format.get("type", "plain")
+        if fmt == "json_object" and "schema" in response_format:
+            fmt = "json_object_schema"
         seen = Received(request.path, body, mode=fmt, at=time.monotonic())
         self.received.append(seen)
         fault = self._script.popleft() if self._script else self._always
@@ -242,9 +249,12 @@ class LLMServer:
             # llama.cpp's server answers an OpenAI json_schema response format with a 500.
             seen.status = 500 if self.json_schema == "http500" else 400
             return self._error(seen.status, "response_format json_schema is not supported")
-        if fmt == "json_object" and not self.json_object:
+        if fmt in ("json_object", "json_object_schema") and not self.json_object:
             seen.status = 400
             return self._error(400, "response_format json_object is not supported")
+        if fmt == "json_object_schema" and self.json_object_schema == "http400":
+            seen.status = 400
+            return self._error(400, "response_format: extra field 'schema' not permitted")
 
         content = self._reply(body, fmt, fault)
         prompt_tokens = sum(

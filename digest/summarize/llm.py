@@ -1,12 +1,15 @@
 """Summaries from any OpenAI-compatible server (OpenAI, Ollama, vLLM, llama.cpp, LM Studio).
 
 Servers differ in structured output: OpenAI and vLLM honour `response_format={"type":
-"json_schema"}`, llama.cpp's server answers it with HTTP 500, some only know `json_object`, and a
-small model asked for nothing writes prose. So the first call to a (base_url, model) negotiates:
-json_schema, then json_object, then plain prompting, each reply parsed tolerantly and validated;
-the first mode the server accepts is remembered. A probe is sent without the client's retries, and
-a 400/422/500/501 to a probe means "this mode is unsupported", not "the server is down" (a server
-that is down fails the plain call too, after its retries, and that is reported).
+"json_schema"}`, llama-cpp-python's server answers it with HTTP 500 but constrains the reply to a
+schema given beside `json_object` (an extension llama.cpp's own server shares), some only know
+`json_object`, which gives JSON of any shape, and a small model asked for nothing writes prose. So
+the first call to a (base_url, model) negotiates: json_schema, then json_object with the schema
+beside it, then json_object alone, then plain prompting, each reply parsed tolerantly and
+validated; the first mode the server accepts is remembered (a server that ignores the extension
+keeps json_object with the schema, which costs it nothing). A probe is sent without the client's
+retries, and a 400/422/500/501 to a probe means "this mode is unsupported", not "the server is
+down" (a server that is down fails the plain call too, after its retries, and that is reported).
 
 Output is untrusted like its input: it must validate, links other than the article's are removed,
 and a summary that shares no key term with the article is refused (a model that obeyed an
@@ -33,8 +36,8 @@ from digest.summarize.types import ArticleInput
 
 log = logging.getLogger(__name__)
 
-Mode = Literal["json_schema", "json_object", "plain"]
-STRUCTURED_MODES: tuple[Mode, ...] = ("json_schema", "json_object")
+Mode = Literal["json_schema", "json_object_schema", "json_object", "plain"]
+STRUCTURED_MODES: tuple[Mode, ...] = ("json_schema", "json_object_schema", "json_object")
 # Status codes with which servers refuse a response_format they do not support (llama.cpp: 500,
 # vLLM and others: 400 or 422).
 UNSUPPORTED_STATUS = frozenset({400, 422, 500, 501})
@@ -196,6 +199,9 @@ class LLMClient:
                     "schema": request.schema,
                 },
             }
+        elif mode == "json_object_schema":
+            # llama.cpp's extension: the schema beside json_object constrains the shape.
+            kwargs["response_format"] = {"type": "json_object", "schema": request.schema}
         elif mode == "json_object":
             kwargs["response_format"] = {"type": "json_object"}
         client = self._client
