@@ -128,6 +128,7 @@ async def test_server_refusing_json_schema_with_500_is_not_an_outage(
     assert summarizer.llm.mode == "json_object_schema"
     schema = llm_server.completions[1].body["response_format"]["schema"]
     assert set(schema["required"]) == {"title", "summary", "brief_summary", "keywords"}
+    assert schema["properties"]["keywords"]["maxItems"] == 8  # a small model's list ends
 
 
 async def test_server_refusing_the_schema_beside_json_object_keeps_json_object(

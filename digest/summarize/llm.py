@@ -44,6 +44,11 @@ UNSUPPORTED_STATUS = frozenset({400, 422, 500, 501})
 MAX_OUTPUT_TOKENS = 1200
 MAX_SUMMARY_WORDS = 450
 MAX_KEYWORDS = 8
+# Under llama.cpp's grammar a small model can list keywords until max_tokens cuts the JSON off
+# (SmolLM2-135M: 2 of 4 replies); a bound on each array ends the list (10 of 10 valid). Strings
+# stay unbounded: a maxLength expands into a grammar llama-cpp-python 0.3.36 cannot parse, and
+# its server then dies.
+MAX_ARRAY_ITEMS = MAX_KEYWORDS
 
 T = TypeVar("T")
 
@@ -201,7 +206,8 @@ class LLMClient:
             }
         elif mode == "json_object_schema":
             # llama.cpp's extension: the schema beside json_object constrains the shape.
-            kwargs["response_format"] = {"type": "json_object", "schema": request.schema}
+            schema = _bounded_arrays(request.schema, MAX_ARRAY_ITEMS)
+            kwargs["response_format"] = {"type": "json_object", "schema": schema}
         elif mode == "json_object":
             kwargs["response_format"] = {"type": "json_object"}
         client = self._client
@@ -277,6 +283,18 @@ class LLMClient:
                 hint = f" (no API key: set the environment variable {self.config.api_key_env})"
             return SummarizeError(f"LLM at {where} answered HTTP {status}{after}: {message}{hint}")
         return SummarizeError(f"LLM client error: {_first_line(str(err)) or type(err).__name__}")
+
+
+def _bounded_arrays(schema: Any, limit: int) -> Any:
+    """A copy of a JSON schema in which every array without a `maxItems` has `limit`."""
+    if isinstance(schema, list):
+        return [_bounded_arrays(item, limit) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out = {key: _bounded_arrays(value, limit) for key, value in schema.items()}
+    if out.get("type") == "array" and "maxItems" not in out:
+        out["maxItems"] = limit
+    return out
 
 
 def _api_message(err: openai.APIStatusError) -> str:
