@@ -12,9 +12,15 @@ import pytest
 from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
+from digest.summarize import ArticleInput
 from digest.summarize.claims import SourceIndex, check_summary, claims_of
+from digest.summarize.llm import LLMSummarizer
 from digest.summarize.text import split_sentences
+from tests import llmserver
+from tests.llmserver import INVENTIONS, Invention, LLMServer, invented_sentence
 from tests.newsweb import ARTICLES
+
+llm_server = llmserver.llm_server
 
 FUNDING = (
     "Zürich-based Acme Robotics said on Tuesday it had raised $48 million in a funding round "
@@ -215,6 +221,33 @@ def test_paragraphs_survive_and_a_paragraph_left_empty_goes() -> None:
     summary = "Acme raised $48 million.\n\nAcme raised $52 million.\n\nIt employs 1,200 people."
     check = check_summary(summary, SOURCES)
     assert check.text == "Acme raised $48 million.\n\nIt employs 1,200 people."
+
+
+# -- the fake LLM server's inventions are caught -------------------------------------------------
+
+CHIP = ARTICLES[0]
+CHIP_TEXT = "\n\n".join([CHIP.lede, *CHIP.paragraphs])
+
+
+@pytest.mark.parametrize("fault", INVENTIONS)
+async def test_each_invention_of_the_fake_model_is_removed_from_summary_and_brief(
+    llm_server: LLMServer, fault: Invention
+) -> None:
+    llm_server.script(fault)
+    summarizer = LLMSummarizer(llm_server.config(), api_key=None)
+    article = ArticleInput(url="https://news.example/chip", title=CHIP.title, text=CHIP_TEXT)
+    try:
+        s = await summarizer.summarize(article)
+    finally:
+        await summarizer.aclose()
+    invented = invented_sentence(fault, CHIP_TEXT)
+    assert s.summarizer == "llm:fake-model"
+    assert invented in s.summary and invented in s.brief_summary
+
+    for text in (s.summary, s.brief_summary):
+        check = check_summary(text, [CHIP_TEXT])
+        assert [v.sentence for v in check.sentences if not v.kept] == [invented]
+        assert check.text == " ".join(x for x in split_sentences(text) if x != invented)
 
 
 # -- properties ----------------------------------------------------------------------------------
