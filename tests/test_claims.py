@@ -12,7 +12,7 @@ import pytest
 from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
-from digest.summarize import ArticleInput
+from digest.summarize import ArticleInput, Source, Summarizer
 from digest.summarize.claims import SourceIndex, check_summary, claims_of
 from digest.summarize.llm import LLMSummarizer
 from digest.summarize.text import split_sentences
@@ -223,6 +223,15 @@ def test_paragraphs_survive_and_a_paragraph_left_empty_goes() -> None:
     assert check.text == "Acme raised $48 million.\n\nIt employs 1,200 people."
 
 
+def test_the_kept_text_keeps_grouping_spaces_and_each_citation_with_its_sentence() -> None:
+    summary = "Acme employs 1\u202f200 people. [1] Acme raised $52 million. [2] It grew 7.1%. [1]"
+    check = check_summary(summary, SOURCES)
+    assert check.text == "Acme employs 1\u202f200 people. [1] It grew 7.1%. [1]"
+    # 1 200, $52 million, 7.1%, and Acme twice (at the start of a sentence, but a known name);
+    # the citations are not claims.
+    assert (check.claims, check.found) == (5, 4)
+
+
 # -- the fake LLM server's inventions are caught -------------------------------------------------
 
 CHIP = ARTICLES[0]
@@ -248,6 +257,25 @@ async def test_each_invention_of_the_fake_model_is_removed_from_summary_and_brie
         check = check_summary(text, [CHIP_TEXT])
         assert [v.sentence for v in check.sentences if not v.kept] == [invented]
         assert check.text == " ".join(x for x in split_sentences(text) if x != invented)
+
+
+@pytest.mark.parametrize("fault", INVENTIONS)
+async def test_each_invention_of_the_fake_model_is_removed_from_an_answer(
+    llm_server: LLMServer, fault: Invention
+) -> None:
+    sources = [
+        Source(f"https://news.example/{a.slug}", a.title, "\n\n".join([a.lede, *a.paragraphs]))
+        for a in ARTICLES[:3]
+    ]
+    llm_server.script(fault)
+    async with Summarizer(llm_server.config(), api_key="k") as summarizer:
+        answer = await summarizer.answer("What happened?", sources)
+    invented = invented_sentence(fault, sources[0].text).rstrip(".") + ". [1]"
+    assert answer.answerer == "llm:fake-model" and answer.text.endswith(invented)
+
+    check = check_summary(answer.text, [s.text for s in sources])
+    assert [v.sentence for v in check.sentences if not v.kept] == [invented]
+    assert check.text == answer.text.removesuffix(invented).strip()
 
 
 # -- properties ----------------------------------------------------------------------------------
@@ -356,9 +384,10 @@ def test_any_text_is_checked_without_error_and_keeps_a_subsequence_of_its_senten
 ) -> None:
     check = check_summary(summary, sources)
 
-    assert [" ".join(v.sentence.split()) for v in check.sentences] == [
+    # Every sentence is judged once, in order (citations moved to the sentence they follow).
+    assert " ".join(" ".join(v.sentence for v in check.sentences).split()) == " ".join(
         s for p in re.split(r"\n\s*\n", summary) for s in split_sentences(p)
-    ]
+    )
     flat, at = " ".join(summary.split()), 0
     for kept in (" ".join(k.split()) for k in check.kept_sentences):
         at = flat.index(kept, at) + len(kept)  # in order, each one whole

@@ -5,7 +5,8 @@ in each sentence of a summary must be found in the sources; a sentence with a cl
 found is removed (`check_summary`). Pure and cheap: no I/O, a few milliseconds for a summary of
 20 sentences against three articles (`bench/claims.py`).
 
-What counts as a claim, per sentence (split as the extractive summarizer splits):
+What counts as a claim, per sentence (split as the extractive summarizer splits; an answer's
+citation markers, `[1]`, `[2, 3]`, are not claims):
 
 - **numbers**: digits with a decimal comma or point and thousands separators (`1,200`,
   `1.200`, `1 200` with a narrow or no-break space, `1'200`); `7,1` and `7.1` are one value.
@@ -86,18 +87,31 @@ DateKey = tuple[int | None, int | None, int | None, int | None]
 # -- normal form -----------------------------------------------------------------------------
 
 _COMBINING = re.compile("[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f]")
+_CITATION = re.compile(r"\[\d{1,3}(?:\s*[,;–-]\s*\d{1,3})*\]")  # "[1]", "[2, 3]" in an answer
+_LEADING_CITATIONS = re.compile(rf"(?:{_CITATION.pattern}\s*)+")
 # A space that groups thousands ("1 200" with a no-break, narrow or thin space) would become an
-# ordinary one when sentences are split (and under NFKD): it is kept as a private-use character
-# through the split, given back in the sentences shown, and read as "'" (the Swiss separator).
-_GROUPING_SPACE = re.compile(r"(?<=\d)[\u00a0\u202f\u2009](?=\d{3}(?!\d))")
-_HIDDEN_SPACES = {"\u00a0": "\ue000", "\u202f": "\ue001", "\u2009": "\ue002"}
-_SHOWN_SPACES = str.maketrans({v: k for k, v in _HIDDEN_SPACES.items()})
-_READ_SPACES = str.maketrans(dict.fromkeys(_HIDDEN_SPACES.values(), "'"))
+# ordinary one when sentences are split (and under NFKD): it goes through the split as a
+# private-use character, read as "'" (the Swiss separator), and is given back in the sentences
+# shown. The split keeps every other character in order, so they are given back one by one.
+_HIDDEN = "\ue000"
+_HIDE = re.compile(r"(?<=\d)[\u00a0\u202f\u2009](?=\d{3}(?!\d))|\ue000")
 
 
-def _sentences(text: str) -> list[str]:
-    """`split_sentences`, keeping the spaces that group digits (hidden: see _GROUPING_SPACE)."""
-    return split_sentences(_GROUPING_SPACE.sub(lambda m: _HIDDEN_SPACES[m.group(0)], text))
+def _sentences(text: str) -> list[tuple[str, str]]:
+    """`split_sentences` as (sentence to read, sentence as written): the spaces that group
+    digits kept (see _HIDDEN), and an answer's citations with the sentence they follow ("A. [1]
+    B. [2]" is "A. [1]" and "B. [2]", so that removing B cannot leave A cited by another
+    source)."""
+    originals = iter(m.group(0) for m in _HIDE.finditer(text))
+    out: list[str] = []
+    for sentence in split_sentences(_HIDE.sub(_HIDDEN, text)):
+        lead = _LEADING_CITATIONS.match(sentence)
+        if lead and out:
+            out[-1] += " " + lead.group(0).strip()
+            sentence = sentence[lead.end() :]
+        if sentence:
+            out.append(sentence)
+    return [(s, re.sub(_HIDDEN, lambda _: next(originals), s)) for s in out]
 
 
 _DOTTED_ACRONYM = re.compile(r"(?<![^\W\d_])(?:[^\W\d_]\.){2,}(?![^\W\d_])")
@@ -108,7 +122,7 @@ _MASK = "\x00"  # what a claim already taken is overwritten with: no word, no sp
 def _prepare(text: str) -> str:
     """The text claims are read from: NFKD without diacritics, one apostrophe, and dotted
     acronyms without dots (`U.S.` is `US`), case kept."""
-    text = unicodedata.normalize("NFKD", text.translate(_READ_SPACES))
+    text = unicodedata.normalize("NFKD", text.replace(_HIDDEN, "'"))
     text = _COMBINING.sub("", text).replace("’", "'").replace("ʼ", "'")
     return _DOTTED_ACRONYM.sub(lambda m: m.group(0).replace(".", ""), text)
 
@@ -803,7 +817,9 @@ def _claims(
 
     claims: list[Claim] = []
     masked = text
-    for start, end, inner, parts in _scan_quotes(text):
+    for m in _CITATION.finditer(text):
+        masked = mask(m.start(), m.end())
+    for start, end, inner, parts in _scan_quotes(masked):
         claims.append(Claim("quote", inner, words=parts))
         masked = mask(start, end)
     first = _WORD_SPAN.search(masked)
@@ -828,7 +844,7 @@ def _claims(
 def claims_of(text: str) -> list[list[Claim]]:
     """The claims of each sentence of `text`, with no sources to tell a name at the start of a
     sentence (for inspection and tests)."""
-    return [_claims(s) for s in _sentences(text)]
+    return [_claims(s) for s, _ in _sentences(text)]
 
 
 # -- the sources -----------------------------------------------------------------------------
@@ -863,7 +879,7 @@ class SourceIndex:
         inside = capitals = 0
         for source in sources:
             words: list[str] = []
-            for sentence in _sentences(source):
+            for sentence, _ in _sentences(source):
                 prepared = _prepare(" ".join(sentence.split()))
                 for j, m in enumerate(_WORD_SPAN.finditer(prepared)):
                     word = m.group(0)
@@ -986,10 +1002,9 @@ class SourceIndex:
         paragraphs: list[str] = []
         for paragraph in re.split(r"\n\s*\n", summary):
             kept: list[str] = []
-            for hidden in _sentences(paragraph):
+            for hidden, sentence in _sentences(paragraph):
                 claims = self.claims(hidden)
                 unfound = tuple(c for c in claims if not self.found(c))
-                sentence = hidden.translate(_SHOWN_SPACES)
                 verdicts.append(SentenceVerdict(sentence, tuple(claims), unfound))
                 if not unfound:
                     kept.append(sentence)
