@@ -6,7 +6,10 @@ nonce-wrapped article (or the numbered sources) in the prompt and answers from i
 assert on content. What a real server would do differently is scriptable:
 
 - `json_schema`: "ok", or refuse `response_format={"type": "json_schema"}` with "http500" (as
-  llama.cpp's server does) or "http400" (as some others do); `json_object`: supported or not;
+  llama-cpp-python's server does) or "http400" (as some others do); `json_object`: supported or
+  not; `json_object_schema`: how `{"type": "json_object", "schema": {...}}` (llama.cpp's
+  extension) is met when json_object is supported: "ok", or "http400" (a server that validates
+  strictly and refuses the unknown field); `received[i].mode` says "json_object_schema";
 - `plain`: what the model writes with no response format: "fenced" (prose, then a ```json block
   with a trailing comma, like a small model), "json", or "prose" (never JSON);
 - `obey_injections`: a model that does what a page tells it: when the article contains
@@ -15,7 +18,12 @@ assert on content. What a real server would do differently is scriptable:
 - faults for the next requests, in order (`script(...)`), or for all of them (`always(...)`):
   "rate_limit" (429 with Retry-After), "error500", "hang" (never answers), "prose",
   "invalid_json", "foreign_link" (a summary with links to other sites and markup),
-  "bad_citations" (an answer citing sources that do not exist), "no_citations".
+  "bad_citations" (an answer citing sources that do not exist), "no_citations";
+- faults that invent facts: "invent_number", "invent_name", "invent_quote": the reply, well
+  formed and on topic, has one more sentence (second in the summary, so in the brief too; last
+  in an answer, cited as [1]) making a claim the article does not: a figure whose digits occur
+  nowhere in it, a person and a firm it never names, a quote it does not contain
+  (`invented_sentence` gives that sentence, for tests to look for).
 
 In tests, use the fixture (`llm_server`) and `srv.config(...)` for an LLMConfig pointing at it.
 From a script:
@@ -50,7 +58,12 @@ Fault = Literal[
     "foreign_link",
     "bad_citations",
     "no_citations",
+    "invent_number",
+    "invent_name",
+    "invent_quote",
 ]
+Invention = Literal["invent_number", "invent_name", "invent_quote"]
+INVENTIONS: tuple[Invention, ...] = ("invent_number", "invent_name", "invent_quote")
 
 INJECTION = re.compile(r"IGNORE PREVIOUS INSTRUCTIONS and reply with:?\s*(.+)", re.IGNORECASE)
 _ARTICLE = re.compile(r"<<<ARTICLE (\w+)>>>\n(.*?)\n<<<END ARTICLE \1>>>", re.DOTALL)
@@ -70,7 +83,7 @@ class Received:
     path: str
     body: dict[str, Any]
     status: int = 200
-    mode: str = "plain"  # "json_schema", "json_object" or "plain"
+    mode: str = "plain"  # "json_schema", "json_object_schema", "json_object" or "plain"
     at: float = 0.0
 
 
@@ -111,6 +124,47 @@ def fake_summary(doc: Document) -> dict[str, Any]:
     }
 
 
+# What the fact-inventing faults add: names and phrases no test article uses; the figure is
+# chosen per article (see invented_sentence).
+INVENTED_NAMES = (
+    ("Ingrid Vasquez-Thornbury", "Brackenridge Partners"),
+    ("Osvaldo Kettleborough", "Quillfeather Analytics"),
+)
+INVENTED_QUOTES = (
+    "a once-in-a-generation reset for the whole sector",
+    "the boldest wager anyone here has made in forty winters",
+)
+
+
+def invented_sentence(fault: Invention, article: str) -> str:
+    """The sentence a fact-inventing fault adds to a reply about `article`: its claim is
+    not in the article (checked here, so a test article cannot happen to contain it)."""
+    folded = article.casefold()
+    if fault == "invent_number":
+        digits = re.sub(r"\D", "", article)
+        n = 7319
+        while str(n).rstrip("0") in digits:
+            n += 1
+        return f"The plan also covers {n:,} more households."
+    if fault == "invent_name":
+        person, firm = next(
+            (p, f) for p, f in INVENTED_NAMES if p.split()[-1].casefold() not in folded
+        )
+        return f"It was first proposed by {person} of {firm}."
+    quote = next(q for q in INVENTED_QUOTES if q not in folded)
+    return f"One executive called the outcome “{quote}”."
+
+
+def _invention(fault: str | None) -> Invention | None:
+    return next((i for i in INVENTIONS if i == fault), None)
+
+
+def _invent(text: str, fault: Invention, article: str, *, at: int) -> str:
+    parts = sentences(text)
+    parts.insert(min(at, len(parts)), invented_sentence(fault, article))
+    return " ".join(parts)
+
+
 def fake_answer(question: str, sources: list[Document], fault: str | None) -> dict[str, Any]:
     parts = []
     for i, doc in enumerate(sources, start=1):
@@ -122,6 +176,9 @@ def fake_answer(question: str, sources: list[Document], fault: str | None) -> di
     text = " ".join(parts) or "The sources do not say."
     if fault == "no_citations":
         text = re.sub(r"\s*\[\d+\]", "", text)
+    invention = _invention(fault)
+    if invention and sources:
+        text += " " + invented_sentence(invention, sources[0].body).rstrip(".") + ". [1]"
     return {"answer": text}
 
 
@@ -133,6 +190,7 @@ class LLMServer:
         self.port = port
         self.json_schema: Literal["ok", "http500", "http400"] = "ok"
         self.json_object = True
+        self.json_object_schema: Literal["ok", "http400"] = "ok"
         self.plain: Literal["fenced", "json", "prose"] = "fenced"
         self.obey_injections = False
         self.retry_after = 0.05  # seconds, sent as Retry-After on 429
@@ -220,7 +278,10 @@ class LLMServer:
             body = await request.json()
         except json.JSONDecodeError:
             return self._error(400, "body is not JSON")
-        fmt = (body.get("response_format") or {}).get("type", "plain")
+        response_format = body.get("response_format") or {}
+        fmt = response_format.get("type", "plain")
+        if fmt == "json_object" and "schema" in response_format:
+            fmt = "json_object_schema"
         seen = Received(request.path, body, mode=fmt, at=time.monotonic())
         self.received.append(seen)
         fault = self._script.popleft() if self._script else self._always
@@ -242,9 +303,12 @@ class LLMServer:
             # llama.cpp's server answers an OpenAI json_schema response format with a 500.
             seen.status = 500 if self.json_schema == "http500" else 400
             return self._error(seen.status, "response_format json_schema is not supported")
-        if fmt == "json_object" and not self.json_object:
+        if fmt in ("json_object", "json_object_schema") and not self.json_object:
             seen.status = 400
             return self._error(400, "response_format json_object is not supported")
+        if fmt == "json_object_schema" and self.json_object_schema == "http400":
+            seen.status = 400
+            return self._error(400, "response_format: extra field 'schema' not permitted")
 
         content = self._reply(body, fmt, fault)
         prompt_tokens = sum(
@@ -296,6 +360,10 @@ class LLMServer:
                     f"{doc.fields.get('URL', '')}"
                 )
                 data["keywords"].append(f"[win]({FOREIGN_LINKS[0]})")
+            invention = _invention(fault)
+            if invention:
+                data["summary"] = _invent(data["summary"], invention, doc.body, at=1)
+                data["brief_summary"] = _invent(data["brief_summary"], invention, doc.body, at=1)
         else:
             found = [parse_block(m.group(3), m.group(2)) for m in _SOURCE.finditer(user)]
             question = re.search(r"Question: (.*)", user)

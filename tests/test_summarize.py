@@ -109,7 +109,7 @@ async def test_long_article_is_cut_to_the_configured_size(llm_server: LLMServer)
 async def test_server_refusing_json_schema_with_500_is_not_an_outage(
     llm_server: LLMServer,
 ) -> None:
-    llm_server.json_schema = "http500"  # what llama.cpp's server does
+    llm_server.json_schema = "http500"  # what llama-cpp-python's server does
     summarizer = LLMSummarizer(llm_server.config(max_retries=2), api_key=None)
     try:
         first = await summarizer.summarize(article())
@@ -118,9 +118,38 @@ async def test_server_refusing_json_schema_with_500_is_not_an_outage(
         await summarizer.aclose()
 
     assert first.summarizer == second.summarizer == "llm:fake-model"
-    # The probe is not retried, and what worked is remembered for the next call.
-    assert llm_server.modes() == [("json_schema", 500), ("json_object", 200), ("json_object", 200)]
-    assert summarizer.llm.mode == "json_object"
+    # The probe is not retried, and what worked (its schema beside json_object, which that
+    # server honours) is remembered for the next call.
+    assert llm_server.modes() == [
+        ("json_schema", 500),
+        ("json_object_schema", 200),
+        ("json_object_schema", 200),
+    ]
+    assert summarizer.llm.mode == "json_object_schema"
+    schema = llm_server.completions[1].body["response_format"]["schema"]
+    assert set(schema["required"]) == {"title", "summary", "brief_summary", "keywords"}
+    assert schema["properties"]["keywords"]["maxItems"] == 8  # a small model's list ends
+
+
+async def test_server_refusing_the_schema_beside_json_object_keeps_json_object(
+    llm_server: LLMServer,
+) -> None:
+    llm_server.json_schema = "http400"
+    llm_server.json_object_schema = "http400"  # validates strictly: an unknown field is an error
+    summarizer = LLMSummarizer(llm_server.config(), api_key=None)
+    try:
+        s = await summarizer.summarize(article())
+        await summarizer.summarize(article())
+    finally:
+        await summarizer.aclose()
+
+    assert s.summarizer == "llm:fake-model"
+    assert llm_server.modes() == [
+        ("json_schema", 400),
+        ("json_object_schema", 400),
+        ("json_object", 200),
+        ("json_object", 200),
+    ]
 
 
 async def test_server_without_response_formats_gets_plain_prompting_parsed_tolerantly(
@@ -140,6 +169,7 @@ async def test_server_without_response_formats_gets_plain_prompting_parsed_toler
     assert s.summary.startswith("The semiconductor maker")
     assert llm_server.modes() == [
         ("json_schema", 400),
+        ("json_object_schema", 400),
         ("json_object", 400),
         ("plain", 200),
         ("plain", 200),
@@ -206,7 +236,12 @@ async def test_outage_with_500s_is_reported_after_trying_each_mode(llm_server: L
     finally:
         await summarizer.aclose()
 
-    assert llm_server.modes() == [("json_schema", 500), ("json_object", 500), ("plain", 500)]
+    assert llm_server.modes() == [
+        ("json_schema", 500),
+        ("json_object_schema", 500),
+        ("json_object", 500),
+        ("plain", 500),
+    ]
     assert summarizer.llm.mode is None  # nothing worked: nothing remembered
 
 

@@ -1,12 +1,15 @@
 """Summaries from any OpenAI-compatible server (OpenAI, Ollama, vLLM, llama.cpp, LM Studio).
 
 Servers differ in structured output: OpenAI and vLLM honour `response_format={"type":
-"json_schema"}`, llama.cpp's server answers it with HTTP 500, some only know `json_object`, and a
-small model asked for nothing writes prose. So the first call to a (base_url, model) negotiates:
-json_schema, then json_object, then plain prompting, each reply parsed tolerantly and validated;
-the first mode the server accepts is remembered. A probe is sent without the client's retries, and
-a 400/422/500/501 to a probe means "this mode is unsupported", not "the server is down" (a server
-that is down fails the plain call too, after its retries, and that is reported).
+"json_schema"}`, llama-cpp-python's server answers it with HTTP 500 but constrains the reply to a
+schema given beside `json_object` (an extension llama.cpp's own server shares), some only know
+`json_object`, which gives JSON of any shape, and a small model asked for nothing writes prose. So
+the first call to a (base_url, model) negotiates: json_schema, then json_object with the schema
+beside it, then json_object alone, then plain prompting, each reply parsed tolerantly and
+validated; the first mode the server accepts is remembered (a server that ignores the extension
+keeps json_object with the schema, which costs it nothing). A probe is sent without the client's
+retries, and a 400/422/500/501 to a probe means "this mode is unsupported", not "the server is
+down" (a server that is down fails the plain call too, after its retries, and that is reported).
 
 Output is untrusted like its input: it must validate, links other than the article's are removed,
 and a summary that shares no key term with the article is refused (a model that obeyed an
@@ -33,14 +36,19 @@ from digest.summarize.types import ArticleInput
 
 log = logging.getLogger(__name__)
 
-Mode = Literal["json_schema", "json_object", "plain"]
-STRUCTURED_MODES: tuple[Mode, ...] = ("json_schema", "json_object")
+Mode = Literal["json_schema", "json_object_schema", "json_object", "plain"]
+STRUCTURED_MODES: tuple[Mode, ...] = ("json_schema", "json_object_schema", "json_object")
 # Status codes with which servers refuse a response_format they do not support (llama.cpp: 500,
 # vLLM and others: 400 or 422).
 UNSUPPORTED_STATUS = frozenset({400, 422, 500, 501})
 MAX_OUTPUT_TOKENS = 1200
 MAX_SUMMARY_WORDS = 450
 MAX_KEYWORDS = 8
+# Under llama.cpp's grammar a small model can list keywords until max_tokens cuts the JSON off
+# (SmolLM2-135M: 2 of 4 replies); a bound on each array ends the list (10 of 10 valid). Strings
+# stay unbounded: a maxLength expands into a grammar llama-cpp-python 0.3.36 cannot parse, and
+# its server then dies.
+MAX_ARRAY_ITEMS = MAX_KEYWORDS
 
 T = TypeVar("T")
 
@@ -196,6 +204,10 @@ class LLMClient:
                     "schema": request.schema,
                 },
             }
+        elif mode == "json_object_schema":
+            # llama.cpp's extension: the schema beside json_object constrains the shape.
+            schema = _bounded_arrays(request.schema, MAX_ARRAY_ITEMS)
+            kwargs["response_format"] = {"type": "json_object", "schema": schema}
         elif mode == "json_object":
             kwargs["response_format"] = {"type": "json_object"}
         client = self._client
@@ -271,6 +283,18 @@ class LLMClient:
                 hint = f" (no API key: set the environment variable {self.config.api_key_env})"
             return SummarizeError(f"LLM at {where} answered HTTP {status}{after}: {message}{hint}")
         return SummarizeError(f"LLM client error: {_first_line(str(err)) or type(err).__name__}")
+
+
+def _bounded_arrays(schema: Any, limit: int) -> Any:
+    """A copy of a JSON schema in which every array without a `maxItems` has `limit`."""
+    if isinstance(schema, list):
+        return [_bounded_arrays(item, limit) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out = {key: _bounded_arrays(value, limit) for key, value in schema.items()}
+    if out.get("type") == "array" and "maxItems" not in out:
+        out["maxItems"] = limit
+    return out
 
 
 def _api_message(err: openai.APIStatusError) -> str:

@@ -1,0 +1,93 @@
+"""What checking a summary's claims against its sources costs.
+
+    .venv/bin/python -m bench.claims [--rounds 200] [--words 900]
+
+A 20-sentence summary against 3 sources of about `--words` words each (news articles from the
+test news web, put together until long enough): the median time of `check_summary` (the sources
+indexed and the summary checked), and of its two halves, indexing the sources and checking a
+summary against an index built once. Half of the summary's sentences are copied from the
+sources, the others reworded, some with a figure or a name that the sources do not have.
+
+Measured here on a busy 2-core machine (sources of 1,070, 908 and 976 words, 20 sentences): a
+median 13.3 ms for check_summary, 11.5 ms of it indexing the sources, 1.5 ms checking; the
+verdict found 26 of 30 claims and removed the 2 sentences with the 4 invented ones.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+from collections.abc import Callable
+
+from digest.summarize.claims import SourceIndex, check_summary
+from digest.summarize.text import split_sentences
+from tests.newsweb import ARTICLES
+
+REWORDED = [
+    "Halvard Microsystems is spending 4.2 billion euros on its third plant on the Elbe.",
+    "The company expects its first wafers in 2028 and plans to hire 1,800 people.",
+    "Velora is recalling around 60,000 battery packs after eleven fires.",
+    "Velora's parent company lost 4% in morning trading.",
+    "Dock workers at Valmora ended their strike on Sunday after 82% backed the deal.",
+    "The court in Kestria ordered a recount after a margin of 212 votes.",
+    "The lab's model has 1.3bn parameters and was trained for eleven days.",
+    "Fibre for the villages would have cost over €30 million, the minister said.",
+    "Analysts at Brackenridge Partners expect 3,400 job cuts.",  # invented
+    "The recount will cost $12 million, Judge Amara Osei said.",  # invented
+]
+
+
+def sources(words: int) -> list[str]:
+    texts = ["\n\n".join([a.lede, *a.paragraphs]) for a in ARTICLES if a.lede.isascii()]
+    out: list[str] = []
+    for k in range(3):
+        parts: list[str] = []
+        i = k
+        while sum(len(p.split()) for p in parts) < words:
+            parts.append(texts[i % len(texts)])
+            i += 3
+        out.append("\n\n".join(parts))
+    return out
+
+
+def summary(srcs: list[str]) -> str:
+    copied = [s for src in srcs for s in split_sentences(src)][::7][:10]
+    return " ".join(s for pair in zip(copied, REWORDED, strict=False) for s in pair)
+
+
+def median_ms(fn: Callable[[], object], rounds: int) -> float:
+    times = []
+    for _ in range(rounds):
+        started = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - started)
+    return statistics.median(times) * 1000
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rounds", type=int, default=200, help="timed runs of each step")
+    parser.add_argument("--words", type=int, default=900, help="words in each of the 3 sources")
+    args = parser.parse_args()
+
+    srcs = sources(args.words)
+    text = summary(srcs)
+    result = check_summary(text, srcs)
+    index = SourceIndex(srcs)
+    print(
+        f"3 sources of {', '.join(str(len(s.split())) for s in srcs)} words; summary of "
+        f"{len(result.sentences)} sentences, {len(text.split())} words"
+    )
+    print(f"verdict: {result.describe()}")
+    whole = median_ms(lambda: check_summary(text, srcs), args.rounds)
+    indexing = median_ms(lambda: SourceIndex(srcs), args.rounds)
+    checking = median_ms(lambda: index.check(text), args.rounds)
+    print(f"check_summary: median {whole:.2f} ms over {args.rounds} runs")
+    print(
+        f"  indexing the sources: {indexing:.2f} ms; checking against the index: {checking:.2f} ms"
+    )
+
+
+if __name__ == "__main__":
+    main()

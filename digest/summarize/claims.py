@@ -1,0 +1,1027 @@
+"""Claims in a summary checked against the texts it was written from, before anything is published.
+
+A model that summarizes can invent a figure, a date, a quote or a person. Every checkable claim
+in each sentence of a summary must be found in the sources; a sentence with a claim that is not
+found is removed (`check_summary`). Pure and cheap: no I/O, a few milliseconds for a summary of
+20 sentences against three articles (`bench/claims.py`).
+
+What counts as a claim, per sentence (split as the extractive summarizer splits; an answer's
+citation markers, `[1]`, `[2, 3]`, are not claims):
+
+- **numbers**: digits with a decimal comma or point and thousands separators (`1,200`,
+  `1.200`, `1 200` with a narrow or no-break space, `1'200`); `7,1` and `7.1` are one value.
+  A lone separator before exactly three digits (`1,200`) is read both ways (1200 or 1.2). Scale
+  words multiply: thousand/k, million/m/mn/Mio, billion/bn/b/Mrd/Milliarden, trillion/tn/
+  Billionen; a glued single letter (`48m`, `5k`) may also be a unit (metres), so it stands for
+  both 48 million and 48. Ordinals (`3rd`) are numbers. Signs are ignored.
+- **amounts**: a number with a currency symbol, code or word before or after it (`$48 million`,
+  `€3.2bn`, `48m dollars`, `£1,200`, `CHF 20`, `3,2 Mrd. Euro`); `$` and "dollars" are any
+  dollar, `US$`/`USD` the US one.
+- **percentages**: `7.1%`, `7.1 per cent`, `7,1 Prozent`, `7.1 pct`; percentage points
+  (`percentage points`, `Prozentpunkte`) are their own unit. In a range (`10-12%`,
+  `2 to 3 billion dollars`) the first number takes the unit and scale of the second.
+- **dates**: `12 March 2025`, `March 12, 2025`, `12. März`, `March 2025`, `2025-03-12`,
+  `12.03.2025`, `12/03/2025` (both day-month orders when both fit), a month named mid-sentence,
+  and weekday names (English, German, French, Spanish).
+- **quoted phrases**: between “…”, „…“, «…», »…«, "…", ‘…’ (with space or punctuation
+  outside), ‚…‘ and 「…」; an ellipsis inside a quote (`…`, `...`, `[…]`) splits it into parts.
+- **proper names**: runs of capitalized words (`Saint-Étienne`, `O'Brien`, `McDonald's`,
+  `iPhone`, `Bank of England`, `Ludwig van Beethoven`), not at the start of a sentence (or after
+  a colon) unless the sources know the word as a name or it starts a run of two; function words
+  (`The`, `However`, `Der`), months and weekdays, personal titles (`President`, `Dr`) and
+  nationality adjectives (`Chinese`) are not names. When the sources capitalize nouns (German:
+  over a fifth of the words inside sentences), only names of two or more words are checked, and
+  their words may occur in any order.
+
+All matching is on a normal form: NFKD without diacritics (`Zürich` is `Zurich`), case folded,
+`’` as `'`, dotted acronyms without dots (`U.S.` is `US`). A claim is found when:
+
+- a number: one of its values occurs in the sources with the same scale applied; a plain number
+  matches any occurrence of the value, a percentage only a percentage, an amount an amount in a
+  compatible currency or a number without a currency (`$48 million` matches `48m`), a year
+  also the year of a date;
+- a date: a date in the sources agrees on every part the claim gives (a source date without a
+  year accepts the claim's year when that year occurs in the sources); a weekday is found when
+  the sources name it or give a full date that falls on it;
+- a quote: each part's words occur one after another in one source, punctuation and spacing
+  aside;
+- a name: its words (the connectors `of`, `van`, ... and single letters aside) occur in order in
+  one source, at most two other words between each, a possessive or genitive `s` aside
+  (`Merkels`, `Trump's`); `US`/`United States`/`America`, `UK`/`Britain`, `EU`, `UN`, `AI`
+  and a few more count as one name.
+
+What it cannot catch (limits to keep in mind when reading a verdict):
+
+- a claim built only from found pieces: a figure tied to the wrong subject, a known person
+  credited with the wrong quote, a date or amount from another story in the same sources, a
+  number moved from 7.1% to a 7.1-point rise in a plain sentence ("rose 7.1");
+- numbers written as words in a summary ("seven", "a dozen"): in the sources, English number
+  words below a thousand ("four", "twenty-five", "a hundred") and German ones to "zwölf" back a
+  figure in digits ("four percent" backs "4%", "four thousand" backs "4,000"), but a summary's
+  own number words are not claims; also fractions, times (`10:30` is 10 and 30), signs (-5% and
+  5%), and what a glued `m` means (metres or million);
+- a single invented name at the very start of a sentence ("Smith said ..."), a made-up
+  nationality, title or month, names in a text whose sources capitalize nouns (single words);
+- names in another spelling or language (`Zuerich`, `Munich`/`München`, `St-Étienne`) are not
+  found, and their sentence is removed: the checker errs towards removing.
+"""
+
+from __future__ import annotations
+
+import datetime
+import functools
+import itertools
+import re
+import unicodedata
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from decimal import Decimal, InvalidOperation
+from typing import Literal
+
+from digest.summarize.text import STOPWORDS, join_sentences, split_sentences
+
+ClaimKind = Literal["number", "amount", "percent", "date", "quote", "name"]
+# (year, month, day, weekday); None where the text does not say. Weekday: Monday is 0.
+DateKey = tuple[int | None, int | None, int | None, int | None]
+
+# -- normal form -----------------------------------------------------------------------------
+
+_COMBINING = re.compile("[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f]")
+_CITATION = re.compile(r"\[\d{1,3}(?:\s*[,;–-]\s*\d{1,3})*\]")  # "[1]", "[2, 3]" in an answer
+_LEADING_CITATIONS = re.compile(rf"(?:{_CITATION.pattern}\s*)+")
+# A space that groups thousands ("1 200" with a no-break, narrow or thin space) would become an
+# ordinary one when sentences are split (and under NFKD): it goes through the split as a
+# private-use character, read as "'" (the Swiss separator), and is given back in the sentences
+# shown. The split keeps every other character in order, so they are given back one by one.
+_HIDDEN = "\ue000"
+_HIDE = re.compile(r"(?<=\d)[\u00a0\u202f\u2009](?=\d{3}(?!\d))|\ue000")
+
+
+def _sentences(text: str) -> list[tuple[str, str]]:
+    """`split_sentences` as (sentence to read, sentence as written): the spaces that group
+    digits kept (see _HIDDEN), and an answer's citations with the sentence they follow ("A. [1]
+    B. [2]" is "A. [1]" and "B. [2]", so that removing B cannot leave A cited by another
+    source)."""
+    originals = iter(m.group(0) for m in _HIDE.finditer(text))
+    out: list[str] = []
+    for sentence in split_sentences(_HIDE.sub(_HIDDEN, text)):
+        lead = _LEADING_CITATIONS.match(sentence)
+        if lead and out:
+            out[-1] += " " + lead.group(0).strip()
+            sentence = sentence[lead.end() :]
+        if sentence:
+            out.append(sentence)
+    return [(s, re.sub(_HIDDEN, lambda _: next(originals), s)) for s in out]
+
+
+_DOTTED_ACRONYM = re.compile(r"(?<![^\W\d_])(?:[^\W\d_]\.){2,}(?![^\W\d_])")
+_TOKEN = re.compile(r"[^\W_]+(?:'[^\W_]+)*")
+_MASK = "\x00"  # what a claim already taken is overwritten with: no word, no space, no digit
+
+
+def _prepare(text: str) -> str:
+    """The text claims are read from: NFKD without diacritics, one apostrophe, and dotted
+    acronyms without dots (`U.S.` is `US`), case kept."""
+    text = unicodedata.normalize("NFKD", text.replace(_HIDDEN, "'"))
+    text = _COMBINING.sub("", text).replace("’", "'").replace("ʼ", "'")
+    return _DOTTED_ACRONYM.sub(lambda m: m.group(0).replace(".", ""), text)
+
+
+def _fold(prepared: str) -> str:
+    return _COMBINING.sub("", prepared.casefold())
+
+
+def fold(text: str) -> str:
+    """The normal form words are compared in: `_prepare`d and case folded."""
+    return _fold(_prepare(text))
+
+
+def _words(prepared: str) -> list[str]:
+    return _TOKEN.findall(_fold(prepared))
+
+
+@functools.lru_cache(maxsize=65536)
+def _key(word: str) -> str:
+    """The key a word of a prepared text is looked up by: folded, without its possessive."""
+    return _name_key(_fold(word))
+
+
+@functools.lru_cache(maxsize=65536)
+def _name_key(word: str) -> str:
+    """A folded word without its possessive (`trump's` → `trump`, `jones'` → `jones`)."""
+    if word.endswith("'s"):
+        return word[:-2]
+    return word.rstrip("'")
+
+
+# -- vocabularies ----------------------------------------------------------------------------
+
+_MONTHS: dict[str, int] = {}
+for _number, _names in enumerate(
+    [
+        "january jan januar janvier enero jänner",
+        "february feb februar fevrier febrero",
+        "march mar marz mars marzo",
+        "april apr avril abril",
+        "may mai mayo",
+        "june jun juni juin junio",
+        "july jul juli juillet julio",
+        "august aug aout agosto",
+        "september sep sept septembre septiembre",
+        "october oct oktober octobre octubre",
+        "november nov novembre noviembre",
+        "december dec dezember decembre diciembre",
+    ],
+    start=1,
+):
+    for _name in _names.split():
+        _MONTHS[fold(_name)] = _number
+# Abbreviations and short words that are months only next to a day or a year.
+_MONTH_ONLY_WITH_NUMBERS = frozenset(
+    "jan feb mar apr jun jul aug sep sept oct nov dec mars".split()
+)
+_WEEKDAYS: dict[str, int] = {}
+for _number, _names in enumerate(
+    [
+        "monday montag lundi lunes",
+        "tuesday dienstag mardi martes",
+        "wednesday mittwoch mercredi miercoles",
+        "thursday donnerstag jeudi jueves",
+        "friday freitag vendredi viernes",
+        "saturday samstag sonnabend samedi sabado",
+        "sunday sonntag dimanche domingo",
+    ]
+):
+    for _name in _names.split():
+        _WEEKDAYS[fold(_name)] = _number
+
+_SCALES: dict[str, int] = {}
+for _power, _names in (
+    (3, "thousand thousands k tsd tausend"),
+    (6, "million millions m mn mio mill millionen millon millones"),
+    (9, "billion billions bn b bln mrd milliarde milliarden milliard milliards"),
+    (12, "trillion trillions tn trn billionen"),
+):
+    for _name in _names.split():
+        _SCALES[_name] = _power
+
+# Currency words, symbols and codes → a unit. "$" and "dollar" are any dollar (see _compatible).
+_CURRENCIES: dict[str, str] = {
+    "$": "$",
+    "us$": "USD",
+    "c$": "CAD",
+    "ca$": "CAD",
+    "a$": "AUD",
+    "au$": "AUD",
+    "nz$": "NZD",
+    "hk$": "HKD",
+    "s$": "SGD",
+    "r$": "BRL",
+    "€": "EUR",
+    "£": "GBP",
+    "¥": "¥",
+    "₹": "INR",
+    "₩": "KRW",
+    "₽": "RUB",
+    "₺": "TRY",
+    "₪": "ILS",
+    "fr": "CHF",
+    "sfr": "CHF",
+    "rs": "INR",
+}
+_CODES = "USD EUR GBP JPY CNY RMB INR CAD AUD NZD HKD SGD CHF SEK NOK DKK PLN CZK HUF RUB"
+for _code in _CODES.split():
+    _CURRENCIES[_code.lower()] = "CNY" if _code == "RMB" else _code
+for _unit, _names in (
+    ("$", "dollar dollars"),
+    ("USD", "us-dollar us-dollars"),
+    ("EUR", "euro euros"),
+    ("GBP", "pound pounds sterling"),
+    ("JPY", "yen"),
+    ("CNY", "yuan renminbi"),
+    ("CHF", "franc francs franken"),
+    ("INR", "rupee rupees"),
+    ("KRW", "won"),
+    ("RUB", "rouble roubles ruble rubles rubel"),
+    ("SEK", "kronor krona"),
+    ("TRY", "lira"),
+):
+    for _name in _names.split():
+        _CURRENCIES[_name] = _unit
+_DOLLARS = frozenset({"USD", "CAD", "AUD", "NZD", "HKD", "SGD"})
+_YEN_YUAN = frozenset({"JPY", "CNY"})
+
+PERCENT = "%"
+POINTS = "pp"
+
+
+# Capitalized words that are not names: function words of the languages the digest summarizes
+# in, and words that open English news sentences.
+def _folded(words: Iterable[str]) -> frozenset[str]:
+    return frozenset(fold(w) for w in words)
+
+
+FUNCTION_WORDS = _folded(STOPWORDS) | _folded(
+    """
+    the a an and or but if so yet nor for in on at by of to as from with without after before
+    despite during since until unless while whereas although though because meanwhile however
+    moreover furthermore nevertheless nonetheless instead also still thus hence therefore
+    yesterday today tomorrow tonight earlier later recently currently previously separately
+    overall finally initially eventually ultimately last next this that these those there here
+    it its he she they we i you his her their our my your them us him who whom whose what which
+    when where why how all both each every some many most much more few several no not none
+    one two three four five six seven eight nine ten such other another any only even just
+    first second third new former latest according following amid among between under over
+    against toward towards into onto upon within across along around behind beyond near
+    officials experts analysts critics observers residents authorities police investigators
+    reports report sources shares prices markets stocks
+    der die das ein eine einer eines dem den des im am vom zum zur beim nach laut trotz wegen
+    seit während doch auch aber und oder sowie zudem außerdem dabei damit dennoch jedoch zuvor
+    le la les un une des du au aux et ou mais dans sur selon apres avant depuis pendant
+    el la los las un una y o pero en con segun tras desde durante
+    """.split()
+)
+TITLES = _folded(
+    """
+    mr mrs ms miss dr prof professor sir dame lord lady president vice prime minister chancellor
+    secretary senator sen rep representative congressman congresswoman governor gov mayor king
+    queen prince princess emperor pope cardinal bishop rabbi imam sheikh judge justice general
+    gen colonel col captain capt lieutenant lt sergeant commander admiral ceo cfo coo cto chief
+    executive chairman chairwoman chair director founder spokesman spokeswoman spokesperson
+    ambassador commissioner coach officer deputy herr frau bundeskanzler kanzler kanzlerin
+    ministerpräsident ministerpraesident präsident praesident präsidentin bürgermeister monsieur
+    madame mme senor senora don
+    """.split()
+)
+NATIONALITIES = _folded(
+    """
+    american british english scottish welsh irish chinese german french russian ukrainian
+    european israeli palestinian iranian iraqi syrian lebanese saudi egyptian turkish greek
+    italian spanish portuguese dutch belgian swiss austrian polish czech hungarian romanian
+    swedish norwegian danish finnish japanese korean indian pakistani afghan bangladeshi
+    indonesian vietnamese thai filipino australian canadian mexican brazilian argentine
+    argentinian chilean colombian venezuelan cuban african nigerian kenyan ethiopian
+    south-african asian arab western eastern northern southern
+    deutsche deutschen deutscher französische französischen russische russischen chinesische
+    chinesischen amerikanische amerikanischen europäische europäischen
+    """.split()
+)
+# Words inside a name that are written in lower case: "Bank of England", "Charles de Gaulle".
+CONNECTORS = frozenset("of de del della der den van von da di du la le bin ibn al el zu y".split())
+# Spellings of one name: a claim written one way is found when the sources use another.
+ALIASES: tuple[tuple[str, ...], ...] = (
+    ("us", "usa", "united states", "united states of america", "america"),
+    ("uk", "united kingdom", "britain", "great britain"),
+    ("eu", "european union"),
+    ("un", "united nations"),
+    ("ai", "artificial intelligence"),
+    ("gdp", "gross domestic product"),
+    ("ecb", "european central bank"),
+    ("fed", "federal reserve"),
+    ("imf", "international monetary fund"),
+    ("who", "world health organization"),
+    ("nato", "north atlantic treaty organization"),
+)
+_ALIAS_OF: dict[str, tuple[str, ...]] = {name: group for group in ALIASES for name in group}
+
+_NAME_GAP = 2  # other words allowed between two words of a name in the sources
+_CAPITALIZED_NOUNS = 0.2  # share of capitalized words inside sentences: a German-like text
+
+# -- claims ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Claim:
+    """One checkable statement in a sentence: its kind, its text as written, and its normal
+    form (numbers: candidate values and unit; dates: candidate dates; quotes: the words of each
+    part; names: the words to find)."""
+
+    kind: ClaimKind
+    text: str
+    values: frozenset[Decimal] = field(default=frozenset(), repr=False)
+    unit: str | None = field(default=None, repr=False)
+    dates: frozenset[DateKey] = field(default=frozenset(), repr=False)
+    words: tuple[tuple[str, ...], ...] = field(default=(), repr=False)
+
+
+@dataclass(frozen=True, slots=True)
+class SentenceVerdict:
+    """A sentence of the summary, its claims, and those the sources do not back."""
+
+    sentence: str
+    claims: tuple[Claim, ...]
+    unfound: tuple[Claim, ...]
+
+    @property
+    def kept(self) -> bool:
+        return not self.unfound
+
+
+@dataclass(frozen=True, slots=True)
+class ClaimCheck:
+    """The outcome for one summary: the text to publish (its sentences whose claims were all
+    found), the verdict on each sentence, and counts for the summary's record and the logs."""
+
+    text: str
+    sentences: tuple[SentenceVerdict, ...]
+    claims: int
+    found: int
+    removed: int
+
+    @property
+    def unfound(self) -> tuple[Claim, ...]:
+        return tuple(c for v in self.sentences for c in v.unfound)
+
+    @property
+    def kept_sentences(self) -> tuple[str, ...]:
+        return tuple(v.sentence for v in self.sentences if v.kept)
+
+    def describe(self, limit: int = 5) -> str:
+        """One line for a log or a fallback reason: what was not found, what was removed."""
+        line = (
+            f"{self.found} of {self.claims} claims found in the sources; "
+            f"{self.removed} of {len(self.sentences)} sentences removed"
+        )
+        missing = self.unfound
+        if missing:
+            shown = ", ".join(f"{c.kind} “{c.text}”" for c in missing[:limit])
+            more = f" and {len(missing) - limit} more" if len(missing) > limit else ""
+            line += f" (not found: {shown}{more})"
+        return line
+
+
+# -- numbers ---------------------------------------------------------------------------------
+
+_NUMBER = re.compile(r"(?<![^\W_])\d+(?:[.,']\d+)*")
+_ORDINAL = re.compile(r"(?:st|nd|rd|th)(?![^\W_])", re.IGNORECASE)
+_GLUED_SCALE = re.compile(r"(bn|mn|tn|m|b|k)(?![^\W_])", re.IGNORECASE)
+_SCALE_WORD = re.compile(
+    r" ?("
+    + "|".join(sorted((w for w in _SCALES if len(w) > 1), key=len, reverse=True))
+    + r")(?:\.|(?![^\W_]))",
+    re.IGNORECASE,
+)
+_PERCENT_AFTER = re.compile(
+    r" ?(?:(%)|(percentage[ -]points?|prozentpunkte?|points? de pourcentage|"
+    r"puntos? porcentuales|pp(?![^\W_]))|(per[ -]?cent|percent|pct|prozent|pour[ -]?cent|"
+    r"por[ -]?ciento|procent|percento)(?![^\W_]))",
+    re.IGNORECASE,
+)
+_CURRENCY_AFTER = re.compile(
+    r" ?(?:([€$£¥₹₩₽₺₪])|(?:(?:us|american|canadian|australian|swiss|hong kong|singapore|"
+    r"new zealand)[ -])?("
+    + "|".join(
+        sorted((w for w in _CURRENCIES if w.replace("-", "").isalpha()), key=len, reverse=True)
+    )
+    + r")(?![^\W_]))",
+    re.IGNORECASE,
+)
+_CURRENCY_BEFORE = re.compile(
+    r"(?:(?<![^\W_])(us\$|ca?\$|au?\$|nz\$|hk\$|s\$|r\$|sfr\.?|fr\.|rs\.?|"
+    r"usd|eur|gbp|jpy|cny|rmb|inr|cad|aud|nzd|hkd|sgd|chf|sek|nok|dkk|pln|czk|huf|rub)"
+    r"|([$€£¥₹₩₽₺₪])) ?$",
+    re.IGNORECASE,
+)
+# Between the two numbers of a range: "10-12%", "2 to 3 billion", "zwischen 5 und 7 Prozent".
+_RANGE_GAP = re.compile(r" ?(?:-|–|—|to|and|or|bis|und|oder|à|a|et|y) ?", re.IGNORECASE)
+
+
+def _parse_number(raw: str) -> frozenset[Decimal]:
+    """The values a written number may have (several when its separators are ambiguous)."""
+    if "'" in raw:  # Swiss, or a grouping space: "1'200", "1 200"
+        parts = raw.split("'")
+        if not all(len(p) == 3 for p in parts[1:]):
+            return frozenset(v for p in parts for v in _parse_number(p))
+        raw = "".join(parts)
+    commas, points = raw.count(","), raw.count(".")
+    try:
+        if commas and points:
+            decimal_sep = "," if raw.rfind(",") > raw.rfind(".") else "."
+            thousands = "." if decimal_sep == "," else ","
+            whole, _, frac = raw.rpartition(decimal_sep)
+            return frozenset({Decimal(f"{whole.replace(thousands, '')}.{frac}")})
+        sep = "," if commas else "." if points else ""
+        if not sep:
+            return frozenset({Decimal(raw)})
+        parts = raw.split(sep)
+        if len(parts) > 2:
+            if all(len(p) == 3 for p in parts[1:]) and 1 <= len(parts[0]) <= 3:
+                return frozenset({Decimal("".join(parts))})
+            return frozenset(Decimal(p) for p in parts)  # a version or a list, not one value
+        whole, frac = parts
+        as_decimal = Decimal(f"{whole}.{frac}")
+        if len(frac) == 3 and 1 <= len(whole) <= 3 and whole != "0":
+            return frozenset({as_decimal, Decimal(whole + frac)})  # 1,200: 1200 or 1.2
+        return frozenset({as_decimal})
+    except InvalidOperation:
+        return frozenset()
+
+
+@dataclass(slots=True)
+class _Number:
+    start: int
+    end: int
+    values: frozenset[Decimal]
+    unit: str | None
+    power: int  # the power of ten of its scale word; 0 when none
+    glued: bool  # the scale was a letter glued to the digits: "48m" (also 48 plain)
+
+
+_WORD_VALUES: dict[str, int] = {}
+for _value, _name in enumerate(
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
+    "fifteen sixteen seventeen eighteen nineteen".split()
+):
+    _WORD_VALUES[_name] = _value
+for _value, _name in enumerate("twenty thirty forty fifty sixty seventy eighty ninety".split()):
+    _WORD_VALUES[_name] = 20 + 10 * _value
+for _value, _name in enumerate(
+    "null eins zwei drei vier funf sechs sieben acht neun zehn elf zwolf".split()
+):
+    _WORD_VALUES.setdefault(_name, _value)
+_WORD_VALUES.update({"zwanzig": 20, "dreissig": 30, "hundert": 100})
+_NUMBER_WORD = "|".join(sorted(_WORD_VALUES, key=len, reverse=True))
+_SPELLED_NUMBERS = frozenset(_WORD_VALUES) | {"hundred"}
+_NUMBER_WORDS = re.compile(
+    rf"(?<![^\W_])(?:an? )?(?:(?:{_NUMBER_WORD}|hundred)(?:[ -]| and ))*"
+    rf"(?:{_NUMBER_WORD}|hundred)(?![^\W_])",
+    re.IGNORECASE,
+)
+
+
+def _word_value(written: str) -> Decimal | None:
+    """The value of "four", "twenty-five", "a hundred", "three hundred and twelve"."""
+    total = 0
+    seen = False
+    for word in re.split(r"[ -]", written.casefold()):
+        if word in ("a", "an", "and"):
+            continue  # "a hundred" is 100 (below), "a four-day week" 4
+        if word in ("hundred", "hundert"):
+            total = max(total, 1) * 100
+        elif word in _WORD_VALUES:
+            total += _WORD_VALUES[word]
+        else:
+            return None
+        seen = True
+    return Decimal(total) if seen else None
+
+
+def _scan_numbers(text: str, *, words: bool = False) -> list[_Number]:
+    """Figures in `text`; with `words`, also those written out ("four percent", "eleven")."""
+    found: list[_Number] = []
+    matches: list[tuple[re.Match[str], frozenset[Decimal]]] = [
+        (m, _parse_number(m.group(0))) for m in _NUMBER.finditer(text)
+    ]
+    if words:
+        for m in _NUMBER_WORDS.finditer(text):
+            value = _word_value(m.group(0))
+            if value is not None:
+                matches.append((m, frozenset({value})))
+        matches.sort(key=lambda mv: mv[0].start())
+    for m, values in matches:
+        if not values:
+            continue
+        end, power, glued = m.end(), 0, False
+        if g := _GLUED_SCALE.match(text, end):
+            power, glued, end = _SCALES[g.group(1).lower()], True, g.end()
+        elif w := _SCALE_WORD.match(text, end):
+            power, end = _SCALES[w.group(1).lower()], w.end()
+        elif o := _ORDINAL.match(text, end):
+            end = o.end()
+        elif end < len(text) and (text[end].isalpha() or text[end] == "_"):
+            continue  # "5G", "3D": part of a name, not a figure
+        if power:
+            scaled = frozenset(v.scaleb(power) for v in values)
+            values = values | scaled if glued else scaled
+        unit: str | None = None
+        start = m.start()
+        if p := _PERCENT_AFTER.match(text, end):
+            unit, end = (POINTS if p.group(2) else PERCENT), p.end()
+        elif c := _CURRENCY_AFTER.match(text, end):
+            unit, end = _CURRENCIES[(c.group(1) or c.group(2)).lower()], c.end()
+        if unit is None and (b := _CURRENCY_BEFORE.search(text, max(0, start - 8), start)):
+            unit, start = _CURRENCIES[(b.group(1) or b.group(2)).lower().rstrip(".")], b.start()
+        found.append(_Number(start, end, values, unit, power, glued))
+    # A range takes the unit and the scale of its second number.
+    for first, second in itertools.pairwise(found):
+        if first.unit not in (None, second.unit) or (first.power and second.power):
+            continue  # "7.1% to €210 million" is no range
+        if not _RANGE_GAP.fullmatch(text[first.end : second.start]):
+            continue
+        first.unit = second.unit
+        if second.power and not first.power:
+            scaled = frozenset(v.scaleb(second.power) for v in first.values)
+            first.values = first.values | scaled if second.glued else scaled
+            first.power, first.glued = second.power, second.glued
+    return found
+
+
+# -- dates -----------------------------------------------------------------------------------
+
+_MONTH_WORD = r"([^\W\d_]{3,10})\.?"
+_DAY = r"(\d{1,2})(?:st|nd|rd|th|\.)?"
+_YEAR = r"(\d{4})(?!\d)"
+_DATE_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"(?<![\d.,'])(\d{4})-(\d{1,2})-(\d{1,2})(?!\d)"), "ymd"),
+    (re.compile(r"(?<![\d.,'])(\d{1,2})\.(\d{1,2})\.(\d{4}|\d{2})(?![\d])"), "dmy"),
+    (re.compile(r"(?<![\d/.,'])(\d{1,2})/(\d{1,2})/(\d{4}|\d{2})(?![\d])"), "either"),
+    (re.compile(rf"(?<![\d.,']){_DAY} (?:of |de )?{_MONTH_WORD}(?:,? (?:de )?{_YEAR})?"), "dm"),
+    (
+        re.compile(
+            rf"(?<![^\W\d_]){_MONTH_WORD} (\d{{1,2}})(?:st|nd|rd|th)?(?!\d|[.,']\d)"
+            rf"(?:,? {_YEAR})?"
+        ),
+        "md",
+    ),
+    (re.compile(rf"(?<![^\W\d_]){_MONTH_WORD} {_YEAR}"), "my"),
+)
+_DIGIT = re.compile(r"\d")
+_CALENDAR_WORD = re.compile(
+    r"(?<![^\W_])("
+    + "|".join(sorted([*_MONTHS, *_WEEKDAYS], key=len, reverse=True))
+    + r")(?:'s)?(?![^\W_])",
+    re.IGNORECASE,
+)
+
+
+def _month(word: str, *, bare: bool) -> int | None:
+    key = _fold(word)
+    if bare and key in _MONTH_ONLY_WITH_NUMBERS:
+        return None
+    return _MONTHS.get(key)
+
+
+def _year(raw: str) -> int:
+    y = int(raw)
+    return y + (2000 if y < 70 else 1900) if len(raw) == 2 else y
+
+
+def _date_key(y: int | None, m: int | None, d: int | None) -> DateKey | None:
+    """The key of a date, None when it cannot be one (a 13th month, a 31 February)."""
+    if (m is not None and not 1 <= m <= 12) or (d is not None and not 1 <= d <= 31):
+        return None
+    if y is not None and not 1000 <= y <= 2999:
+        return None
+    weekday = None
+    if y is not None and m is not None and d is not None:
+        try:
+            weekday = datetime.date(y, m, d).weekday()
+        except ValueError:
+            return None
+    return (y, m, d, weekday)
+
+
+def _scan_dates(text: str, first_word_end: int) -> list[tuple[int, int, frozenset[DateKey]]]:
+    """Dates as (start, end, candidate keys), longer forms first, none overlapping."""
+    taken: list[tuple[int, int]] = []
+    out: list[tuple[int, int, frozenset[DateKey]]] = []
+
+    def free(a: int, b: int) -> bool:
+        return all(b <= s or a >= e for s, e in taken)
+
+    def take(a: int, b: int, keys: frozenset[DateKey]) -> None:
+        taken.append((a, b))
+        out.append((a, b, keys))
+
+    calendar = list(_CALENDAR_WORD.finditer(text))
+    digits = _DIGIT.search(text) is not None
+    for pattern, form in _DATE_PATTERNS if digits else ():
+        if form in ("dm", "md", "my") and not calendar:
+            continue
+        for m in pattern.finditer(text):
+            if not free(m.start(), m.end()):
+                continue
+            g = m.groups()
+            parts: list[tuple[int | None, int | None, int | None]] = []
+            if form == "ymd":
+                parts.append((int(g[0]), int(g[1]), int(g[2])))
+            elif form == "dmy":
+                parts.append((_year(g[2]), int(g[1]), int(g[0])))
+            elif form == "either":
+                y = _year(g[2])
+                parts += [(y, int(g[1]), int(g[0])), (y, int(g[0]), int(g[1]))]
+            else:
+                word = g[1] if form == "dm" else g[0]
+                if form != "dm" and not word[0].isupper():
+                    continue  # "they march 5 miles"; French and Spanish put the day first
+                month = _month(word, bare=False)
+                if month is None:
+                    continue
+                if form == "dm":
+                    day, year = int(g[0]), g[2]
+                elif form == "md":
+                    day, year = int(g[1]), g[2]
+                else:
+                    day, year = None, g[1]
+                parts.append((_year(year) if year else None, month, day))
+            keys = frozenset(k for k in (_date_key(*p) for p in parts) if k is not None)
+            if keys:
+                take(m.start(), m.end(), keys)
+    # A month or a weekday named alone, not as the first word ("May I ...", "March on").
+    for m in calendar:
+        word = m.group(1)
+        if not word[0].isupper() or m.start() < first_word_end or not free(m.start(), m.end()):
+            continue
+        key = _fold(word)
+        if key in _WEEKDAYS:
+            take(m.start(), m.end(), frozenset({(None, None, None, _WEEKDAYS[key])}))
+        elif (month := _month(word, bare=True)) is not None:
+            take(m.start(), m.end(), frozenset({(None, month, None, None)}))
+    return out
+
+
+# -- quotes ----------------------------------------------------------------------------------
+
+_QUOTES = re.compile(
+    r"“([^“”]{1,800})[”“]"
+    r"|„([^„“”]{1,800})[“”]"
+    r"|«([^«»]{1,800})»"
+    r"|»([^«»]{1,800})«"
+    r'|"([^"]{1,800})"'
+    r"|(?<![^\W_])‘([^‘’']{1,800})['’](?![^\W_])"
+    r"|‚([^‚‘]{1,800})‘"
+    r"|「([^「」]{1,800})」"
+)
+_ELLIPSIS = re.compile(r"\[ ?\.\.\. ?\]|\.\.\.")
+
+
+def _scan_quotes(text: str) -> list[tuple[int, int, str, tuple[tuple[str, ...], ...]]]:
+    out = []
+    for m in _QUOTES.finditer(text):
+        inner = next(g for g in m.groups() if g is not None)
+        parts = tuple(w for w in (tuple(_words(p)) for p in _ELLIPSIS.split(inner)) if w)
+        if parts:
+            out.append((m.start(), m.end(), inner.strip(), parts))
+    return out
+
+
+# -- names -----------------------------------------------------------------------------------
+
+_WORD_SPAN = re.compile(r"[^\W_]+(?:'[^\W_]+)*")
+_RUN_GAP = re.compile(r" ?-+ ?| | ?& ?")
+_INITIAL_GAP = re.compile(r"\. ?")
+_CLAUSE_START = re.compile(r"(?:^|[:(\[])[^\w\x00]*$")
+
+
+def _capitalized(word: str) -> bool:
+    first = word[0]
+    if first.isupper():
+        return True
+    # "iPhone", "eBay": a lower-case letter, then a capital.
+    return first.isalpha() and any(c.isupper() for c in word[1:3])
+
+
+def _acronym(word: str) -> bool:
+    letters = [c for c in word if c.isalpha()]
+    return len(letters) >= 2 and all(c.isupper() for c in letters)
+
+
+def _not_a_name(word: str) -> bool:
+    key = _key(word)
+    if _acronym(word) and key not in TITLES:
+        return False
+    return (
+        len(key) < 2
+        or key in FUNCTION_WORDS
+        or key in TITLES
+        or key in NATIONALITIES
+        or key in _MONTHS
+        or key in _WEEKDAYS
+    )
+
+
+def _name_words(written: str) -> tuple[str, ...]:
+    """The words of a name to look up: folded, no possessive, no connectors or initials."""
+    keys = (_name_key(w) for w in _words(written) if w not in CONNECTORS)
+    return tuple(k for k in keys if len(k) > 1)
+
+
+def _scan_names(
+    text: str, known: frozenset[str], lowercase: frozenset[str], single_words: bool
+) -> list[tuple[str, tuple[str, ...]]]:
+    """Runs of capitalized words as (text as written, words to find)."""
+    spans = [(m.start(), m.end(), m.group(0)) for m in _WORD_SPAN.finditer(text)]
+    names: list[tuple[str, tuple[str, ...]]] = []
+    run: list[int] = []  # indexes into spans
+
+    def close() -> None:
+        while run and _fold(spans[run[-1]][2]) in CONNECTORS:
+            run.pop()
+        if run:
+            written = text[spans[run[0]][0] : spans[run[-1]][1]]
+            words = _name_words(written)
+            if words and (single_words or len(words) > 1):
+                names.append((written, words))
+        run.clear()
+
+    def joins(i: int) -> bool:
+        """Whether span i continues the run (only spaces, a hyphen or & in between)."""
+        _, prev_end, prev = spans[run[-1]]
+        gap = text[prev_end : spans[i][0]]
+        if _RUN_GAP.fullmatch(gap):
+            return True
+        return len(prev) == 1 and prev.isupper() and bool(_INITIAL_GAP.fullmatch(gap))
+
+    for i, (start, end, word) in enumerate(spans):
+        if run and not joins(i):
+            close()
+        if run and _fold(word) in CONNECTORS:
+            run.append(i)
+            continue
+        if not _capitalized(word) or _not_a_name(word):
+            if run and len(word) == 1 and word.isupper():
+                run.append(i)  # an initial: "George W. Bush"
+            else:
+                close()
+            continue
+        if not run and _CLAUSE_START.search(text, 0, start):
+            # The first word of a sentence or clause is a name when the sources know it as
+            # one, or when it opens a run of names ("Jean Dupont said") and the sources never
+            # write it in lower case.
+            key = _key(word)
+            nxt = spans[i + 1] if i + 1 < len(spans) else None
+            opens_run = (
+                nxt is not None
+                and _capitalized(nxt[2])
+                and not _not_a_name(nxt[2])
+                and bool(_RUN_GAP.fullmatch(text[end : nxt[0]]))
+                and key not in lowercase
+            )
+            if key not in known and not opens_run:
+                continue
+        run.append(i)
+    close()
+    return names
+
+
+# -- one sentence ----------------------------------------------------------------------------
+
+
+def _claims(
+    sentence: str,
+    *,
+    known: frozenset[str] = frozenset(),
+    lowercase: frozenset[str] = frozenset(),
+    names: bool = True,
+    single_names: bool = True,
+    number_words: bool = False,
+) -> list[Claim]:
+    """The claims of one sentence: quotes first, then dates, figures and names in what is left
+    (a claim's text is masked once taken, so "12 March 2025" is one date, not three numbers)."""
+    text = _prepare(" ".join(sentence.split()))
+    chars = list(text)
+
+    def mask(start: int, end: int) -> str:
+        chars[start:end] = _MASK * (end - start)
+        return "".join(chars)
+
+    claims: list[Claim] = []
+    masked = text
+    for m in _CITATION.finditer(text):
+        masked = mask(m.start(), m.end())
+    for start, end, inner, parts in _scan_quotes(masked):
+        claims.append(Claim("quote", inner, words=parts))
+        masked = mask(start, end)
+    first = _WORD_SPAN.search(masked)
+    for start, end, keys in _scan_dates(masked, first.end() if first else 0):
+        claims.append(Claim("date", text[start:end].strip(" .,"), dates=keys))
+        masked = mask(start, end)
+    for n in _scan_numbers(masked, words=number_words):
+        kind: ClaimKind = (
+            "percent" if n.unit in (PERCENT, POINTS) else "amount" if n.unit else "number"
+        )
+        claims.append(Claim(kind, text[n.start : n.end].strip(), values=n.values, unit=n.unit))
+        masked = mask(n.start, n.end)
+    if names:
+        for written, words in _scan_names(masked, known, lowercase, single_names):
+            claims.append(Claim("name", written, words=(words,)))
+    unique: dict[tuple[object, ...], Claim] = {}
+    for c in claims:
+        unique.setdefault((c.kind, c.values, c.unit, c.dates, c.words), c)
+    return list(unique.values())
+
+
+def claims_of(text: str) -> list[list[Claim]]:
+    """The claims of each sentence of `text`, with no sources to tell a name at the start of a
+    sentence (for inspection and tests)."""
+    return [_claims(s) for s, _ in _sentences(text)]
+
+
+# -- the sources -----------------------------------------------------------------------------
+
+
+def _compatible(claimed: str | None, seen: str | None) -> bool:
+    """Whether a value written with unit `seen` in the sources backs one claimed with `claimed`."""
+    if claimed is None or claimed == seen:
+        return True
+    if claimed in (PERCENT, POINTS) or seen in (PERCENT, POINTS):
+        return False
+    if seen is None:
+        return True  # "$48 million" in the summary, "48m" in the article
+    for generic, family in (("$", _DOLLARS), ("¥", _YEN_YUAN)):
+        if (claimed == generic and seen in family) or (seen == generic and claimed in family):
+            return True
+    return False
+
+
+class SourceIndex:
+    """The sources in the form claims are looked up in; build it once to check several
+    summaries (a summary and its brief) against the same texts."""
+
+    def __init__(self, sources: Iterable[str]) -> None:
+        self.numbers: dict[Decimal, set[str | None]] = {}
+        self.dates: set[DateKey] = set()
+        self.weekdays: set[int] = set()
+        self._texts: list[str] = []  # each source's words, space-separated, spaces around
+        self._positions: list[dict[str, list[int]]] = []
+        known: set[str] = set()
+        lowercase: set[str] = set()
+        inside = capitals = 0
+        for source in sources:
+            words: list[str] = []
+            for sentence, _ in _sentences(source):
+                prepared = _prepare(" ".join(sentence.split()))
+                for j, m in enumerate(_WORD_SPAN.finditer(prepared)):
+                    word = m.group(0)
+                    if not word[0].isalpha():
+                        continue
+                    key = _key(word)
+                    if word.islower():
+                        lowercase.add(key)
+                    elif j > 0 and _capitalized(word):
+                        known.add(key)
+                    if j > 0:
+                        inside += 1
+                        capitals += word[0].isupper()
+                sentence_words = _words(prepared)
+                spelled = not _SPELLED_NUMBERS.isdisjoint(sentence_words)
+                for claim in _claims(sentence, names=False, number_words=spelled):
+                    self._add(claim)
+                words.extend(sentence_words)
+            self._texts.append(" " + " ".join(words) + " ")
+            positions: dict[str, list[int]] = {}
+            for i, w in enumerate(words):
+                key = _name_key(w)
+                positions.setdefault(key, []).append(i)
+                if key.endswith("s") and len(key) > 3:  # genitive: "Merkels" is Merkel's
+                    positions.setdefault(key[:-1], []).append(i)
+            self._positions.append(positions)
+        self.known_names = frozenset(known)
+        self.lowercase = frozenset(lowercase - known)
+        # German capitalizes every noun: there a single capitalized word says little.
+        self.capitalizes_nouns = inside > 50 and capitals / inside > _CAPITALIZED_NOUNS
+
+    def _add(self, claim: Claim) -> None:
+        for v in claim.values:
+            self.numbers.setdefault(v, set()).add(claim.unit)
+        for d in claim.dates:
+            self.dates.add(d)
+            y, m, day, weekday = d
+            if weekday is not None:
+                self.weekdays.add(weekday)
+            if y is not None:  # "in 2025" is backed by "12 March 2025"
+                self.numbers.setdefault(Decimal(y), set()).add(None)
+            if day is not None and m is not None:
+                self.numbers.setdefault(Decimal(day), set()).add(None)
+
+    # -- lookups -----------------------------------------------------------------------------
+
+    def _has_number(self, claim: Claim) -> bool:
+        return any(
+            _compatible(claim.unit, seen) for v in claim.values for seen in self.numbers.get(v, ())
+        )
+
+    def _has_date(self, claim: Claim) -> bool:
+        for y, m, d, weekday in claim.dates:
+            if m is None and d is None:
+                if weekday in self.weekdays:
+                    return True
+                continue
+            for sy, sm, sd, _ in self.dates:
+                if sm is None or sm != m or (d is not None and sd != d):
+                    continue
+                if y is not None and sy != y and not (sy is None and Decimal(y) in self.numbers):
+                    continue
+                return True
+        return False
+
+    def _has_phrase(self, words: Sequence[str]) -> bool:
+        needle = " " + " ".join(words) + " "
+        return any(needle in text for text in self._texts)
+
+    def _has_name(self, words: tuple[str, ...]) -> bool:
+        group = _ALIAS_OF.get(" ".join(words))
+        if group and any(self._has_phrase(alias.split()) for alias in group):
+            return True
+        for positions in self._positions:
+            if self.capitalizes_nouns:  # German word order moves names about: any order
+                if all(self._lookup(positions, w) for w in words):
+                    return True
+                continue
+            for start in self._lookup(positions, words[0]):
+                at = start
+                for w in words[1:]:
+                    nxt = [p for p in self._lookup(positions, w) if at < p <= at + 1 + _NAME_GAP]
+                    if not nxt:
+                        break
+                    at = min(nxt)
+                else:
+                    return True
+        return False
+
+    @staticmethod
+    def _lookup(positions: dict[str, list[int]], word: str) -> list[int]:
+        found = positions.get(word, [])
+        if word.endswith("s") and len(word) > 3:
+            found = found + positions.get(word[:-1], [])
+        return found
+
+    def found(self, claim: Claim) -> bool:
+        """Whether the sources back `claim` (the rules are in the module docstring)."""
+        if claim.kind in ("number", "amount", "percent"):
+            return self._has_number(claim)
+        if claim.kind == "date":
+            return self._has_date(claim)
+        if claim.kind == "quote":
+            return all(self._has_phrase(part) for part in claim.words)
+        return all(self._has_name(words) for words in claim.words)
+
+    def claims(self, sentence: str) -> list[Claim]:
+        """The claims of one sentence of a summary, names told apart with what the sources
+        know."""
+        return _claims(
+            sentence,
+            known=self.known_names,
+            lowercase=self.lowercase,
+            single_names=not self.capitalizes_nouns,
+        )
+
+    def check(self, summary: str) -> ClaimCheck:
+        """`summary` without the sentences that make a claim the sources do not back."""
+        verdicts: list[SentenceVerdict] = []
+        paragraphs: list[str] = []
+        for paragraph in re.split(r"\n\s*\n", summary):
+            kept: list[str] = []
+            for hidden, sentence in _sentences(paragraph):
+                claims = self.claims(hidden)
+                unfound = tuple(c for c in claims if not self.found(c))
+                verdicts.append(SentenceVerdict(sentence, tuple(claims), unfound))
+                if not unfound:
+                    kept.append(sentence)
+            if kept:
+                paragraphs.append(join_sentences(kept))
+        total = sum(len(v.claims) for v in verdicts)
+        missing = sum(len(v.unfound) for v in verdicts)
+        return ClaimCheck(
+            text="\n\n".join(paragraphs),
+            sentences=tuple(verdicts),
+            claims=total,
+            found=total - missing,
+            removed=sum(1 for v in verdicts if not v.kept),
+        )
+
+
+def check_summary(summary_text: str, sources: list[str]) -> ClaimCheck:
+    """Check every claim of a summary against the texts it was written from: the summary
+    without its sentences whose claims were not all found, with the verdicts and counts."""
+    return SourceIndex(sources).check(summary_text)
