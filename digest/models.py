@@ -245,6 +245,64 @@ class FeedState:
     last_checked_at: datetime | None = None
 
 
+FeedOrigin = Literal["cli", "opml"]  # how a feed kept in the database was subscribed
+
+
+@dataclass(frozen=True, slots=True)
+class SubscribedFeed:
+    """A feed subscribed with `digest feeds add` or `import`, kept in the database beside the
+    config file's `[[sources.feeds]]` and collected like them. `name` None: the feed's own title
+    is shown as the source."""
+
+    url: str  # fetched as it is; its canonical_url is the key that keeps it from being added twice
+    category: str
+    name: str | None
+    origin: FeedOrigin
+    added_at: datetime
+    site_url: str | None = None  # the page it was found on, or the OPML outline's htmlUrl
+
+
+@dataclass(frozen=True, slots=True)
+class ListedFeed:
+    """One feed as `digest feeds list` shows it: from the config file or the database, with its
+    health (None: never fetched)."""
+
+    url: str
+    category: str
+    name: str | None
+    source: Literal["config", "cli", "opml"]
+    added_at: datetime | None = None  # database feeds only
+    site_url: str | None = None
+    state: FeedState | None = None
+
+    @property
+    def in_config(self) -> bool:
+        return self.source == "config"
+
+    @property
+    def title(self) -> str | None:
+        """The name shown for it: the configured one, else the feed's own title when fetched."""
+        return self.name or (self.state.title if self.state else None)
+
+    def to_json(self) -> dict[str, Any]:
+        """The feed as `digest feeds list --json` prints it."""
+        s = self.state
+        return {
+            "url": self.url,
+            "category": self.category,
+            "name": self.name,
+            "title": self.title,
+            "stored_in": "config" if self.in_config else "db",
+            "source": self.source,
+            "added_at": self.added_at.isoformat() if self.added_at else None,
+            "site_url": self.site_url,
+            "errors_in_a_row": s.error_count if s else 0,
+            "last_error": s.last_error if s else None,
+            "last_ok_at": s.last_ok_at.isoformat() if s and s.last_ok_at else None,
+            "last_checked_at": s.last_checked_at.isoformat() if s and s.last_checked_at else None,
+        }
+
+
 @dataclass(frozen=True, slots=True)
 class Subscriber:
     """Who gets the email digest. `categories` None: every category. `token` is the secret of

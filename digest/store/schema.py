@@ -41,6 +41,7 @@ NAMING_CONVENTION = {
 RUN_STATUSES = ("running", "ok", "partial", "failed")
 # digest.deliver.ledger.STATES (not imported: the store does not load the mail code).
 DELIVERY_STATES = ("pending", "sending", "sent", "failed")
+FEED_ORIGINS = ("cli", "opml")  # digest.models.FeedOrigin
 
 
 class UTCDateTime(TypeDecorator[datetime]):
@@ -168,6 +169,27 @@ class Feed(Base):
     last_checked_at: Mapped[datetime | None]
 
 
+class StoredFeed(Base):
+    """A feed subscribed from the command line or an OPML file (`digest feeds`), collected beside
+    the config file's; its fetch state is a `feeds` row like theirs, keyed by the same `url`."""
+
+    __tablename__ = "subscribed_feeds"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    url: Mapped[str] = mapped_column(String, unique=True)  # fetched as it is
+    canonical: Mapped[str] = mapped_column(String, unique=True)  # canonical_url(url): no twins
+    category: Mapped[str] = mapped_column(String)
+    name: Mapped[str | None] = mapped_column(String)
+    site_url: Mapped[str | None] = mapped_column(String)
+    origin: Mapped[str] = mapped_column(String)  # "cli" or "opml"
+    added_at: Mapped[datetime]
+
+    __table_args__ = (
+        CheckConstraint(f"origin IN {FEED_ORIGINS!r}", name="origin"),
+        Index("ix_subscribed_feeds_category", "category"),
+    )
+
+
 class Story(Base):
     """The same event told by one or more articles (digest.stories.cluster decides which)."""
 
@@ -270,6 +292,7 @@ metadata = Base.metadata
 articles = cast(Table, Article.__table__)
 runs = cast(Table, Run.__table__)
 feeds = cast(Table, Feed.__table__)
+subscribed_feeds = cast(Table, StoredFeed.__table__)
 stories = cast(Table, Story.__table__)
 summaries = cast(Table, StoredSummary.__table__)
 subscribers = cast(Table, StoredSubscriber.__table__)

@@ -15,6 +15,7 @@ from digest.store.ledger import LedgerMixin
 from digest.store.runs import RunsMixin
 from digest.store.search import SearchMixin
 from digest.store.stories import StoriesMixin
+from digest.store.subscribed_feeds import SubscribedFeedsMixin
 from digest.store.subscribers import SubscribersMixin
 from digest.store.summaries import SummariesMixin
 
@@ -30,6 +31,7 @@ class Store(
     LedgerMixin,
     SearchMixin,
     HealthMixin,
+    SubscribedFeedsMixin,
 ):
     """Articles, stories, summaries, runs, feed state, subscribers, editions and the delivery
     ledger in one SQLite or PostgreSQL database. See `open_store`."""
