@@ -33,6 +33,14 @@ class BlockedAddressError(FetchError):
     """The URL resolves to an address the SSRF guard refuses (loopback, private, link-local...)."""
 
 
+class UnexpectedContentTypeError(FetchError):
+    """The response's media type is not one the caller accepts; `content_type` names it."""
+
+    def __init__(self, message: str, content_type: str) -> None:
+        super().__init__(message)
+        self.content_type = content_type
+
+
 class ResponseTooLargeError(FetchError):
     """The body exceeds the byte cap, counted after decompression."""
 
@@ -162,3 +170,20 @@ class InvalidRecipientError(PermanentDeliveryError):
 
 class InvalidTransition(DigestError, ValueError):
     """A delivery ledger row cannot make this move from its current state."""
+
+
+class OpmlError(DigestError, ValueError):
+    """An OPML file that cannot be read safely: not well-formed, not OPML, too big, or declaring
+    entities (an entity bomb, an external entity). Nothing of it is imported."""
+
+
+class NoFeedFoundError(FeedError):
+    """A URL given to `digest feeds add` is neither a feed nor a page that advertises one."""
+
+
+class DuplicateFeedError(DigestError, ValueError):
+    """The feed is in the config file or the database already (compared by canonical URL)."""
+
+
+class NotSubscribedError(DigestError, LookupError):
+    """No feed of the database has this URL (a feed of the config file is removed there)."""

@@ -3,7 +3,8 @@
 It serves article pages wrapped in realistic boilerplate (navigation, a cookie notice and a
 newsletter box before the article, over 64 KB of inline scripts before its first paragraph, related
 links, footer), RSS and Atom feeds with conditional GET, PDFs, slow and hanging responses,
-redirect chains, redirects to private addresses, a gzip bomb and pages in legacy encodings.
+redirect chains, redirects to private addresses, a gzip bomb and pages in legacy encodings;
+any number of distinct feeds (`/feeds/many/<n>.rss`) and home pages that advertise feeds.
 
 In tests, use the fixtures (`pytest_plugins = ["tests.newsweb"]`):
 
@@ -560,6 +561,56 @@ def render_atom(base: str, category: str) -> bytes:
 """.encode()
 
 
+def render_many_feed(base: str, n: int) -> bytes:
+    """Feed number `n` of as many as a test wants (`/feeds/many/<n>.rss`): one entry of its own,
+    whose link is a real article page told apart by its query, so any number of feeds costs
+    nothing to serve and each gives a distinct headline."""
+    a = ARTICLES[n % len(ARTICLES)]
+    return f"""<?xml version="1.0" encoding="utf-8"?>
+<rss version="2.0"><channel>
+<title>Local feed {n}</title>
+<link>{base}/many/{n}/</link>
+<description>Feed {n} of many</description>
+<item>
+<title>{escape(a.title)} (feed {n})</title>
+<link>{base}{a.path}?feed={n}</link>
+<guid isPermaLink="true">{base}{a.path}?feed={n}</guid>
+<pubDate>{email.utils.format_datetime(datetime.now(UTC))}</pubDate>
+<description>{escape(a.description)}</description>
+</item>
+</channel></rss>
+""".encode()
+
+
+def _many_feed(request: web.Request) -> bytes:
+    number = request.path.removeprefix("/feeds/many/").removesuffix(".rss")
+    if not number.isdigit():
+        raise web.HTTPNotFound()
+    return render_many_feed(f"http://{request.host}", int(number))
+
+
+def site_page(*feeds: tuple[str, str], base: str | None = None) -> bytes:
+    """A site's home page that advertises `feeds` ((type, href), in order) in its head, after
+    more than a newsreader's first look of boilerplate, the way real home pages do."""
+    links = "".join(
+        f'<link rel="alternate" type="{kind}" title="Feed" href="{escape(href)}">\n'
+        for kind, href in feeds
+    )
+    base_tag = f'<base href="{escape(base)}">\n' if base else ""
+    return f"""<!DOCTYPE html>
+<html lang="en"><head>
+<meta charset="utf-8">
+<title>{SITE_NAME}</title>
+{base_tag}<link rel="stylesheet" href="/static/site.css">
+<script>{_script_blob(7, 20_000)}</script>
+<LINK REL="icon" href="/favicon.ico">
+{links}</head>
+<body><h1>{SITE_NAME}</h1><p>Today's news.</p>
+<link rel="alternate" type="application/rss+xml" href="/feeds/in-the-body.rss">
+</body></html>
+""".encode()
+
+
 MALFORMED_FEED = b"""<?xml version="1.0" encoding="utf-8"?>
 <rss version="2.0"><channel><title>Broken & unescaped <b>feed</title>
 <item><title>Half an item<link>http://127.0.0.1/nowhere</lin
@@ -589,6 +640,7 @@ class Route:
     endless: bool = False  # after `body`, more lines for ever (chunked), until the client leaves
     conditional: bool = False  # ETag + Last-Modified, answering 304 when they match
     last_modified: datetime | None = None
+    prefix: bool = False  # answers every path that starts with `path` (the longest prefix wins)
 
 
 def default_routes() -> list[Route]:
@@ -645,6 +697,31 @@ def default_routes() -> list[Route]:
             )
         )
     routes.append(Route("/feeds/broken.xml", MALFORMED_FEED, content_type="application/rss+xml"))
+    routes.append(
+        Route(
+            "/feeds/many/",
+            _many_feed,
+            content_type="application/rss+xml; charset=utf-8",
+            prefix=True,
+            conditional=True,
+        )
+    )
+    rss, atom = "application/rss+xml", "application/atom+xml"
+    routes += [
+        # Home pages for `digest feeds add`: one advertising a relative RSS and an Atom feed,
+        # one whose first advertised feed is broken, one advertising none.
+        Route("/site/", site_page((rss, "../feeds/technology.rss"), (atom, "/feeds/world.atom"))),
+        Route(
+            "/site/broken-first.html",
+            site_page((rss, "/feeds/broken.xml"), (atom, "/feeds/world.atom")),
+        ),
+        Route(
+            "/site/missing-first.html",
+            site_page((rss, "/feeds/gone.rss"), (rss, "/feeds/technology.rss")),
+        ),
+        Route("/site/none.html", site_page()),
+        Route("/site/based.html", site_page((atom, "world.atom"), base="/feeds/")),
+    ]
     return routes
 
 
@@ -723,7 +800,7 @@ class NewsWeb:
         port = request.transport.get_extra_info("sockname")[1] if request.transport else 0
         self.hits[path] += 1
         self._hits_by_port[(port, path)] += 1
-        route = self.routes.get(path)
+        route = self.routes.get(path) or self._prefixed(path)
         if route is None:
             return web.Response(status=404, text="no such page", content_type="text/html")
         delay = self._latency.get((port, path), self._latency.get((None, path), route.latency))
@@ -732,7 +809,10 @@ class NewsWeb:
         if route.hang:
             await self._closing.wait()
             return web.Response(status=503)
-        body = route.body(request) if callable(route.body) else route.body
+        try:
+            body = route.body(request) if callable(route.body) else route.body
+        except web.HTTPNotFound:
+            return web.Response(status=404, text="no such page", content_type="text/html")
         headers = dict(route.headers)
         if route.content_type:
             headers["Content-Type"] = route.content_type
@@ -745,6 +825,10 @@ class NewsWeb:
         if route.chunked or route.stall_after is not None or route.endless:
             return await self._stream(request, route, body, headers)
         return web.Response(status=route.status, body=body, headers=headers)
+
+    def _prefixed(self, path: str) -> Route | None:
+        matches = [r for r in self.routes.values() if r.prefix and path.startswith(r.path)]
+        return max(matches, key=lambda r: len(r.path), default=None)
 
     def _conditional(
         self, request: web.Request, route: Route, body: bytes, headers: dict[str, str]

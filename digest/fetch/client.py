@@ -35,6 +35,7 @@ from digest.errors import (
     FetchTimeoutError,
     InvalidURLError,
     ResponseTooLargeError,
+    UnexpectedContentTypeError,
 )
 from digest.fetch.decode import decode_html
 from digest.fetch.guard import AddressPolicy, AddressRefused, check_url
@@ -243,9 +244,10 @@ class HttpClient:
                 and stream.content_type
                 and not _accepted(stream.content_type, accept)
             ):
-                raise FetchError(
+                raise UnexpectedContentTypeError(
                     f"{final_url}: unexpected content type {stream.content_type} "
-                    f"(expected {', '.join(accept)})"
+                    f"(expected {', '.join(accept)})",
+                    stream.content_type,
                 )
             yield stream
         finally:

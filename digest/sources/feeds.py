@@ -39,11 +39,14 @@ _LOOKS_LIKE_HTML = re.compile(rb"<(!doctype\s+html|html[\s>]|head[\s>]|body[\s>]
 
 @dataclass(frozen=True, slots=True)
 class ParsedFeed:
-    """What one feed document holds. `warning` says why a flawed feed was read anyway."""
+    """What one feed document holds. `warning` says why a flawed feed was read anyway;
+    `categories` are the feed's own (channel-level `<category>`, Atom `<category term>`)."""
 
     title: str
     headlines: tuple[Headline, ...]
     warning: str | None = None
+    categories: tuple[str, ...] = ()
+    site_url: str | None = None  # the feed's own link to its site
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,7 +119,13 @@ def parse_feed(
     warning = None
     if problem:
         warning = f"feed is not well-formed ({problem}); {len(headlines)} entries read anyway"
-    return ParsedFeed(title=title, headlines=headlines, warning=warning)
+    return ParsedFeed(
+        title=title,
+        headlines=headlines,
+        warning=warning,
+        categories=_categories(info),
+        site_url=_absolute(info.get("link"), base),
+    )
 
 
 async def fetch_feed(
@@ -205,6 +214,14 @@ async def fetch_feed(
         ),
         warning=parsed.warning,
     )
+
+
+def _categories(info: Mapping[str, Any]) -> tuple[str, ...]:
+    found: list[str] = []
+    for tag in info.get("tags") or ():
+        if isinstance(tag, Mapping):
+            found += [t for key in ("term", "label") if (t := _clean_text(tag.get(key), None))]
+    return tuple(dict.fromkeys(found))
 
 
 # --- entries -----------------------------------------------------------------------------------
