@@ -15,6 +15,7 @@ from datetime import UTC, datetime, timedelta
 
 from digest.app import App
 from digest.errors import DigestError
+from digest.feeds_manage import feeds_for
 from digest.fetch.cache import host_of
 from digest.models import Failure, FeedState, Headline, Item
 from digest.sources.feeds import fetch_feed
@@ -39,6 +40,7 @@ class CollectReport:
     categories: list[CategoryReport] = field(default_factory=list)
     failures: list[Failure] = field(default_factory=list)
     elapsed: float = 0.0
+    feeds: int = 0  # feeds looked at (config file and database), backed-off ones included
 
     @property
     def headlines(self) -> int:
@@ -77,9 +79,15 @@ def run_status(headlines: int, failures: int) -> str:
     return "partial" if headlines else "failed"
 
 
-async def _feed_headlines(app: App, category: str, failures: list[Failure]) -> list[Headline]:
+async def _feed_headlines(
+    app: App, category: str, failures: list[Failure], tried: list[str] | None = None
+) -> list[Headline]:
+    """Headlines of the category's feeds, the config file's and the database's alike
+    (`digest.feeds_manage.feeds_for`); `tried` gets the URL of every feed looked at."""
     store = await app.store()
-    feeds = app.config.sources.feeds_for(category)
+    feeds = await feeds_for(app, category)
+    if tried is not None:
+        tried.extend(f.url for f in feeds)
 
     async def one(feed) -> list[Headline]:
         state = await asyncio.to_thread(store.feed_state, feed.url)
@@ -127,8 +135,11 @@ def _failed(state: FeedState | None, feed, error: str, now: datetime) -> FeedSta
     return replace(state, error_count=state.error_count + 1, last_error=error, last_checked_at=now)
 
 
-async def gather_category(app: App, category: str, failures: list[Failure]) -> list[Headline]:
-    """Headlines of one category from DuckDuckGo news and the category's feeds, deduplicated."""
+async def gather_category(
+    app: App, category: str, failures: list[Failure], feeds: list[str] | None = None
+) -> list[Headline]:
+    """Headlines of one category from DuckDuckGo news and the category's feeds, deduplicated;
+    `feeds` gets the URL of every feed looked at."""
     sources = app.config.sources
 
     async def ddg() -> list[Headline]:
@@ -140,7 +151,9 @@ async def gather_category(app: App, category: str, failures: list[Failure]) -> l
             failures.append(Failure(f"ddg:news:{category}", str(err)))
             return []
 
-    ddg_items, feed_items = await asyncio.gather(ddg(), _feed_headlines(app, category, failures))
+    ddg_items, feed_items = await asyncio.gather(
+        ddg(), _feed_headlines(app, category, failures, feeds)
+    )
     return merge_headlines([ddg_items, feed_items])
 
 
@@ -159,10 +172,11 @@ async def collect(
     failures: list[Failure] = []
     reports: list[CategoryReport] = []
     failing_hosts: Counter[str] = Counter()
+    feeds: list[str] = []
     status = "failed"
     try:
         for category in cats:
-            headlines = await gather_category(app, category, failures)
+            headlines = await gather_category(app, category, failures, feeds)
             items = await app.extractor.enrich(headlines)
             failing_hosts.update(failed_hosts(items))
             result = await asyncio.to_thread(store.upsert_items, items, seen_at=datetime.now(UTC))
@@ -198,7 +212,8 @@ async def collect(
         )
     for f in failures:  # the run record and the CLI report show these; the daemon logs louder
         log.info("source failed: %s: %s", f.source, f.error)
-    return CollectReport(run_id, status, reports, failures, time.monotonic() - started)
+    elapsed = time.monotonic() - started
+    return CollectReport(run_id, status, reports, failures, elapsed, feeds=len(feeds))
 
 
 async def collect_claiming(app: App, categories: list[str] | None = None) -> CollectReport:

@@ -514,10 +514,12 @@ def judge_cycle(
         errors = [f"{f.source}: {f.error}" for f in collect.failures]
         if collect.status == "failed":
             failures.append(f"collect failed: every source failed ({_some(errors)})")
-        elif not collect.headlines and not (config.sources.ddg or config.sources.feeds):
+        elif not collect.headlines and not (
+            config.sources.ddg or config.sources.feeds or collect.feeds
+        ):
             failures.append(
                 "collect failed: no sources configured (sources.ddg is false and there are "
-                "no [[sources.feeds]])"
+                "no [[sources.feeds]], nor feeds added with digest feeds)"
             )
         elif errors:
             warnings.append(f"collect partial: {len(errors)} source(s) failed ({_some(errors)})")

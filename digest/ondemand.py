@@ -14,6 +14,7 @@ from digest.app import App
 from digest.clustering import stories
 from digest.collect import collect
 from digest.errors import InvalidQueryError, NoSourceError, SourceError
+from digest.feeds_manage import feeds_for
 from digest.fetch.guard import check_url
 from digest.models import Extract, Item, Page, SearchHit, StoryView
 from digest.results import DeepAnswer, DeepExtract, QueryResult
@@ -27,10 +28,10 @@ async def news(app: App, category: str, *, limit: int = 8, live: bool = False) -
     store = await app.store()
     since = app.config.today_start()
     if live or not await asyncio.to_thread(store.has_collected, cat, since):
-        if not app.config.sources.has_source(cat):
+        if not app.config.sources.has_source(cat) and not await feeds_for(app, cat):
             raise NoSourceError(
                 f"no source for category {cat!r}: sources.ddg is false and no "
-                f"[[sources.feeds]] has category {cat!r}"
+                f"[[sources.feeds]] has category {cat!r}, nor a feed added with digest feeds"
             )
         report = await collect(app, [cat])
         if report.headlines == 0 and report.failures:
