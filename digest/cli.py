@@ -475,6 +475,89 @@ def subscribers_remove(ctx: click.Context, email: str) -> None:
     click.echo(f"removed {email}")
 
 
+@cli.group()
+def feeds() -> None:
+    """The feeds collected: the config file's and those added here (kept in the database)."""
+
+
+@feeds.command("add")
+@click.argument("url")
+@click.option("--category", help="A configured category (default: the feed's own, if it is one).")
+@click.option("--name", help="Shown as the source (default: the feed's own title).")
+@click.pass_context
+def feeds_add(ctx: click.Context, url: str, category: str | None, name: str | None) -> None:
+    """Subscribe to the feed at URL, or to the first feed that the page at URL advertises.
+
+    The URL is fetched as every feed is (the address guard, the size limit) and must give an
+    RSS or Atom feed, or an HTML page with a <link rel="alternate"> to one. A feed that is in
+    the config file or the database already, by its canonical URL, is not added again.
+    """
+    from digest import feeds_manage
+    from digest.cli_output import print_added_feed
+
+    added = _run(ctx, lambda app: feeds_manage.add_feed(app, url, category=category, name=name))
+    print_added_feed(added)
+
+
+@feeds.command("list")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
+@click.pass_context
+def feeds_list(ctx: click.Context, as_json: bool) -> None:
+    """Every feed, from the config file and the database, with its health."""
+    from digest import feeds_manage
+    from digest.cli_output import print_feeds
+
+    found = _run(ctx, feeds_manage.list_feeds)
+    _echo_json([f.to_json() for f in found]) if as_json else print_feeds(found)
+
+
+@feeds.command("remove")
+@click.argument("url")
+@click.pass_context
+def feeds_remove(ctx: click.Context, url: str) -> None:
+    """Unsubscribe from a feed added with add or import (the config file's are removed there)."""
+    from digest import feeds_manage
+    from digest.cli_output import print_removed_feed
+
+    print_removed_feed(_run(ctx, lambda app: feeds_manage.remove_feed(app, url)))
+
+
+@feeds.command("import")
+@click.argument("file", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE.opml")
+@click.option(
+    "--category",
+    help="For feeds whose folders name no configured category (default: they are skipped).",
+)
+@click.pass_context
+def feeds_import(ctx: click.Context, file: Path, category: str | None) -> None:
+    """Subscribe to the feeds of an OPML file (any reader's export), without fetching them.
+
+    A feed goes in the configured category that its folder names (case ignored), else in
+    --category, else it is skipped and reported. A malformed file, or one that declares XML
+    entities, imports nothing.
+    """
+    from digest import feeds_manage
+    from digest.cli_output import print_import_report
+
+    report = _run(ctx, lambda app: feeds_manage.import_opml(app, file, category=category))
+    print_import_report(report)
+
+
+@feeds.command("export")
+@click.argument("file", type=click.Path(dir_okay=False, path_type=Path), required=False)
+@click.pass_context
+def feeds_export(ctx: click.Context, file: Path | None) -> None:
+    """Write every feed as OPML 2.0, one folder per category, to FILE (default: stdout)."""
+    from digest import feeds_manage
+
+    exported = _run(ctx, lambda app: feeds_manage.export_opml(app, file))
+    if file is None:
+        sys.stdout.buffer.write(exported.data)
+        sys.stdout.flush()
+    else:
+        click.echo(f"wrote {exported.feeds} feed(s) in {exported.categories} categories to {file}")
+
+
 @cli.command()
 @click.option("--once", is_flag=True, help="One full cycle (collect, deepen, publish), then exit.")
 @click.pass_context

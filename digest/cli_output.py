@@ -20,7 +20,8 @@ from rich.text import Text
 from digest.collect import CollectReport
 from digest.daemon import CycleReport
 from digest.deepen import DeepenReport
-from digest.models import Extract, Item, SearchHit
+from digest.feeds_manage import AddedFeed, ImportReport
+from digest.models import Extract, Item, ListedFeed, SearchHit, SubscribedFeed
 from digest.publish import PublishReport
 from digest.render.sanitize import clean_text, needs_cleaning
 from digest.results import DeepAnswer, DeepExtract, QueryResult
@@ -325,3 +326,75 @@ def ledger_line(counts: dict[str, int]) -> str:
         color = colors.get(state) if n else None
         parts.append(f"[{color}]{text}[/{color}]" if color else text)
     return ", ".join(parts)
+
+
+# --- feeds -------------------------------------------------------------------------------------
+
+SKIPPED_SHOWN = 10
+
+
+def print_added_feed(added: AddedFeed) -> None:
+    console = _console()
+    f = added.feed
+    shown = f.name or added.title or f.url
+    where = f", found on {_e(added.page_url)}" if added.page_url else ""
+    console.print(
+        f"added {_e(f.url)} to {_e(f.category)}: {_e(shown)} ({added.entries} entries now){where}"
+    )
+
+
+def print_removed_feed(feed: SubscribedFeed) -> None:
+    _console().print(f"removed {_e(feed.url)} ({_e(feed.category)})")
+
+
+def print_feeds(feeds: list[ListedFeed]) -> None:
+    console = _console()
+    if not feeds:
+        console.print("no feeds: add one with digest feeds add URL, or import FILE.opml")
+        return
+    table = Table(show_lines=False, expand=True)
+    for column in ("category", "feed", "in", "health"):
+        table.add_column(column, overflow="fold")
+    for f in feeds:
+        title = f"{_e(f.title)}\n" if f.title else ""
+        stored = "config" if f.in_config else f"db ({f.source})"
+        table.add_row(_e(f.category), f"{title}{_e(f.url)}", stored, _health(f))
+    console.print(table)
+    failing = sum(1 for f in feeds if f.state and f.state.error_count)
+    console.print(f"{len(feeds)} feed(s), {failing} failing")
+
+
+def _health(f: ListedFeed) -> str:
+    s = f.state
+    if s is None or s.last_checked_at is None:
+        return "not fetched yet"
+    if s.error_count:
+        ok = s.last_ok_at.isoformat()[:16] if s.last_ok_at else "never"
+        error = _e(s.last_error or "")
+        return f"[red]{s.error_count} failure(s) in a row[/red]: {error} (last ok {ok})"
+    return f"ok {s.last_ok_at.isoformat()[:16]}" if s.last_ok_at else "ok"
+
+
+def print_import_report(report: ImportReport) -> None:
+    console = _console()
+    console.print(
+        f"{_e(report.source)}: imported {len(report.imported)}, "
+        f"{len(report.duplicates)} duplicate(s), {len(report.skipped)} skipped"
+    )
+    per_category: dict[str, int] = {}
+    for f in report.imported:
+        per_category[f.category] = per_category.get(f.category, 0) + 1
+    for category, n in per_category.items():
+        console.print(f"  {_e(category)}: {n}")
+    for url, why in report.skipped[:SKIPPED_SHOWN]:
+        console.print(f"[yellow]skipped[/yellow] {_e(url)}: {_e(why)}")
+    if len(report.skipped) > SKIPPED_SHOWN:
+        console.print(f"... and {len(report.skipped) - SKIPPED_SHOWN} more skipped")
+    if report.unplaced:
+        folders = ", ".join(
+            f"{_e(name) if name else '(no folder)'} ({n})" for name, n in report.unplaced.items()
+        )
+        console.print(
+            f"folders that name no configured category: {folders}; "
+            "give --category to import their feeds into one"
+        )
