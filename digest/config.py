@@ -349,7 +349,8 @@ region = "us-en"
 results_per_category = 8
 # queries = { technology = "technology news", finance = "markets stocks economy" }
 
-# RSS/Atom feeds, any number:
+# RSS/Atom feeds, any number (`digest feeds add URL` and `digest feeds import FILE.opml` add
+# more, kept in the database):
 # [[sources.feeds]]
 # url = "https://example.org/rss.xml"
 # category = "technology"

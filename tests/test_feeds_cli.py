@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
+from dataclasses import replace
 from pathlib import Path
 from xml.sax.saxutils import quoteattr
 
@@ -314,3 +315,41 @@ def test_news_goes_live_through_database_feeds_alone(tmp_path, threaded_news_web
     assert [(n["title"], n["category"]) for n in news] == [
         (f"{ARTICLES[7 % len(ARTICLES)].title} (feed 7)", "world")
     ]
+
+
+def test_the_feeds_commands_and_collect_work_on_postgresql(tmp_path, threaded_news_web):
+    from tests.storefixtures import PG_HOST, PG_PORT, postgres_reachable
+    from tests.test_postgres_cli import postgres_schema, schema_url
+
+    if not postgres_reachable():
+        pytest.skip(f"PostgreSQL is not reachable at {PG_HOST}:{PG_PORT}")
+    web = threaded_news_web
+    with postgres_schema() as schema:
+        workdir = write_config(
+            tmp_path, database={"url": schema_url(schema)}, sources={"ddg": False}
+        )
+        opml = workdir / "some.opml"
+        opml.write_text(many_feeds_opml(web, 10), encoding="utf-8")
+        assert "imported 10," in cli(workdir, "feeds", "import", str(opml)).stdout
+        cli(workdir, "feeds", "add", web.url("/site/"), "--category", "technology")
+        one_line_error(
+            cli(workdir, "feeds", "add", web.url("/feeds/many/3.rss?utm_source=x"), ok=False),
+            "is subscribed already",
+        )
+        assert "collect run 1: ok" in cli(workdir, "collect").stdout
+        feeds = listed(workdir)
+        assert len(feeds) == 11 and all(f["last_ok_at"] for f in feeds)
+        cli(workdir, "feeds", "remove", web.url("/feeds/many/0.rss"))
+        assert len(listed(workdir)) == 10
+
+
+def test_a_cycle_whose_feeds_are_all_in_the_database_has_sources():
+    from digest.collect import CollectReport
+    from digest.config import parse_config
+    from digest.daemon import judge_cycle
+
+    config = parse_config({"sources": {"ddg": False}})
+    nothing_new = CollectReport(run_id=1, status="ok")  # e.g. every feed answered 304
+    (failure,), _ = judge_cycle(config, collect=nothing_new)
+    assert failure.startswith("collect failed: no sources configured")
+    assert judge_cycle(config, collect=replace(nothing_new, feeds=3)) == ([], [])
