@@ -91,7 +91,7 @@ def render_opml(
         name = _xml_chars(category)
         folder = ET.SubElement(body, "outline", text=name, title=name)
         for feed in feeds:
-            label = _xml_chars(feed.title) or _xml_chars(feed.url)
+            label = _text(_xml_chars(feed.title)) or _xml_chars(feed.url)
             attrs = {"type": "rss", "text": label, "title": label, "xmlUrl": _xml_chars(feed.url)}
             if feed.site_url:
                 attrs["htmlUrl"] = _xml_chars(feed.site_url)
