@@ -1,8 +1,8 @@
 """Subscribed feeds: the feeds `digest feeds add` and `digest feeds import` keep in the database.
 
-Revision ID: 0008
+Revision ID: 0006
 Revises: 0005
-Create Date: 2026-12-07
+Create Date: 2026-12-01
 
 Types are spelled out, as in 0001. One new table; nothing existing changes. A subscribed feed's
 fetch state is a row of `feeds`, as a configured feed's is, keyed by the same URL.
@@ -13,7 +13,7 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0008"
+revision: str = "0006"
 down_revision: str | None = "0005"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
