@@ -175,6 +175,26 @@ QUAKE_DE = [
     ),
 ]
 
+# The Japan earthquake of QUAKE and QUAKE_DE as French outlets tell it: the same event in a
+# third language (no clustering by words joins them; vectors can).
+QUAKE_FR = [
+    Line(
+        "seisme",
+        "Le Monde",
+        "Un séisme de magnitude 7,1 frappe le sud du Japon, alerte au tsunami",
+        "Un puissant séisme de magnitude 7,1 a secoué jeudi le sud du Japon, au large de la "
+        "préfecture de Miyazaki. Les autorités ont émis une alerte au tsunami pour les côtes.",
+    ),
+    Line(
+        "seisme",
+        "France 24",
+        "Japon : fort tremblement de terre sur l'île de Kyushu, les habitants appelés à fuir",
+        "Un tremblement de terre de magnitude 7,1 a frappé l'île de Kyushu, dans le sud du "
+        "Japon, selon l'agence météorologique japonaise, qui a demandé aux habitants de quitter "
+        "les côtes.",
+    ),
+]
+
 SINGLES_DE = [
     Line(
         None,
