@@ -20,7 +20,10 @@ every story's headlines were first seen within a minute of each other and storie
 interleave, so a time window of 50 headlines holds one to three stories and says nothing.
 For the same reason the method must not use time beyond the window rule, and the script checks
 that it does not: the whole set clustered again with every headline seen at the same instant
-must give the same stories ("time-blind").
+must give the same stories ("time-blind"). "What time would change" shows what a time feature
+would do (`cluster_reports(time_scale=...)`, unused by digest), on the data as recorded and
+with every headline seen later by a random delay (exponential, mean 4 h, seeded by its ID), a
+spread like that of real coverage.
 
 Scores, per category and in total (pooled over a volume's samples): B-cubed precision (for
 each headline, the share of its group that shares its label), recall (the share of its label's
@@ -41,8 +44,9 @@ Methods:
   note, when scikit-learn is missing.
 
 Robustness: the stories are split in two halves by a hash of their label and each half is
-clustered on its own (full volume); `--sweep T1,T2,...` prints each half's scores at other
-thresholds, so that one half can choose a threshold and the other check it.
+clustered on its own (full volume) by every method; `--sweep T1,T2,...` adds each half's scores
+of the centroid (with and without embeddings) at other thresholds, so that one half can choose
+a threshold and the other check it.
 
 `--groups-out FILE.json` writes {"ID": group number} for every row: the centroid clustering of
 the full set (with embeddings when given), groups numbered from 1 in order of their first row.
@@ -75,6 +79,8 @@ from digest.stories.tokens import grams, stem, words  # noqa: E402
 
 WINDOW = timedelta(hours=StoriesConfig().window_hours)
 BASELINE_THRESHOLDS = (0.90, 0.95)
+TIME_SCALES = (16.0, 48.0)  # hours: what a time feature would change (digest uses none)
+SPREAD_HOURS = 4.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,9 +159,15 @@ def _partition(rows: Sequence[Row], groups: Iterable[Iterable[int]]) -> list[lis
     return [[row_of[i] for i in g] for g in groups]
 
 
-def centroid(similarity: float, vectors: dict[str, tuple[float, ...]] | None = None) -> Method:
+def centroid(
+    similarity: float,
+    vectors: dict[str, tuple[float, ...]] | None = None,
+    time_scale: timedelta | None = None,
+) -> Method:
     def run(rows: Sequence[Row]) -> list[list[str]]:
-        result = cluster_reports(reports(rows, vectors), window=WINDOW, similarity=similarity)
+        result = cluster_reports(
+            reports(rows, vectors), window=WINDOW, similarity=similarity, time_scale=time_scale
+        )
         return _partition(rows, (g.article_ids for g in result.groups))
 
     return run
@@ -422,6 +434,23 @@ def fetch_embeddings(
 # Main
 
 
+def pooled(method: Method, categories: dict[str, list[Row]]) -> Score:
+    """The scores of clustering each category whole, pooled."""
+    total = Score()
+    for rows in categories.values():
+        score, _ = measure(method, [rows])
+        total.merge(score)
+    return total
+
+
+def spread_out(rows: Sequence[Row]) -> list[Row]:
+    """The rows seen later by an exponential delay (mean `SPREAD_HOURS`), seeded by the ID."""
+    return [
+        replace(r, seen=r.seen + timedelta(hours=random.Random(r.id).expovariate(1 / SPREAD_HOURS)))
+        for r in rows
+    ]
+
+
 def halves(rows: Sequence[Row]) -> list[list[Row]]:
     """Two disjoint halves of the stories, by a hash of the label."""
     out: list[list[Row]] = [[], []]
@@ -500,6 +529,25 @@ def main(argv: Iterable[str] | None = None) -> int:
         print(f"  {label:<34} {'same stories' if same else 'DIFFERENT stories'}")
 
     print()
+    print("what time would change (digest uses none): each pair's similarity times")
+    print("exp(-(dt/scale)^2/2), full volume; 'spread': every headline seen later by a delay")
+    print(f"drawn from an exponential of mean {SPREAD_HOURS:g} h (seeded by its ID), as in life")
+    timed: list[tuple[str, Method]] = []
+    variants: list[tuple[str, dict[str, tuple[float, ...]] | None]] = [("centroid", None)]
+    if vectors:
+        variants.append(("+ embeddings", vectors))
+    for label, vecs in variants:
+        timed.append((label, centroid(args.similarity, vecs)))
+        for hours in TIME_SCALES:
+            scale = timedelta(hours=hours)
+            timed.append((f"{label}, time {hours:g} h", centroid(args.similarity, vecs, scale)))
+    spread = by_category(spread_out(rows))
+    for name, split in (("as recorded", categories), ("spread", spread)):
+        print(f"  {name}")
+        for label, method in timed:
+            print(line(label, pooled(method, split)))
+
+    print()
     print("robustness: each half of the stories clustered on its own (full volume)")
     thresholds = [float(t) for t in args.sweep.split(",") if t] or [args.similarity]
     for n, half in enumerate(halves(rows)):
@@ -507,23 +555,16 @@ def main(argv: Iterable[str] | None = None) -> int:
         size = sum(len(v) for v in split.values())
         stories = len({r.story for r in half})
         print(f"  half {n + 1}: {size} headlines, {stories} stories")
+        for label, method in methods:
+            print(line(label, pooled(method, split)))
         for threshold in thresholds:
+            if threshold == args.similarity:
+                continue
             candidates = [(f"centroid {threshold:.2f}", centroid(threshold))]
             if vectors:
                 candidates.append((f"+ embeddings {threshold:.2f}", centroid(threshold, vectors)))
             for label, method in candidates:
-                total = Score()
-                for rows_ in split.values():
-                    score, _ = measure(method, [rows_])
-                    total.merge(score)
-                print(line(label, total))
-        for label, method in methods:
-            if label.startswith("average link"):
-                total = Score()
-                for rows_ in split.values():
-                    score, _ = measure(method, [rows_])
-                    total.merge(score)
-                print(line(label, total))
+                print(line(label, pooled(method, split)))
 
     if args.groups_out:
         label, method = ours[-1]
