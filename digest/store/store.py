@@ -17,12 +17,14 @@ from digest.store.search import SearchMixin
 from digest.store.stories import StoriesMixin
 from digest.store.subscribers import SubscribersMixin
 from digest.store.summaries import SummariesMixin
+from digest.store.vectors import VectorsMixin
 
 
 class Store(
     ArticlesMixin,
     StoriesMixin,
     SummariesMixin,
+    VectorsMixin,
     RunsMixin,
     FeedsMixin,
     SubscribersMixin,
@@ -31,8 +33,8 @@ class Store(
     SearchMixin,
     HealthMixin,
 ):
-    """Articles, stories, summaries, runs, feed state, subscribers, editions and the delivery
-    ledger in one SQLite or PostgreSQL database. See `open_store`."""
+    """Articles, stories, summaries, article vectors, runs, feed state, subscribers, editions
+    and the delivery ledger in one SQLite or PostgreSQL database. See `open_store`."""
 
 
 def open_store(url: str) -> Store:
