@@ -94,9 +94,10 @@ class Embedder:
     def _checked(self, response: object, count: int) -> list[Vector]:
         where = f"embeddings endpoint {self.config.base_url}"
         data = getattr(response, "data", None)
-        if not isinstance(data, list) or len(data) != count:
-            got = len(data) if isinstance(data, list) else "no"
-            raise EmbeddingError(f"{where}: {got} vectors for {count} texts")
+        if not isinstance(data, list):
+            raise EmbeddingError(f"{where}: an answer without a list of vectors")
+        if len(data) != count:
+            raise EmbeddingError(f"{where}: {len(data)} vectors for {count} texts")
         by_index: dict[int, Vector] = {}
         for item in data:
             index, values = getattr(item, "index", None), getattr(item, "embedding", None)

@@ -41,7 +41,7 @@ def embed(cfg: EmbeddingsConfig, texts: list[str]) -> list[tuple[float, ...]]:
     [
         ("error500", "HTTP 500"),
         ("hang", "no answer within 0.5 s"),
-        ("garbage", "embeddings endpoint"),
+        ("garbage", "an answer without a list of vectors"),
         ("short", "1 vectors for 2 texts"),
     ],
 )
