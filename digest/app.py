@@ -21,11 +21,13 @@ from digest.store import Store, open_store
 
 if TYPE_CHECKING:
     from digest.crawl import Crawler
+    from digest.embeddings import Embedder
     from digest.summarize import Summarizer
 
 
 class App:
-    """The service's parts for one process: store, HTTP client, sources and the fast extractor.
+    """The service's parts for one process: store, HTTP client, sources and the fast extractor;
+    the crawler, summarizer and embedder on first use.
 
     Use as `async with App(config) as app:`; everything opened is closed on every path.
     The store is opened (and migrated) only when first asked for, so `query` and `extract`
@@ -37,6 +39,7 @@ class App:
         self._environ = os.environ if environ is None else environ
         self._crawler: Crawler | None = None
         self._summarizer: Summarizer | None = None
+        self._embedder: Embedder | None = None
         self._stack = AsyncExitStack()
         self._store: Store | None = None
         self._store_lock = asyncio.Lock()
@@ -78,6 +81,20 @@ class App:
             key = self._environ.get(llm.api_key_env) if llm else None
             self._summarizer = await self._stack.enter_async_context(Summarizer(llm, api_key=key))
         return self._summarizer
+
+    async def embedder(self) -> Embedder | None:
+        """Article vectors when `[stories.embeddings]` is configured; None: words alone."""
+        embeddings = self.config.stories.embeddings
+        if embeddings is None:
+            return None
+        if self._embedder is None:
+            from digest.embeddings import Embedder
+
+            key = self._environ.get(embeddings.api_key_env)
+            self._embedder = await self._stack.enter_async_context(
+                Embedder(embeddings, api_key=key)
+            )
+        return self._embedder
 
     def transport(self) -> Any:
         """Where emails go: .eml files in the outbox folder (default) or an SMTP server."""

@@ -19,7 +19,7 @@ from rich.text import Text
 
 from digest.collect import CollectReport
 from digest.daemon import CycleReport
-from digest.deepen import DeepenReport
+from digest.deepen import NO_EMBEDDINGS, DeepenReport
 from digest.feeds_manage import AddedFeed, ImportReport
 from digest.models import Extract, Item, ListedFeed, SearchHit, SubscribedFeed
 from digest.publish import PublishReport
@@ -219,6 +219,13 @@ def print_deepen_report(report: DeepenReport) -> None:
     )
     if report.crawl_mode:
         console.print(f"crawl mode: {report.crawl_mode} ({report.crawl_mode_reason})")
+    if report.similarity == "embeddings":
+        console.print(f"stories told apart by embeddings ({c.get('embedded', 0)} new vectors)")
+    elif report.similarity_reason != NO_EMBEDDINGS:
+        console.print(
+            f"[yellow]stories told apart by their words alone[/yellow] "
+            f"({c.get('embedded', 0)} new vectors before the endpoint failed)"
+        )
     for e in report.errors:
         console.print(f"[red]failed[/red] {_e(e.source)}: {_e(e.error)}")
 
@@ -300,6 +307,19 @@ def print_status(status: Status) -> None:
     console.print(f"LLM: {status.llm}; tokens today: {status.llm_tokens_today}")
     last_used, _why = status.browser_last_used
     console.print(f"browser: configured {status.browser_configured}, last used {last_used or '-'}")
+    used, why = status.similarity_last_used
+    if status.embeddings_configured is None:
+        console.print("embeddings: off (no [stories.embeddings]): stories by their words alone")
+    elif used == "lexical" and why not in (None, NO_EMBEDDINGS):
+        console.print(
+            f"embeddings: [red]{_e(status.embeddings_configured)} failed[/red] in the last "
+            f"deepen, stories by their words alone: {_e(why or '')}"
+        )
+    else:
+        console.print(
+            f"embeddings: {_e(status.embeddings_configured)}, last deepen used "
+            f"{used or '-'}; {status.article_vectors} article vectors stored"
+        )
     console.print(f"deliveries: {ledger_line(status.deliveries)}")
     for d in status.failed_deliveries:
         console.print(

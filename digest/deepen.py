@@ -16,7 +16,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from digest.app import App
-from digest.clustering import cluster_category, top_stories
+from digest.clustering import cluster_category, cluster_with_embeddings, top_stories
 from digest.models import ArticleView, Failure, Page, StoryView, Summary
 from digest.store import content_hash
 
@@ -24,6 +24,10 @@ log = logging.getLogger(__name__)
 
 # Articles read per story: the representative and one more outlet in case the first fails.
 ARTICLES_PER_STORY = 2
+# The source of a run's error when the embeddings endpoint failed and stories were told by
+# their words alone: a fallback, not a failure of the run's own work.
+EMBEDDINGS = "embeddings"
+NO_EMBEDDINGS = "no [stories.embeddings]"
 
 Progress = Callable[[str, int, int], None]  # (url, done, total)
 
@@ -37,6 +41,8 @@ class DeepenReport:
     crawl_mode_reason: str = ""
     errors: list[Failure] = field(default_factory=list)
     elapsed: float = 0.0
+    similarity: str = "lexical"  # how stories were told apart: "embeddings" or "lexical"
+    similarity_reason: str = ""  # why lexical: no [stories.embeddings], or the endpoint's error
 
 
 async def summarize_text(
@@ -82,20 +88,38 @@ async def deepen(
     limit = top or config.stories.top
     store = await app.store()
     summarizer = await app.summarizer()
+    embedder = await app.embedder()
     run_id = await asyncio.to_thread(store.start_run, "deepen")
     now = datetime.now(UTC)
     counts = dict.fromkeys(
         ("stories", "crawled", "crawl_failed", "summarized", "reused", "llm", "extractive"), 0
     )
     counts["tokens"] = 0
+    counts["embedded"] = 0
     errors: list[Failure] = []
     status, mode, mode_reason = "failed", "", ""
+    similarity = "embeddings" if embedder else "lexical"
+    similarity_reason = "" if embedder else NO_EMBEDDINGS
     try:
         stories: list[StoryView] = []
         for category in cats:
-            await asyncio.to_thread(
-                cluster_category, store, category, now=now, config=config.stories
-            )
+            # Once the endpoint failed, the rest of the run goes without it: a dead server
+            # costs one timeout per run, not one per category.
+            if embedder is not None and similarity == "embeddings":
+                result = await cluster_with_embeddings(
+                    store, category, now=now, config=config.stories, embedder=embedder
+                )
+                counts["embedded"] += result.embedded
+                if result.embedding_error:
+                    similarity, similarity_reason = "lexical", result.embedding_error
+                    log.warning("stories told by their words alone: %s", result.embedding_error)
+                    errors.append(
+                        Failure(EMBEDDINGS, f"lexical similarity only: {result.embedding_error}")
+                    )
+            else:
+                await asyncio.to_thread(
+                    cluster_category, store, category, now=now, config=config.stories
+                )
             stories += await asyncio.to_thread(
                 top_stories, store, category, since=now - timedelta(hours=24), limit=limit
             )
@@ -123,9 +147,16 @@ async def deepen(
 
             await asyncio.gather(*(one(a) for a in targets))
         ok = counts["crawled"] + counts["reused"]
-        status = "ok" if not errors else ("partial" if ok else "failed")
+        own = [e for e in errors if e.source != EMBEDDINGS]  # pages and summaries
+        status = "ok" if not errors else ("partial" if ok or not own else "failed")
     finally:
-        recorded: dict[str, Any] = {**counts, "crawl_mode": mode, "crawl_mode_reason": mode_reason}
+        recorded: dict[str, Any] = {
+            **counts,
+            "crawl_mode": mode,
+            "crawl_mode_reason": mode_reason,
+            "similarity": similarity,
+            "similarity_reason": similarity_reason,
+        }
         await asyncio.to_thread(
             store.finish_run,
             run_id,
@@ -134,7 +165,15 @@ async def deepen(
             errors=[e.to_json() for e in errors],
         )
     return DeepenReport(
-        run_id, status, counts, mode, mode_reason, errors, time.monotonic() - started
+        run_id,
+        status,
+        counts,
+        mode,
+        mode_reason,
+        errors,
+        time.monotonic() - started,
+        similarity,
+        similarity_reason,
     )
 
 

@@ -85,6 +85,12 @@ class ClusterConflictError(StoreError):
     """Another process changed the stories of a category between a clustering's read and write."""
 
 
+class EmbeddingError(DigestError):
+    """The embeddings endpoint failed after its retries (timeout, refused, an error status) or
+    answered something that is not one vector per text; the message is one line. Clustering
+    then uses lexical similarity for that run."""
+
+
 class SummarizeError(DigestError):
     """The LLM failed after its retries, or its output stayed invalid; the message is one line.
 

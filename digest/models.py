@@ -429,6 +429,9 @@ class ClusterResult:
     grown: tuple[int, ...] = ()  # existing stories that gained articles
     updated: tuple[int, ...] = ()  # existing stories that gained an outlet (marked updated)
     stories: int = 0  # stories whose counts and scores were refreshed
+    similarity: str = "lexical"  # "embeddings" when the articles' vectors were used
+    embedded: int = 0  # vectors this call asked the embeddings endpoint for (and stored)
+    embedding_error: str | None = None  # why this call fell back to words alone
 
 
 @dataclass(frozen=True, slots=True)

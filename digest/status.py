@@ -14,6 +14,7 @@ from typing import Any
 from digest.app import App
 from digest.daemon import daemon_holds
 from digest.deliver.ledger import Delivery
+from digest.embeddings import Embedder
 from digest.models import FeedState, RunRecord
 from digest.schedule import next_collect, next_publish_due, parse_clock, parse_interval
 from digest.store import Store
@@ -38,6 +39,8 @@ class Status:
     articles: dict[str, int]  # "articles", "with_text"
     browser_configured: str
     llm: str
+    embeddings_configured: str | None = None  # "model at base_url"; None: no [stories.embeddings]
+    article_vectors: int = 0  # stored, in the configured model's space
 
     @property
     def last_runs(self) -> dict[str, RunRecord]:
@@ -70,8 +73,16 @@ class Status:
         counts = deepen.counts if deepen else {}
         return counts.get("crawl_mode"), counts.get("crawl_mode_reason")
 
+    @property
+    def similarity_last_used(self) -> tuple[str | None, str | None]:
+        """How the last deepen told stories apart ("embeddings" or "lexical"), and why lexical."""
+        deepen = self.last_runs.get("deepen")
+        counts = deepen.counts if deepen else {}
+        return counts.get("similarity"), counts.get("similarity_reason") or None
+
     def to_json(self) -> dict[str, Any]:
         mode, why = self.browser_last_used
+        used, used_why = self.similarity_last_used
         return {
             "daemon_running": self.daemon_running,
             "next_runs": {
@@ -113,6 +124,12 @@ class Status:
             "articles": self.articles,
             "browser": {"configured": self.browser_configured, "last_used": mode, "why": why},
             "llm": self.llm,
+            "embeddings": {
+                "configured": self.embeddings_configured,
+                "last_used": used,
+                "why": used_why,
+                "article_vectors": self.article_vectors,
+            },
         }
 
 
@@ -143,6 +160,8 @@ async def status(app: App) -> Status:
     now = datetime.now(UTC)
     sched = app.config.schedule
     llm = app.config.llm
+    embeddings = app.config.stories.embeddings
+    space = Embedder.space_of(embeddings) if embeddings is not None else None
     return Status(
         daemon_running=await asyncio.to_thread(daemon_holds, app.config, store),
         next_collect=next_collect(now, parse_interval(sched.collect_every)),
@@ -156,4 +175,10 @@ async def status(app: App) -> Status:
         articles=await asyncio.to_thread(store.article_counts),
         browser_configured=app.config.crawl.mode,
         llm=f"llm:{llm.model}" if llm else "extractive (no llm configured)",
+        embeddings_configured=(
+            f"{embeddings.model} at {embeddings.base_url}" if embeddings is not None else None
+        ),
+        article_vectors=(
+            await asyncio.to_thread(store.vector_count, model=space) if space is not None else 0
+        ),
     )

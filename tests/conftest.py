@@ -1,4 +1,5 @@
-"""Shared fixtures. The local news web (tests/newsweb.py) is a plugin so every test can use it."""
+"""Shared fixtures. The local news web (tests/newsweb.py) and the embeddings peer
+(tests/embedserver.py) are plugins so every test can use them."""
 
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ if TYPE_CHECKING:
     from tests.llmserver import LLMServer
     from tests.newsweb import NewsWeb
 
-pytest_plugins = ["tests.newsweb"]
+pytest_plugins = ["tests.newsweb", "tests.embedserver"]
 
 # In CI, property tests run a fixed set of examples: a merge must not fail on a new random draw
 # that nobody can reproduce. Developers keep the random search (and its example database).
@@ -37,7 +38,7 @@ ROOT = Path(__file__).resolve().parent.parent
 T = TypeVar("T")
 
 
-def _in_thread(server: T) -> Iterator[T]:
+def serve_in_thread(server: T) -> Iterator[T]:
     """Run an async context manager (a local server) on its own loop in a thread, so that tests
     which run the CLI as a subprocess can use it while they block."""
     loop = asyncio.new_event_loop()
@@ -59,7 +60,7 @@ def threaded_news_web() -> Iterator[NewsWeb]:
     """The local news web, served from a thread for the whole session."""
     from tests.newsweb import NewsWeb
 
-    yield from _in_thread(NewsWeb())
+    yield from serve_in_thread(NewsWeb())
 
 
 @pytest.fixture
@@ -67,7 +68,7 @@ def threaded_llm_server() -> Iterator[LLMServer]:
     """A fresh local OpenAI-compatible server, served from a thread."""
     from tests.llmserver import LLMServer
 
-    yield from _in_thread(LLMServer())
+    yield from serve_in_thread(LLMServer())
 
 
 # Chromium's flags for the browser tests: quiet, and nothing but loopback resolves, so a page

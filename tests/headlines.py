@@ -175,6 +175,76 @@ QUAKE_DE = [
     ),
 ]
 
+# The Japan earthquake of QUAKE and QUAKE_DE as French outlets tell it: the same event in a
+# third language (no clustering by words joins them; vectors can).
+QUAKE_FR = [
+    Line(
+        "seisme",
+        "Le Monde",
+        "Un séisme de magnitude 7,1 frappe le sud du Japon, alerte au tsunami",
+        "Un puissant séisme de magnitude 7,1 a secoué jeudi le sud du Japon, au large de la "
+        "préfecture de Miyazaki. Les autorités ont émis une alerte au tsunami pour les côtes.",
+    ),
+    Line(
+        "seisme",
+        "France 24",
+        "Japon : fort tremblement de terre sur l'île de Kyushu, les habitants appelés à fuir",
+        "Un tremblement de terre de magnitude 7,1 a frappé l'île de Kyushu, dans le sud du "
+        "Japon, selon l'agence météorologique japonaise, qui a demandé aux habitants de quitter "
+        "les côtes.",
+    ),
+]
+
+# Other news in French; and DISASTERS, other disasters in three languages, which vectors must
+# not take for the earthquake.
+SINGLES_FR = [
+    Line(
+        None,
+        "Les Echos",
+        "Le gouvernement présente un budget de rigueur pour l'an prochain",
+        "Le ministre de l'Economie a présenté mercredi un projet de loi de finances qui prévoit "
+        "40 milliards d'euros d'économies, dont une baisse des dépenses des ministères.",
+    ),
+    Line(
+        None,
+        "Le Parisien",
+        "Grève à la SNCF : le trafic sera très perturbé ce week-end",
+        "Les syndicats de cheminots ont appelé à une grève de trois jours pour protester contre "
+        "la réforme des retraites; un TGV sur deux circulera samedi.",
+    ),
+    Line(
+        None,
+        "Le Figaro",
+        "Le CAC 40 termine en hausse, porté par les valeurs du luxe",
+        "La Bourse de Paris a fini la séance en hausse de 1,2 % vendredi, portée par les "
+        "résultats trimestriels des grands groupes du luxe.",
+    ),
+]
+
+DISASTERS = [
+    Line(
+        None,
+        "Ouest-France",
+        "Inondations dans le sud-ouest de la France : des milliers d'habitants évacués",
+        "Après des pluies torrentielles, les crues ont submergé plusieurs villages du Gers et "
+        "des Landes; les pompiers ont évacué plus de 3 000 personnes.",
+    ),
+    Line(
+        None,
+        "BR24",
+        "Hochwasser in Bayern: Pegel steigen weiter, erste Orte evakuiert",
+        "Nach tagelangem Dauerregen sind in Niederbayern mehrere Flüsse über die Ufer getreten; "
+        "die Behörden haben erste Ortschaften evakuiert.",
+    ),
+    Line(
+        None,
+        "AP News",
+        "Wildfire forces thousands to flee homes in southern California",
+        "A fast-moving wildfire fanned by strong winds forced thousands of residents to evacuate "
+        "in the hills east of Los Angeles on Thursday, fire officials said.",
+    ),
+]
+
 SINGLES_DE = [
     Line(
         None,

@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from digest.stories import Report, cluster_reports
-from digest.stories.tokens import terms
+from digest.stories.tokens import language, terms
 from tests import headlines as H
 
 T0 = datetime(2025, 3, 1, 12, 0, tzinfo=UTC)
@@ -460,3 +460,81 @@ def test_embeddings_of_different_lengths_are_refused() -> None:
     ]
     with pytest.raises(ValueError, match="lengths"):
         cluster_reports(items, window=WINDOW, similarity=THRESHOLD)
+
+
+# Languages: vectors weigh the words within a language and stand in for them across languages
+
+
+def test_a_reports_language_is_told_by_its_function_words() -> None:
+    fed, quake_de, quake_fr = H.FED[0], H.QUAKE_DE[0], H.QUAKE_FR[0]
+    assert language(f"{fed.title}\n{fed.text}") == "en"
+    assert language(f"{quake_de.title}\n{quake_de.text}") == "de"
+    assert language(f"{quake_fr.title}\n{quake_fr.text}") == "fr"
+    assert language("El terremoto sacude la costa sur y miles huyen tras la alerta") == "es"
+    # Names and nouns only, or one stray word ("MIT"), say nothing.
+    assert language("Mt. Gox collapse: MIT study") is None
+    assert language("") is None
+
+
+def _direction(seed: object) -> list[float]:
+    rng = random.Random(str(seed))
+    return _unit([rng.gauss(0, 1) for _ in range(DIM)])
+
+
+def _spread(near: list[float], amount: float, seed: str) -> list[float]:
+    rng = random.Random(seed)
+    return _unit([n + amount * rng.gauss(0, 1) for n in near])
+
+
+def _embedded(lines: list[H.Line], first_id: int, vectors: list[list[float]]) -> list[Report]:
+    return [
+        Report(
+            id=n,
+            title=line.title,
+            text=line.text,
+            first_seen=T0,
+            outlet=line.outlet,
+            embedding=tuple(0.9 * c + 0.44 * o for c, o in zip(CONE, v, strict=True)),
+        )
+        for n, (line, v) in enumerate(zip(lines, vectors, strict=True), start=first_id)
+    ]
+
+
+def test_one_event_told_in_english_german_and_french_is_one_story() -> None:
+    # Vectors of one event that agree only loosely (centred cosines about 0.5, as
+    # multilingual-e5 gives across languages), among unrelated news in the same languages.
+    event = _direction(11)
+    quake = H.QUAKE + H.QUAKE_DE + H.QUAKE_FR
+    told = _embedded(quake, 100, [_spread(event, 0.13, line.title) for line in quake])
+    others = H.SINGLES + H.SINGLES_DE
+    background = _embedded(others, 1, [_direction(o.title) for o in others])
+    result = cluster_reports(background + told, window=WINDOW, similarity=THRESHOLD)
+    assert frozenset(r.id for r in told) in result.partition()
+    assert all(len(g) == 1 for g in result.partition() if not g & {r.id for r in told})
+
+    # Without vectors, words join each language's reports and no more.
+    lexical = cluster_reports(
+        [replace(r, embedding=None) for r in background + told],
+        window=WINDOW,
+        similarity=THRESHOLD,
+    )
+    assert frozenset({100, 101}) in lexical.partition()
+    assert frozenset({102, 103}) in lexical.partition()
+    assert frozenset({104, 105}) in lexical.partition()
+
+
+def test_within_one_language_vectors_alone_never_join_two_headlines() -> None:
+    # Two English reports that share no word but whose vectors are alike: the vectors weigh
+    # what the words say, they do not stand in for words in a language both are written in.
+    direction = _direction(5)
+    a = H.Line(None, "Wire", "Storm batters the coast", "Thousands lost power at the weekend.")
+    b = H.Line(
+        None, "Daily", "Hurricane leaves millions in darkness", "It is the worst in decades."
+    )
+    near = [_spread(direction, 0.05, "a"), _spread(direction, 0.05, "b")]
+    others = H.SINGLES
+    items = _embedded([a, b, *others], 1, near + [_direction(o.title) for o in others])
+    assert language(f"{a.title}\n{a.text}") == language(f"{b.title}\n{b.text}") == "en"
+    result = cluster_reports(items, window=WINDOW, similarity=THRESHOLD)
+    assert frozenset({1}) in result.partition()
+    assert frozenset({2}) in result.partition()

@@ -109,41 +109,79 @@ def _wrong_values(annotation: object) -> list[object]:
     return []
 
 
+def _section_model(annotation: object) -> type[BaseModel] | None:
+    """The model of a [section] (or an optional one), else None: lists of tables are values."""
+    for candidate in typing.get_args(annotation) or (annotation,):
+        if isinstance(candidate, type) and issubclass(candidate, BaseModel):
+            return candidate
+    return None
+
+
 def _sections() -> list[tuple[str, type[BaseModel]]]:
-    """Every [section] of the file and its model (`path` is not a key of the file)."""
+    """Every [section] of the file and its model, nested ones ("stories.embeddings") too
+    (`path` is not a key of the file)."""
     found = []
-    for section, field in Config.model_fields.items():
-        for candidate in typing.get_args(field.annotation) or (field.annotation,):
-            if isinstance(candidate, type) and issubclass(candidate, BaseModel):
-                found.append((section, candidate))
+
+    def walk(prefix: str, model: type[BaseModel]) -> None:
+        for name, field in model.model_fields.items():
+            if typing.get_origin(field.annotation) is list:
+                continue
+            inner = _section_model(field.annotation)
+            if inner is not None:
+                key = f"{prefix}.{name}" if prefix else name
+                found.append((key, inner))
+                walk(key, inner)
+
+    walk("", Config)
     return found
 
 
+def _keys(model: type[BaseModel]) -> list[tuple[str, typing.Any]]:
+    """The keys of a section that are values, not sections of their own."""
+    return [
+        (inner.alias or name, inner)
+        for name, inner in model.model_fields.items()
+        if typing.get_origin(inner.annotation) is list or _section_model(inner.annotation) is None
+    ]
+
+
 WRONG = [
-    (section, inner.alias or name, value)
+    (section, key, value)
     for section, model in _sections()
-    for name, inner in model.model_fields.items()
+    for key, inner in _keys(model)
     for value in _wrong_values(inner.rebuild_annotation())
 ]
 
 
 def test_every_key_is_checked_for_its_type():
-    every = {
-        (section, inner.alias or name)
-        for section, model in _sections()
-        for name, inner in model.model_fields.items()
-    }
+    every = {(section, key) for section, model in _sections() for key, _ in _keys(model)}
     covered = {(section, key) for section, key, _ in WRONG}
     assert every == covered
+    assert ("stories.embeddings", "input_prefix") in every
 
 
 @pytest.mark.parametrize(("section", "key", "value"), WRONG, ids=lambda v: repr(v))
 def test_a_wrong_type_for_any_key_is_rejected_by_name(section, key, value):
-    data = {section: {key: value}}
+    data: dict[str, typing.Any] = {}
+    table = data
+    for part in section.split("."):
+        table = table.setdefault(part, {})
+    table[key] = value
     if section == "llm":
-        data[section] |= {"model": "m"} if key != "model" else {}
+        table |= {"model": "m"} if key != "model" else {}
     with pytest.raises(ConfigError, match=rf"'{section}\.{key}'"):
         parse_config(data)
+
+
+def test_an_embeddings_section_is_optional_and_strict():
+    assert Config().stories.embeddings is None
+    config = parse_config(
+        {"stories": {"embeddings": {"base_url": "http://127.0.0.1:9/v1", "model": "e5"}}}
+    )
+    assert config.stories.embeddings is not None
+    assert config.stories.embeddings.model == "e5"
+    with pytest.raises(ConfigError, match=r"unknown key 'stories\.embeddings\.modle'"):
+        parse_config({"stories": {"embeddings": {"modle": "e5"}}})
 
 
 @pytest.mark.parametrize("value", ["yes", "true", 1, "1"])

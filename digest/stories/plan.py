@@ -1,15 +1,16 @@
 """What one clustering of a category changes: pure, from the articles the store read.
 
 The store hands over `Candidate`s (a category's recent articles and every other article of their
-stories); `plan_stories` clusters them (`cluster_reports`), and for every story involved decides
-its title, counts, score and whether it counts as updated; the store writes that `StoryPlan` as
-it is. A story counts as updated when it gains an outlet it did not have; it is renamed after its
-representative only when it gained articles.
+stories), with their stored vectors when embeddings are on; `plan_stories` clusters them
+(`cluster_reports`), and for every story involved decides its title, counts, score and whether it
+counts as updated; the store writes that `StoryPlan` as it is. A story counts as updated when it
+gains an outlet it did not have; it is renamed after its representative only when it gained
+articles.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -32,7 +33,7 @@ class Candidate:
     last_seen: datetime
     story_id: int | None  # the story an earlier clustering put it in
 
-    def report(self) -> Report:
+    def report(self, embedding: tuple[float, ...] | None = None) -> Report:
         return Report(
             id=self.id,
             title=self.title,
@@ -41,6 +42,7 @@ class Candidate:
             published=self.published,
             outlet=outlet(self.source, self.url),
             story_id=self.story_id,
+            embedding=embedding,
         )
 
     def coverage(self) -> Coverage:
@@ -73,12 +75,19 @@ class StoryPlan:
 
 
 def plan_stories(
-    candidates: Sequence[Candidate], *, now: datetime, window: timedelta, similarity: float
+    candidates: Sequence[Candidate],
+    *,
+    now: datetime,
+    window: timedelta,
+    similarity: float,
+    vectors: Mapping[int, tuple[float, ...]] | None = None,
 ) -> list[StoryPlan]:
-    """The stories of `candidates` after clustering them, existing ones first (by id)."""
+    """The stories of `candidates` after clustering them, existing ones first (by id).
+    `vectors`: the articles' embeddings by id, all of one model (None: words alone)."""
     by_id = {c.id: c for c in candidates}
+    known = vectors or {}
     clustering = cluster_reports(
-        (c.report() for c in candidates), window=window, similarity=similarity
+        (c.report(known.get(c.id)) for c in candidates), window=window, similarity=similarity
     )
     plans = []
     for group in clustering.groups:

@@ -6,6 +6,9 @@ of newsroom boilerplate and of the calendar dropped, numbers kept whole ("7,1" =
 the words, clustering takes character n-grams (its similarity) and stems (blocking, identical
 titles): one inflectional suffix stripped, the rest cut to `STEM_LENGTH` characters, a crude
 stemmer that needs no tables and is good enough to find candidate pairs.
+
+`language` guesses which language a report is written in from its function words, so that
+clustering knows when two reports cannot share words at all (see `digest.stories.cluster`).
 """
 
 from __future__ import annotations
@@ -115,3 +118,41 @@ def grams(word: str, n: int) -> list[str]:
     if len(padded) <= n:
         return [padded]
     return [padded[i : i + n] for i in range(len(padded) - n + 1)]
+
+
+# The commonest function words of the languages news comes in, each found in one of them only
+# (folded: "für" -> "fur"): "de", "la", "le", "en", "in", "die", "des", "del", "por", "do" and
+# the like, function words of two of them, are left out. One stray word ("MIT", "al-Assad")
+# does not name a language: see MIN_FUNCTION_WORDS.
+_FUNCTION_WORDS = {
+    "en": """the of and to for on with is are was at by from after over its has have will that
+        this says said into be not but who how what why""",
+    "de": """der das und mit fur von vor nach auf bei ist sind wird ein eine einen einem im zum
+        zur den dem nicht auch sich uber gegen aus wie bis""",
+    "fr": """les du une et est sont pour dans sur avec par au aux qui ne pas apres selon contre
+        ses leur cette""",
+    "es": """el los las y al como tras segun sobre pero sus muy""",
+    "it": """il gli della delle dei degli nel nella sono che di alla alle anche dopo questo""",
+    "pt": """os dos em na um uma com nao sao ao pelo pela""",
+    "nl": """het een van op met voor niet zijn naar bij ook uit aan wordt heeft""",
+}
+_LANGUAGE_OF = {w: lang for lang, ws in _FUNCTION_WORDS.items() for w in ws.split()}
+# A language is named only on this many distinct function words of its own, and more than any
+# other language has: a headline of names and nouns ("Mt. Gox collapse") has none.
+MIN_FUNCTION_WORDS = 2
+
+
+def language(text: str) -> str | None:
+    """The language `text` is most likely in ("en", "de", "fr", "es", "it", "pt", "nl"), from
+    the function words it uses; None when it has too few to tell."""
+    seen: dict[str, set[str]] = {}
+    for match in _WORD.finditer(fold(text)):
+        lang = _LANGUAGE_OF.get(match.group())
+        if lang is not None:
+            seen.setdefault(lang, set()).add(match.group())
+    ranked = sorted((len(ws), lang) for lang, ws in seen.items())
+    if not ranked or ranked[-1][0] < MIN_FUNCTION_WORDS:
+        return None
+    if len(ranked) > 1 and ranked[-2][0] == ranked[-1][0]:
+        return None
+    return ranked[-1][1]
