@@ -39,7 +39,7 @@ from digest.config import FetchConfig  # noqa: E402
 from digest.fetch.client import HttpClient  # noqa: E402
 from digest.fetch.fast import FastExtractor  # noqa: E402
 from digest.fetch.parsers import ParserPool  # noqa: E402
-from tests.conftest import _in_thread  # noqa: E402
+from tests.conftest import serve_in_thread  # noqa: E402
 from tests.newsweb import ARTICLES, HOSTILE_SHAPES, NewsWeb, Route, hostile_page  # noqa: E402
 
 NORMAL = ARTICLES[0]
@@ -99,7 +99,7 @@ def main() -> None:
     parser.add_argument("--skip-baseline", action="store_true")
     args = parser.parse_args()
 
-    for web in _in_thread(NewsWeb()):
+    for web in serve_in_thread(NewsWeb()):
         print(f"(a) quick path, hostile page + normal article, median of {args.repeat}")
         print(
             f"  {'shape':18} {'ours wall':>9} {'hostile':>8} {'normal lede':>11} {'old parse':>10}"

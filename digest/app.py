@@ -21,8 +21,10 @@ from digest.store import Store, open_store
 
 if TYPE_CHECKING:
     from digest.crawl import Crawler
+    from digest.deliver.channels import Channels
     from digest.embeddings import Embedder
     from digest.summarize import Summarizer
+    from digest.summarize.translate import Translator
 
 
 class App:
@@ -107,6 +109,23 @@ class App:
         from digest.deliver.transport import OutboxTransport
 
         return OutboxTransport(self.config.resolve(email.outbox_dir))
+
+    def channels(self) -> Channels:
+        """Where every message goes: emails to `transport()`, the compact digests of
+        subscribers' other channels through Apprise (their URLs' `{env:NAME}` placeholders
+        resolved from this process's environment). Close it with `aclose()`."""
+        from digest.deliver.channels import AppriseTransport, Channels
+
+        apprise = AppriseTransport(self._environ, timeout=self.config.channels.timeout)
+        return Channels(self.transport(), apprise)
+
+    def translator(self) -> Translator:
+        """Stories into a subscriber's language. No translator is configured yet: stories go
+        as written, marked with their language (`digest.summarize.translate`); an LLM
+        translator plugs in here."""
+        from digest.summarize.translate import Untranslated
+
+        return Untranslated()
 
     @property
     def work_dir(self) -> Path:

@@ -403,10 +403,10 @@ def serve(ctx: click.Context, port: int | None, host: str | None) -> None:
 
 @cli.command()
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
-@click.option("--resend", "resend_day", help="Re-send the stuck and failed emails of YYYY-MM-DD.")
+@click.option("--resend", "resend_day", help="Re-send the stuck and failed messages of YYYY-MM-DD.")
 @click.pass_context
 def deliveries(ctx: click.Context, as_json: bool, resend_day: str | None) -> None:
-    """The delivery ledger: who got which edition, and failures with the server's reply."""
+    """The delivery ledger: who got which edition on which channel, with the servers' replies."""
     from digest import manage
     from digest.cli_output import print_deliveries
 
@@ -415,7 +415,7 @@ def deliveries(ctx: click.Context, as_json: bool, resend_day: str | None) -> Non
     async def load(app):
         if day is not None:
             reopened = await manage.resend(app, day)
-            click.echo(f"{len(reopened)} email(s) will be sent again by the next publish")
+            click.echo(f"{len(reopened)} message(s) will be sent again by the next publish")
         return await manage.deliveries(app)
 
     rows = _run(ctx, load)
@@ -427,41 +427,143 @@ def deliveries(ctx: click.Context, as_json: bool, resend_day: str | None) -> Non
 
 @cli.group()
 def subscribers() -> None:
-    """Who gets the email digest."""
+    """Who gets the digest, and how: categories, rules, time, language, channels."""
+
+
+def _preference_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """The options `subscribers add` and `subscribers set` share: one per preference."""
+    options = [
+        click.option(
+            "--categories", help='Comma-separated categories (add: default all; set: "" = all).'
+        ),
+        click.option(
+            "--timezone", "tz", default=None, help="e.g. Europe/Berlin (add: default the config's)."
+        ),
+        click.option(
+            "--send-at", help='HH:MM in their zone (default: schedule.publish_at; "" resets).'
+        ),
+        click.option(
+            "--include",
+            help='Keep only stories matching one of these: "word, a phrase" ("" clears).',
+        ),
+        click.option("--exclude", help='Drop stories matching any of these: "word, a phrase".'),
+        click.option(
+            "--max-stories", type=click.IntRange(0, 100), help="Stories per category (0: all)."
+        ),
+        click.option("--language", help='ISO 639-1 code, e.g. de: stories in it ("": as written).'),
+        click.option(
+            "--channel",
+            "channels",
+            multiple=True,
+            help="An Apprise URL to send to as well (repeatable; secrets as {env:NAME}).",
+        ),
+        click.option("--no-channels", is_flag=True, help="Remove every channel besides email."),
+        click.option(
+            "--email/--no-email",
+            "send_email",
+            default=None,
+            help="Send the email digest too (the default), or only to the channels.",
+        ),
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
+def _changes(
+    send_at: str | None,
+    include: str | None,
+    exclude: str | None,
+    max_stories: int | None,
+    language: str | None,
+    channels: tuple[str, ...],
+    no_channels: bool,
+    send_email: bool | None,
+) -> Any:
+    from digest.preferences import PreferenceChanges
+
+    return PreferenceChanges(
+        send_at=send_at,
+        include=include,
+        exclude=exclude,
+        max_stories=max_stories,
+        language=language,
+        send_email=send_email,
+        channels=() if no_channels else None,
+        add_channels=channels,
+    )
+
+
+def _categories(text: str | None) -> list[str] | None:
+    return [c for c in text.split(",") if c.strip()] if text is not None else None
 
 
 @subscribers.command("add")
 @click.argument("email")
-@click.option("--categories", help="Comma-separated categories (default: all).")
-@click.option("--timezone", "tz", default=None, help="e.g. Europe/Berlin (default: the config's).")
+@_preference_options
 @click.pass_context
-def subscribers_add(ctx: click.Context, email: str, categories: str | None, tz: str | None) -> None:
-    """Add a subscriber (or change an existing one's categories and time zone).
+def subscribers_add(
+    ctx: click.Context, email: str, categories: str | None, tz: str | None, **prefs: Any
+) -> None:
+    """Add a subscriber (or change an existing one), with their preferences.
 
     EMAIL is checked by the rule sending uses: ASCII before the @, a domain with a dot
     (internationalized ones too; not localhost or another special-use name). It is stored
-    lower-cased.
+    lower-cased. An existing subscriber keeps what is not given but their categories and time
+    zone, which take the defaults as before.
     """
     from digest import manage
+    from digest.cli_output import print_subscriber
 
-    cats = [c for c in categories.split(",") if c.strip()] if categories else None
-    sub = _run(ctx, lambda app: manage.add_subscriber(app, email, categories=cats, timezone=tz))
-    click.echo(f"{sub.email}: {', '.join(sub.categories or ['all categories'])} ({sub.timezone})")
+    cats = _categories(categories) or None
+    changes = _changes(**prefs)
+    sub = _run(
+        ctx,
+        lambda app: manage.add_subscriber(
+            app, email, categories=cats, timezone=tz, changes=changes
+        ),
+    )
+    print_subscriber(sub)
+
+
+@subscribers.command("set")
+@click.argument("email")
+@_preference_options
+@click.pass_context
+def subscribers_set(
+    ctx: click.Context, email: str, categories: str | None, tz: str | None, **prefs: Any
+) -> None:
+    """Change some of a subscriber's preferences; what is not given stays as it is.
+
+    --channel adds a channel (after --no-channels: replaces them). Changes apply from the next
+    edition: one already sent or skipped stays so.
+    """
+    from dataclasses import replace
+
+    from digest import manage
+    from digest.cli_output import print_subscriber
+
+    cats = _categories(categories)
+    changes = replace(
+        _changes(**prefs), categories=tuple(cats) if cats is not None else None, timezone=tz
+    )
+    sub = _run(ctx, lambda app: manage.set_subscriber(app, email, changes))
+    print_subscriber(sub)
 
 
 @subscribers.command("list")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a list.")
 @click.pass_context
 def subscribers_list(ctx: click.Context, as_json: bool) -> None:
-    """List the subscribers."""
+    """List the subscribers (--json: with every preference)."""
     from digest import manage
+    from digest.cli_output import print_subscribers
 
     subs = _run(ctx, manage.subscribers)
     if as_json:
         _echo_json([s.to_json() for s in subs])
         return
-    for s in subs:
-        click.echo(f"{s.email}\t{', '.join(s.categories or ()) or 'all'}\t{s.timezone}")
+    print_subscribers(subs)
 
 
 @subscribers.command("remove")

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+import click
 from rich.console import Console, ConsoleOptions, RenderableType
 from rich.markup import escape as _e
 from rich.segment import Segment
@@ -21,7 +22,7 @@ from digest.collect import CollectReport
 from digest.daemon import CycleReport
 from digest.deepen import NO_EMBEDDINGS, DeepenReport
 from digest.feeds_manage import AddedFeed, ImportReport
-from digest.models import Extract, Item, ListedFeed, SearchHit, SubscribedFeed
+from digest.models import Extract, Item, ListedFeed, SearchHit, SubscribedFeed, Subscriber
 from digest.publish import PublishReport
 from digest.render.sanitize import clean_text, needs_cleaning
 from digest.results import DeepAnswer, DeepExtract, QueryResult
@@ -257,22 +258,55 @@ def print_cycle(cycle: CycleReport) -> None:
 
 def print_deliveries(rows: list[Any]) -> None:
     if not rows:
-        _console().print("no emails in the ledger yet")
+        _console().print("no messages in the ledger yet")
         return
     table = Table(expand=True)
-    for col in ("edition", "recipient", "state", "attempts", "server reply"):
+    for col in ("edition", "recipient (channel)", "state", "attempts", "server reply"):
         table.add_column(col)
     for r in rows:
         color = {"sent": "green", "failed": "red", "sending": "yellow"}.get(r.state, "")
         state = f"[{color}]{r.state}[/{color}]" if color else r.state
         table.add_row(
             r.edition_day.isoformat(),
-            _e(r.recipient),
+            _e(r.addressee),
             state,
             str(r.attempts),
             _e(r.last_reply or ""),
         )
     _console().print(table)
+
+
+def print_subscriber(sub: Subscriber) -> None:
+    """One subscriber after `subscribers add/set`: every preference on a line or two."""
+    line = f"{sub.email}: {', '.join(sub.categories or ['all categories'])} ({sub.timezone}"
+    line += f", at {sub.send_at})" if sub.send_at else ")"
+    click.echo(clean_text(line))
+    extras = []
+    if sub.include:
+        extras.append(f"include: {', '.join(sub.include)}")
+    if sub.exclude:
+        extras.append(f"exclude: {', '.join(sub.exclude)}")
+    if sub.max_stories:
+        extras.append(f"{sub.max_stories} stories a category")
+    if sub.language:
+        extras.append(f"language: {sub.language}")
+    if not sub.send_email:
+        extras.append("no email")
+    for channel in sub.channels:
+        extras.append(f"channel {channel.key}: {channel.url}")
+    for extra in extras:
+        click.echo(clean_text(f"  {extra}"))
+
+
+def print_subscribers(subs: list[Subscriber]) -> None:
+    """`subscribers list`: one line each (address, categories, zone and time, channels)."""
+    for s in subs:
+        when = f"{s.timezone} {s.send_at}" if s.send_at else s.timezone
+        rules = " rules" if s.include or s.exclude else ""
+        channels = ["email"] if s.send_email else []
+        channels += [c.key.partition(":")[0] for c in s.channels]
+        line = f"{s.email}\t{', '.join(s.categories or ()) or 'all'}\t{when}\t"
+        click.echo(clean_text(line + f"{'+'.join(channels) or 'none'}{rules}"))
 
 
 def print_status(status: Status) -> None:
@@ -323,7 +357,8 @@ def print_status(status: Status) -> None:
     console.print(f"deliveries: {ledger_line(status.deliveries)}")
     for d in status.failed_deliveries:
         console.print(
-            f"[red]failed email[/red] {d.edition_day.isoformat()} to {_e(d.recipient)}: "
+            f"[red]failed {'email' if d.channel == 'email' else 'message'}[/red] "
+            f"{d.edition_day.isoformat()} to {_e(d.addressee)}: "
             f"{_e(d.last_reply or '')}"
         )
     size, count = status.database_bytes, status.articles["articles"]

@@ -200,10 +200,23 @@ class EmailConfig(_Section):
     # Where a reader unsubscribes ({token} is the subscriber's token): `digest serve` answers
     # it; behind a public URL, point this at that server.
     unsubscribe_url: str = "http://localhost:8000/unsubscribe?token={token}"
+    # The subscriber's preferences page ({token} as above), linked from every email and
+    # message: `digest serve` answers it too.
+    preferences_url: str = "http://localhost:8000/preferences?token={token}"
     # Temporary failures (4xx, dropped connection, server down) are retried after 1, 2, 4, ...
     # minutes: 10 attempts ride out a mail server that is down for about 8 hours.
     max_attempts: PositiveInt = 10
     retry_backoff: PositiveFloat = 60.0  # seconds, doubled after each temporary failure
+
+
+class ChannelsConfig(_Section):
+    # Seconds a channel's service (ntfy, Gotify, a webhook, Telegram...) has to take one
+    # message: its connect and read timeouts, and the whole Apprise call. Retries follow
+    # email.max_attempts and email.retry_backoff.
+    timeout: PositiveFloat = 10.0
+    # Channels a subscriber adds on the preferences page may point at loopback or private
+    # addresses (json://192.168.1.5/...). The operator's own (`--channel`) always may.
+    allow_private_networks: bool = False
 
 
 class ServeConfig(_Section):
@@ -267,6 +280,7 @@ class Config(_Section):
     crawl: CrawlConfig = Field(default_factory=CrawlConfig)
     archive: ArchiveConfig = Field(default_factory=ArchiveConfig)
     email: EmailConfig = Field(default_factory=EmailConfig)
+    channels: ChannelsConfig = Field(default_factory=ChannelsConfig)
     serve: ServeConfig = Field(default_factory=ServeConfig)
     # No [llm] section: summaries are extractive.
     llm: LLMConfig | None = None
@@ -426,6 +440,11 @@ from = "digest@localhost"
 # username = "digest"
 # password_env = "DIGEST_SMTP_PASSWORD"
 unsubscribe_url = "http://localhost:8000/unsubscribe?token={token}"   # `digest serve` answers it
+preferences_url = "http://localhost:8000/preferences?token={token}"   # in every email and message
+
+[channels]                 # subscribers' channels besides email, as Apprise URLs (--channel)
+timeout = 10.0             # seconds a service (ntfy, Gotify, a webhook...) has for one message
+allow_private_networks = false   # true: page-given channels may point at private addresses
 
 [serve]
 host = "127.0.0.1"         # where `digest serve` listens; "0.0.0.0": every interface

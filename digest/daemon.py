@@ -195,25 +195,32 @@ class Daemon:
                 log.warning("publish: %s: %s", e.source, e.error)
 
     async def deliver_job(self) -> None:
-        """Send the latest edition to subscribers whose morning has come, and retry failures."""
+        """Send the latest edition to subscribers whose time has come (each at their own time
+        in their own zone), and retry failures. The edition before it too: a subscriber far
+        west of the schedule's zone may be due for it after the next one is published."""
         from digest.publish import send_edition
 
         now = datetime.now(UTC)
         day = self.due_edition(now)
         store = await self.app.store()
-        edition = await asyncio.to_thread(store.edition, day)
-        if edition is None:
-            return
-        async with self._busy:
-            report = await send_edition(self.app, edition, now=now, due_only=True)
-        if report.sent or report.failed or report.retrying:
-            log.info(
-                "deliver %s: %d sent, %d to retry, %d failed",
-                day,
-                len(report.sent),
-                len(report.retrying),
-                len(report.failed),
-            )
+        editions = []
+        for candidate in (day - timedelta(days=1), day):
+            edition = await asyncio.to_thread(store.edition, candidate)
+            if edition is not None:
+                editions.append(edition)
+        for i, edition in enumerate(editions):
+            newer = [e.day for e in editions[i + 1 :]]
+            async with self._busy:
+                report = await send_edition(self.app, edition, now=now, due_only=True, newer=newer)
+            if report.sent or report.failed or report.retrying or report.skipped:
+                log.info(
+                    "deliver %s: %d sent, %d to retry, %d failed, %d skipped",
+                    edition.day,
+                    len(report.sent),
+                    len(report.retrying),
+                    len(report.failed),
+                    len(report.skipped),
+                )
 
     async def recover(self) -> None:
         """Runs left 'running' by a process that died (kill -9, power loss) are failed and their

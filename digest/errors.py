@@ -81,6 +81,16 @@ class InvalidSubscriberError(StoreError, ValueError):
     """A subscriber that cannot be stored: a malformed address, or an unknown time zone."""
 
 
+class InvalidPreferenceError(DigestError, ValueError):
+    """A subscriber's preference digest cannot take (an unknown language, a malformed send
+    time); the message says which and why, for the CLI and the preferences page alike."""
+
+
+class InvalidChannelError(InvalidPreferenceError):
+    """Not an Apprise URL digest can send to, or one a subscriber may not set themselves (an
+    environment placeholder, a private address from the preferences page)."""
+
+
 class ClusterConflictError(StoreError):
     """Another process changed the stories of a category between a clustering's read and write."""
 

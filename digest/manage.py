@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import UTC, date, datetime
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -15,6 +16,7 @@ from digest.config import Config
 from digest.deliver.ledger import Delivery
 from digest.errors import DigestError, InvalidSubscriberError
 from digest.models import Subscriber
+from digest.preferences import PreferenceChanges
 from digest.store import SqlLedger, open_store
 
 
@@ -24,10 +26,18 @@ def upgrade_database(config: Config) -> None:
 
 
 async def add_subscriber(
-    app: App, email: str, *, categories: Sequence[str] | None, timezone: str | None
+    app: App,
+    email: str,
+    *,
+    categories: Sequence[str] | None,
+    timezone: str | None,
+    changes: PreferenceChanges | None = None,
 ) -> Subscriber:
-    """Subscribe `email` (or change its categories and time zone); the categories must be
-    configured ones, the time zone defaults to the configuration's."""
+    """Subscribe `email` (or change an existing subscription): its categories (configured
+    ones; None: all) and time zone (default: the configuration's) as given, and `changes` to
+    its other preferences. Everything is checked before anything is written."""
+    from digest.preferences import apply_changes, defaults
+
     cats = tuple(app.config.check_category(c) for c in categories) if categories else None
     zone = timezone or app.config.schedule.timezone
     try:
@@ -35,7 +45,34 @@ async def add_subscriber(
     except (ZoneInfoNotFoundError, ValueError):
         raise InvalidSubscriberError(f"unknown time zone {zone!r}") from None
     store = await app.store()
-    return await asyncio.to_thread(store.add_subscriber, email, categories=cats, timezone=zone)
+    current = await asyncio.to_thread(store.subscriber, email)
+    base = current.preferences if current else defaults(app.config)
+    base = replace(base, categories=cats, timezone=zone)
+    prefs = await asyncio.to_thread(apply_changes, base, changes or PreferenceChanges(), app.config)
+    sub = await asyncio.to_thread(
+        store.add_subscriber, email, categories=prefs.categories, timezone=prefs.timezone
+    )
+    if prefs == sub.preferences:
+        return sub
+    saved = await asyncio.to_thread(store.save_preferences, sub.email, prefs)
+    assert saved is not None  # just added
+    return saved
+
+
+async def set_subscriber(app: App, email: str, changes: PreferenceChanges) -> Subscriber:
+    """Change the preferences `changes` names of the subscriber `email`, the others left as
+    they are; DigestError when nobody has that address."""
+    from digest.preferences import apply_changes
+
+    store = await app.store()
+    current = await asyncio.to_thread(store.subscriber, email)
+    if current is None:
+        raise DigestError(f"no subscriber {email!r} (add them with `digest subscribers add`)")
+    prefs = await asyncio.to_thread(apply_changes, current.preferences, changes, app.config)
+    saved = await asyncio.to_thread(store.save_preferences, current.email, prefs)
+    if saved is None:
+        raise DigestError(f"no subscriber {email!r}: removed meanwhile")
+    return saved
 
 
 async def subscribers(app: App) -> list[Subscriber]:
@@ -58,7 +95,8 @@ async def deliveries(app: App) -> list[Delivery]:
 
 
 async def resend(app: App, day: date) -> list[Delivery]:
-    """Re-open the stuck and failed emails of the edition of `day` for the next publish."""
+    """Re-open the stuck and failed messages (every channel) of the edition of `day` for the
+    next publish."""
     from digest.deliver.sender import resend as reopen
 
     store = await app.store()

@@ -10,9 +10,10 @@ from __future__ import annotations
 import asyncio
 import logging
 import time as clock
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime, time, timedelta
-from email.message import EmailMessage
+from functools import partial
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -28,7 +29,7 @@ from digest.models import (
     Outlet,
     StoryView,
 )
-from digest.schedule import delivery_due, edition_day, parse_clock
+from digest.schedule import edition_day, parse_clock
 from digest.store import Store
 from digest.stories.language import detect_language
 from digest.stories.novelty import Telling, outlet_key, whats_new
@@ -195,46 +196,112 @@ def _unsubscribe_url(template: str, token: str) -> str:
     return template.replace("{token}", token)
 
 
-async def send_edition(app: App, edition: Edition, *, now: datetime, due_only: bool = False) -> Any:
-    """Email the edition to every subscriber (or only those whose morning has come) through the
-    delivery ledger: nobody gets it twice. A subscriber whose address the rule refuses (stored
-    by an older version) fails their own ledger row with the reason; the others are sent."""
-    from digest.deliver.ledger import RetryPolicy
-    from digest.deliver.message import Recipient, build_message
-    from digest.deliver.sender import deliver
-    from digest.errors import InvalidRecipientError
+# What a skipped row of the ledger says: a reader's rules kept nothing of the edition.
+NOTHING_MATCHED = "not sent: no story matched your rules"
+
+
+async def send_edition(
+    app: App,
+    edition: Edition,
+    *,
+    now: datetime,
+    due_only: bool = False,
+    newer: Sequence[date] = (),
+) -> Any:
+    """Send the edition to every subscriber (or only those whose time has come, `due_only`)
+    on each of their channels, email and Apprise alike, through the delivery ledger: nobody
+    gets it twice on one channel.
+
+    Each subscriber gets their own copy: their categories, the stories their keyword rules
+    keep (at most their number a category), in their language (`App.translator`). A copy the
+    rules leave empty is not sent: its rows are skipped, saying why. With `due_only`, a
+    subscriber gets it at their send time in their zone (`schedule.subscriber_edition`) unless
+    one of the `newer` editions is due for them too; one with rows still to retry gets those
+    in any case. Changes apply from the next edition: a channel switched on after the
+    subscriber's edition went out gets the next one. A subscriber whose address the rule
+    refuses (stored by an older version) fails their own email row; the others are sent.
+    """
+    from digest.deliver.ledger import EMAIL, RetryPolicy
+    from digest.deliver.message import message_id
+    from digest.deliver.notification import build_notification, notification_id
+    from digest.deliver.sender import LazyMessages, Skip, deliver
     from digest.render.layout import absolute_url, edition_path
+    from digest.schedule import subscriber_edition
     from digest.store import SqlLedger
+    from digest.stories.rules import Rules, is_empty, tailor
+    from digest.summarize.translate import translate_edition
 
     config = app.config
     store = await app.store()
     subscribers = await asyncio.to_thread(store.subscribers)
+    rows = await asyncio.to_thread(store.load_deliveries, edition.day)
+    settled = {(r.recipient, r.channel) for r in rows if r.state != "pending"}
+    retrying = {r.recipient for r in rows if r.state == "pending"}
+    # Changes apply from the next edition: a channel (or the email) switched on after a
+    # subscriber's edition went out starts with the next one.
+    known = {(r.recipient, r.channel) for r in rows}
+    begun = {r.recipient for r in rows}
     publish_at = parse_clock(config.schedule.publish_at)
     archive_url = absolute_url(config.archive.base_url, edition_path(edition.day))
-    messages: dict[str, EmailMessage | InvalidRecipientError] = {}
+    translator = app.translator()
+    translated: dict[tuple[int, str], Any] = {}
+    sender = config.email.from_
+    # Each message is built when its turn to be sent comes (LazyMessages), not all up front.
+    messages = LazyMessages()
     for sub in subscribers:
-        if due_only and not delivery_due(edition.day, publish_at, sub.timezone, now):
+        if due_only and sub.email not in retrying:
+            send_at = parse_clock(sub.send_at) if sub.send_at else publish_at
+            mine = subscriber_edition((edition.day, *newer), send_at, sub.timezone, now)
+            if mine != edition.day:
+                continue
+        channels = {c.key: c for c in sub.channels}
+        wanted = [*([EMAIL] if sub.send_email else []), *channels]
+        keys = [
+            (sub.email, ch)
+            for ch in wanted
+            if (sub.email, ch) not in settled
+            and (sub.email not in begun or (sub.email, ch) in known)
+        ]
+        if not keys:
             continue
-        try:
-            messages[sub.email] = build_message(
-                edition,
-                Recipient(sub.email, sub.categories, sub.timezone),
-                config.email,
+        rules = Rules(sub.include, sub.exclude)
+        copy = tailor(edition, categories=sub.categories, rules=rules, max_stories=sub.max_stories)
+        if rules and is_empty(copy) and not is_empty(edition.only(sub.categories)):
+            for key in keys:
+                messages.add(key, partial(Skip, NOTHING_MATCHED), None)
+            continue
+        copy = await translate_edition(copy, sub.language, translator, translated)
+        preferences = _unsubscribe_url(config.email.preferences_url, sub.token)
+        for key in keys:
+            if key[1] == EMAIL:
+                build = partial(
+                    _email, copy, sub, config, archive_url=archive_url, preferences=preferences
+                )
+                messages.add(key, build, message_id(edition.day, sub.email, sender))
+                continue
+            build = partial(
+                build_notification,
+                copy,
+                sub.email,
+                channels[key[1]],
                 archive_url=archive_url,
-                unsubscribe_url=_unsubscribe_url(config.email.unsubscribe_url, sub.token),
+                preferences_url=preferences,
                 title=config.archive.title,
+                sender=sender,
             )
-        except InvalidRecipientError as err:
-            log.warning("%s; the other subscribers still get the edition", err)
-            messages[sub.email] = err
-    return await deliver(
-        SqlLedger(store),
-        edition.day,
-        messages,
-        app.transport(),
-        now,
-        policy=RetryPolicy.from_config(config.email),
-    )
+            messages.add(key, build, notification_id(edition.day, sub.email, key[1], sender))
+    transport = app.channels()
+    try:
+        return await deliver(
+            SqlLedger(store),
+            edition.day,
+            messages,
+            transport,
+            now,
+            policy=RetryPolicy.from_config(config.email),
+        )
+    finally:
+        await transport.aclose()
 
 
 async def render_archive(app: App) -> Any:
@@ -280,14 +347,15 @@ async def publish(
                 retrying=len(report.retrying),
                 failed=len(report.failed),
                 stuck=len(report.stuck),
+                skipped=len(report.skipped),
                 already_sent=report.already_sent,
             )
             for row in (*report.failed, *report.retrying):
-                errors.append(Failure(f"email:{row.recipient}", row.last_reply or ""))
+                errors.append(Failure(_source(row), row.last_reply or ""))
             for row in report.stuck:
                 errors.append(
                     Failure(
-                        f"email:{row.recipient}",
+                        _source(row),
                         "left in 'sending' by an interrupted run: check the mailbox, "
                         "then `digest deliveries --resend` to send it again",
                     )
@@ -312,6 +380,34 @@ async def publish(
         errors,
         clock.monotonic() - started,
     )
+
+
+def _email(
+    copy: Edition, sub: Any, config: Any, *, archive_url: str | None, preferences: str
+) -> Any:
+    """A subscriber's email of their copy, or the error that keeps it from being built (an
+    address the rule refuses, stored by an older version): that row fails, the others go."""
+    from digest.deliver.message import Recipient, build_message
+    from digest.errors import InvalidRecipientError
+
+    try:
+        return build_message(
+            copy,
+            Recipient(sub.email, sub.categories, sub.timezone),
+            config.email,
+            archive_url=archive_url,
+            unsubscribe_url=_unsubscribe_url(config.email.unsubscribe_url, sub.token),
+            title=config.archive.title,
+            preferences_url=preferences,
+        )
+    except InvalidRecipientError as err:
+        log.warning("%s; the other subscribers still get the edition", err)
+        return err
+
+
+def _source(row: Any) -> str:
+    """Which message of a ledger row failed: "email:a@b.org", "json:5d41402abc4b:a@b.org"."""
+    return f"{row.channel}:{row.recipient}"
 
 
 async def publish_claiming(

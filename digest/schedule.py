@@ -8,6 +8,7 @@ missed and never runs one twice, also when a CLI command did the same work by ha
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from datetime import UTC, date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
@@ -89,3 +90,11 @@ def next_publish_due(after: datetime, publish_at: time, tz: str) -> datetime:
 def delivery_due(day: date, publish_at: time, subscriber_tz: str, now: datetime) -> bool:
     """Is `day`'s edition due for a subscriber living in `subscriber_tz`?"""
     return publish_due_at(day, publish_at, subscriber_tz) <= now
+
+
+def subscriber_edition(days: Iterable[date], send_at: time, tz: str, now: datetime) -> date | None:
+    """Of the editions of `days`, the one a subscriber who wants theirs at `send_at` in zone
+    `tz` is to get at `now`: the newest whose time has come for them (None: none yet). An
+    older one they did not get is not sent once a newer one is due: a digest a day, the
+    latest."""
+    return max((d for d in days if delivery_due(d, send_at, tz, now)), default=None)

@@ -1,7 +1,16 @@
-"""`digest serve`: the archive on localhost for a preview, and the one-click unsubscribe endpoint.
+"""`digest serve`: the archive on localhost for a preview, the one-click unsubscribe endpoint
+and each subscriber's preferences page.
 
 The archive itself is static and needs no server; this exists so that a reader's unsubscribe
-link (RFC 8058: GET shows a page, POST unsubscribes) has somewhere to go.
+link (RFC 8058: GET shows a page, POST unsubscribes) and preferences link have somewhere to go.
+
+The preferences page (/preferences?token=...) is authenticated by the subscriber's token alone
+(no accounts, no passwords): an unknown or missing token gets 404. Its form carries a CSRF
+token, an HMAC of the subscriber's token and the time it was issued under a key the service
+keeps in its database (`Store.secret`), valid for a day; a post without a valid one, or from
+another site (the browser's Sec-Fetch-Site, else Origin or Referer naming another origin than
+this server's or `email.preferences_url`'s), gets 403. The page carries a restrictive
+Content-Security-Policy (its own stylesheet, nothing else; no frames) and is never cached.
 
 It may face the internet, so connections are bounded (`[serve]` in the config). aiohttp's only
 limit is its keep-alive timeout, an hour by default, and not every aiohttp release in the range
@@ -15,16 +24,23 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
+import hmac
 import html
+import time
 from collections.abc import AsyncIterator
 from functools import partial
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote, urlsplit
 
 from aiohttp import web
 
 from digest.app import App
 from digest.config import ServeConfig
+from digest.errors import DigestError
+from digest.models import Subscriber
+from digest.render.preferences import PREFERENCES_CSP
 
 BUSY = (
     b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nRetry-After: 5\r\n"
@@ -49,23 +65,192 @@ def make_app(app: App, archive_dir: Path, *, middlewares: tuple[Any, ...] = ()) 
         )
         return _page(200, form, raw=True)
 
+    secret: list[str] = []  # the CSRF key, read from the store once
+
+    async def csrf_key() -> str:
+        if not secret:
+            store = await app.store()
+            secret.append(await asyncio.to_thread(store.secret, CSRF_SECRET))
+        return secret[0]
+
+    async def preferences(request: web.Request) -> web.Response:
+        from digest.errors import InvalidPreferenceError
+        from digest.preferences import apply_changes
+
+        token = request.query.get("token", "")
+        store = await app.store()
+        sub = await asyncio.to_thread(store.subscriber_by_token, token) if token else None
+        if sub is None:
+            return _page(404, "This preferences link is not valid (or the subscription ended).")
+        key = await csrf_key()
+        if request.method != "POST":
+            saved = "Saved. Your next edition follows these preferences."
+            notice = saved if request.query.get("saved") else ""
+            return await preferences_page(sub, key, notice=notice)
+        if cross_site(request, app.config.email.preferences_url):
+            return _page(
+                403,
+                "This form was sent from another site. Open your preferences from the link "
+                "in your digest.",
+            )
+        form = await request.post()
+        if not csrf_valid(key, token, str(form.get("csrf", "")), time.time()):
+            return _page(403, "This form has expired. Reload the page and try again.")
+        try:
+            changes = form_changes(form, sub)
+            prefs = await asyncio.to_thread(
+                apply_changes, sub.preferences, changes, app.config, from_page=True
+            )
+        except (InvalidPreferenceError, DigestError) as err:
+            return await preferences_page(sub, key, error=str(err), status=400)
+        await asyncio.to_thread(store.save_preferences, sub.email, prefs)
+        raise web.HTTPSeeOther(f"preferences?token={quote(token)}&saved=1", headers=_PAGE_HEADERS)
+
+    async def preferences_page(
+        sub: Subscriber, key: str, *, notice: str = "", error: str = "", status: int = 200
+    ) -> web.Response:
+        from digest.deliver.channels import shown_url
+        from digest.preferences import MAX_STORIES
+        from digest.render.preferences import render_preferences
+
+        config = app.config
+        shown = await asyncio.to_thread(lambda: {c.key: shown_url(c.url) for c in sub.channels})
+        page = render_preferences(
+            sub,
+            title=config.archive.title,
+            categories=config.sources.categories,
+            default_time=config.schedule.publish_at,
+            action=f"preferences?token={quote(sub.token)}",
+            unsubscribe_action=f"unsubscribe?token={quote(sub.token)}",
+            csrf=csrf_token(key, sub.token, time.time()),
+            channels_shown=shown,
+            max_stories=MAX_STORIES,
+            notice=notice,
+            error=error,
+        )
+        return web.Response(
+            status=status, text=page, content_type="text/html", headers=_PAGE_HEADERS
+        )
+
+    async def preferences_css(request: web.Request) -> web.Response:
+        from digest.render.preferences import preferences_css as css
+
+        return web.Response(text=css(), content_type="text/css", headers=_PAGE_HEADERS)
+
     async def index(request: web.Request) -> web.StreamResponse:
         raise web.HTTPFound("index.html")
 
     server = web.Application(middlewares=middlewares)
     server.router.add_route("GET", "/unsubscribe", unsubscribe)
     server.router.add_route("POST", "/unsubscribe", unsubscribe)
+    server.router.add_route("GET", "/preferences", preferences)
+    server.router.add_route("POST", "/preferences", preferences)
+    server.router.add_route("GET", "/preferences.css", preferences_css)
     server.router.add_get("/", index)
     server.router.add_static("/", archive_dir, show_index=False, follow_symlinks=False)
     return server
+
+
+# The preferences page's CSRF tokens: under this key of the store's secrets, a day long.
+CSRF_SECRET = "preferences-csrf"
+CSRF_TTL = 24 * 3600
+_PAGE_HEADERS = {
+    "Content-Security-Policy": PREFERENCES_CSP,
+    "X-Frame-Options": "DENY",
+    "X-Content-Type-Options": "nosniff",
+    # Same-origin: the form's post carries its Origin (with no-referrer it would be "null"),
+    # and no other site ever sees the page's address, which holds the token.
+    "Referrer-Policy": "same-origin",
+    "Cache-Control": "no-store",
+}
+
+
+def csrf_token(key: str, token: str, now: float) -> str:
+    """The form's CSRF token for the subscriber `token`, issued at `now` (Unix time)."""
+    issued = str(int(now))
+    return f"{issued}.{_mac(key, token, issued)}"
+
+
+def csrf_valid(key: str, token: str, csrf: str, now: float, *, ttl: float = CSRF_TTL) -> bool:
+    """Whether `csrf` was issued for `token` under `key` within `ttl` seconds before `now`."""
+    issued, _, mac = csrf.partition(".")
+    if not issued.isdigit() or not mac:
+        return False
+    age = now - int(issued)
+    if age > ttl or age < -300:  # a little clock skew between processes
+        return False
+    return hmac.compare_digest(mac, _mac(key, token, issued))
+
+
+def _mac(key: str, token: str, issued: str) -> str:
+    message = f"preferences\n{token}\n{issued}".encode()
+    return hmac.new(key.encode(), message, hashlib.sha256).hexdigest()
+
+
+def cross_site(request: web.Request, public_url: str) -> bool:
+    """Whether a post comes from a page of another site: the browser says so
+    (Sec-Fetch-Site), or its Origin (else Referer) is neither this server's nor the public
+    URL's. A post without any of them (not a browser's) is judged by its CSRF token alone."""
+    fetch_site = request.headers.get("Sec-Fetch-Site")
+    if fetch_site is not None and fetch_site != "same-origin":
+        return True
+    origin = request.headers.get("Origin")
+    if origin is None:
+        referer = request.headers.get("Referer")
+        if referer is None:
+            return False
+        origin = _origin(referer)
+    allowed = {f"{request.scheme}://{request.host}".lower(), _origin(public_url)}
+    return origin.lower() not in allowed
+
+
+def _origin(url: str) -> str:
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return "invalid"
+    return f"{parts.scheme}://{parts.netloc.rpartition('@')[2]}".lower()
+
+
+def form_changes(form: Any, sub: Subscriber) -> Any:
+    """What the preferences form asks to change: every preference, as the page shows them all;
+    the channels kept are the subscriber's own URLs (the page never sees them), less those
+    ticked to go, plus a new one."""
+    from digest.errors import InvalidPreferenceError
+    from digest.preferences import PreferenceChanges
+
+    def text(name: str, default: str = "") -> str:
+        return str(form.get(name, default))[:2000]
+
+    raw_max = text("max_stories", "0").strip() or "0"
+    if not raw_max.isdigit():
+        raise InvalidPreferenceError(f"stories per category must be a number, not {raw_max!r}")
+    removed = set(form.getall("remove", []))
+    kept = tuple(c.url for c in sub.channels if c.key not in removed)
+    new = text("new_channel").strip()
+    return PreferenceChanges(
+        categories=tuple(str(c) for c in form.getall("category", [])),
+        timezone=text("timezone", sub.timezone),
+        send_at=text("send_at"),
+        include=text("include"),
+        exclude=text("exclude"),
+        max_stories=int(raw_max),
+        language=text("language"),
+        send_email=form.get("send_email") == "yes",
+        channels=(*kept, new) if new else kept,
+    )
 
 
 def _page(status: int, body: str, *, raw: bool = False) -> web.Response:
     content = body if raw else f"<p>{html.escape(body)}</p>"
     return web.Response(
         status=status,
-        text=f"<!doctype html><meta charset=utf-8><title>digest</title>{content}",
+        text=(
+            '<!doctype html><html lang="en"><meta charset="utf-8"><title>digest</title>'
+            f"{content}</html>"
+        ),
         content_type="text/html",
+        headers={"Cache-Control": "no-store", "X-Frame-Options": "DENY"},
     )
 
 

@@ -167,7 +167,7 @@ class EmbeddingsProxy:
             return web.Response(body=payload, status=answer.status, content_type="application/json")
 
 
-def _in_thread(server: Any) -> Iterator[Any]:
+def serve_in_thread(server: Any) -> Iterator[Any]:
     from tests.conftest import serve_in_thread
 
     yield from serve_in_thread(server)
@@ -188,10 +188,10 @@ def e5_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[E5Server]:
 @pytest.fixture
 def e5_proxy(e5_server: E5Server) -> Iterator[EmbeddingsProxy]:
     """The counting proxy in front of the real model, served from a thread."""
-    yield from _in_thread(EmbeddingsProxy(e5_server.url))
+    yield from serve_in_thread(EmbeddingsProxy(e5_server.url))
 
 
 @pytest.fixture
 def broken_embeddings() -> Iterator[EmbeddingsProxy]:
     """An embeddings endpoint that fails as `mode` says (HTTP 500 unless told otherwise)."""
-    yield from _in_thread(EmbeddingsProxy())
+    yield from serve_in_thread(EmbeddingsProxy())

@@ -312,9 +312,9 @@ def test_status_prints_the_ledger_as_counts_per_state_and_json_as_before(workdir
     result = run_cli("status", cwd=workdir)
     assert result.code == 0, result.stderr
     assert "{'" not in result.stdout and "'}" not in result.stdout  # no Python dict
-    assert "deliveries: 0 pending, 0 sending, 1 sent, 0 failed" in result.stdout
+    assert "deliveries: 0 pending, 0 sending, 1 sent, 0 failed, 0 skipped" in result.stdout
     ledger = json.loads(run_cli("status", "--json", cwd=workdir).stdout)["deliveries"]
-    assert ledger == {"pending": 0, "sending": 0, "sent": 1, "failed": 0}
+    assert ledger == {"pending": 0, "sending": 0, "sent": 1, "failed": 0, "skipped": 0}
 
 
 @pytest.fixture

@@ -183,6 +183,13 @@ def test_every_command_works_on_postgresql(tmp_path, schema, threaded_news_web):
         "email": "bob@example.org",
         "categories": ["world"],
         "timezone": "Europe/Berlin",
+        "send_at": None,
+        "include": [],
+        "exclude": [],
+        "max_stories": None,
+        "language": None,
+        "email_digest": True,
+        "channels": [],
     }
     assert status["daemon_running"] is False
     assert status["database_bytes"] > 100_000

@@ -477,8 +477,20 @@ def test_the_ledger_is_listed_newest_edition_first_and_counted_by_state(store: S
     assert [d.recipient for d in store.deliveries(limit=2)] == ["c@x.org", "a@x.org"]
     assert [d.recipient for d in store.deliveries(edition_day=older)] == ["a@x.org", "b@x.org"]
     assert [d.recipient for d in store.deliveries(states=["failed"])] == ["a@x.org"]
-    assert store.ledger_counts() == {"pending": 2, "sending": 0, "sent": 0, "failed": 1}
-    assert store.ledger_counts(newer) == {"pending": 1, "sending": 0, "sent": 0, "failed": 0}
+    assert store.ledger_counts() == {
+        "pending": 2,
+        "sending": 0,
+        "sent": 0,
+        "failed": 1,
+        "skipped": 0,
+    }
+    assert store.ledger_counts(newer) == {
+        "pending": 1,
+        "sending": 0,
+        "sent": 0,
+        "failed": 0,
+        "skipped": 0,
+    }
     assert store.ledger_counts(DAY + timedelta(days=5)) == dict.fromkeys(DELIVERY_STATES, 0)
 
 
@@ -565,7 +577,13 @@ async def test_the_sender_delivers_once_through_the_sql_ledger(store: Store) -> 
     again = await deliver(sql, DAY, messages, transport, NOW + timedelta(hours=1), policy=policy)
     assert (again.sent, again.failed, again.already_sent, again.already_failed) == ((), (), 2, 1)
     assert transport.delivered == Counter({"a@x.org": 1, "b@x.org": 1})
-    assert store.ledger_counts() == {"pending": 0, "sending": 0, "sent": 2, "failed": 1}
+    assert store.ledger_counts() == {
+        "pending": 0,
+        "sending": 0,
+        "sent": 2,
+        "failed": 1,
+        "skipped": 0,
+    }
 
 
 async def test_a_crash_between_sending_and_recording_is_reported_not_resent(store: Store) -> None:

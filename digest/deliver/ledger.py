@@ -1,14 +1,19 @@
-"""The delivery ledger's state machine: pure decisions about one (edition, recipient) row.
+"""The delivery ledger's state machine: pure decisions about one (edition, recipient, channel)
+row. Every channel goes through it alike: the email, and each Apprise channel of a subscriber.
 
-A row moves ``pending → sending → sent | failed``. ``sending`` is written *before* the SMTP
-conversation starts, so a crash mid-send leaves evidence instead of a silent re-send:
+A row moves ``pending → sending → sent | failed``, or ``pending → skipped``. ``sending`` is
+written *before* the SMTP conversation (or the webhook's request) starts, so a crash mid-send
+leaves evidence instead of a silent re-send:
 
 - ``pending``  waiting to be sent, not before ``next_attempt_at`` (None: at once);
 - ``sending``  claimed by a run that is talking to the mail server right now, or that crashed
   while doing so. Nothing here moves it back to ``pending`` except an explicit `resend` (the
   operator accepts a possible duplicate) or `abandon` (the operator gives it up);
 - ``sent``     the server accepted the message; terminal (only a forced `resend` reopens it);
-- ``failed``   a permanent refusal (5xx) or too many temporary failures; terminal until `resend`.
+- ``failed``   a permanent refusal (5xx) or too many temporary failures; terminal until `resend`;
+- ``skipped``  nothing was sent, on purpose, decided before any send (the reader's keyword rules
+  left their edition empty); terminal, `last_reply` says why. Never re-sent: a reader who
+  changes their rules gets the next edition by them.
 
 Every function returns a new `Delivery` or raises `InvalidTransition`; none does I/O. The store
 (`digest.deliver.sender.LedgerStore`) persists rows, the sender drives the transitions.
@@ -24,8 +29,9 @@ from typing import Any, Literal
 from digest.config import EmailConfig
 from digest.errors import InvalidTransition
 
-State = Literal["pending", "sending", "sent", "failed"]
-STATES: tuple[State, ...] = ("pending", "sending", "sent", "failed")
+State = Literal["pending", "sending", "sent", "failed", "skipped"]
+STATES: tuple[State, ...] = ("pending", "sending", "sent", "failed", "skipped")
+EMAIL = "email"  # the channel of the email digest; the others are named by `models.channel_key`
 
 # The longest wait between two attempts, whatever the configured backoff and attempt count.
 MAX_RETRY_DELAY = timedelta(hours=12)
@@ -50,11 +56,13 @@ class RetryPolicy:
 
 @dataclass(frozen=True, slots=True)
 class Delivery:
-    """One row of the ledger: the email of one edition to one recipient.
+    """One row of the ledger: the message of one edition to one recipient on one channel.
 
-    `(edition_day, recipient)` is the key (UNIQUE in the database). `attempts` counts the times
+    `(edition_day, recipient, channel)` is the key (UNIQUE in the database); `channel` is
+    "email" or the key of one of the recipient's Apprise channels. `attempts` counts the times
     the row was claimed for sending since it was created or last explicitly re-sent.
-    `last_reply` is the mail server's last reply (or what happened to the connection).
+    `last_reply` is the server's last reply (the mail server's, the service's HTTP status and
+    answer, or what happened to the connection; for a skipped row, why).
     `message_id` is the Message-ID the row was (or is being) sent with.
     """
 
@@ -66,16 +74,25 @@ class Delivery:
     last_reply: str | None = None
     message_id: str | None = None
     updated_at: datetime | None = None
+    channel: str = EMAIL
 
     @property
-    def key(self) -> tuple[date, str]:
-        return (self.edition_day, self.recipient)
+    def key(self) -> tuple[date, str, str]:
+        return (self.edition_day, self.recipient, self.channel)
+
+    @property
+    def addressee(self) -> str:
+        """The recipient, and the channel when it is not email ("a@b.org (ntfy:1a2b3c4d5e6f)")."""
+        if self.channel == EMAIL:
+            return self.recipient
+        return f"{self.recipient} ({self.channel})"
 
     def to_json(self) -> dict[str, Any]:
         """The row as `digest deliveries --json` prints it."""
         return {
             "edition": self.edition_day.isoformat(),
             "recipient": self.recipient,
+            "channel": self.channel,
             "state": self.state,
             "attempts": self.attempts,
             "next_attempt_at": self.next_attempt_at.isoformat() if self.next_attempt_at else None,
@@ -92,7 +109,12 @@ class Delivery:
 
 
 def new(
-    edition_day: date, recipient: str, now: datetime, *, message_id: str | None = None
+    edition_day: date,
+    recipient: str,
+    now: datetime,
+    *,
+    message_id: str | None = None,
+    channel: str = EMAIL,
 ) -> Delivery:
     """A fresh pending row, to be sent at once."""
     return Delivery(
@@ -100,6 +122,7 @@ def new(
         recipient=recipient,
         message_id=message_id,
         updated_at=now,
+        channel=channel,
     )
 
 
@@ -107,7 +130,7 @@ def _require(delivery: Delivery, action: str, *states: State) -> None:
     if delivery.state not in states:
         allowed = " or ".join(states)
         raise InvalidTransition(
-            f"cannot {action} the delivery of {delivery.edition_day} to {delivery.recipient}: "
+            f"cannot {action} the delivery of {delivery.edition_day} to {delivery.addressee}: "
             f"it is {delivery.state}, not {allowed}"
         )
 
@@ -122,7 +145,7 @@ def claim(delivery: Delivery, now: datetime, *, message_id: str | None = None) -
     _require(delivery, "send", "pending")
     if not delivery.due(now):
         raise InvalidTransition(
-            f"the delivery of {delivery.edition_day} to {delivery.recipient} is not due "
+            f"the delivery of {delivery.edition_day} to {delivery.addressee} is not due "
             f"before {delivery.next_attempt_at}"
         )
     return replace(
@@ -172,6 +195,15 @@ def record_failure(
     )
 
 
+def skip(delivery: Delivery, reason: str, now: datetime) -> Delivery:
+    """pending → skipped: this row is not to be sent, for `reason` (kept as its reply), decided
+    before anything was sent. Like a claim, persist it by compare-and-set."""
+    _require(delivery, "skip", "pending")
+    return replace(
+        delivery, state="skipped", last_reply=reason, next_attempt_at=None, updated_at=now
+    )
+
+
 def resend(delivery: Delivery, now: datetime, *, include_sent: bool = False) -> Delivery:
     """An operator's explicit request: send this row again, with a fresh attempt budget.
 
@@ -197,11 +229,12 @@ def abandon(
 def plan(deliveries: Iterable[Delivery], now: datetime) -> tuple[Delivery, ...]:
     """The rows to send now: pending and due, oldest retry first, then by recipient.
 
-    Rows in ``sending`` are never in the plan (see `stuck`), nor ``sent`` or ``failed`` ones.
+    Rows in ``sending`` are never in the plan (see `stuck`), nor ``sent``, ``failed`` or
+    ``skipped`` ones.
     """
     due = [d for d in deliveries if d.due(now)]
     floor = datetime.min.replace(tzinfo=now.tzinfo)
-    due.sort(key=lambda d: (d.next_attempt_at or floor, d.edition_day, d.recipient))
+    due.sort(key=lambda d: (d.next_attempt_at or floor, d.edition_day, d.recipient, d.channel))
     return tuple(due)
 
 

@@ -32,7 +32,7 @@ from digest.render.email import render_email, text_line
 from digest.render.sanitize import safe_url
 from digest.render.templating import clip, long_date
 
-__all__ = ["HTML_BUDGET", "Recipient", "build_message", "message_id"]
+__all__ = ["HTML_BUDGET", "Recipient", "build_message", "message_id", "sender_domain"]
 
 # Gmail clips messages whose HTML is larger than 102 KB; stay clear of it.
 HTML_BUDGET = 100_000
@@ -71,13 +71,15 @@ def build_message(
     title: str = "digest",
     dated: datetime | None = None,
     html_budget: int = HTML_BUDGET,
+    preferences_url: str | None = None,
 ) -> EmailMessage:
     """The email of `edition` for `subscriber`, restricted to their categories.
 
     `archive_url` is the absolute URL of this edition in the archive (None when the archive has
     no base URL); `unsubscribe_url` an absolute http(s) URL that unsubscribes with one POST
-    (RFC 8058) and shows a confirmation on GET. `dated` is the Date header (default: when the
-    edition was generated, so the same edition builds the same message).
+    (RFC 8058) and shows a confirmation on GET; `preferences_url`, when given, the subscriber's
+    preferences page. `dated` is the Date header (default: when the edition was generated, so
+    the same edition builds the same message).
     Raises InvalidRecipientError (a PermanentDeliveryError) for an address that breaks the
     address rule (`digest.deliver.address`).
     """
@@ -85,6 +87,9 @@ def build_message(
     if unsubscribe is None:
         raise ValueError(f"the unsubscribe URL is not an absolute http(s) URL: {unsubscribe_url!r}")
     archive = safe_url(archive_url) if archive_url else None
+    preferences = safe_url(preferences_url) if preferences_url else None
+    if preferences_url and preferences is None:
+        raise ValueError(f"the preferences URL is not an absolute http(s) URL: {preferences_url!r}")
     to = _address(subscriber.email)
     sender = config.from_
 
@@ -94,19 +99,24 @@ def build_message(
     # per-recipient values; the budget is lowered by what filling them adds.
     email = subscriber.email.strip()
     address, link = str(escape(email)), str(escape(unsubscribe))
+    settings = str(escape(preferences)) if preferences else ""
     growth = len(address) + len(link) - len(_ADDRESS_SLOT) - len(_UNSUBSCRIBE_SLOT)
+    if preferences:
+        growth += len(settings) - len(_PREFERENCES_SLOT)
     slack = -(-max(0, growth) // 256) * 256  # rounded up, so similar recipients share a render
     while True:
         template_html, template_text = _parts(
-            mine, subscriber.categories, tz, title, archive, html_budget - slack
+            mine, subscriber.categories, tz, title, archive, html_budget - slack, bool(preferences)
         )
         html_part = template_html.replace(_ADDRESS_SLOT, address)
         html_part = html_part.replace(_UNSUBSCRIBE_SLOT, link)
+        html_part = html_part.replace(_PREFERENCES_SLOT, settings)
         if len(html_part.encode("utf-8")) <= html_budget or slack >= html_budget:
             break
         slack += 1024  # a slot filled more than once: leave more room
     text_part = template_text.replace(_ADDRESS_SLOT, email)
     text_part = text_part.replace(_UNSUBSCRIBE_SLOT, unsubscribe)
+    text_part = text_part.replace(_PREFERENCES_SLOT, preferences or "")
 
     msg = EmailMessage(policy=default_policy)
     msg["From"] = sender
@@ -131,6 +141,7 @@ def build_message(
 _SLOT_TOKEN = secrets.token_hex(8)
 _ADDRESS_SLOT = f"recipient-{_SLOT_TOKEN}@slot.invalid"
 _UNSUBSCRIBE_SLOT = f"https://slot.invalid/unsubscribe-{_SLOT_TOKEN}"
+_PREFERENCES_SLOT = f"https://slot.invalid/preferences-{_SLOT_TOKEN}"
 
 
 def _parts(
@@ -140,13 +151,14 @@ def _parts(
     title: str,
     archive: str | None,
     budget: int,
+    preferences: bool = False,
 ) -> tuple[str, str]:
     """The HTML and text parts of `edition` (already restricted to `categories`), with slots;
     rendered once for all the subscribers who share them."""
     try:
-        return _cached_parts(edition, categories, tz, title, archive, budget)
+        return _cached_parts(edition, categories, tz, title, archive, budget, preferences)
     except TypeError:  # an edition built with a list somewhere cannot be a cache key
-        return _render_parts(edition, categories, tz, title, archive, budget)
+        return _render_parts(edition, categories, tz, title, archive, budget, preferences)
 
 
 def _render_parts(
@@ -156,6 +168,7 @@ def _render_parts(
     title: str,
     archive: str | None,
     budget: int,
+    preferences: bool = False,
 ) -> tuple[str, str]:
     return render_email(
         edition,
@@ -166,6 +179,7 @@ def _render_parts(
         unsubscribe=_UNSUBSCRIBE_SLOT,
         recipient=_ADDRESS_SLOT,
         budget=budget,
+        preferences=_PREFERENCES_SLOT if preferences else None,
     )
 
 
@@ -200,6 +214,11 @@ def _address(email: str) -> Address:
             f"cannot send to {email!r}: not an email address ({reason})",
             reply=f"not sent: not an email address ({reason})",
         ) from None
+
+
+def sender_domain(sender: str) -> str:
+    """The domain of the sender's address, made safe for a Message-ID ("localhost" if none)."""
+    return _domain(sender)
 
 
 def _domain(sender: str) -> str:

@@ -1,42 +1,104 @@
-"""Sending one edition's emails through the delivery ledger, so that each is sent once.
+"""Sending one edition's messages through the delivery ledger, so that each is sent once.
 
-For each row the plan says is due: claim it (pending → sending, a compare-and-set persisted
-*before* the SMTP conversation), send, then record sent (with the server's reply) or the failure.
-A crash between sending and recording leaves the row in ``sending``: the next run reports it and
-does not send it again; only an explicit `resend` does.
+One machine for every channel: a row is (edition, recipient, channel), the email or one of the
+recipient's Apprise channels, and the transport (`digest.deliver.channels.Channels`) hands each
+message to the email transport or to Apprise. For each row the plan says is due: claim it
+(pending → sending, a compare-and-set persisted *before* the SMTP conversation or the HTTP
+request), send, then record sent (with the server's reply) or the failure. A crash between
+sending and recording leaves the row in ``sending``: the next run reports it and does not send
+it again; only an explicit `resend` does. A row whose message is a `Skip` (the reader's rules
+left nothing) goes pending → skipped with the reason, by the same compare-and-set.
 
 What this gives, and what it cannot: SMTP has no exactly-once. When the connection drops after
 the message data went out but before the server's reply, the server may have accepted it; the
 row is retried (at-least-once, so nobody silently misses a digest) and the recipient may get a
 second copy with the *same* Message-ID, which mail stores that deduplicate by Message-ID fold
-into one. Every other path sends a message at most once per row.
+into one. The same holds for a webhook whose reply is lost (a read timeout, a connection closed
+after the request went out): the second request carries the same `X-Digest-Message-Id` header
+(json:// and form://), by which a receiver can fold them. Every other path sends a message at
+most once per row.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from email.message import EmailMessage
-from typing import Protocol
+from typing import Any, Protocol
 
 from digest.deliver import ledger
-from digest.deliver.ledger import Delivery, RetryPolicy
-from digest.deliver.transport import Transport
+from digest.deliver.ledger import EMAIL, Delivery, RetryPolicy
+from digest.deliver.transport import SendResult
 from digest.errors import DeliveryError, InvalidTransition, PermanentDeliveryError
 
-__all__ = ["DeliveryReport", "LedgerStore", "MemoryLedgerStore", "deliver", "resend"]
+__all__ = [
+    "DeliveryReport",
+    "LazyMessages",
+    "LedgerStore",
+    "MemoryLedgerStore",
+    "Sends",
+    "Skip",
+    "deliver",
+    "resend",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Skip:
+    """What a row gets instead of a message when nothing is to be sent; `reason` becomes its
+    reply ("not sent: no story matched your rules")."""
+
+    reason: str
+
+
+class LazyMessages(Mapping[tuple[str, str], Any]):
+    """Messages for `deliver` that are built only when it sends them, one at a time: an
+    edition's thousand emails are never all in memory at once. Each is given by a function
+    that builds it (and returns the error that kept it from being built, if one did) and the
+    Message-ID it will have, which the ledger's row is created with."""
+
+    def __init__(self) -> None:
+        self._build: dict[tuple[str, str], Callable[[], Any]] = {}
+        self._ids: dict[tuple[str, str], str | None] = {}
+
+    def add(self, key: tuple[str, str], build: Callable[[], Any], message_id: str | None) -> None:
+        self._build[key] = build
+        self._ids[key] = message_id
+
+    def message_id(self, key: tuple[str, str]) -> str | None:
+        return self._ids[key]
+
+    def __getitem__(self, key: tuple[str, str]) -> Any:
+        return self._build[key]()
+
+    def __iter__(self) -> Iterator[tuple[str, str]]:
+        return iter(self._build)
+
+    def __len__(self) -> int:
+        return len(self._build)
+
+
+class Sends(Protocol):
+    """Where messages go: `send` answers with the server's reply or raises a DeliveryError.
+    Optionally `scope(msg)`: which server a message goes to, so that one that is down (its
+    error says `transport_down`) defers only the messages that would go to it."""
+
+    async def send(self, msg: Any, /) -> SendResult: ...
+
 
 log = logging.getLogger(__name__)
 
 
 class LedgerStore(Protocol):
-    """Where ledger rows live. One row per (edition_day, recipient): UNIQUE in the database.
+    """Where ledger rows live. One row per (edition_day, recipient, channel): UNIQUE in the
+    database.
 
     On SQL: `add` is INSERT ... ON CONFLICT DO NOTHING; `claim` is
-    ``UPDATE ... SET <new> WHERE edition_day=? AND recipient=? AND state=<expected.state>
-    AND attempts=<expected.attempts>`` and returns whether one row changed; `save` is an UPDATE
+    ``UPDATE ... SET <new> WHERE edition_day=? AND recipient=? AND channel=?
+    AND state=<expected.state> AND attempts=<expected.attempts>`` and returns whether one row
+    changed; `save` is an UPDATE
     by key. Each call is its own short transaction: no network I/O runs inside one.
     """
 
@@ -71,9 +133,10 @@ class DeliveryReport:
     failed: tuple[Delivery, ...] = ()  # failed for good in this run (5xx, or out of attempts)
     stuck: tuple[Delivery, ...] = ()  # found in `sending`: not touched; needs resend or abandon
     waiting: tuple[Delivery, ...] = ()  # pending, retry time not come yet
-    deferred: tuple[Delivery, ...] = ()  # due, not tried: the mail server was down this run
+    deferred: tuple[Delivery, ...] = ()  # due, not tried: its server was down this run
     missing: tuple[Delivery, ...] = ()  # due, but no message was given for the recipient
     raced: tuple[Delivery, ...] = ()  # claimed by another run between load and claim
+    skipped: tuple[Delivery, ...] = ()  # skipped in this run (the reader's rules left nothing)
     already_sent: int = 0
     already_failed: int = 0
 
@@ -86,26 +149,39 @@ class DeliveryReport:
 async def deliver(
     store: LedgerStore,
     edition_day: date,
-    messages: Mapping[str, EmailMessage | DeliveryError],
-    transport: Transport,
+    messages: Mapping[str, Any] | Mapping[tuple[str, str], Any],
+    transport: Sends,
     now: datetime,
     *,
     policy: RetryPolicy,
 ) -> DeliveryReport:
     """Send the edition of `edition_day` to every recipient in `messages` that still needs it.
 
-    `messages` maps a recipient's address (the ledger's key) to its message, or to the error
-    that kept it from being built (an address the rule refuses): that row fails with the error's
-    reply, without the transport, and the others are sent as usual. Rows are created
-    for new recipients; rows already sent, failed, stuck in sending or waiting for their retry
-    time are left alone. `now` is the time of the run: it decides what is due and stamps rows.
-    When the mail server itself is unreachable (refused connection, failed login), the run stops
-    after that row and leaves the rest pending for the next run.
+    `messages` maps a row's key, (recipient, channel) or a recipient's address alone for
+    the channel "email", to its message (an EmailMessage, a `Notification`), to a `Skip`, or to
+    the error that kept it from being built (an address the rule refuses): that row fails with
+    the error's reply, without the transport, and the others are sent as usual. Rows are created
+    for new keys; rows already sent, failed, skipped, stuck in sending or waiting for their
+    retry time are left alone. `now` is the time of the run: it decides what is due and stamps
+    rows. When a server itself is unreachable (refused connection, failed login), the rest of
+    the rows for that server (`Sends.scope`) are left pending for the next run.
     """
+    # The row's key -> the key of its message in `messages` (which may build it only when
+    # asked: `LazyMessages`).
+    keyed: dict[tuple[str, str], Any] = {
+        (key, EMAIL) if isinstance(key, str) else key: key for key in messages
+    }
+    ids = messages.message_id if isinstance(messages, LazyMessages) else None
     await store.add(
         [
-            ledger.new(edition_day, recipient, now, message_id=_mid(msg))
-            for recipient, msg in messages.items()
+            ledger.new(
+                edition_day,
+                recipient,
+                now,
+                message_id=ids(key) if ids else _mid(messages[key]),
+                channel=channel,
+            )
+            for (recipient, channel), key in keyed.items()
         ]
     )
     rows = await store.load(edition_day)
@@ -118,7 +194,7 @@ async def deliver(
             "delivery of %s to %s is stuck in sending since %s (Message-ID %s): "
             "not re-sent; resend it explicitly if it never arrived",
             d.edition_day,
-            d.recipient,
+            d.addressee,
             d.updated_at,
             d.message_id,
         )
@@ -129,10 +205,21 @@ async def deliver(
     missing: list[Delivery] = []
     raced: list[Delivery] = []
     deferred: list[Delivery] = []
-    for i, row in enumerate(due):
-        msg = messages.get(row.recipient)
-        if msg is None:
+    skipped: list[Delivery] = []
+    down: set[str] = set()  # scopes whose server is down this run
+    for row in due:
+        key = keyed.get((row.recipient, row.channel))
+        if key is None:
             missing.append(row)
+            continue
+        msg = messages[key]
+        if isinstance(msg, Skip):
+            left = ledger.skip(row, msg.reason, now)
+            (skipped if await store.claim(row, left) else raced).append(left)
+            continue
+        scope = "" if isinstance(msg, DeliveryError) else _scope(transport, msg)
+        if scope in down:
+            deferred.append(row)
             continue
         claimed = ledger.claim(row, now, message_id=_mid(msg))
         if not await store.claim(row, claimed):
@@ -152,10 +239,9 @@ async def deliver(
             )
             await store.save(outcome)
             (failed if outcome.state == "failed" else retrying).append(outcome)
-            log.info("delivery of %s to %s: %s", edition_day, row.recipient, err)
+            log.info("delivery of %s to %s: %s", edition_day, row.addressee, err)
             if err.transport_down:
-                deferred.extend(d for d in due[i + 1 :] if d.recipient in messages)
-                break
+                down.add(scope)
             continue
         outcome = ledger.record_sent(claimed, result.reply, now)
         await store.save(outcome)
@@ -171,6 +257,7 @@ async def deliver(
         deferred=tuple(deferred),
         missing=tuple(missing),
         raced=tuple(raced),
+        skipped=tuple(skipped),
         already_sent=sum(1 for d in rows if d.state == "sent"),
         already_failed=sum(1 for d in rows if d.state == "failed"),
     )
@@ -186,7 +273,8 @@ async def resend(
 ) -> list[Delivery]:
     """An operator's explicit request: make stuck (``sending``) and ``failed`` rows pending again.
 
-    With `recipients`, only theirs (a named row that cannot be re-sent raises InvalidTransition);
+    With `recipients`, only theirs, on every channel where a row can be re-sent (a named
+    recipient none of whose rows can be raises InvalidTransition, and nothing changes);
     without, every stuck and failed row of the edition. `include_sent` also reopens sent rows.
     The next `deliver` sends them, with the same Message-ID. Returns the reopened rows.
     """
@@ -198,33 +286,43 @@ async def resend(
             raise InvalidTransition(
                 f"no delivery of {edition_day} to {', '.join(sorted(unknown))} to re-send"
             )
-    reopened: list[Delivery] = []
+    planned: list[tuple[Delivery, Delivery]] = []
+    refused: dict[str, InvalidTransition] = {}
     for row in rows:
         if wanted is not None and row.recipient not in wanted:
             continue
         try:
-            again = ledger.resend(row, now, include_sent=include_sent)
-        except InvalidTransition:
-            if wanted is not None:
-                raise
-            continue
+            planned.append((row, ledger.resend(row, now, include_sent=include_sent)))
+        except InvalidTransition as err:
+            refused.setdefault(row.recipient, err)
+    if wanted is not None:
+        for recipient in sorted(wanted - {row.recipient for row, _ in planned}):
+            raise refused[recipient]
+    reopened: list[Delivery] = []
+    for row, again in planned:
         if await store.claim(row, again):
             reopened.append(again)
     return reopened
 
 
-def _mid(msg: EmailMessage | DeliveryError) -> str | None:
-    if isinstance(msg, DeliveryError):
-        return None
-    value = msg.get("Message-ID")
-    return str(value).strip() if value else None
+def _mid(msg: Any) -> str | None:
+    if isinstance(msg, EmailMessage):
+        value = msg.get("Message-ID")
+        return str(value).strip() if value else None
+    value = getattr(msg, "message_id", None)
+    return str(value) if isinstance(value, str) and value else None
+
+
+def _scope(transport: Sends, msg: Any) -> str:
+    scope = getattr(transport, "scope", None)
+    return str(scope(msg)) if callable(scope) else ""
 
 
 @dataclass
 class MemoryLedgerStore:
     """A `LedgerStore` in a dict, for tests and benchmarks. `fail_save` simulates a crash."""
 
-    rows: dict[tuple[date, str], Delivery] = field(default_factory=dict)
+    rows: dict[tuple[date, str, str], Delivery] = field(default_factory=dict)
     fail_save: BaseException | None = None  # raised by the next `save` (then cleared)
 
     async def add(self, deliveries: Sequence[Delivery]) -> None:
@@ -232,7 +330,7 @@ class MemoryLedgerStore:
             self.rows.setdefault(d.key, d)
 
     async def load(self, edition_day: date) -> list[Delivery]:
-        return [d for (day, _), d in sorted(self.rows.items()) if day == edition_day]
+        return [d for (day, _, _), d in sorted(self.rows.items()) if day == edition_day]
 
     async def claim(self, expected: Delivery, new: Delivery) -> bool:
         current = self.rows.get(expected.key)

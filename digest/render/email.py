@@ -24,7 +24,7 @@ from digest.render.sanitize import clean_text, safe_url
 from digest.render.templating import clip, environment, long_date
 from digest.stories.language import language_name
 
-__all__ = ["render_email", "text_line"]
+__all__ = ["render_email", "story_mark", "text_line"]
 
 # An upper bound on the bytes inlining removes from a page: its <style> block (about 4 KB).
 _STYLE_BLOCK_BYTES = 8_000
@@ -57,9 +57,10 @@ def render_email(
     unsubscribe: str,
     recipient: str,
     budget: int,
+    preferences: str | None = None,
 ) -> tuple[str, str]:
     """(HTML, plain text) of `edition` (already restricted to `categories`) for `recipient`,
-    the HTML within `budget` bytes."""
+    the HTML within `budget` bytes; `preferences` is the link to their preferences page."""
     view = _view(
         edition,
         categories,
@@ -68,6 +69,7 @@ def render_email(
         archive=archive,
         unsubscribe=unsubscribe,
         recipient=recipient,
+        preferences=preferences,
     )
     view, html_part = _fit(view, budget)
     return html_part, _render_text(view)
@@ -96,6 +98,10 @@ class _StoryView:
     new_outlets: str = ""
     new_fact: str = ""
     new_lang: str = ""
+    # In a reader's own copy: the story's language when it is not theirs ("English"), or that
+    # it was translated for them ("translated from English"); `lang` is its text's language.
+    mark: str = ""
+    lang: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,6 +130,7 @@ class _EmailView:
     archive_url: str | None
     unsubscribe_url: str
     recipient: str
+    preferences_url: str | None = None
     total_stories: int = 0
     total_headlines: int = 0
     trimmed: bool = False
@@ -140,6 +147,7 @@ def _view(
     archive: str | None,
     unsubscribe: str,
     recipient: str,
+    preferences: str | None = None,
 ) -> _EmailView:
     sections = tuple(
         _SectionView(
@@ -163,6 +171,7 @@ def _view(
         archive_url=archive,
         unsubscribe_url=unsubscribe,
         recipient=recipient,
+        preferences_url=preferences,
         total_stories=stories,
         total_headlines=headlines,
         shown_stories=stories,
@@ -183,7 +192,18 @@ def _story(story: EditionStory) -> _StoryView:
         more_outlets=max(0, len(followable) - OUTLETS_SHOWN),
         updated=story.updated,
         **_new_line(story.whats_new),
+        mark=story_mark(story),
+        lang=story.language if language_name(story.language) else "",
     )
+
+
+def story_mark(story: EditionStory) -> str:
+    """What a reader's copy says about a story's language: "translated from English" when it
+    was translated for them, "English" when it is not in their language and was not
+    translated, else ""."""
+    if story.translated_from and language_name(story.translated_from):
+        return f"translated from {language_name(story.translated_from)}"
+    return language_name(story.language) if story.language else ""
 
 
 def _new_line(news: WhatsNew | None) -> dict[str, str]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import re
 import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -73,9 +74,10 @@ def environment() -> jinja2.Environment:
     # Templates are installed as the package `digest.templates` (pyproject maps templates/ there).
     env = jinja2.Environment(
         loader=jinja2.PackageLoader("digest.templates", ""),
-        # Everything is escaped (HTML, Atom, strings) but the email's plain-text part.
+        # Everything is escaped (HTML, Atom, strings) but the plain-text parts and the compact
+        # digest's Markdown (its own filter, `md`, escapes that).
         autoescape=jinja2.select_autoescape(
-            enabled_extensions=(), disabled_extensions=("txt",), default=True
+            enabled_extensions=(), disabled_extensions=("txt", "md"), default=True
         ),
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
@@ -110,8 +112,24 @@ def environment() -> jinja2.Environment:
         language_name=language_name,
         plural=plural,
         wrap=wrap,
+        md=md,
+        md_url=md_url,
     )
     return env
+
+
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()<>#+!|~])")
+
+
+def md(text: str) -> str:
+    """Text for a Markdown template: its special characters escaped, so that it shows as
+    typed and never as markup (a scraped "[click](javascript:...)" stays text)."""
+    return _MD_SPECIAL.sub(r"\\\1", text)
+
+
+def md_url(url: str) -> str:
+    """A checked (`safe_url`) URL as a Markdown link target: what would end it encoded."""
+    return url.replace("(", "%28").replace(")", "%29").replace(" ", "%20").replace("<", "%3C")
 
 
 @cache

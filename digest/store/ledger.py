@@ -1,4 +1,4 @@
-"""The delivery ledger: one row per (edition, recipient), moved through its states by
+"""The delivery ledger: one row per (edition, recipient, channel), moved through its states by
 compare-and-set (`digest.deliver.ledger` decides the states; this stores them)."""
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ class LedgerMixin(StoreBase):
     """Ledger rows: what was sent to whom, and what the mail server said."""
 
     def add_deliveries(self, rows: Sequence[Delivery]) -> int:
-        """Insert the ledger rows whose (edition_day, recipient) is new; return how many.
+        """Insert the ledger rows whose (edition_day, recipient, channel) is new; return how many.
 
         Existing rows are left exactly as they are, whatever their state.
         """
@@ -36,18 +36,18 @@ class LedgerMixin(StoreBase):
                 stmt = (
                     insert(conn, deliveries)
                     .values(chunk)
-                    .on_conflict_do_nothing(index_elements=["edition_day", "recipient"])
+                    .on_conflict_do_nothing(index_elements=["edition_day", "recipient", "channel"])
                     .returning(deliveries.c.id)
                 )
                 added += len(conn.execute(stmt).all())
         return added
 
     def load_deliveries(self, edition_day: date) -> list[Delivery]:
-        """Every ledger row of the edition of `edition_day`, by recipient."""
+        """Every ledger row of the edition of `edition_day`, by recipient and channel."""
         query = (
             select(deliveries)
             .where(deliveries.c.edition_day == edition_day)
-            .order_by(deliveries.c.recipient)
+            .order_by(deliveries.c.recipient, deliveries.c.channel)
         )
         with self._read() as conn:
             return [_delivery(row) for row in conn.execute(query).mappings()]
@@ -57,12 +57,13 @@ class LedgerMixin(StoreBase):
         has `expected.state` and `expected.attempts`; return whether it did."""
         if new.key != expected.key:
             raise ValueError(f"a claim cannot change a row's key: {expected.key} -> {new.key}")
-        day, recipient = expected.key
+        day, recipient, channel = expected.key
         stmt = (
             update(deliveries)
             .where(
                 deliveries.c.edition_day == day,
                 deliveries.c.recipient == recipient,
+                deliveries.c.channel == channel,
                 deliveries.c.state == expected.state,
                 deliveries.c.attempts == expected.attempts,
             )
@@ -73,15 +74,19 @@ class LedgerMixin(StoreBase):
 
     def save_delivery(self, delivery: Delivery) -> None:
         """Write a ledger row by its key (the outcome recorded by the run that claimed it)."""
-        day, recipient = delivery.key
+        day, recipient, channel = delivery.key
         stmt = (
             update(deliveries)
-            .where(deliveries.c.edition_day == day, deliveries.c.recipient == recipient)
+            .where(
+                deliveries.c.edition_day == day,
+                deliveries.c.recipient == recipient,
+                deliveries.c.channel == channel,
+            )
             .values(_delivery_values(delivery))
         )
         with self._write() as conn:
             if conn.execute(stmt).rowcount == 0:
-                raise StoreError(f"no delivery of {day} to {recipient} in the ledger")
+                raise StoreError(f"no delivery of {day} to {delivery.addressee} in the ledger")
 
     def deliveries(
         self,
@@ -99,7 +104,9 @@ class LedgerMixin(StoreBase):
             query = query.where(deliveries.c.edition_day == edition_day)
         if states is not None:
             query = query.where(deliveries.c.state.in_(list(states)))
-        query = query.order_by(deliveries.c.edition_day.desc(), deliveries.c.recipient)
+        query = query.order_by(
+            deliveries.c.edition_day.desc(), deliveries.c.recipient, deliveries.c.channel
+        )
         if limit is not None:
             query = query.limit(limit)
         with self._read() as conn:
@@ -144,6 +151,7 @@ def _delivery_values(d: Delivery) -> dict[str, Any]:
     return {
         "edition_day": d.edition_day,
         "recipient": d.recipient,
+        "channel": d.channel,
         "state": d.state,
         "attempts": d.attempts,
         "next_attempt_at": d.next_attempt_at,
@@ -159,6 +167,7 @@ def _delivery(row: Mapping[Any, Any]) -> Delivery:
     return Delivery(
         edition_day=row["edition_day"],
         recipient=row["recipient"],
+        channel=row["channel"],
         state=row["state"],
         attempts=row["attempts"],
         next_attempt_at=row["next_attempt_at"],

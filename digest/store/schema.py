@@ -11,6 +11,7 @@ from typing import Any, ClassVar, cast
 
 from sqlalchemy import (
     JSON,
+    Boolean,
     CheckConstraint,
     Date,
     DateTime,
@@ -41,7 +42,7 @@ NAMING_CONVENTION = {
 
 RUN_STATUSES = ("running", "ok", "partial", "failed")
 # digest.deliver.ledger.STATES (not imported: the store does not load the mail code).
-DELIVERY_STATES = ("pending", "sending", "sent", "failed")
+DELIVERY_STATES = ("pending", "sending", "sent", "failed", "skipped")
 FEED_ORIGINS = ("cli", "opml")  # digest.models.FeedOrigin
 
 
@@ -261,6 +262,40 @@ class StoredSubscriber(Base):
     timezone: Mapped[str] = mapped_column(String)
     token: Mapped[str] = mapped_column(String, unique=True)  # the unsubscribe link's secret
     created_at: Mapped[datetime]
+    # Preferences (digest.models.Preferences), since 0008. NULL send_at: schedule.publish_at;
+    # NULL max_stories: every story; NULL language: each story as written.
+    send_at: Mapped[str | None] = mapped_column(String)
+    include_terms: Mapped[list[Any]] = mapped_column(default=list)
+    exclude_terms: Mapped[list[Any]] = mapped_column(default=list)
+    max_stories: Mapped[int | None] = mapped_column(Integer)
+    language: Mapped[str | None] = mapped_column(String)
+    send_email: Mapped[bool] = mapped_column(Boolean, default=True)
+
+
+class StoredChannel(Base):
+    """A subscriber's channel besides email: an Apprise URL as given (placeholders unresolved)."""
+
+    __tablename__ = "channels"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    subscriber_id: Mapped[int] = mapped_column(ForeignKey("subscribers.id", ondelete="CASCADE"))
+    url: Mapped[str] = mapped_column(Text)
+    key: Mapped[str] = mapped_column(String)  # digest.models.channel_key(url): the ledger's name
+    position: Mapped[int] = mapped_column(Integer)  # the subscriber's order
+    created_at: Mapped[datetime]
+
+    __table_args__ = (UniqueConstraint("subscriber_id", "key"),)
+
+
+class StoredSecret(Base):
+    """A secret the service made for itself (the preferences page's CSRF key), kept in the
+    database so that every process serving the same deployment shares it."""
+
+    __tablename__ = "secrets"
+
+    name: Mapped[str] = mapped_column(String, primary_key=True)
+    value: Mapped[str] = mapped_column(String)
+    created_at: Mapped[datetime]
 
 
 class StoredEdition(Base):
@@ -277,13 +312,16 @@ class StoredEdition(Base):
 
 
 class StoredDelivery(Base):
-    """The delivery ledger: one email of one edition to one recipient (digest.deliver.ledger)."""
+    """The delivery ledger: one message of one edition to one recipient on one channel
+    (digest.deliver.ledger)."""
 
     __tablename__ = "deliveries"
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     edition_day: Mapped[date]
     recipient: Mapped[str] = mapped_column(String)
+    # "email", or a channel's key (digest.models.channel_key); since 0008.
+    channel: Mapped[str] = mapped_column(String, default="email")
     state: Mapped[str] = mapped_column(String)
     attempts: Mapped[int] = mapped_column(Integer)
     next_attempt_at: Mapped[datetime | None]
@@ -292,7 +330,7 @@ class StoredDelivery(Base):
     updated_at: Mapped[datetime | None]
 
     __table_args__ = (
-        UniqueConstraint("edition_day", "recipient"),
+        UniqueConstraint("edition_day", "recipient", "channel"),
         CheckConstraint(f"state IN {DELIVERY_STATES!r}", name="state"),
         Index("ix_deliveries_state", "state"),
     )
@@ -315,3 +353,5 @@ subscribers = cast(Table, StoredSubscriber.__table__)
 editions = cast(Table, StoredEdition.__table__)
 deliveries = cast(Table, StoredDelivery.__table__)
 article_vectors = cast(Table, ArticleVector.__table__)
+channels = cast(Table, StoredChannel.__table__)
+secrets = cast(Table, StoredSecret.__table__)

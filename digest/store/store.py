@@ -14,6 +14,7 @@ from digest.store.health import HealthMixin
 from digest.store.ledger import LedgerMixin
 from digest.store.runs import RunsMixin
 from digest.store.search import SearchMixin
+from digest.store.secrets import SecretsMixin
 from digest.store.stories import StoriesMixin
 from digest.store.subscribed_feeds import SubscribedFeedsMixin
 from digest.store.subscribers import SubscribersMixin
@@ -34,9 +35,11 @@ class Store(
     SearchMixin,
     HealthMixin,
     SubscribedFeedsMixin,
+    SecretsMixin,
 ):
-    """Articles, stories, summaries, article vectors, runs, feed state, subscribers, editions
-    and the delivery ledger in one SQLite or PostgreSQL database. See `open_store`."""
+    """Articles, stories, summaries, article vectors, runs, feed state, subscribers and their
+    channels, editions, the delivery ledger and the service's own secrets in one SQLite or
+    PostgreSQL database. See `open_store`."""
 
 
 def open_store(url: str) -> Store:

@@ -1,4 +1,6 @@
-"""Subscribers: who gets the email digest, of which categories, in which time zone."""
+"""Subscribers: who gets the digest, of which categories, when, in which zone, and on which
+channels (their preferences, `digest.models.Preferences`, decided and checked elsewhere:
+`digest.preferences`)."""
 
 from __future__ import annotations
 
@@ -8,12 +10,12 @@ from contextlib import suppress
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from sqlalchemy import select
+from sqlalchemy import Connection, select
 
 from digest.errors import AddressError, InvalidSubscriberError
-from digest.models import Subscriber
+from digest.models import Channel, Preferences, Subscriber, channel_key
 from digest.store.base import StoreBase, insert, now
-from digest.store.schema import subscribers
+from digest.store.schema import channels, subscribers
 
 
 class SubscribersMixin(StoreBase):
@@ -45,7 +47,57 @@ class SubscribersMixin(StoreBase):
                 set_={"categories": stmt.excluded.categories, "timezone": stmt.excluded.timezone},
             )
             row = conn.execute(stmt.returning(*subscribers.c)).mappings().one()
-        return _subscriber(row)
+            return _subscriber(row, _channels_of(conn, [row["id"]]).get(row["id"], ()))
+
+    def save_preferences(self, email: str, prefs: Preferences) -> Subscriber | None:
+        """Write every preference of the subscriber `email` (as typed or normalized), channels
+        included (their order kept; a channel removed and added again is the same channel);
+        None when nobody has that address. The preferences were checked before
+        (`digest.preferences`); the time zone is checked again here."""
+        zone = _check_timezone(prefs.timezone)
+        cats = _normalize_categories(prefs.categories)
+        urls = list(dict.fromkeys(u.strip() for u in prefs.channels if u.strip()))
+        values = {
+            "categories": list(cats) if cats is not None else None,
+            "timezone": zone,
+            "send_at": prefs.send_at,
+            "include_terms": list(prefs.include),
+            "exclude_terms": list(prefs.exclude),
+            "max_stories": prefs.max_stories,
+            "language": prefs.language,
+            "send_email": prefs.send_email,
+        }
+        with self._write() as conn:
+            row = (
+                conn.execute(
+                    subscribers.update()
+                    .where(subscribers.c.email.in_(_addresses(email)))
+                    .values(values)
+                    .returning(*subscribers.c)
+                )
+                .mappings()
+                .first()
+            )
+            if row is None:
+                return None
+            sid = row["id"]
+            conn.execute(channels.delete().where(channels.c.subscriber_id == sid))
+            created = now()
+            if urls:
+                conn.execute(
+                    channels.insert(),
+                    [
+                        {
+                            "subscriber_id": sid,
+                            "url": url,
+                            "key": channel_key(url),
+                            "position": i,
+                            "created_at": created,
+                        }
+                        for i, url in enumerate(urls)
+                    ],
+                )
+            return _subscriber(row, _channels_of(conn, [sid]).get(sid, ()))
 
     def remove_subscriber(self, email: str) -> bool:
         """Unsubscribe `email` (any case); False when it was not subscribed.
@@ -53,27 +105,37 @@ class SubscribersMixin(StoreBase):
         An address is looked for as typed (lower-cased) and normalized, so that one stored by
         an older version, which the address rule may now refuse or write differently, can go.
         """
-        addresses = {email.strip().lower()}
-        with suppress(InvalidSubscriberError):
-            addresses.add(normalize_email(email))
         with self._write() as conn:
-            result = conn.execute(subscribers.delete().where(subscribers.c.email.in_(addresses)))
+            result = conn.execute(
+                subscribers.delete().where(subscribers.c.email.in_(_addresses(email)))
+            )
             return bool(result.rowcount)
 
     def subscribers(self) -> list[Subscriber]:
-        """Every subscriber, by address."""
+        """Every subscriber, by address, with their channels."""
         query = select(subscribers).order_by(subscribers.c.email)
         with self._read() as conn:
-            return [_subscriber(row) for row in conn.execute(query).mappings()]
+            rows = list(conn.execute(query).mappings())
+            found = _channels_of(conn, [r["id"] for r in rows])
+        return [_subscriber(row, found.get(row["id"], ())) for row in rows]
+
+    def subscriber(self, email: str) -> Subscriber | None:
+        """The subscriber `email` (as typed or normalized), or None."""
+        query = select(subscribers).where(subscribers.c.email.in_(_addresses(email)))
+        return self._one(query)
 
     def subscriber_by_token(self, token: str) -> Subscriber | None:
-        """The subscriber whose unsubscribe link carries `token`, or None."""
+        """The subscriber whose unsubscribe and preferences links carry `token`, or None."""
         if not token:
             return None
-        query = select(subscribers).where(subscribers.c.token == token)
+        return self._one(select(subscribers).where(subscribers.c.token == token))
+
+    def _one(self, query: Any) -> Subscriber | None:
         with self._read() as conn:
             row = conn.execute(query).mappings().first()
-        return _subscriber(row) if row is not None else None
+            if row is None:
+                return None
+            return _subscriber(row, _channels_of(conn, [row["id"]]).get(row["id"], ()))
 
 
 def normalize_email(email: str) -> str:
@@ -105,7 +167,31 @@ def _normalize_categories(categories: Sequence[str] | None) -> tuple[str, ...] |
     return cleaned or None
 
 
-def _subscriber(row: Mapping[Any, Any]) -> Subscriber:
+def _addresses(email: str) -> set[str]:
+    """An address as typed (lower-cased) and normalized: one stored by an older version, which
+    the address rule may now refuse or write differently, is still found."""
+    addresses = {email.strip().lower()}
+    with suppress(InvalidSubscriberError):
+        addresses.add(normalize_email(email))
+    return addresses
+
+
+def _channels_of(conn: Connection, ids: Sequence[int]) -> dict[int, tuple[Channel, ...]]:
+    """The channels of the subscribers `ids`, in each one's order."""
+    if not ids:
+        return {}
+    query = select(channels.c.subscriber_id, channels.c.url, channels.c.key).order_by(
+        channels.c.subscriber_id, channels.c.position
+    )
+    if len(ids) < 500:  # else all of them: cheaper than a long IN list
+        query = query.where(channels.c.subscriber_id.in_(list(ids)))
+    found: dict[int, list[Channel]] = {}
+    for sid, url, key in conn.execute(query):
+        found.setdefault(sid, []).append(Channel(url=url, key=key))
+    return {sid: tuple(chs) for sid, chs in found.items()}
+
+
+def _subscriber(row: Mapping[Any, Any], chans: tuple[Channel, ...] = ()) -> Subscriber:
     categories = row["categories"]
     return Subscriber(
         email=row["email"],
@@ -113,4 +199,11 @@ def _subscriber(row: Mapping[Any, Any]) -> Subscriber:
         timezone=row["timezone"],
         token=row["token"],
         created_at=row["created_at"],
+        send_at=row["send_at"],
+        include=tuple(row["include_terms"] or ()),
+        exclude=tuple(row["exclude_terms"] or ()),
+        max_stories=row["max_stories"],
+        language=row["language"],
+        send_email=bool(row["send_email"]),
+        channels=chans,
     )

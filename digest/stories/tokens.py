@@ -107,6 +107,21 @@ def words(text: str) -> list[str]:
     return out
 
 
+def every_word(text: str) -> list[str]:
+    """Every word of `text`, folded as `words` folds them, in order, stopwords and one-letter
+    words included: what a reader's keyword rule is matched on (`digest.stories.rules`)."""
+    out: list[str] = []
+    for match in _WORD.finditer(fold(text)):
+        word = match.group()
+        if word[0].isdigit():
+            out.append(word.replace(",", "."))
+            continue
+        word = _POSSESSIVE.sub("", word).replace("'", "").replace("’", "")
+        if word:
+            out.append(word)
+    return out
+
+
 def terms(text: str) -> list[str]:
     """The stems of the content words of `text`, in order."""
     return [stem(w) for w in words(text)]

@@ -1,0 +1,432 @@
+"""Channels besides email, through Apprise: Telegram, Slack, Discord, Matrix, ntfy, Gotify,
+webhooks and about a hundred more, each given as an Apprise URL.
+
+A channel's URL is stored as given; `{env:NAME}` placeholders in it (a bot token, a password)
+are resolved from the environment when a message is sent, never stored resolved. Only the
+operator (`digest subscribers add/set --channel`) may use placeholders: a URL typed on the
+preferences page could otherwise send the service's own secrets to an address of the
+subscriber's choosing. For the same reason a page-given URL whose service talks to a host of the
+URL's choosing (json://, ntfy://, gotify://, mailto://...) must name a public address unless
+`channels.allow_private_networks` is on (checked when it is saved; a name that later resolves
+elsewhere is not re-checked).
+
+Apprise is synchronous (requests): each message is one `Apprise.notify` call in a worker
+thread, with the service's socket timeouts set from `channels.timeout` and the call bounded by
+it too. `notify` answers with a status and the log lines of the attempt (Apprise 2's
+`AppriseResult`); `outcome` reads them into the ledger's terms: the HTTP status and what the
+service answered, temporary (429, 408, 5xx, a connection that failed or timed out) or permanent
+(another 4xx). A connection that could not be made means the service is down: the rest of that
+host's messages wait for the next run (`Channels.scope`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import logging
+import re
+import socket
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from email.message import EmailMessage
+from functools import cache
+from typing import Any
+from urllib.parse import urlsplit
+
+from digest.deliver.transport import SendResult
+from digest.errors import (
+    DeliveryError,
+    InvalidChannelError,
+    PermanentDeliveryError,
+    TemporaryDeliveryError,
+)
+
+__all__ = [
+    "AppriseTransport",
+    "Channels",
+    "Notification",
+    "body_limit",
+    "check_channel",
+    "outcome",
+    "placeholders",
+    "resolve",
+    "shown_url",
+]
+
+log = logging.getLogger(__name__)
+
+_PLACEHOLDER = re.compile(r"\{env:([^{}]*)\}")
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+# Services whose Apprise plugin can be told to have its Markdown shown as Markdown (it sends
+# plain text unless the URL says `format=markdown`).
+_MARKDOWN_ON_REQUEST = frozenset({"ntfy", "ntfys", "gotify", "gotifys"})
+# Services whose plugin takes extra HTTP headers: the message's id goes along as one.
+_HEADER_SCHEMES = frozenset({"json", "jsons", "form", "forms", "xml", "xmls"})
+MESSAGE_ID_HEADER = "X-Digest-Message-Id"
+_STAND_INS = ("placeholder", "123456789:AAHplaceholderplaceholderplaceholder0", "a1b2c3d4e5f60718")
+MAX_REPLY_CHARS = 300
+
+
+@dataclass(frozen=True, slots=True)
+class Notification:
+    """The compact digest for one channel of one recipient. `url` is the channel's Apprise
+    URL as stored (placeholders unresolved); `message_id` is the same every time the message
+    is built, like an email's Message-ID."""
+
+    recipient: str
+    channel: str  # the channel's key: the ledger's name for it
+    url: str
+    title: str
+    markdown: str
+    text: str
+    message_id: str
+
+
+# -- URLs -----------------------------------------------------------------------------------------
+
+
+def placeholders(url: str) -> list[str]:
+    """The environment variables a channel URL names (`{env:NAME}`), in order."""
+    return [m.group(1) for m in _PLACEHOLDER.finditer(url)]
+
+
+def resolve(url: str, environ: Mapping[str, str]) -> str:
+    """The URL with each `{env:NAME}` replaced by that variable's value; TemporaryDeliveryError
+    (the operator can still set it, and the retries will pick it up) when one is not set."""
+    missing = [name for name in placeholders(url) if not environ.get(name)]
+    if missing:
+        names = ", ".join(dict.fromkeys(missing))
+        raise TemporaryDeliveryError(
+            f"the channel's URL needs the environment variable {names}, which is not set",
+            reply=f"not sent: environment variable {names} is not set",
+        )
+    return _PLACEHOLDER.sub(lambda m: environ[m.group(1)], url)
+
+
+def _scheme(url: str) -> str:
+    return url.partition("://")[0].strip().lower()
+
+
+@cache
+def _manager() -> Any:
+    from apprise.manager_plugins import NotificationManager
+
+    return NotificationManager()
+
+
+def _plugin_class(scheme: str) -> Any:
+    manager = _manager()
+    return manager[scheme] if scheme in manager else None  # noqa: SIM401 (no .get)
+
+
+def body_limit(url: str) -> int | None:
+    """The longest body the channel's service takes (Apprise's `body_maxlen`), if it says."""
+    cls = _plugin_class(_scheme(url))
+    limit = getattr(cls, "body_maxlen", None) if cls is not None else None
+    return limit if isinstance(limit, int) and limit > 0 else None
+
+
+def check_channel(url: str, *, from_page: bool = False, allow_private: bool = False) -> str:
+    """`url` stripped, if Apprise can send to it; InvalidChannelError saying why not.
+
+    `from_page`: the subscriber typed it on the preferences page, where environment
+    placeholders are refused, and so is a custom host that is not a public address (unless
+    `allow_private`). Resolves the host's name then: call it in a thread.
+    """
+    url = url.strip()
+    if not url or "://" not in url:
+        raise InvalidChannelError(f"{_clip(url)!r} is not an Apprise URL (scheme://...)")
+    scheme = _scheme(url)
+    if scheme in ("mailto", "mailtos") and from_page:
+        raise InvalidChannelError("email comes to your address already: no mailto:// channel")
+    cls = _plugin_class(scheme)
+    if cls is None or not getattr(cls, "enabled", True):
+        raise InvalidChannelError(f"Apprise knows no service {scheme}:// (see its list of URLs)")
+    names = placeholders(url)
+    if names and from_page:
+        raise InvalidChannelError(
+            "environment placeholders ({env:...}) can only be set by the operator"
+        )
+    for name in names:
+        if not _ENV_NAME.match(name):
+            raise InvalidChannelError(f"{{env:{name}}} does not name an environment variable")
+    import apprise
+
+    # Placeholders stand for secrets whose shape the service checks (a Telegram bot token is
+    # digits, a colon and letters): the URL is checkable with any value of one of these shapes.
+    plugin = None
+    for stand_in in _STAND_INS if names else ("",):
+        trial = _PLACEHOLDER.sub(stand_in, url)
+        plugin = apprise.Apprise.instantiate(trial, asset=_asset(), suppress_exceptions=True)
+        if plugin is not None:
+            break
+    if plugin is None:
+        raise InvalidChannelError(
+            f"Apprise cannot use {shown_url(url)!r} ({scheme}:// needs another form)"
+        )
+    if from_page and _custom_host(plugin, cls):
+        _check_host(str(plugin.host).strip("[]"), allow_private=allow_private)
+    return url
+
+
+def _custom_host(plugin: Any, cls: Any) -> bool:
+    """Does the service connect to a host the URL chooses (not its own fixed API host)?"""
+    tokens = getattr(cls, "template_tokens", {}) or {}
+    if "host" not in tokens or not getattr(plugin, "host", None):
+        return False
+    return getattr(plugin, "mode", None) != "cloud"  # ntfy://topic is ntfy.sh's
+
+
+def _check_host(host: str, *, allow_private: bool) -> None:
+    if allow_private:
+        return
+    try:
+        infos = socket.getaddrinfo(host, None, type=socket.SOCK_STREAM)
+    except (OSError, UnicodeError):
+        raise InvalidChannelError(f"the host {host!r} of this channel cannot be found") from None
+    for *_, sockaddr in infos:
+        ip = ipaddress.ip_address(sockaddr[0])
+        if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped:
+            ip = ip.ipv4_mapped
+        if not ip.is_global:
+            raise InvalidChannelError(
+                f"the host {host!r} of this channel is not a public address ({ip})"
+            )
+
+
+def shown_url(url: str) -> str:
+    """The URL as it may be shown to the subscriber: Apprise's privacy form (secrets elided);
+    one with placeholders as stored (its secrets are in the environment); a URL Apprise cannot
+    read as its scheme only."""
+    import apprise
+
+    if placeholders(url):
+        return url.strip()  # the operator put its secrets in the environment
+    plugin = apprise.Apprise.instantiate(url.strip(), asset=_asset(), suppress_exceptions=True)
+    if plugin is None:
+        return f"{_scheme(url)}://…"
+    # Apprise's own options (retry=0&wait=0.5...) are noise to a reader.
+    return str(plugin.url(privacy=True)).partition("?")[0]
+
+
+def _clip(text: str, limit: int = 80) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+# -- what the service said -------------------------------------------------------------------------
+
+_STATUS = re.compile(r"error=(\d{3})")
+# What requests says when the request went out and no answer came back (the service may have
+# taken the message), and when no connection was made at all (it did not): the first words
+# of each are what the ledger keeps of the socket error.
+_LOST_REPLY = (
+    ("read timed out", "read timed out"),
+    ("remote end closed", "connection closed without an answer"),
+    ("remotedisconnected", "connection closed without an answer"),
+    ("connection reset", "connection reset"),
+    ("connection aborted", "connection aborted"),
+    ("incompleteread", "answer cut short"),
+    ("broken pipe", "connection broken"),
+)
+_NO_CONNECTION = (
+    ("connection refused", "connection refused"),
+    ("connecttimeout", "connect timed out"),
+    ("connect timeout", "connect timed out"),
+    ("name or service not known", "host not found"),
+    ("nodename nor servname", "host not found"),
+    ("failed to resolve", "host not found"),
+    ("temporary failure in name resolution", "host not found"),
+    ("no route to host", "no route to host"),
+    ("network is unreachable", "network unreachable"),
+    ("certificate verify failed", "TLS certificate not trusted"),
+    ("ssl", "TLS failed"),
+)
+
+
+def outcome(
+    status: str, logs: Sequence[tuple[str, str]], *, service: str, timeout: float
+) -> SendResult | DeliveryError:
+    """What one Apprise attempt came to, from its status (SUCCESS, FAILURE, TIMEOUT) and its
+    log lines (level, message): the reply to keep, or the error to record (pure)."""
+    if status == "SUCCESS":
+        told = [m for level, m in logs if level == "INFO"]
+        return SendResult(reply=_reply(f"{service}: {told[-1] if told else 'accepted'}"))
+    if status == "TIMEOUT":
+        return TemporaryDeliveryError(
+            f"{service} did not answer within {timeout:g} s",
+            reply=f"no answer within {timeout:g} s; it may have been delivered",
+            maybe_delivered=True,
+        )
+    problems = [m for level, m in logs if level in ("WARNING", "ERROR", "CRITICAL")]
+    details = [m for level, m in logs if m.startswith("Response Details:")]
+    sockets = [m for level, m in logs if m.startswith("Socket Exception:")]
+    code = next((int(c) for m in reversed(problems) for c in _STATUS.findall(m)), None)
+    said = problems[-1] if problems else "the service refused the message"
+    if code is not None:
+        answer = _response(details[-1]) if details else ""
+        reply = _reply(f"{code} {answer}".strip() if answer else f"{code} ({said})")
+        if code in (408, 425, 429) or code >= 500:
+            return TemporaryDeliveryError(f"{service} answered {reply}", reply=reply, code=code)
+        return PermanentDeliveryError(
+            f"{service} refused the message: {reply}", reply=reply, code=code
+        )
+    cause = sockets[-1].removeprefix("Socket Exception:").strip().lower() if sockets else ""
+    lost = next((short for sign, short in _LOST_REPLY if sign in cause), None)
+    if lost is not None:
+        reply = f"{lost}; it may have been delivered"
+        return TemporaryDeliveryError(f"{service}: {reply}", reply=reply, maybe_delivered=True)
+    refused = next((short for sign, short in _NO_CONNECTION if sign in cause), None)
+    if refused is not None:
+        # No connection at all: the service is down, and its other messages can wait.
+        reply = _reply(f"cannot connect: {refused}")
+        return TemporaryDeliveryError(f"{service}: {reply}", reply=reply, transport_down=True)
+    reply = _reply(f"{said} ({cause})" if cause else said)
+    return TemporaryDeliveryError(f"{service}: {reply}", reply=reply)
+
+
+def _response(detail: str) -> str:
+    """The service's answer from Apprise's "Response Details" line (a bytes repr)."""
+    text = detail.removeprefix("Response Details:").strip()
+    match = re.fullmatch(r"b(['\"])(.*)\1", text, re.DOTALL)
+    if match:
+        text = (
+            match.group(2).encode("latin-1", "backslashreplace").decode("unicode_escape", "replace")
+        )
+    return " ".join(text.split())
+
+
+def _reply(text: str) -> str:
+    from digest.render.sanitize import clean_text
+
+    return _clip(clean_text(" ".join(text.split())), MAX_REPLY_CHARS)
+
+
+# -- sending ---------------------------------------------------------------------------------------
+
+
+@cache
+def _asset() -> Any:
+    import apprise
+
+    # No icon URL (a self-hosted digest points no one at Apprise's GitHub), nothing on disk.
+    return apprise.AppriseAsset(
+        app_id="digest",
+        app_desc="digest news digest",
+        app_url="",
+        image_url_mask="",
+        image_url_logo="",
+        storage_mode="memory",
+    )
+
+
+@cache
+def _quiet_apprise() -> None:
+    # Apprise's DEBUG lines hold the service's answer and the socket error: `outcome` needs
+    # them. Captured per call; they must not also flood the service's own log.
+    logger = logging.getLogger("apprise")
+    logger.setLevel(logging.DEBUG)
+    logger.propagate = False
+
+
+class AppriseTransport:
+    """Sends a `Notification` through Apprise, one call per message in a worker thread.
+
+    `environ` resolves the URLs' placeholders; `timeout` (seconds) bounds each message: the
+    service's connect and read timeouts, and the whole call.
+    """
+
+    def __init__(self, environ: Mapping[str, str], *, timeout: float = 10.0) -> None:
+        self._environ = environ
+        self.timeout = timeout
+        _quiet_apprise()
+
+    def scope(self, msg: Notification) -> str:
+        """The service host a message goes to: one that is down defers its other messages."""
+        try:
+            host = urlsplit(msg.url).hostname or ""
+        except ValueError:
+            host = ""
+        return f"apprise:{_scheme(msg.url)}:{host}"
+
+    async def send(self, msg: Notification) -> SendResult:
+        url = resolve(msg.url, self._environ)
+        try:
+            result = await asyncio.wait_for(
+                asyncio.to_thread(self._notify, url, msg), timeout=self.timeout + 5
+            )
+        except TimeoutError:
+            result = outcome("TIMEOUT", [], service=_scheme(url), timeout=self.timeout)
+        if isinstance(result, DeliveryError):
+            raise result
+        return result
+
+    def _notify(self, url: str, msg: Notification) -> SendResult | DeliveryError:
+        import apprise
+
+        scheme = _scheme(url)
+        asset = _asset()
+        plugin = apprise.Apprise.instantiate(url, asset=asset, suppress_exceptions=True)
+        if plugin is None:
+            return PermanentDeliveryError(
+                f"Apprise cannot use the channel {shown_url(msg.url)}",
+                reply="not sent: Apprise cannot use this URL",
+            )
+        query = url.partition("?")[2]
+        if "cto=" not in query:
+            plugin.socket_connect_timeout = min(4.0, self.timeout)
+        if "rto=" not in query:
+            plugin.socket_read_timeout = self.timeout
+        if scheme in _MARKDOWN_ON_REQUEST and "format=" not in query:
+            plugin.notify_format = apprise.NotifyFormat.MARKDOWN
+        headers = getattr(plugin, "headers", None)
+        if scheme in _HEADER_SCHEMES and isinstance(headers, dict):
+            headers[MESSAGE_ID_HEADER] = msg.message_id
+        text_only = plugin.notify_format == apprise.NotifyFormat.TEXT
+        body = msg.text if text_only else msg.markdown
+        body_format = apprise.NotifyFormat.TEXT if text_only else apprise.NotifyFormat.MARKDOWN
+        sender = apprise.Apprise(asset=asset)
+        sender.add(plugin)
+        with sender.notify(
+            body=body,
+            title=msg.title,
+            body_format=body_format,
+            timeout=self.timeout,
+            log_level=logging.DEBUG,
+        ) as result:
+            status = result.results[0].status.name if result.results else result.status.name
+            logs = [(e.level, str(e.message)) for e in result.logs()]
+        found = outcome(status, logs, service=scheme, timeout=self.timeout)
+        log.debug("channel %s of %s: %s", msg.channel, msg.recipient, found)
+        return found
+
+    async def aclose(self) -> None:
+        return None
+
+
+class Channels:
+    """Every channel's transport behind one `send`: emails to the email transport (outbox or
+    SMTP), notifications to Apprise. `scope` tells `deliver` which server a message needs."""
+
+    def __init__(self, email: Any, apprise: AppriseTransport | None = None) -> None:
+        self.email = email
+        self.apprise = apprise
+
+    def scope(self, msg: Any) -> str:
+        if isinstance(msg, Notification) and self.apprise is not None:
+            return self.apprise.scope(msg)
+        return "email"
+
+    async def send(self, msg: EmailMessage | Notification) -> SendResult:
+        if isinstance(msg, Notification):
+            if self.apprise is None:
+                raise PermanentDeliveryError(
+                    "no Apprise transport", reply="not sent: channels are not configured"
+                )
+            return await self.apprise.send(msg)
+        return await self.email.send(msg)
+
+    async def aclose(self) -> None:
+        for transport in (self.email, self.apprise):
+            close = getattr(transport, "aclose", None)
+            if close is not None:
+                await close()

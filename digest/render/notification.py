@@ -1,0 +1,182 @@
+"""The compact digest that chat and push services get (Telegram, Slack, Discord, Matrix, ntfy,
+Gotify, webhooks...): per category, each story's headline (linked), brief and outlet links; the
+day's other headlines only when a category has no story; a link to the archive and to the
+reader's preferences page.
+
+Two forms of the same text: Markdown (`templates/notify/digest.md`), which Apprise hands to a
+service as is where it understands Markdown and turns into HTML where the service wants that,
+and plain text (`digest.txt`) for services that show text only. Either stays within `budget`
+characters (the service's limit, and a compact digest's): stories are dropped from the end of
+each category, then whole categories, and the message says how many are in the archive.
+Scraped text is cleaned (`text_line`) and Markdown's special characters are escaped; links are
+http(s) only (`safe_url`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
+from functools import lru_cache
+
+from digest.models import Edition, EditionHeadline, EditionStory
+from digest.render.email import story_mark, text_line
+from digest.render.sanitize import safe_url
+from digest.render.templating import environment, long_date, md_url
+
+__all__ = ["COMPACT_CHARS", "render_notification"]
+
+# However much a service takes, a compact digest stays about one phone screen or three.
+COMPACT_CHARS = 4_000
+TITLE_CHARS = 160
+BRIEF_CHARS = 240
+NAME_CHARS = 40
+OUTLETS_SHOWN = 3
+HEADLINES_SHOWN = 5  # of a category that has no story
+
+
+@dataclass(frozen=True, slots=True)
+class _Link:
+    text: str
+    url: str
+
+
+@dataclass(frozen=True, slots=True)
+class _Story:
+    title: str
+    url: str | None
+    brief: str
+    mark: str
+    outlets: tuple[_Link, ...]
+    more_outlets: int
+
+
+@dataclass(frozen=True, slots=True)
+class _Headline:
+    title: str
+    url: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class _Section:
+    name: str
+    stories: tuple[_Story, ...]
+    headlines: tuple[_Headline, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class _View:
+    sections: tuple[_Section, ...]
+    archive_url: str | None
+    preferences_url: str
+    left_out: int = 0
+
+
+def render_notification(
+    edition: Edition,
+    *,
+    title: str,
+    archive: str | None,
+    preferences: str,
+    budget: int = COMPACT_CHARS,
+) -> tuple[str, str, str]:
+    """(title, Markdown body, plain-text body) of the compact digest of `edition` (a reader's
+    own copy), each body at most `budget` characters with `preferences` (the reader's page)."""
+    link = safe_url(preferences)
+    if link is None:
+        raise ValueError(f"the preferences URL is not an absolute http(s) URL: {preferences!r}")
+    archive_url = safe_url(archive) if archive else None
+    budget = min(budget, COMPACT_CHARS)
+    # Rendered once for every reader of the same copy, with a slot for their own link.
+    growth = max(0, len(md_url(link)) - len(_PREFERENCES_SLOT)) + 16
+    markdown, text = _fitted(edition, archive_url, max(200, budget - growth))
+    head = f"{text_line(title, 80) or 'digest'}, {long_date(edition.day)}"
+    return (
+        head,
+        markdown.replace(_PREFERENCES_SLOT, md_url(link)),
+        text.replace(_PREFERENCES_SLOT, link),
+    )
+
+
+_PREFERENCES_SLOT = "https://slot.invalid/preferences"
+
+
+@lru_cache(maxsize=64)
+def _fitted(edition: Edition, archive: str | None, budget: int) -> tuple[str, str]:
+    full = _view(edition, archive)
+    total = sum(len(s.stories) for s in full.sections)
+    for view in _smaller(full):
+        shown = sum(len(s.stories) for s in view.sections)
+        view = replace(view, left_out=total - shown)
+        markdown, text = _render(view)
+        if len(markdown) <= budget and len(text) <= budget:
+            return markdown, text
+    # Not even one story fits: the links alone.
+    return _render(replace(full, sections=(), left_out=total))
+
+
+def _smaller(view: _View) -> Iterator[_View]:
+    """The view, then ever smaller cuts of it: fewer stories in every category, then fewer
+    categories."""
+    yield view
+    most = max((len(s.stories) for s in view.sections), default=0)
+    for cap in range(most - 1, 0, -1):
+        yield replace(
+            view,
+            sections=tuple(
+                replace(s, stories=s.stories[:cap], headlines=s.headlines[:cap])
+                for s in view.sections
+            ),
+        )
+    for count in range(len(view.sections) - 1, 0, -1):
+        yield replace(
+            view,
+            sections=tuple(
+                replace(s, stories=s.stories[:1], headlines=s.headlines[:1])
+                for s in view.sections[:count]
+            ),
+        )
+
+
+def _view(edition: Edition, archive: str | None) -> _View:
+    sections = []
+    for section in edition.sections:
+        stories = tuple(_story(s) for s in section.stories)
+        headlines = () if stories else tuple(_headline(h) for h in section.headlines)
+        if stories or headlines:
+            name = text_line(section.category, NAME_CHARS)
+            sections.append(
+                _Section(name[:1].upper() + name[1:], stories, headlines[:HEADLINES_SHOWN])
+            )
+    return _View(tuple(sections), archive, _PREFERENCES_SLOT)
+
+
+def _story(story: EditionStory) -> _Story:
+    links = []
+    for outlet in story.outlets:
+        url = safe_url(outlet.url)
+        if url:
+            links.append(_Link(text_line(outlet.name, NAME_CHARS) or "source", url))
+    return _Story(
+        title=text_line(story.title, TITLE_CHARS) or "(untitled)",
+        url=links[0].url if links else None,
+        brief=text_line(story.brief_summary or story.summary, BRIEF_CHARS),
+        mark=story_mark(story),
+        outlets=tuple(links[:OUTLETS_SHOWN]),
+        more_outlets=max(0, len(links) - OUTLETS_SHOWN),
+    )
+
+
+def _headline(headline: EditionHeadline) -> _Headline:
+    return _Headline(text_line(headline.title, TITLE_CHARS) or "(untitled)", safe_url(headline.url))
+
+
+def _render(view: _View) -> tuple[str, str]:
+    env = environment()
+    markdown = env.get_template("notify/digest.md").render(v=view)
+    text = env.get_template("notify/digest.txt").render(v=view)
+    return _tidy(markdown), _tidy(text)
+
+
+def _tidy(text: str) -> str:
+    return re.sub(r"\n{3,}", "\n\n", text).strip() + "\n"

@@ -1,0 +1,126 @@
+"""The subscriber's preferences page (`digest serve`, /preferences): one form, its stylesheet,
+and the page's policy. The page is rendered here from the subscriber and the configuration;
+`digest.serve` authenticates the request, checks the form's CSRF token and saves the changes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+from zoneinfo import available_timezones
+
+from digest.models import Subscriber
+from digest.render.templating import category_name, environment
+from digest.stories.language import LANGUAGES
+from digest.stories.rules import format_terms
+
+__all__ = ["PREFERENCES_CSP", "preferences_css", "render_preferences"]
+
+# Nothing loads but the page's own stylesheet; the form posts to this server only; no frames.
+PREFERENCES_CSP = (
+    "default-src 'none'; style-src 'self'; base-uri 'none'; form-action 'self'; "
+    "frame-ancestors 'none'"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class _Category:
+    name: str
+    label: str
+    chosen: bool
+
+
+@dataclass(frozen=True, slots=True)
+class _Channel:
+    key: str
+    shown: str
+
+
+@dataclass(frozen=True, slots=True)
+class _View:
+    title: str
+    email: str
+    csp: str
+    action: str
+    unsubscribe_action: str
+    csrf: str
+    categories: tuple[_Category, ...]
+    include: str
+    exclude: str
+    max_stories: int
+    max_allowed: int
+    language: str
+    languages: tuple[tuple[str, str], ...]
+    send_at: str
+    default_time: str
+    timezone: str
+    zones: tuple[str, ...]
+    send_email: bool
+    channels: tuple[_Channel, ...]
+    notice: str
+    error: str
+
+
+def render_preferences(
+    sub: Subscriber,
+    *,
+    title: str,
+    categories: list[str],
+    default_time: str,
+    action: str,
+    unsubscribe_action: str,
+    csrf: str,
+    channels_shown: dict[str, str],
+    max_stories: int,
+    notice: str = "",
+    error: str = "",
+) -> str:
+    """The page for `sub` as stored. `action` and `unsubscribe_action` are the forms' (relative)
+    targets; `channels_shown` each channel's URL as the subscriber may see it, by key."""
+    from digest.render.email import text_line
+
+    chosen = set(sub.categories or ())
+    view = _View(
+        title=text_line(title, 80) or "digest",
+        email=sub.email,
+        csp=PREFERENCES_CSP,
+        action=action,
+        unsubscribe_action=unsubscribe_action,
+        csrf=csrf,
+        categories=tuple(_Category(c, category_name(c), c in chosen) for c in categories),
+        include=format_terms(sub.include),
+        exclude=format_terms(sub.exclude),
+        max_stories=sub.max_stories or 0,
+        max_allowed=max_stories,
+        language=sub.language or "",
+        languages=tuple(sorted(LANGUAGES.items(), key=lambda kv: kv[1].casefold())),
+        send_at=sub.send_at or "",
+        default_time=default_time,
+        timezone=sub.timezone,
+        zones=_zones(sub.timezone),
+        send_email=sub.send_email,
+        channels=tuple(_Channel(c.key, channels_shown.get(c.key, c.key)) for c in sub.channels),
+        notice=notice,
+        error=error,
+    )
+    return environment().get_template("serve/preferences.html").render(v=view)
+
+
+def _zones(current: str) -> tuple[str, ...]:
+    zones = _all_zones()
+    return zones if current in zones else tuple(sorted((*zones, current)))
+
+
+@cache
+def _all_zones() -> tuple[str, ...]:
+    # The canonical names only: the "posix/" and "right/" copies double the list for nothing.
+    return tuple(sorted(z for z in available_timezones() if not z.startswith(("posix", "right"))))
+
+
+@cache
+def preferences_css() -> str:
+    """The page's stylesheet (templates/serve/preferences.css)."""
+    env = environment()
+    assert env.loader is not None
+    source, _, _ = env.loader.get_source(env, "serve/preferences.css")
+    return source

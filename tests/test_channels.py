@@ -1,0 +1,339 @@
+"""Channels through Apprise, for real: its json://, form://, ntfy:// and gotify:// plugins
+against local receivers (tests/receivers.py), with faults, through the delivery ledger in the
+store; and the compact digest each gets."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import replace
+from datetime import UTC, date, datetime, timedelta
+
+import pytest
+
+from digest.deliver.channels import (
+    AppriseTransport,
+    Channels,
+    Notification,
+    check_channel,
+    outcome,
+    shown_url,
+)
+from digest.deliver.ledger import RetryPolicy
+from digest.deliver.notification import build_notification
+from digest.deliver.sender import deliver
+from digest.deliver.transport import OutboxTransport, SendResult
+from digest.errors import (
+    InvalidChannelError,
+    PermanentDeliveryError,
+    TemporaryDeliveryError,
+)
+from digest.models import Channel, channel_key
+from digest.render.notification import render_notification
+from digest.store import SqlLedger, Store
+from tests import storefixtures
+from tests.conftest import serve_in_thread
+from tests.editions import HOSTILE_TITLE, hostile_edition, make_edition
+from tests.receivers import Receivers
+
+db_url, store = storefixtures.db_url, storefixtures.store
+
+DAY = date(2026, 11, 29)
+T0 = datetime(2026, 11, 29, 7, 0, tzinfo=UTC)
+POLICY = RetryPolicy(max_attempts=6, backoff=60.0)
+PREFS = "https://news.example.org/preferences?token=tok"
+ARCHIVE = "https://news.example.org/2026/11/29/"
+
+
+@pytest.fixture(scope="module")
+def receivers() -> Iterator[Receivers]:
+    yield from serve_in_thread(Receivers())
+
+
+def message(url: str, recipient: str = "a@x.org") -> Notification:
+    return build_notification(
+        make_edition(DAY),
+        recipient,
+        Channel(url, channel_key(url)),
+        archive_url=ARCHIVE,
+        preferences_url=PREFS,
+        title="digest",
+        sender="digest@news.example.org",
+    )
+
+
+def transport(environ: dict[str, str] | None = None, timeout: float = 3.0) -> Channels:
+    return Channels(
+        OutboxTransport("/nonexistent"), AppriseTransport(environ or {}, timeout=timeout)
+    )
+
+
+async def send_until_done(sql: SqlLedger, messages, channels: Channels, runs: int = 8):
+    """Runs of `deliver`, each when the earliest retry is due, until nothing is pending."""
+    now, reports = T0, []
+    for _ in range(runs):
+        report = await deliver(sql, DAY, messages, channels, now, policy=POLICY)
+        reports.append(report)
+        pending = [d for d in await sql.load(DAY) if d.state == "pending"]
+        if not pending:
+            break
+        now = max(now, min(d.next_attempt_at or now for d in pending)) + timedelta(seconds=1)
+    return reports
+
+
+# -- each service, for real ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("service", ["json", "form", "ntfy", "gotify"])
+async def test_each_service_gets_the_digest_once_in_its_own_form(
+    service: str, receivers: Receivers, store: Store
+) -> None:
+    key = f"once-{service}-{store.engine.url.get_backend_name()}"
+    url = getattr(receivers, f"{service}_url")(key)
+    msg = message(url)
+
+    reports = await send_until_done(SqlLedger(store), {("a@x.org", msg.channel): msg}, transport())
+
+    (got,) = receivers.of(key)
+    assert got.service == service and got.title == msg.title
+    assert "Chipmaker unveils 2-nanometre processor for laptops" in got.message
+    assert PREFS in got.message and ARCHIVE in got.message
+    if service in ("ntfy", "gotify"):
+        assert got.markdown and "**Technology**" in got.message  # told it is Markdown
+    else:
+        assert got.message_id == msg.message_id  # a receiver can fold a repeat by it
+    (row,) = await SqlLedger(store).load(DAY)
+    assert (row.channel, row.state, row.attempts) == (msg.channel, "sent", 1)
+    assert row.last_reply and row.last_reply.startswith(f"{service}: Sent")
+    assert len(reports) == 1
+
+
+@pytest.mark.parametrize("service", ["json", "form", "ntfy", "gotify"])
+async def test_500_429_and_a_dropped_connection_are_retried_and_it_arrives_once(
+    service: str, receivers: Receivers, store: Store
+) -> None:
+    key = f"faults-{service}-{store.engine.url.get_backend_name()}"
+    url = getattr(receivers, f"{service}_url")(key)
+    receivers.fail(key, "500", "429", "drop", "503")
+    msg = message(url)
+    sql = SqlLedger(store)
+
+    reports = await send_until_done(sql, {("a@x.org", msg.channel): msg}, transport())
+
+    assert len(receivers.of(key)) == 1  # every fault retried, one message arrived
+    assert receivers.requests[key] == 5
+    replies = [r.last_reply or "" for rep in reports for r in rep.retrying]
+    assert replies[0].startswith("500 ") and "scripted 500" in replies[0]
+    assert replies[1].startswith("429 ")
+    assert "connection closed without an answer" in replies[2]
+    assert replies[3].startswith("503 ")
+    (row,) = await sql.load(DAY)
+    assert (row.state, row.attempts) == ("sent", 5)
+    # Sending again sends nothing: the ledger has it as sent.
+    again = await deliver(sql, DAY, {("a@x.org", msg.channel): msg}, transport(), T0, policy=POLICY)
+    assert again.already_sent == 1 and again.sent == () and len(receivers.of(key)) == 1
+
+
+async def test_a_4xx_is_final_and_the_services_answer_is_kept(
+    receivers: Receivers, store: Store
+) -> None:
+    gone = f"gone-{store.engine.url.get_backend_name()}"
+    receivers.fail(gone, "404")
+    msg = message(receivers.json_url(gone))
+    reports = await send_until_done(SqlLedger(store), {("a@x.org", msg.channel): msg}, transport())
+
+    (row,) = await SqlLedger(store).load(DAY)
+    assert row.state == "failed" and row.attempts == 1
+    assert row.last_reply == '404 {"error": "scripted 404", "code": 404}'
+    assert receivers.of(gone) == [] and len(reports) == 1
+
+
+async def test_a_service_that_is_down_waits_and_the_others_are_sent(
+    receivers: Receivers, store: Store
+) -> None:
+    up_key = f"up-while-down-{store.engine.url.get_backend_name()}"
+    down = [message(f"json://127.0.0.1:9/hooks/down{i}", f"r{i}@x.org") for i in range(3)]
+    up = message(receivers.ntfy_url(up_key), "r0@x.org")
+    messages = {(m.recipient, m.channel): m for m in [*down, up]}
+
+    report = await deliver(SqlLedger(store), DAY, messages, transport(), T0, policy=POLICY)
+
+    assert [d.recipient for d in report.sent] == ["r0@x.org"] and len(receivers.of(up_key)) == 1
+    (tried,) = report.retrying
+    assert tried.last_reply == "cannot connect: connection refused"
+    assert len(report.deferred) == 2  # not tried: the host refused the first
+
+
+async def test_placeholders_are_resolved_when_sending_and_never_stored(
+    receivers: Receivers, store: Store
+) -> None:
+    url = f"gotify://127.0.0.1:{receivers.port}/{{env:GOTIFY_APP_TOKEN}}"
+    msg = message(url)
+    sql = SqlLedger(store)
+    missing = await deliver(
+        sql, DAY, {("a@x.org", msg.channel): msg}, transport({}), T0, policy=POLICY
+    )
+    (row,) = missing.retrying
+    assert row.last_reply == "not sent: environment variable GOTIFY_APP_TOKEN is not set"
+
+    later = T0 + timedelta(minutes=5)
+    token = f"secret-app-token-{store.engine.url.get_backend_name()}"
+    env = {"GOTIFY_APP_TOKEN": token}
+    await deliver(sql, DAY, {("a@x.org", msg.channel): msg}, transport(env), later, policy=POLICY)
+    assert len(receivers.of(token)) == 1
+    assert msg.url == url and "secret" not in msg.channel
+
+
+async def test_a_slow_service_times_out_as_maybe_delivered(receivers: Receivers) -> None:
+    # A receiver that never answers in time: Apprise's read timeout is the channel's timeout.
+    import socket
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(1)
+    try:
+        url = f"json://127.0.0.1:{listener.getsockname()[1]}/slow"
+        with pytest.raises(TemporaryDeliveryError) as caught:
+            await transport(timeout=0.5).send(message(url))
+    finally:
+        listener.close()
+    assert caught.value.maybe_delivered and "read timed out" in caught.value.reply
+
+
+# -- what Apprise said, read (pure) ----------------------------------------------------------------
+
+
+def test_a_success_keeps_what_the_service_said() -> None:
+    found = outcome(
+        "SUCCESS", [("DEBUG", "x"), ("INFO", "Sent ntfy notification.")], service="ntfy", timeout=5
+    )
+    assert found == SendResult("ntfy: Sent ntfy notification.")
+
+
+@pytest.mark.parametrize(
+    ("code", "kind"),
+    [
+        (500, TemporaryDeliveryError),
+        (503, TemporaryDeliveryError),
+        (429, TemporaryDeliveryError),
+        (408, TemporaryDeliveryError),
+        (400, PermanentDeliveryError),
+        (401, PermanentDeliveryError),
+        (404, PermanentDeliveryError),
+    ],
+)
+def test_http_statuses_are_temporary_or_permanent(code: int, kind: type) -> None:
+    logs = [
+        ("WARNING", f"Failed to send JSON POST notification: Whatever., error={code}."),
+        ("DEBUG", 'Response Details:\r\nb\'{"detail": "no"}\''),
+    ]
+    found = outcome("FAILURE", logs, service="json", timeout=5)
+    assert type(found) is kind and found.code == code
+    assert found.reply == f'{code} {{"detail": "no"}}'
+
+
+def test_a_timeout_may_have_been_delivered() -> None:
+    found = outcome("TIMEOUT", [], service="json", timeout=2.5)
+    assert isinstance(found, TemporaryDeliveryError) and found.maybe_delivered
+    assert found.reply == "no answer within 2.5 s; it may have been delivered"
+
+
+# -- URLs ------------------------------------------------------------------------------------------
+
+
+def test_the_operator_may_use_placeholders_and_private_hosts() -> None:
+    url = "gotify://127.0.0.1:8080/{env:GOTIFY_TOKEN}"
+    assert check_channel(f"  {url} ") == url
+    assert check_channel("tgram://{env:BOT_TOKEN}/123456") == "tgram://{env:BOT_TOKEN}/123456"
+
+
+@pytest.mark.parametrize(
+    ("url", "why"),
+    [
+        ("not a url", "not an Apprise URL"),
+        ("nosuchservice://x/y", "knows no service"),
+        ("json://hooks.example.org/?x={env:DIGEST_SMTP_PASSWORD}", "only be set by the operator"),
+        ("json://127.0.0.1:8080/hook", "not a public address"),
+        ("ntfy://10.1.2.3/topic", "not a public address"),
+        ("gotify://[::1]/token", "not a public address"),
+        ("mailto://user:pw@example.org", "email comes to your address"),
+    ],
+)
+def test_a_subscriber_may_not_set_secrets_or_private_hosts_from_the_page(
+    url: str, why: str
+) -> None:
+    with pytest.raises(InvalidChannelError, match=re.escape(why)):
+        check_channel(url, from_page=True)
+
+
+def test_a_page_channel_to_a_fixed_service_host_is_fine() -> None:
+    assert check_channel("ntfy://my-news-topic", from_page=True) == "ntfy://my-news-topic"
+    assert check_channel("json://127.0.0.1/hook", from_page=True, allow_private=True)
+
+
+def test_a_channel_is_shown_without_its_secrets() -> None:
+    shown = shown_url("tgram://123456789:AAHverysecrettoken/98765")
+    assert "verysecret" not in shown and shown.startswith("tgram://")
+    assert (
+        shown_url("ntfy://{env:NTFY}@ntfy.example.org/t") == "ntfy://{env:NTFY}@ntfy.example.org/t"
+    )
+
+
+# -- the compact digest ----------------------------------------------------------------------------
+
+
+def test_the_compact_digest_has_headlines_briefs_outlet_links_and_both_links() -> None:
+    title, markdown, text = render_notification(
+        make_edition(DAY), title="digest", archive=ARCHIVE, preferences=PREFS
+    )
+    assert title == "digest, Sunday 29 November 2026"
+    assert "**Technology**" in markdown and "[BBC News](https://www.bbc.co.uk/" in markdown
+    assert (
+        f"[The whole edition]({ARCHIVE})" in markdown and f"[Your preferences]({PREFS})" in markdown
+    )
+    assert "TECHNOLOGY" in text and "Your preferences: " + PREFS in text
+    assert "**" not in text and "](" not in text
+
+
+@pytest.mark.parametrize("budget", [2000, 900, 300])
+def test_it_stays_within_the_services_limit_and_says_what_is_left_out(budget: int) -> None:
+    big = make_edition(DAY, stories=8)
+    _, markdown, text = render_notification(
+        big, title="digest", archive=ARCHIVE, preferences=PREFS, budget=budget
+    )
+    assert len(markdown) <= budget and len(text) <= budget
+    assert "more stories in the archive" in markdown
+    assert markdown.rstrip().endswith(f"[Your preferences]({PREFS})")
+
+
+def test_discord_gets_a_digest_within_its_2000_characters() -> None:
+    msg = message("discord://1234567890/abcdefghijklmnop")
+    assert len(msg.markdown) <= 2000 < len(message("json://hooks.example.org/x").markdown) + 2000
+
+
+def test_scraped_text_cannot_become_markup_or_a_link() -> None:
+    hostile = hostile_edition(DAY)
+    first = hostile.sections[0].stories[0]
+    story = replace(first, title="[click](javascript:alert(1)) **bold** <b>x</b> _i_ `code`")
+    edition = replace(hostile, sections=(replace(hostile.sections[0], stories=(story,)),))
+    _, markdown, text = render_notification(
+        edition, title="digest", archive=None, preferences=PREFS
+    )
+    assert r"\[click\]\(javascript:alert\(1\)\)" in markdown
+    assert r"\*\*bold\*\*" in markdown and r"\_i\_" in markdown and r"\`code\`" in markdown
+    assert "](javascript" not in markdown
+    assert HOSTILE_TITLE not in markdown
+    assert "\x1b" not in text and "\u202e" not in text
+
+
+def test_a_story_not_in_the_readers_language_says_which_it_is_in() -> None:
+    edition = make_edition(DAY)
+    first = edition.sections[0].stories[0]
+    marked = replace(first, language="en")
+    translated = replace(edition.sections[0].stories[1], language="fr", translated_from="en")
+    section = replace(edition.sections[0], stories=(marked, translated))
+    _, markdown, text = render_notification(
+        replace(edition, sections=(section,)), title="digest", archive=None, preferences=PREFS
+    )
+    assert "_(English)_" in markdown and "_(translated from English)_" in markdown
+    assert "(English)" in text
