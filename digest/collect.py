@@ -175,6 +175,7 @@ async def collect(
     feeds: list[str] = []
     status = "failed"
     try:
+        await app.extractor.warm()  # the parsers start while the feeds are read
         for category in cats:
             headlines = await gather_category(app, category, failures, feeds)
             items = await app.extractor.enrich(headlines)

@@ -50,6 +50,7 @@ async def query(app: App, text: str, *, k: int = 6) -> list[Item]:
     """A live web search, each of the top `k` results enriched with a lede from its page."""
     if not text.strip():
         raise InvalidQueryError("the query is empty")
+    await app.extractor.warm()  # the parsers start while the search runs
     headlines = await app.ddg.search(text, k=k)
     return await app.extractor.enrich(headlines[:k])
 

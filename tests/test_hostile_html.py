@@ -122,7 +122,7 @@ async def test_a_parse_past_its_time_is_stopped_and_its_worker_replaced():
     # trafilatura takes seconds on this shape even bounded: only the deadline stops it.
     html = hostile_page("unclosed-p-b", 600_000).decode()
     async with ParserPool(size=1, preload=("main_text",)) as pool:
-        await pool.start()
+        await pool.start(wait=True)  # parsing, not starting: see the test after next
         [worker] = pool._live
         started = time.perf_counter()
         with pytest.raises(ParseTimeoutError):
@@ -138,7 +138,7 @@ async def test_a_parse_past_its_time_is_stopped_and_its_worker_replaced():
 async def test_a_caller_giving_up_stops_its_parse():
     html = hostile_page("unclosed-p-b", 600_000).decode()
     async with ParserPool(size=1, preload=("main_text",)) as pool:
-        await pool.start()
+        await pool.start(wait=True)
         [worker] = pool._live
         call = asyncio.create_task(pool.main_text(html, None, timeout=30))
         await asyncio.sleep(0.3)
@@ -147,6 +147,19 @@ async def test_a_caller_giving_up_stops_its_parse():
             await call
         await asyncio.sleep(0.2)
         assert not _alive(worker.proc.pid)
+
+
+async def test_time_running_out_while_a_worker_starts_keeps_the_worker():
+    # A loaded machine can take longer to start a parser than a page has: that page is late,
+    # but the worker was parsing nothing and serves the next page instead of being replaced.
+    async with ParserPool(size=1, preload=("main_text",)) as pool:
+        await pool.start()  # trafilatura's import takes far longer than the page's 1 ms
+        [worker] = pool._live
+        with pytest.raises(ParseTimeoutError):
+            await pool.lede(render_article(CHIP), None, 300, timeout=0.001)
+        lede = await pool.lede(render_article(CHIP), None, 300, timeout=30)
+        assert lede.text.startswith(CHIP.lede[:40])
+        assert pool._live == {worker} and _alive(worker.proc.pid)
 
 
 async def test_a_parser_out_of_memory_fails_that_page_only():

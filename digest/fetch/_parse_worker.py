@@ -10,6 +10,10 @@ Operations:
 - `lede`: body = page bytes; header `charset`, `max_chars` -> `{"text", "kind"}`
 - `main_text`: body = HTML as UTF-8; header `url` -> `{"title", "text"}`
 - `ping`: -> `{}` once the worker is ready
+
+Before its first request the worker sends one unasked answer, `{"ok": {}}`, once its modules
+are imported: the parent hands it a page only then, so a worker slow to start (a loaded
+machine) is never mistaken for one stuck on a hostile page.
 """
 
 from __future__ import annotations
@@ -73,6 +77,7 @@ def main() -> None:
         import trafilatura  # noqa: F401
 
         import digest.crawl.maintext  # noqa: F401
+    write_frame(answers, {"ok": {}})  # ready
     while (request := read_frame(requests)) is not None:
         header, body = request
         answer: dict[str, Any]

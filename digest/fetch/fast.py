@@ -71,6 +71,10 @@ class _Page:
     lede: Lede | None = None
     lede_at: int = -1  # len(buf) when `lede` was computed
     parse_stopped: bool = False  # a parse of this page outlasted its time: do not try again
+    # The request's own deadline, which counts the host's time only: a parse (and any wait for
+    # a parser) moves it on by as long as it took, up to `parse_cap`.
+    timer: asyncio.Timeout | None = None
+    parse_cap: float = 0.0
     result: Extract | None = None
     host_fault: bool = False  # failed by the host's doing, not cut short by the call's budget
 
@@ -108,6 +112,12 @@ class FastExtractor:
         self._host_slots: weakref.WeakValueDictionary[str, asyncio.Semaphore] = (
             weakref.WeakValueDictionary()
         )
+
+    async def warm(self) -> None:
+        """Start the parser processes now, so that they import while the caller is busy with
+        something else (a search, the feeds): a cold start on a loaded machine can take longer
+        than a page's whole budget."""
+        await self.parsers.start()
 
     async def enrich(self, headlines: Sequence[Headline]) -> list[Item]:
         """Each headline with what its page yielded, in the same order."""
@@ -192,8 +202,13 @@ class FastExtractor:
             # the parser's own limit is the call's, so a salvage may still use the time left.
             page.parse_by = call_deadline - _SALVAGE_MARGIN
             try:
-                async with asyncio.timeout_at(min(own_deadline, deadline)):
-                    page.result = await self._fetch(page)
+                page.parse_cap = deadline
+                try:
+                    async with asyncio.timeout_at(min(own_deadline, deadline)) as page.timer:
+                        result = await self._fetch(page)
+                finally:
+                    page.timer = None  # a salvage after the deadline must not move it
+                page.result = result if result is not None else await self._complete(page)
             except FetchTimeoutError as err:  # the request's own connect/read/total timeout
                 page.host_fault = True
                 page.result = await self._late(page, deadline=page.parse_by, reason=str(err))
@@ -208,7 +223,7 @@ class FastExtractor:
                 page.host_fault = page.http_status is None  # refused, reset, unresolvable...
                 page.result = self._finish(page, "error", error=str(err))
 
-    async def _fetch(self, page: _Page) -> Extract:
+    async def _fetch(self, page: _Page) -> Extract | None:
         async with self.http.open(
             page.url, max_bytes=self.config.max_page_bytes, timeout=self._timeout
         ) as stream:
@@ -220,7 +235,7 @@ class FastExtractor:
                 return self._finish(page, "not_html", error=stream.content_type)
             return await self._read(page, stream)
 
-    async def _read(self, page: _Page, stream: Stream) -> Extract:
+    async def _read(self, page: _Page, stream: Stream) -> Extract | None:
         next_check = FIRST_CHECK_BYTES
         sniffed = False
         async for chunk in stream.iter_chunks():
@@ -236,6 +251,12 @@ class FastExtractor:
                     next_check *= 2
         if not sniffed and _looks_binary(page.buf):
             return self._finish(page, "not_html", error="binary content")
+        return None  # read in full: the lede is found outside the request's deadline
+
+    async def _complete(self, page: _Page) -> Extract:
+        """The lede of a page read in full. The host has done its part: the parse is bounded by
+        the call's budget, not by the request's own deadline, so a parser slow to start on a
+        loaded machine does not turn a page that arrived in time into a timeout."""
         kind = (await self._lede(page, page.parse_by)).kind
         status: ExtractStatus = "ok" if kind == "article" else "meta" if kind == "meta" else "empty"
         return self._finish(page, status)
@@ -244,12 +265,18 @@ class FastExtractor:
         """The lede of what was read so far, parsed by `deadline` (else ParseTimeoutError)."""
         if page.lede is None or page.lede_at != len(page.buf):
             size = len(page.buf)
-            timeout = deadline - asyncio.get_running_loop().time()
+            loop = asyncio.get_running_loop()
+            began = loop.time()
+            timer, host_due = page.timer, page.timer.when() if page.timer else None
+            if timer is not None and host_due is not None:
+                timer.reschedule(max(host_due, page.parse_cap))  # not the host's time
             page.parse_stopped = True  # until the parse is over
             page.lede = await self.parsers.lede(
-                bytes(page.buf), page.charset, self.lede_chars, timeout=timeout
+                bytes(page.buf), page.charset, self.lede_chars, timeout=deadline - began
             )
             page.lede_at, page.parse_stopped = size, False
+            if timer is not None and host_due is not None:
+                timer.reschedule(min(host_due + loop.time() - began, max(host_due, page.parse_cap)))
         return page.lede
 
     async def _late(self, page: _Page, *, deadline: float, reason: str | None = None) -> Extract:

@@ -36,17 +36,30 @@ _KINDS = frozenset(("article", "meta", ""))
 class _Worker:
     proc: asyncio.subprocess.Process
     idle_since: float = 0.0
+    # Reads the worker's unasked first answer: done once it has imported its modules.
+    ready: asyncio.Task[dict[str, Any]] | None = None
+    busy: bool = False  # handed a request: a late answer means the worker must go
 
     @property
     def alive(self) -> bool:
         return self.proc.returncode is None
 
     async def ask(self, header: dict[str, Any], body: bytes) -> dict[str, Any]:
-        stdin, stdout = self.proc.stdin, self.proc.stdout
-        assert stdin is not None and stdout is not None
+        stdin = self.proc.stdin
+        assert stdin is not None
+        if self.ready is not None:
+            await asyncio.shield(self.ready)  # cancelling the wait leaves the worker whole
+        self.busy = True
         data = json.dumps(header).encode()
         stdin.write(FRAME.pack(len(data), len(body)) + data + body)
         await stdin.drain()
+        answer = await self.answer()
+        self.busy = False
+        return answer
+
+    async def answer(self) -> dict[str, Any]:
+        stdout = self.proc.stdout
+        assert stdout is not None
         header_len, body_len = FRAME.unpack(await stdout.readexactly(FRAME.size))
         answer = json.loads(await stdout.readexactly(header_len))
         if body_len:
@@ -148,10 +161,12 @@ class ParserPool:
             raise ParseError(f"the parser process died ({how}): {err}") from None
         finally:
             if worker is not None:
-                # Cancelled, late or broken, a worker may still be parsing: never reuse it.
                 if answer is not None and worker.alive and not self._closed:
                     self._release(worker)
+                elif not worker.busy and worker.alive and not self._closed:
+                    self._release(worker)  # time ran out while it was starting: the next call waits
                 else:
+                    # Cancelled, late or broken, a worker may still be parsing: never reuse it.
                     self._kill(worker)
         if "error" in answer:
             raise ParseError(str(answer["error"]))
@@ -175,6 +190,7 @@ class ParserPool:
             env=child_env(),
         )
         worker = _Worker(proc)
+        worker.ready = asyncio.ensure_future(worker.answer())
         self._live.add(worker)
         return worker
 
@@ -195,6 +211,8 @@ class ParserPool:
 
     def _kill(self, worker: _Worker) -> None:
         self._live.discard(worker)
+        if worker.ready is not None and not worker.ready.done():
+            worker.ready.cancel()
         with contextlib.suppress(ValueError):
             self._idle.remove(worker)
         if worker.alive:
