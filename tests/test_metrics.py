@@ -19,15 +19,19 @@ from prometheus_client.parser import text_string_to_metric_families
 from digest import metrics
 from digest.config import Config, MetricsConfig
 from digest.errors import DigestError
+from digest.summarize import ArticleInput, Summarizer
+from tests import llmserver
 from tests.configs import feed, write_config
 from tests.conftest import ROOT, run_cli, serve_in_thread, start_daemon, wait_for
 from tests.fake_ddgs import write_script
+from tests.llmserver import LLMServer
 from tests.newsweb import ARTICLES, Route
 from tests.receivers import Receivers
 from tests.smtpserver import SmtpServer
 from tests.test_serve import free_port
 
 TECH = [a for a in ARTICLES if a.category == "technology"]
+llm_server = llmserver.llm_server  # the fixture, as tests/test_summarize.py takes it
 Samples = dict[tuple[str, frozenset[tuple[str, str]]], float]
 
 
@@ -98,6 +102,44 @@ async def test_a_taken_port_is_a_clear_error_and_off_serves_nothing():
         assert on is not None and on.port > 0
         async with ClientSession() as http, http.get(on.url) as response:
             assert response.status == 200
+
+
+async def test_llm_calls_tokens_and_summaries_as_the_server_saw_them(llm_server: LLMServer):
+    """A server that refuses json_schema (as llama-cpp-python's does), answers, then fails:
+    one call unsupported, one ok with the tokens it reported, one error (and its summary
+    extractive)."""
+    llm_server.json_schema = "http500"
+    chip = ARTICLES[0]
+    text = "\n\n".join([chip.lede, *chip.paragraphs])
+    article = ArticleInput(url="https://news.example/chip.html", title=chip.title, text=text)
+    async with (
+        await metrics.serve_metrics("127.0.0.1", 0) as server,
+        Summarizer(llm_server.config(), api_key="k") as summarizer,
+        ClientSession() as http,
+    ):
+
+        async def scrape_here() -> Samples:
+            async with http.get(server.url) as response:
+                return parse(await response.text())
+
+        before = await scrape_here()
+        ok = await summarizer.summarize(article)
+        llm_server.always("error500")
+        fallback = await summarizer.summarize(article)
+        after = await scrape_here()
+
+    def moved(name: str, **labels: str) -> float:
+        return value(after, name, **labels) - value(before, name, **labels)
+
+    assert ok.summarizer == "llm:fake-model" and fallback.summarizer == "extractive"
+    assert moved("digest_llm_calls_total", outcome="unsupported") == 1
+    assert moved("digest_llm_calls_total", outcome="ok") == 1
+    assert moved("digest_llm_calls_total", outcome="error") == 1
+    assert moved("digest_llm_call_duration_seconds_count") == 3
+    assert moved("digest_llm_tokens_total", kind="prompt") == ok.prompt_tokens > 0
+    assert moved("digest_llm_tokens_total", kind="completion") == ok.completion_tokens > 0
+    assert moved("digest_summaries_total", method="llm") == 1
+    assert moved("digest_summaries_total", method="extractive") == 1
 
 
 def test_the_readme_lists_every_metric_and_no_other():
