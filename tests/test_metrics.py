@@ -142,6 +142,26 @@ async def test_llm_calls_tokens_and_summaries_as_the_server_saw_them(llm_server:
     assert moved("digest_summaries_total", method="extractive") == 1
 
 
+async def test_the_queue_gauges_show_what_a_worker_set():
+    """The contract with `digest worker`: it sets the gauges, the endpoint shows them."""
+    metrics.queue_jobs.labels("deliver", "waiting").set(3)
+    metrics.queue_jobs.labels("deliver", "running").set(1)
+    metrics.workers_live.set(2)
+    try:
+        async with (
+            await metrics.serve_metrics("127.0.0.1", 0) as server,
+            ClientSession() as http,
+            http.get(server.url) as response,
+        ):
+            samples = parse(await response.text())
+    finally:  # the registry is the process's: leave it as other tests expect it
+        metrics.queue_jobs.clear()
+        metrics.workers_live.set(0)
+    assert value(samples, "digest_queue_jobs", kind="deliver", state="waiting") == 3
+    assert value(samples, "digest_queue_jobs", kind="deliver", state="running") == 1
+    assert value(samples, "digest_workers_live") == 2
+
+
 def test_the_readme_lists_every_metric_and_no_other():
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     section = readme.split("## Metrics", 1)[1].split("\n## ", 1)[0]
