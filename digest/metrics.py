@@ -7,9 +7,10 @@ expects (`rate()` and `increase()` ride over restarts); the series of every know
 and channel are there from the start at 0, so a query never finds a series missing.
 
 The endpoint is an aiohttp server in the process's own event loop (aiohttp serves the archive
-already), not prometheus_client's `start_http_server`: that one runs a WSGI server in a thread
-of its own, which cannot report "port taken" to the caller as a clear error before the daemon
-starts, nor be closed with the daemon. Rendering the exposition reads /proc (the process
+already), not prometheus_client's `start_http_server`, a WSGI server on threads of its own (one
+more per request) beside the loop: this one opens and closes with the daemon or worker like
+its other parts, on the loop they already run, and says which port it got when asked for 0
+(tests, several workers on one host). Rendering the exposition reads /proc (the process
 metrics) and took about 10 ms (median) on a 2-core machine at load 12 (`bench/metrics.py`),
 so each scrape renders it in a thread: the loop never waits on it (prometheus_client's
 metrics are thread-safe). One labelled increment took 1.3 µs there.
@@ -201,7 +202,8 @@ class MetricsServer:
 
     @property
     def url(self) -> str:
-        return f"http://{self.host}:{self.port}/metrics"
+        host = f"[{self.host}]" if ":" in self.host else self.host  # an IPv6 address
+        return f"http://{host}:{self.port}/metrics"
 
     async def close(self) -> None:
         await self._runner.cleanup()
