@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 
+from digest import metrics
 from digest.app import App
 from digest.errors import DigestError
 from digest.feeds_manage import feeds_for
@@ -111,6 +112,7 @@ async def _feed_headlines(
             )
         except DigestError as err:
             failures.append(Failure(f"feed:{feed.url}", str(err)))
+            metrics.source_failures.labels("feed").inc()
             await asyncio.to_thread(store.save_feed_state, _failed(state, feed, str(err), now))
             return []
         await asyncio.to_thread(store.save_feed_state, result.state)
@@ -149,6 +151,7 @@ async def gather_category(
             return await app.ddg.news(category, max_results=sources.results_per_category)
         except DigestError as err:
             failures.append(Failure(f"ddg:news:{category}", str(err)))
+            metrics.source_failures.labels("ddg").inc()
             return []
 
     ddg_items, feed_items = await asyncio.gather(
@@ -181,6 +184,8 @@ async def collect(
             items = await app.extractor.enrich(headlines)
             failing_hosts.update(failed_hosts(items))
             result = await asyncio.to_thread(store.upsert_items, items, seen_at=datetime.now(UTC))
+            metrics.articles_collected.labels(category).inc(len(items))
+            metrics.articles_new.labels(category).inc(result.new)
             reports.append(
                 CategoryReport(
                     category=category,
@@ -211,6 +216,7 @@ async def collect(
         await asyncio.to_thread(
             store.finish_run, run_id, status=status, counts=counts, errors=errors
         )
+        metrics.run_finished("collect", status, time.monotonic() - started)
     for f in failures:  # the run record and the CLI report show these; the daemon logs louder
         log.info("source failed: %s: %s", f.source, f.error)
     elapsed = time.monotonic() - started

@@ -235,6 +235,17 @@ class ServeConfig(_Section):
     max_connections: PositiveInt = 100
 
 
+class MetricsConfig(_Section):
+    # A Prometheus endpoint (GET /metrics) on the daemon and on each worker: runs and their
+    # outcome, source failures, the queue, LLM calls and tokens, messages sent and failed.
+    enabled: bool = False
+    # The default is this machine only. The endpoint has no authentication: listen on
+    # "0.0.0.0" only where the network keeps strangers out.
+    host: str = "127.0.0.1"
+    # Several workers on one host need a port each (`metrics.serving(config, port=...)`).
+    port: Annotated[int, Field(gt=0, lt=65536)] = 9464
+
+
 class ScheduleConfig(_Section):
     # The time zone that defines "today" for headlines and editions.
     timezone: str = "UTC"
@@ -282,6 +293,7 @@ class Config(_Section):
     email: EmailConfig = Field(default_factory=EmailConfig)
     channels: ChannelsConfig = Field(default_factory=ChannelsConfig)
     serve: ServeConfig = Field(default_factory=ServeConfig)
+    metrics: MetricsConfig = Field(default_factory=MetricsConfig)
     # No [llm] section: summaries are extractive.
     llm: LLMConfig | None = None
     sources: SourcesConfig = Field(default_factory=SourcesConfig)
@@ -453,6 +465,11 @@ daemon = false             # true: `digest run` also serves the archive and unsu
 header_timeout = 10.0      # seconds a client has to send its request after connecting
 idle_timeout = 15.0        # an idle keep-alive connection is closed after this many seconds
 max_connections = 100      # more connections at once are answered 503
+
+[metrics]                  # Prometheus: GET /metrics on the daemon and on each worker
+enabled = false
+host = "127.0.0.1"         # this machine only; the endpoint has no authentication
+port = 9464                # workers sharing a host need a port each
 
 # With no [llm] section, summaries are extractive (sentences ranked from the article itself).
 # [llm]

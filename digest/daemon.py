@@ -399,7 +399,9 @@ async def _run_locked(config: Config, stop: asyncio.Event, *, once: bool) -> Cyc
         daemon = Daemon(app)
         await daemon.recover()
         if not once:
-            async with _serving(app):
+            from digest import metrics
+
+            async with _serving(app), metrics.serving(config.metrics):
                 await daemon.run(stop)
             return None
         cycle = asyncio.ensure_future(_cycle(daemon))

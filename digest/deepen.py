@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from digest import metrics
 from digest.app import App
 from digest.clustering import cluster_category, cluster_with_embeddings, top_stories
 from digest.models import ArticleView, Failure, Page, StoryView, Summary
@@ -124,6 +125,7 @@ async def deepen(
                 top_stories, store, category, since=now - timedelta(hours=24), limit=limit
             )
         counts["stories"] = len(stories)
+        metrics.stories_deepened.inc(len(stories))
         targets = [
             a
             for s in stories
@@ -164,6 +166,7 @@ async def deepen(
             counts=recorded,
             errors=[e.to_json() for e in errors],
         )
+        metrics.run_finished("deepen", status, time.monotonic() - started)
     return DeepenReport(
         run_id,
         status,

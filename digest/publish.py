@@ -17,6 +17,7 @@ from functools import partial
 from typing import Any
 from zoneinfo import ZoneInfo
 
+from digest import metrics
 from digest.app import App
 from digest.clustering import top_stories
 from digest.errors import StoreError
@@ -369,6 +370,7 @@ async def publish(
             counts=counts,
             errors=[e.to_json() for e in errors],
         )
+        metrics.run_finished("publish", status, clock.monotonic() - started)
     return PublishReport(
         run_id,
         day,

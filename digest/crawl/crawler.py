@@ -25,6 +25,7 @@ from typing import Any, Literal
 
 import aiohttp
 
+from digest import metrics
 from digest.config import CrawlConfig, FetchConfig
 from digest.crawl.browser import Browser, Rendered
 from digest.crawl.maintext import MainText
@@ -164,6 +165,7 @@ class Crawler:
     async def crawl_one(self, url: str) -> Page:
         """The `Page` for `url` (its `url` is `url` as given, whatever was fetched)."""
         page = await self._crawl_one(url)
+        metrics.pages_crawled.labels("ok" if page.ok else "failed").inc()
         return page if page.url == url else replace(page, url=url)
 
     async def _crawl_one(self, url: str) -> Page:

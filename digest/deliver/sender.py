@@ -28,6 +28,7 @@ from datetime import date, datetime
 from email.message import EmailMessage
 from typing import Any, Protocol
 
+from digest import metrics
 from digest.deliver import ledger
 from digest.deliver.ledger import EMAIL, Delivery, RetryPolicy
 from digest.deliver.transport import SendResult
@@ -239,6 +240,8 @@ async def deliver(
             )
             await store.save(outcome)
             (failed if outcome.state == "failed" else retrying).append(outcome)
+            state = "failed" if outcome.state == "failed" else "retrying"
+            metrics.messages_failed.labels(metrics.channel_kind(row.channel), state).inc()
             log.info("delivery of %s to %s: %s", edition_day, row.addressee, err)
             if err.transport_down:
                 down.add(scope)
@@ -246,6 +249,7 @@ async def deliver(
         outcome = ledger.record_sent(claimed, result.reply, now)
         await store.save(outcome)
         sent.append(outcome)
+        metrics.messages_sent.labels(metrics.channel_kind(row.channel)).inc()
 
     return DeliveryReport(
         edition_day=edition_day,

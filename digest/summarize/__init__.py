@@ -19,6 +19,7 @@ from typing import Self
 
 import openai
 
+from digest import metrics
 from digest.config import LLMConfig
 from digest.errors import SummarizeError
 from digest.models import Summary
@@ -111,10 +112,12 @@ class Summarizer:
                 self.stats.completion_tokens += err.completion_tokens
             else:
                 self.stats.llm += 1
+                metrics.summaries.labels("llm").inc()
                 self.stats.prompt_tokens += summary.prompt_tokens
                 self.stats.completion_tokens += summary.completion_tokens
                 return SummaryOutcome(summary)
         self.stats.extractive += 1
+        metrics.summaries.labels("extractive").inc()
         if len(article.text) > _INLINE_CHARS:  # ~10 ms per 2,000 words: keep the loop free
             summary = await asyncio.to_thread(extractive.summarize, article)
         else:

@@ -19,6 +19,7 @@ instruction planted in the page usually writes about something else).
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable, MutableMapping
 from dataclasses import dataclass, replace
 from typing import Any, Generic, Literal, TypeVar
@@ -26,6 +27,7 @@ from typing import Any, Generic, Literal, TypeVar
 import openai
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from digest import metrics
 from digest.config import LLMConfig
 from digest.errors import SummarizeError
 from digest.models import Summary
@@ -213,8 +215,9 @@ class LLMClient:
         client = self._client
         if retries is not None and retries != self.config.max_retries:
             client = client.with_options(max_retries=retries)
+        started = time.monotonic()
         try:
-            return await client.chat.completions.create(
+            reply = await client.chat.completions.create(
                 model=self.config.model,
                 messages=messages,  # type: ignore[arg-type]
                 temperature=self.config.temperature,
@@ -222,11 +225,16 @@ class LLMClient:
                 **kwargs,
             )
         except (openai.APIStatusError, openai.APIConnectionError) as err:
+            refused = probe and getattr(err, "status_code", None) in UNSUPPORTED_STATUS
+            metrics.llm_called("unsupported" if refused else "error", time.monotonic() - started)
             if probe:
                 raise
             raise self._error(err, retries=retries) from None
         except openai.OpenAIError as err:
+            metrics.llm_called("error", time.monotonic() - started)
             raise self._error(err, retries=retries) from None
+        metrics.llm_called("ok", time.monotonic() - started, *_usage(reply))
+        return reply
 
     async def _validated(self, reply: Any, mode: Mode, request: JSONRequest[T]) -> Completion[T]:
         prompt_tokens, completion_tokens = _usage(reply)
