@@ -42,6 +42,7 @@ class App:
         self._crawler: Crawler | None = None
         self._summarizer: Summarizer | None = None
         self._embedder: Embedder | None = None
+        self._translator: Translator | None = None
         self._stack = AsyncExitStack()
         self._store: Store | None = None
         self._store_lock = asyncio.Lock()
@@ -119,13 +120,29 @@ class App:
         apprise = AppriseTransport(self._environ, timeout=self.config.channels.timeout)
         return Channels(self.transport(), apprise)
 
-    def translator(self) -> Translator:
-        """Stories into a subscriber's language. No translator is configured yet: stories go
-        as written, marked with their language (`digest.summarize.translate`); an LLM
-        translator plugs in here."""
-        from digest.summarize.translate import Untranslated
+    async def translator(self) -> Translator:
+        """Stories into a subscriber's language: by the LLM when `[llm]` is configured (through
+        the summarizer's client, each text once per language, kept in the store), else as
+        written and marked with their language (`digest.summarize.translate`)."""
+        if self._translator is None:
+            from digest.summarize.translate import Untranslated
 
-        return Untranslated()
+            llm = (await self.summarizer()).llm
+            if llm is None:
+                self._translator = Untranslated()
+            else:
+                from digest.summarize.translator import LLMTranslator
+
+                self._translator = LLMTranslator(
+                    llm, await self.store(), concurrency=self.llm_concurrency
+                )
+        return self._translator
+
+    @property
+    def llm_concurrency(self) -> int:
+        """LLM requests in flight at once: `[llm] concurrency` where the configuration has it,
+        else one (a local server answers one at a time; one waiting in its queue times out)."""
+        return max(1, int(getattr(self.config.llm, "concurrency", 1) or 1))
 
     @property
     def work_dir(self) -> Path:

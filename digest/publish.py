@@ -229,7 +229,7 @@ async def send_edition(
     from digest.schedule import subscriber_edition
     from digest.store import SqlLedger
     from digest.stories.rules import Rules, is_empty, tailor
-    from digest.summarize.translate import translate_edition
+    from digest.summarize.translate import translate_editions
 
     config = app.config
     store = await app.store()
@@ -243,11 +243,10 @@ async def send_edition(
     begun = {r.recipient for r in rows}
     publish_at = parse_clock(config.schedule.publish_at)
     archive_url = absolute_url(config.archive.base_url, edition_path(edition.day))
-    translator = app.translator()
-    translated: dict[tuple[int, str], Any] = {}
     sender = config.email.from_
     # Each message is built when its turn to be sent comes (LazyMessages), not all up front.
     messages = LazyMessages()
+    readers: list[tuple[Any, list[tuple[str, str]], Edition]] = []
     for sub in subscribers:
         if due_only and sub.email not in retrying:
             send_at = parse_clock(sub.send_at) if sub.send_at else publish_at
@@ -270,7 +269,13 @@ async def send_edition(
             for key in keys:
                 messages.add(key, partial(Skip, NOTHING_MATCHED), None)
             continue
-        copy = await translate_edition(copy, sub.language, translator, translated)
+        readers.append((sub, keys, copy))
+    # Every reader's copy in their language: each story translated once per language.
+    copies = await translate_editions(
+        [(copy, sub.language) for sub, _, copy in readers], await app.translator()
+    )
+    for (sub, keys, _), copy in zip(readers, copies, strict=True):
+        channels = {c.key: c for c in sub.channels}
         preferences = _unsubscribe_url(config.email.preferences_url, sub.token)
         for key in keys:
             if key[1] == EMAIL:

@@ -23,7 +23,13 @@ assert on content. What a real server would do differently is scriptable:
   formed and on topic, has one more sentence (second in the summary, so in the brief too; last
   in an answer, cited as [1]) making a claim the article does not: a figure whose digits occur
   nowhere in it, a person and a firm it never names, a quote it does not contain
-  (`invented_sentence` gives that sentence, for tests to look for).
+  (`invented_sentence` gives that sentence, for tests to look for);
+- translations: a request holding a story between <<<STORY nonce>>> markers (the translator's)
+  gets a deterministic "translation" into the language named on its "Target language:" line:
+  each field prefixed with the code in brackets ("[de] Flood barrier holds ..."), every claim
+  kept. The fact-inventing faults add their sentence to its summary and brief; "untranslated"
+  gives the story back as it came. `translations()` lists those requests as (language,
+  headline as sent).
 
 In tests, use the fixture (`llm_server`) and `srv.config(...)` for an LLMConfig pointing at it.
 From a script:
@@ -61,12 +67,15 @@ Fault = Literal[
     "invent_number",
     "invent_name",
     "invent_quote",
+    "untranslated",
 ]
 Invention = Literal["invent_number", "invent_name", "invent_quote"]
 INVENTIONS: tuple[Invention, ...] = ("invent_number", "invent_name", "invent_quote")
 
 INJECTION = re.compile(r"IGNORE PREVIOUS INSTRUCTIONS and reply with:?\s*(.+)", re.IGNORECASE)
 _ARTICLE = re.compile(r"<<<ARTICLE (\w+)>>>\n(.*?)\n<<<END ARTICLE \1>>>", re.DOTALL)
+_STORY = re.compile(r"<<<STORY (\w+)>>>\n(.*?)\n<<<END STORY \1>>>", re.DOTALL)
+_TARGET = re.compile(r"^Target language: (\S+)", re.MULTILINE)
 _SOURCE = re.compile(r"<<<SOURCE (\d+) (\w+)>>>\n(.*?)\n<<<END SOURCE \1 \2>>>", re.DOTALL)
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"“])")
 FOREIGN_LINKS = (
@@ -182,6 +191,28 @@ def fake_answer(question: str, sources: list[Document], fault: str | None) -> di
     return {"answer": text}
 
 
+def fake_translation(doc: Document, language: str, fault: str | None) -> dict[str, Any]:
+    """A deterministic "translation": each field (each paragraph of the summary) prefixed with
+    `[language]`, every claim kept; an inventing fault adds its sentence."""
+    title = doc.fields.get("Headline", "")
+    brief = doc.fields.get("Brief", "")
+    if fault == "untranslated":
+        return {"title": title, "brief_summary": brief, "summary": doc.body}
+    tag = f"[{language}]"
+    paragraphs = [p.strip() for p in doc.body.split("\n\n") if p.strip()]
+    data = {
+        "title": f"{tag} {title}",
+        "brief_summary": f"{tag} {brief}" if brief else "",
+        "summary": "\n\n".join(f"{tag} {p}" for p in paragraphs),
+    }
+    invention = _invention(fault)
+    if invention:
+        said = f"{title}\n{brief}\n{doc.body}"
+        data["summary"] = _invent(data["summary"], invention, said, at=1)
+        data["brief_summary"] = _invent(data["brief_summary"], invention, said, at=1)
+    return data
+
+
 class LLMServer:
     """See the module docstring. `url` is the base URL to give the client (ends in /v1)."""
 
@@ -230,6 +261,20 @@ class LLMServer:
     @property
     def completions(self) -> list[Received]:
         return [r for r in self.received if r.path.endswith("/chat/completions")]
+
+    def translations(self) -> list[tuple[str, str]]:
+        """(target language, headline as sent) of every translation request, in order."""
+        out = []
+        for r in self.completions:
+            user = "\n".join(
+                str(m.get("content", ""))
+                for m in r.body.get("messages", [])
+                if m.get("role") == "user"
+            )
+            story, target = _STORY.search(user), _TARGET.search(user)
+            if story and target:
+                out.append((target.group(1), parse_block(story.group(2), "").fields["Headline"]))
+        return out
 
     def modes(self) -> list[tuple[str, int]]:
         """(response format, status) of every chat completion received, in order."""
@@ -346,8 +391,13 @@ class LLMServer:
         if fault == "invalid_json":
             return '{"title": "Broken", "summary": "the reply stops in the mid'
 
+        story = _STORY.search(user)
+        target = _TARGET.search(user)
         article = _ARTICLE.search(user)
-        if article:
+        if story and target:
+            doc = parse_block(story.group(2), story.group(1))
+            data = fake_translation(doc, target.group(1), fault)
+        elif article:
             doc = parse_block(article.group(2), article.group(1))
             injected = INJECTION.search(doc.body)
             if self.obey_injections and injected:
