@@ -170,9 +170,6 @@ class LLMTranslator:
         if kept is not None:
             self.stats.reused += 1
             return _apply(story, kept)
-        if self._failures >= GIVE_UP_AFTER:
-            self.stats.failed += 1
-            return untranslated(story, source, language)
         made = await self._translate(story, key, source, language)
         if made is None:
             return untranslated(story, source, language)
@@ -205,6 +202,9 @@ class LLMTranslator:
         )
         try:
             async with self._slots:
+                if self._failures >= GIVE_UP_AFTER:
+                    self.stats.failed += 1
+                    return None
                 done = await self.llm.complete_json(request)
         except SummarizeError as err:
             self._failures += 1
