@@ -42,7 +42,7 @@ class App:
         self._crawler: Crawler | None = None
         self._summarizer: Summarizer | None = None
         self._embedder: Embedder | None = None
-        self._translator: Translator | None = None
+        self._llm_slots: asyncio.Semaphore | None = None  # translation calls in flight
         self._stack = AsyncExitStack()
         self._store: Store | None = None
         self._store_lock = asyncio.Lock()
@@ -121,22 +121,20 @@ class App:
         return Channels(self.transport(), apprise)
 
     async def translator(self) -> Translator:
-        """Stories into a subscriber's language: by the LLM when `[llm]` is configured (through
-        the summarizer's client, each text once per language, kept in the store), else as
-        written and marked with their language (`digest.summarize.translate`)."""
-        if self._translator is None:
-            from digest.summarize.translate import Untranslated
+        """Stories into subscribers' languages for one sending run: by the LLM when `[llm]` is
+        configured (through the summarizer's client, each text once per language, kept in the
+        store; its stats are the run's), else as written and marked with their language
+        (`digest.summarize.translate`). Every run's LLM calls share one bound."""
+        from digest.summarize.translate import Untranslated
 
-            llm = (await self.summarizer()).llm
-            if llm is None:
-                self._translator = Untranslated()
-            else:
-                from digest.summarize.translator import LLMTranslator
+        llm = (await self.summarizer()).llm
+        if llm is None:
+            return Untranslated()
+        from digest.summarize.translator import LLMTranslator
 
-                self._translator = LLMTranslator(
-                    llm, await self.store(), concurrency=self.llm_concurrency
-                )
-        return self._translator
+        if self._llm_slots is None:
+            self._llm_slots = asyncio.Semaphore(self.llm_concurrency)
+        return LLMTranslator(llm, await self.store(), slots=self._llm_slots)
 
     @property
     def llm_concurrency(self) -> int:

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime, time, timedelta
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo
 
 from digest.app import App
@@ -33,6 +33,9 @@ from digest.schedule import edition_day, parse_clock
 from digest.store import Store
 from digest.stories.language import detect_language
 from digest.stories.novelty import Telling, outlet_key, whats_new
+
+if TYPE_CHECKING:
+    from digest.summarize.translate import Translator
 
 log = logging.getLogger(__name__)
 
@@ -207,6 +210,7 @@ async def send_edition(
     now: datetime,
     due_only: bool = False,
     newer: Sequence[date] = (),
+    translator: Translator | None = None,
 ) -> Any:
     """Send the edition to every subscriber (or only those whose time has come, `due_only`)
     on each of their channels, email and Apprise alike, through the delivery ledger: nobody
@@ -271,9 +275,13 @@ async def send_edition(
             continue
         readers.append((sub, keys, copy))
     # Every reader's copy in their language: each story translated once per language.
+    translator = translator or await app.translator()
     copies = await translate_editions(
-        [(copy, sub.language) for sub, _, copy in readers], await app.translator()
+        [(copy, sub.language) for sub, _, copy in readers], translator
     )
+    stats = getattr(translator, "stats", None)
+    if stats is not None and (stats.counts() or stats.last_error):
+        log.info("edition %s: %s", edition.day, stats.describe())
     for (sub, keys, _), copy in zip(readers, copies, strict=True):
         channels = {c.key: c for c in sub.channels}
         preferences = _unsubscribe_url(config.email.preferences_url, sub.token)
@@ -346,7 +354,22 @@ async def publish(
         except OSError as err:  # a full disk must not stop the emails
             errors.append(Failure("archive", f"cannot write the archive: {err}"))
         if send:
-            report = await send_edition(app, edition, now=now, due_only=due_only)
+            translator = await app.translator()
+            report = await send_edition(
+                app, edition, now=now, due_only=due_only, translator=translator
+            )
+            stats = getattr(translator, "stats", None)
+            if stats is not None:
+                counts.update(stats.counts())
+                if stats.refused or stats.failed:
+                    left = stats.refused + stats.failed
+                    errors.append(
+                        Failure(
+                            "translate",
+                            f"{left} translation{'' if left == 1 else 's'} not made, the "
+                            f"original sent instead; last: {stats.last_error}",
+                        )
+                    )
             counts.update(
                 sent=len(report.sent),
                 retrying=len(report.retrying),

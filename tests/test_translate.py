@@ -22,7 +22,7 @@ from digest.config import load_config
 from digest.models import Edition, Preferences
 from digest.publish import send_edition
 from digest.summarize.translation_check import check_translation
-from digest.summarize.translator import LLMTranslator, text_hash
+from digest.summarize.translator import LLMTranslator, TranslatorStats, text_hash
 from tests import llmserver
 from tests.configs import write_config
 from tests.conftest import serve_in_thread
@@ -86,6 +86,15 @@ async def stored(app: App, day: date = DAY) -> Edition:
     return edition
 
 
+async def send(app: App, day: date = DAY) -> tuple[Any, TranslatorStats]:
+    """Send the day's edition as the day's run would; the report and the run's translations."""
+    translator = await app.translator()
+    assert isinstance(translator, LLMTranslator)
+    now = NOON + timedelta(days=(day - DAY).days)
+    report = await send_edition(app, await stored(app, day), now=now, translator=translator)
+    return report, translator.stats
+
+
 def outbox(app: App) -> dict[str, str]:
     """The outbox's emails by recipient: their plain-text parts."""
     found = {}
@@ -113,7 +122,7 @@ async def test_each_story_is_translated_once_per_language_whatever_the_readers(
     await subscribe(app, "en@example.org", language="en")
     await subscribe(app, "asis@example.org")
 
-    report = await send_edition(app, await stored(app), now=NOON)
+    report, stats = await send(app)
 
     edition = await stored(app)
     world, finance = titles(edition, "world"), titles(edition, "finance")
@@ -129,7 +138,6 @@ async def test_each_story_is_translated_once_per_language_whatever_the_readers(
     assert f"[de] {finance[0]}" in mail["de5@example.org"]
     assert mail["de1@example.org"].count(f"({MARK})") == len(world)
     assert "translated" not in mail["en@example.org"] + mail["asis@example.org"]
-    stats = (await app.translator()).stats  # type: ignore[attr-defined]
     assert (stats.translated, stats.refused, stats.failed) == (len(world) * 2 + len(finance), 0, 0)
 
 
@@ -150,9 +158,8 @@ async def test_translations_are_kept_across_runs_and_shared_by_the_same_text(
     async with App(config) as app:
         store = await app.store()
         store.save_edition(make_edition(tomorrow))
-        await send_edition(app, await stored(app, tomorrow), now=NOON + timedelta(days=1))
+        _, stats = await send(app, tomorrow)
         assert len(llm_server.translations()) == first
-        stats = (await app.translator()).stats  # type: ignore[attr-defined]
         assert (stats.reused, stats.translated) == (3, 0)
         counts = store.translation_counts()
         assert counts["translations"] == 3 and counts["refused"] == 0 and counts["tokens"] > 0
@@ -194,31 +201,39 @@ async def test_with_no_llm_the_original_is_sent_marked_with_its_language(tmp_pat
 async def test_a_translation_that_invents_a_number_is_refused_and_the_original_sent(
     app: App, llm_server: LLMServer, caplog: pytest.LogCaptureFixture
 ) -> None:
-    llm_server.always("invent_number")
+    llm_server.script("invent_number")  # the first story's translation invents a figure
     await subscribe(app, "de@example.org", language="de", categories=("world",))
     caplog.set_level(logging.WARNING, logger="digest.summarize.translator")
 
-    await send_edition(app, await stored(app), now=NOON)
+    _, stats = await send(app)
 
+    assert stats.counts() == {"translations_refused": 1, "translated": 2}
     edition = await stored(app)
-    story = next(s for s in edition.sections if s.category == "world").stories[0]
+    store = await app.store()
+    # Translations run at once: which story's request came first is the threads' choice.
+    (story,) = [
+        s
+        for sec in edition.sections
+        for s in sec.stories
+        if (t := store.translation(text_hash(s), "de", "llm:fake-model")) and t.error
+    ]
     said = f"{story.title}\n{story.brief_summary}\n{story.summary}"
     invented = invented_sentence("invent_number", said)
     mail = outbox(app)["de@example.org"]
     assert invented.split()[-3] not in mail  # the invented figure
-    assert "[de]" not in mail and "translated" not in mail
+    assert f"[de] {story.title}" not in mail and mail.count(MARK) == 2
     assert f"{story.title}\n   (English)" in mail
-    kept = (await app.store()).translation(text_hash(story), "de", "llm:fake-model")
+    kept = store.translation(text_hash(story), "de", "llm:fake-model")
     assert kept is not None and kept.error and "number “7,319”" in kept.error
     assert "refused" in caplog.text and "7,319" in caplog.text
 
     # Refused once is refused: the next run does not ask again.
     asked = len(llm_server.translations())
-    llm_server.always(None)
     tomorrow = DAY + timedelta(days=1)
-    (await app.store()).save_edition(make_edition(tomorrow))
-    await send_edition(app, await stored(app, tomorrow), now=NOON + timedelta(days=1))
+    store.save_edition(make_edition(tomorrow))
+    _, stats = await send(app, tomorrow)
     assert len(llm_server.translations()) == asked
+    assert stats.counts() == {"translations_refused_before": 1, "translations_reused": 2}
 
 
 @pytest.mark.parametrize("fault", ["invent_name", "invent_quote", "untranslated"])
@@ -227,10 +242,9 @@ async def test_other_untrustworthy_translations_are_refused(
 ) -> None:
     llm_server.always(fault)
     await subscribe(app, "fr@example.org", language="fr", categories=("finance",))
-    await send_edition(app, await stored(app), now=NOON)
+    _, stats = await send(app)
     mail = outbox(app)["fr@example.org"]
     assert "[fr]" not in mail and "translated" not in mail and "(English)" in mail
-    stats = (await app.translator()).stats  # type: ignore[attr-defined]
     assert stats.refused == 3 and stats.translated == 0
 
 
@@ -241,14 +255,14 @@ async def test_a_failing_llm_sends_the_originals_and_is_not_asked_for_every_stor
     await subscribe(app, "de@example.org", language="de")
     caplog.set_level(logging.WARNING, logger="digest.summarize.translator")
 
-    report = await send_edition(app, await stored(app), now=NOON)
+    report, stats = await send(app)
 
     assert len(report.sent) == 1
     stories = sum(len(s.stories) for s in (await stored(app)).sections)
     mail = outbox(app)["de@example.org"]
     assert mail.count("(English)") == stories and "translated" not in mail
-    translator = await app.translator()
-    assert translator.stats.failed == stories  # type: ignore[attr-defined]
+    assert stats.failed == stories and "HTTP 500" in (stats.last_error or "")
+    assert stats.counts() == {"translations_failed": stories}
     # The first calls negotiate (three probes each), then it gives up for this run.
     assert len(llm_server.translations()) <= 3 * 4
     assert "HTTP 500" in caplog.text

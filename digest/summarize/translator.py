@@ -141,20 +141,48 @@ class TranslatorStats:
     translated: int = 0  # new translations from the model
     reused: int = 0  # kept from an earlier run or reader
     refused: int = 0  # the claim check refused them: the original went out
+    refused_before: int = 0  # refused in an earlier run: the original went out, not asked
     failed: int = 0  # the LLM failed: the original went out
     prompt_tokens: int = 0
     completion_tokens: int = 0
     last_error: str | None = None
 
+    def counts(self) -> dict[str, int]:
+        """For the run's record: only what happened."""
+        found = {
+            "translated": self.translated,
+            "translations_reused": self.reused,
+            "translations_refused": self.refused,
+            "translations_failed": self.failed,
+            "translations_refused_before": self.refused_before,
+        }
+        return {k: v for k, v in found.items() if v}
+
+    def describe(self) -> str:
+        """One line for the log."""
+        line = (
+            f"translations: {self.translated} new, {self.reused} kept, {self.refused} refused, "
+            f"{self.failed} failed (LLM tokens {self.prompt_tokens} + {self.completion_tokens})"
+        )
+        return f"{line}; last: {self.last_error}" if self.last_error else line
+
 
 class LLMTranslator:
     """`digest.summarize.translate.Translator` through an LLM, checked and kept in the store."""
 
-    def __init__(self, llm: LLMClient, store: Store | None = None, *, concurrency: int = 1) -> None:
+    def __init__(
+        self,
+        llm: LLMClient,
+        store: Store | None = None,
+        *,
+        slots: asyncio.Semaphore | None = None,
+    ) -> None:
+        """One per sending run (its stats and its giving up are the run's); `slots` bounds the
+        LLM calls in flight, shared by every run of the process (default: one at a time)."""
         self.llm = llm
         self.store = store
         self.stats = TranslatorStats()
-        self._slots = asyncio.Semaphore(max(1, concurrency))
+        self._slots = slots or asyncio.Semaphore(1)
         self._failures = 0  # in a row
 
     @property
@@ -168,7 +196,10 @@ class LLMTranslator:
         key = text_hash(story)
         kept = await self._kept(key, language)
         if kept is not None:
-            self.stats.reused += 1
+            if kept.error:
+                self.stats.refused_before += 1
+            else:
+                self.stats.reused += 1
             return _apply(story, kept)
         made = await self._translate(story, key, source, language)
         if made is None:
