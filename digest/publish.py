@@ -233,7 +233,7 @@ async def send_edition(
     from digest.schedule import subscriber_edition
     from digest.store import SqlLedger
     from digest.stories.rules import Rules, is_empty, tailor
-    from digest.summarize.translate import translate_editions
+    from digest.summarize.translate import Untranslated, translate_editions
 
     config = app.config
     store = await app.store()
@@ -275,7 +275,9 @@ async def send_edition(
             continue
         readers.append((sub, keys, copy))
     # Every reader's copy in their language: each story translated once per language.
-    translator = translator or await app.translator()
+    if translator is None:  # the LLM's client is loaded only for a reader with a language
+        languages = any(sub.language for sub, _, _ in readers)
+        translator = await app.translator() if languages else Untranslated()
     copies = await translate_editions(
         [(copy, sub.language) for sub, _, copy in readers], translator
     )
@@ -354,7 +356,8 @@ async def publish(
         except OSError as err:  # a full disk must not stop the emails
             errors.append(Failure("archive", f"cannot write the archive: {err}"))
         if send:
-            translator = await app.translator()
+            readers = await asyncio.to_thread(store.subscribers)
+            translator = await app.translator() if any(s.language for s in readers) else None
             report = await send_edition(
                 app, edition, now=now, due_only=due_only, translator=translator
             )
