@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import threading
 from dataclasses import replace
+from datetime import UTC, datetime, timedelta
 
 from digest.clustering import cluster_category
 from digest.config import StoriesConfig
@@ -41,6 +42,8 @@ def test_a_translation_is_kept_once_per_text_language_and_translator(store: Stor
     assert store.translation(MADE.source_hash, "de", "llm:other") is None
     assert store.save_translation(replace(MADE, language="fr", title="[fr] La Fed")) is True
     assert store.translation_counts() == {"translations": 2, "refused": 0, "tokens": 320}
+    assert store.translation_tokens(NOW.replace(year=2000)) == 320
+    assert store.translation_tokens(datetime.now(UTC) + timedelta(hours=1)) == 0
 
 
 def test_a_refusal_is_kept_with_its_reason(store: Store) -> None:

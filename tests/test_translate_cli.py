@@ -1,6 +1,7 @@
 """`digest collect && digest deepen && digest publish` with the fake LLM and a German reader:
 the stored stories' LLM summaries translated (checked against the stored articles), the run
-record counting them, and an invented figure refused with the reason on the run."""
+record counting them, `digest status` their tokens, and an invented figure refused with the
+reason on the run."""
 
 from __future__ import annotations
 
@@ -55,6 +56,7 @@ def test_a_readers_digest_is_translated_and_the_run_says_so(
 ) -> None:
     setup(tmp_path, threaded_news_web, threaded_llm_server)
     before = len(threaded_llm_server.translations())
+    tokens = json.loads(run_cli("status", "--json", cwd=tmp_path).stdout)["llm_tokens_today"]
 
     published = run_cli("publish", cwd=tmp_path)
 
@@ -72,6 +74,8 @@ def test_a_readers_digest_is_translated_and_the_run_says_so(
     status, counts, errors = publish_run(tmp_path)
     assert status == "ok" and errors == []
     assert counts["translated"] == len(asked)
+    status_after = json.loads(run_cli("status", "--json", cwd=tmp_path).stdout)
+    assert status_after["llm_tokens_today"] > tokens  # the translations' tokens count too
 
 
 def test_an_invented_figure_is_refused_and_the_run_records_why(

@@ -81,6 +81,17 @@ class TranslationsMixin(StoreBase):
             "tokens": int(tokens),
         }
 
+    def translation_tokens(self, since: datetime) -> int:
+        """LLM tokens (prompt and completion) of the translations made since `since`, refused
+        ones too: they were paid for."""
+        require_aware(since, "since")
+        total = func.coalesce(
+            func.sum(translations.c.prompt_tokens + translations.c.completion_tokens), 0
+        )
+        with self._read() as conn:
+            query = select(total).where(translations.c.created_at >= since)
+            return int(conn.execute(query).scalar_one())
+
     def story_texts(self, story_id: int, *, limit: int = CHECKED_ARTICLES) -> list[str]:
         """What the articles of a story say, as stored (the main text, else the lede), the
         newest first: what a translation of its summary is checked against besides the
