@@ -24,6 +24,11 @@ its figures and names are checked), a claim moved to another subject, a name tra
 form no source uses (refused: the prompt asks to keep names as written), and what the claim
 check cannot catch in any summary (see its docstring).
 
+Nothing may be left out either ("numbers, names and quotes survive"): every figure and date of
+the original must be in its translation, and as many quotes and names (a name written in the
+reader's language, "Genf" for "Geneva", stands for the one it replaces); a model that shortens
+or skips the text is refused like one that invents.
+
 Not one sentence is dropped from a translation: one claim not found refuses the whole of it.
 """
 
@@ -32,7 +37,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from digest.summarize.claims import Claim, SourceIndex, claims_of
+from digest.summarize.claims import Claim, ClaimCheck, SourceIndex, claims_of
 
 # Languages that capitalize every noun: there a single capitalized word is no name.
 CAPITALIZES_NOUNS = frozenset({"de", "lb"})
@@ -45,7 +50,7 @@ class TranslationCheck:
 
     claims: int
     found: int
-    unfound: tuple[tuple[str, Claim], ...] = ()  # (field, claim)
+    unfound: tuple[tuple[str, Claim], ...] = ()  # (field, claim) the translation added
     reason: str = ""
 
     @property
@@ -66,7 +71,9 @@ def check_translation(
         index.capitalizes_nouns = True  # the translation's nouns are capitalized, not names
     total = found = 0
     unfound: list[tuple[str, Claim]] = []
+    dropped: list[tuple[str, Claim]] = []
     for name, before, after in zip(FIELDS, original, translated, strict=True):
+        dropped += [(name, c) for c in _dropped(before, after, language)]
         check = index.check(after)
         total += check.claims
         found += check.found
@@ -93,6 +100,10 @@ def check_translation(
         shown = ", ".join(f"{c.kind} “{c.text}” ({where})" for where, c in unfound[:5])
         more = f" and {len(unfound) - 5} more" if len(unfound) > 5 else ""
         reason = f"not in the original or its sources: {shown}{more}"
+    elif dropped:
+        shown = ", ".join(f"{c.kind} “{c.text}” ({where})" for where, c in dropped[:5])
+        more = f" and {len(dropped) - 5} more" if len(dropped) > 5 else ""
+        reason = f"left out of the translation: {shown}{more}"
     elif all(a.strip() == b.strip() for a, b in zip(original, translated, strict=True)):
         reason = "the model gave the text back untranslated"
     return TranslationCheck(total, found, tuple(unfound), reason)
@@ -103,3 +114,29 @@ def _titled(index: SourceIndex, claim: Claim) -> bool:
     language ("Gouverneur Andrew Bailey" for "Governor Andrew Bailey") is no name."""
     (words,) = claim.words or ((),)
     return len(words) > 1 and index.found(replace(claim, words=(words[1:],)))
+
+
+def _dropped(before: str, after: str, language: str) -> list[Claim]:
+    """What of the original `before` its translation `after` (in `language`) leaves out: every
+    figure and date must be in it; of the quotes, as many (they are translated, not found word
+    for word); of the names, as many (one written in the reader's language, "Genf" for
+    "Geneva", stands for the one it replaces)."""
+    if not before.strip():
+        return []
+    check = SourceIndex([after]).check(before)
+    back = SourceIndex([before])
+    if language in CAPITALIZES_NOUNS:
+        back.capitalizes_nouns = True
+    added = back.check(after)
+    out = [c for c in check.unfound if c.kind in ("number", "amount", "percent", "date")]
+    for kind in ("quote", "name"):
+        lost = [c for c in check.unfound if c.kind == kind]
+        written = sum(1 for c in _all(added) if c.kind == kind)
+        if written < sum(1 for c in _all(check) if c.kind == kind):
+            new = sum(1 for c in added.unfound if c.kind == kind)
+            out += lost[new:]
+    return out
+
+
+def _all(check: ClaimCheck) -> list[Claim]:
+    return [c for sentence in check.sentences for c in sentence.claims]
