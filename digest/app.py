@@ -42,6 +42,7 @@ class App:
         self._crawler: Crawler | None = None
         self._summarizer: Summarizer | None = None
         self._embedder: Embedder | None = None
+        self._llm_slots: asyncio.Semaphore | None = None  # translation calls in flight
         self._stack = AsyncExitStack()
         self._store: Store | None = None
         self._store_lock = asyncio.Lock()
@@ -119,13 +120,27 @@ class App:
         apprise = AppriseTransport(self._environ, timeout=self.config.channels.timeout)
         return Channels(self.transport(), apprise)
 
-    def translator(self) -> Translator:
-        """Stories into a subscriber's language. No translator is configured yet: stories go
-        as written, marked with their language (`digest.summarize.translate`); an LLM
-        translator plugs in here."""
+    async def translator(self) -> Translator:
+        """Stories into subscribers' languages for one sending run: by the LLM when `[llm]` is
+        configured (through the summarizer's client, each text once per language, kept in the
+        store; its stats are the run's), else as written and marked with their language
+        (`digest.summarize.translate`). Every run's LLM calls share one bound."""
         from digest.summarize.translate import Untranslated
 
-        return Untranslated()
+        llm = (await self.summarizer()).llm
+        if llm is None:
+            return Untranslated()
+        from digest.summarize.translator import LLMTranslator
+
+        if self._llm_slots is None:
+            self._llm_slots = asyncio.Semaphore(self.llm_concurrency)
+        return LLMTranslator(llm, await self.store(), slots=self._llm_slots)
+
+    @property
+    def llm_concurrency(self) -> int:
+        """LLM requests in flight at once: `[llm] concurrency` where the configuration has it,
+        else one (a local server answers one at a time; one waiting in its queue times out)."""
+        return max(1, int(getattr(self.config.llm, "concurrency", 1) or 1))
 
     @property
     def work_dir(self) -> Path:

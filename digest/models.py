@@ -199,6 +199,24 @@ class EditionStory:
 
 
 @dataclass(frozen=True, slots=True)
+class Translation:
+    """A story's headline, brief and summary in another language, made once per original text
+    (`source_hash`), language and translator ("llm:<model>"), and kept. `error` set: it was
+    refused (a claim of the original did not survive it) and readers get the original."""
+
+    source_hash: str
+    language: str  # ISO 639-1, translated into
+    translator: str
+    source_language: str  # ISO 639-1, translated from
+    title: str
+    brief_summary: str
+    summary: str
+    error: str | None = None
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+
+@dataclass(frozen=True, slots=True)
 class EditionHeadline:
     """One of the day's other headlines, with its lede."""
 

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime, time, timedelta
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo
 
 from digest import metrics
@@ -34,6 +34,9 @@ from digest.schedule import edition_day, parse_clock
 from digest.store import Store
 from digest.stories.language import detect_language
 from digest.stories.novelty import Telling, outlet_key, whats_new
+
+if TYPE_CHECKING:
+    from digest.summarize.translate import Translator
 
 log = logging.getLogger(__name__)
 
@@ -208,6 +211,7 @@ async def send_edition(
     now: datetime,
     due_only: bool = False,
     newer: Sequence[date] = (),
+    translator: Translator | None = None,
 ) -> Any:
     """Send the edition to every subscriber (or only those whose time has come, `due_only`)
     on each of their channels, email and Apprise alike, through the delivery ledger: nobody
@@ -230,7 +234,7 @@ async def send_edition(
     from digest.schedule import subscriber_edition
     from digest.store import SqlLedger
     from digest.stories.rules import Rules, is_empty, tailor
-    from digest.summarize.translate import translate_edition
+    from digest.summarize.translate import Untranslated, translate_editions
 
     config = app.config
     store = await app.store()
@@ -244,11 +248,10 @@ async def send_edition(
     begun = {r.recipient for r in rows}
     publish_at = parse_clock(config.schedule.publish_at)
     archive_url = absolute_url(config.archive.base_url, edition_path(edition.day))
-    translator = app.translator()
-    translated: dict[tuple[int, str], Any] = {}
     sender = config.email.from_
     # Each message is built when its turn to be sent comes (LazyMessages), not all up front.
     messages = LazyMessages()
+    readers: list[tuple[Any, list[tuple[str, str]], Edition]] = []
     for sub in subscribers:
         if due_only and sub.email not in retrying:
             send_at = parse_clock(sub.send_at) if sub.send_at else publish_at
@@ -271,7 +274,19 @@ async def send_edition(
             for key in keys:
                 messages.add(key, partial(Skip, NOTHING_MATCHED), None)
             continue
-        copy = await translate_edition(copy, sub.language, translator, translated)
+        readers.append((sub, keys, copy))
+    # Every reader's copy in their language: each story translated once per language.
+    if translator is None:  # the LLM's client is loaded only for a reader with a language
+        languages = any(sub.language for sub, _, _ in readers)
+        translator = await app.translator() if languages else Untranslated()
+    copies = await translate_editions(
+        [(copy, sub.language) for sub, _, copy in readers], translator
+    )
+    stats = getattr(translator, "stats", None)
+    if stats is not None and (stats.counts() or stats.last_error):
+        log.info("edition %s: %s", edition.day, stats.describe())
+    for (sub, keys, _), copy in zip(readers, copies, strict=True):
+        channels = {c.key: c for c in sub.channels}
         preferences = _unsubscribe_url(config.email.preferences_url, sub.token)
         for key in keys:
             if key[1] == EMAIL:
@@ -342,7 +357,23 @@ async def publish(
         except OSError as err:  # a full disk must not stop the emails
             errors.append(Failure("archive", f"cannot write the archive: {err}"))
         if send:
-            report = await send_edition(app, edition, now=now, due_only=due_only)
+            readers = await asyncio.to_thread(store.subscribers)
+            translator = await app.translator() if any(s.language for s in readers) else None
+            report = await send_edition(
+                app, edition, now=now, due_only=due_only, translator=translator
+            )
+            stats = getattr(translator, "stats", None)
+            if stats is not None:
+                counts.update(stats.counts())
+                if stats.refused or stats.failed:
+                    left = stats.refused + stats.failed
+                    errors.append(
+                        Failure(
+                            "translate",
+                            f"{left} translation{'' if left == 1 else 's'} not made, the "
+                            f"original sent instead; last: {stats.last_error}",
+                        )
+                    )
             counts.update(
                 sent=len(report.sent),
                 retrying=len(report.retrying),

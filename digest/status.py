@@ -168,7 +168,8 @@ async def status(app: App) -> Status:
         next_publish=next_publish_due(now, parse_clock(sched.publish_at), sched.timezone),
         runs=tuple(await asyncio.to_thread(store.recent_runs, RECENT_RUNS)),
         feeds=tuple(await asyncio.to_thread(store.feed_states)),
-        llm_tokens_today=await asyncio.to_thread(store.tokens_used, app.config.today_start(now)),
+        llm_tokens_today=await asyncio.to_thread(store.tokens_used, app.config.today_start(now))
+        + await asyncio.to_thread(store.translation_tokens, app.config.today_start(now)),
         deliveries=await asyncio.to_thread(store.ledger_counts),
         failed_deliveries=tuple(await asyncio.to_thread(failed_deliveries, store)),
         database_bytes=await asyncio.to_thread(store.database_size),

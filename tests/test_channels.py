@@ -335,5 +335,5 @@ def test_a_story_not_in_the_readers_language_says_which_it_is_in() -> None:
     _, markdown, text = render_notification(
         replace(edition, sections=(section,)), title="digest", archive=None, preferences=PREFS
     )
-    assert "_(English)_" in markdown and "_(translated from English)_" in markdown
+    assert "_(English)_" in markdown and "_(translated from English by the model)_" in markdown
     assert "(English)" in text

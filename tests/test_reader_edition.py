@@ -167,7 +167,11 @@ class CountingTranslator:
 
 async def test_a_translator_is_asked_once_per_story_and_language(app: App, monkeypatch) -> None:
     translator = CountingTranslator()
-    monkeypatch.setattr(app, "translator", lambda: translator)
+
+    async def counting() -> CountingTranslator:
+        return translator
+
+    monkeypatch.setattr(app, "translator", counting)
     for name in ("a", "b", "c"):
         await subscribe(app, f"{name}@example.org", language="fr", categories=("world",))
     await subscribe(app, "d@example.org", language="de", categories=("world",))
@@ -180,7 +184,7 @@ async def test_a_translator_is_asked_once_per_story_and_language(app: App, monke
     )
     mail = outbox(app)
     assert "[fr] Flood barrier holds" in mail["a@example.org"]
-    assert "translated from English" in mail["a@example.org"]
+    assert "translated from English by the model" in mail["a@example.org"]
 
 
 async def test_untranslated_stories_are_marked_only_when_not_in_the_readers_language() -> None:

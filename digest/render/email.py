@@ -99,7 +99,8 @@ class _StoryView:
     new_fact: str = ""
     new_lang: str = ""
     # In a reader's own copy: the story's language when it is not theirs ("English"), or that
-    # it was translated for them ("translated from English"); `lang` is its text's language.
+    # it was translated for them ("translated from English by the model"); `lang` is its
+    # text's language.
     mark: str = ""
     lang: str = ""
 
@@ -198,11 +199,11 @@ def _story(story: EditionStory) -> _StoryView:
 
 
 def story_mark(story: EditionStory) -> str:
-    """What a reader's copy says about a story's language: "translated from English" when it
-    was translated for them, "English" when it is not in their language and was not
-    translated, else ""."""
+    """What a reader's copy says about a story's language: "translated from English by the
+    model" when the LLM translated it for them, "English" when it is not in their language and
+    was not translated, else ""."""
     if story.translated_from and language_name(story.translated_from):
-        return f"translated from {language_name(story.translated_from)}"
+        return f"translated from {language_name(story.translated_from)} by the model"
     return language_name(story.language) if story.language else ""
 
 

@@ -250,6 +250,33 @@ class StoredSummary(Base):
     )
 
 
+class StoredTranslation(Base):
+    """A story's headline, brief and summary in another language, made once per original text,
+    language and translator (digest.summarize.translator). Keyed by a hash of the text, not by
+    a summary or story row: every story that shows the same text shares it. `error` set: the
+    translation was refused (a claim did not survive it) and readers get the original."""
+
+    __tablename__ = "translations"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    source_hash: Mapped[str] = mapped_column(String)  # of the original headline, brief, summary
+    language: Mapped[str] = mapped_column(String)  # ISO 639-1, translated into
+    translator: Mapped[str] = mapped_column(String)  # "llm:<model>"
+    source_language: Mapped[str] = mapped_column(String)  # ISO 639-1, translated from
+    title: Mapped[str] = mapped_column(Text)
+    brief_summary: Mapped[str] = mapped_column(Text)
+    summary: Mapped[str] = mapped_column(Text)
+    error: Mapped[str | None] = mapped_column(Text)
+    prompt_tokens: Mapped[int] = mapped_column(Integer, default=0)
+    completion_tokens: Mapped[int] = mapped_column(Integer, default=0)
+    created_at: Mapped[datetime]
+
+    __table_args__ = (
+        UniqueConstraint("source_hash", "language", "translator"),
+        Index("ix_translations_created_at", "created_at"),
+    )
+
+
 class StoredSubscriber(Base):
     """Who gets the email digest: an address (lower-cased), its categories and time zone."""
 
@@ -355,3 +382,4 @@ deliveries = cast(Table, StoredDelivery.__table__)
 article_vectors = cast(Table, ArticleVector.__table__)
 channels = cast(Table, StoredChannel.__table__)
 secrets = cast(Table, StoredSecret.__table__)
+translations = cast(Table, StoredTranslation.__table__)

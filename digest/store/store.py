@@ -19,6 +19,7 @@ from digest.store.stories import StoriesMixin
 from digest.store.subscribed_feeds import SubscribedFeedsMixin
 from digest.store.subscribers import SubscribersMixin
 from digest.store.summaries import SummariesMixin
+from digest.store.translations import TranslationsMixin
 from digest.store.vectors import VectorsMixin
 
 
@@ -36,10 +37,11 @@ class Store(
     HealthMixin,
     SubscribedFeedsMixin,
     SecretsMixin,
+    TranslationsMixin,
 ):
     """Articles, stories, summaries, article vectors, runs, feed state, subscribers and their
-    channels, editions, the delivery ledger and the service's own secrets in one SQLite or
-    PostgreSQL database. See `open_store`."""
+    channels, editions, the delivery ledger, the service's own secrets and translations of
+    stories in one SQLite or PostgreSQL database. See `open_store`."""
 
 
 def open_store(url: str) -> Store:
