@@ -1,7 +1,8 @@
 """The issue's "done when", with the real daemon: a subscriber with a keyword rule, their own
 time, zone and language, and an email plus a webhook channel gets, at their time, one digest
-per channel holding only the stories their rule keeps, marked with the language they are
-written in, each exactly once across a clean restart before their time and a kill -9 after.
+per channel holding only the stories their rule keeps, translated into their language by the
+model (the local fake LLM), each exactly once across a clean restart before their time and a
+kill -9 after.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import pytest
 from tests.configs import write_config
 from tests.conftest import run_cli, serve_in_thread, start_daemon, wait_for
 from tests.fake_ddgs import news_rows, write_script
+from tests.llmserver import LLMServer
 from tests.newsweb import ARTICLES
 from tests.receivers import Receivers
 from tests.smtpserver import SmtpServer
@@ -59,8 +61,10 @@ def stop(daemon, sig: int = signal.SIGTERM) -> None:
 
 @pytest.mark.timeout(600)
 def test_their_digest_on_every_channel_at_their_time_once_across_restarts(
-    tmp_path: Path, threaded_news_web, receivers: Receivers, monkeypatch
-) -> None:
+    tmp_path: Path, threaded_news_web, threaded_llm_server: LLMServer, receivers: Receivers,
+    monkeypatch,
+) -> None:  # fmt: skip
+    llm = threaded_llm_server
     web = threaded_news_web
     now = datetime.now(UTC)
     zone = their_zone(now, timedelta(minutes=4))
@@ -81,6 +85,7 @@ def test_their_digest_on_every_channel_at_their_time_once_across_restarts(
                 "from": "digest@news.example.org",
             },
             schedule={"collect_every": "1d", "publish_at": "00:00", "deliver_every": "10s"},
+            llm={"base_url": llm.url, "model": llm.model, "timeout": 10.0, "max_retries": 0},
         )
         script = write_script(
             tmp_path / "ddgs.json",
@@ -134,7 +139,8 @@ def test_their_digest_on_every_channel_at_their_time_once_across_restarts(
             assert title in body
         for title in DROPPED:
             assert title not in body
-        assert "(English)" in body  # not French, no translator: marked
+        assert "(translated from English by the model)" in body  # into French, once
+        assert "[fr]" in body.replace("\\[", "[").replace("\\]", "]")  # Markdown escapes it
         assert "preferences?token=" in body
     rows = query(tmp_path, "select channel, state, attempts from deliveries order by channel")
     assert [(c.split(":")[0], s, n) for c, s, n in rows] == [
@@ -142,3 +148,6 @@ def test_their_digest_on_every_channel_at_their_time_once_across_restarts(
         ("json", "sent", 1),
     ]
     assert "done-when-hook" not in str(query(tmp_path, "select url from channels"))
+    # One translation per story and language, whichever channel and run sent it.
+    asked = llm.translations()
+    assert asked and len(asked) == len(set(asked)) and {lang for lang, _ in asked} == {"fr"}
