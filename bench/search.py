@@ -1084,6 +1084,11 @@ def _all(b: Backend) -> list[float]:
 
 
 def main(argv: Iterable[str] | None = None) -> int:
+    argv = list(argv) if argv is not None else sys.argv[1:]
+    if "--scale" in argv:  # PostgreSQL alone, 100,000 and 1,000,000 articles, cached
+        from bench import search_scale
+
+        return search_scale.main(argv)
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--articles", type=int, default=100_000)
     parser.add_argument("--quick", action="store_true", help="5,000 articles, 3 runs per query")
@@ -1102,7 +1107,7 @@ def main(argv: Iterable[str] | None = None) -> int:
         "bulk-loaded, the rest through the Store API; auto: api up to 20,000 articles",
     )
     parser.add_argument("--sample", type=int, default=5_000, help="Store API articles (bulk)")
-    args = parser.parse_args(list(argv) if argv is not None else None)
+    args = parser.parse_args(argv)
     if args.quick:
         args.articles = 5_000
         args.repeats = min(args.repeats, 3)
