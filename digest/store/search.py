@@ -307,9 +307,9 @@ class PostgresBackend(Backend):
 
         Asked of the whole archive, PostgreSQL reads the row of every match to learn its date
         (a common word: 400,000 rows at 1,000,000 articles; bench/search.py --scale). So the
-        newest days are asked first, and the span widened until it holds `count` matches:
+        newest day is asked first, then ever longer spans before it until `count` are found:
         the GIN index's matches are intersected with ix_articles_recent's span before any row
-        is read. The answer is the same: every match outside a span is older than all inside.
+        is read. The answer is the same: every match of a span is newer than those before it.
         """
         key = (category, since, count)
         if key in self._newest:
@@ -320,27 +320,32 @@ class PostgresBackend(Backend):
             span = span.where(articles.c.category == category)
         row = conn.execute(span).one()
         newest, oldest = row[0], row[1]
+        vector = literal_column("articles.search_vector", TSVECTOR)
         found: list[int] = []
+        end: datetime | None = None  # the spans do not overlap: each row is read once
         days = _FIRST_SPAN_DAYS
-        while newest is not None:
+        while newest is not None and len(found) < count:
             start = newest - timedelta(days=days)
             whole = start <= oldest or (since is not None and start <= since)
-            vector = literal_column("articles.search_vector", TSVECTOR)
             query = _filtered(
                 select(articles.c.id)
                 .where(vector.op("@@")(self.tsquery))
                 .order_by(recent.desc(), articles.c.id.desc())
-                .limit(count),
+                .limit(count - len(found)),
                 category,
                 since,
             )
             if not whole:
                 query = query.where(recent >= start)
-            found = list(conn.execute(query).scalars())
-            if whole or len(found) >= count:
+            if end is not None:
+                query = query.where(recent < end)
+            got = list(conn.execute(query).scalars())
+            found.extend(got)
+            if whole:
                 break
+            end = start
             # Aim the next span at twice the matches still missing, at 4x to 64x this one.
-            days *= min(64.0, max(4.0, 2 * count / (len(found) + 1)))
+            days *= min(64.0, max(4.0, 2 * (count - len(found)) / (len(got) + 1)))
         self._newest[key] = found
         return found
 
