@@ -358,9 +358,15 @@ class PostgresBackend(Backend):
                 document = func.left(document, _PG_PASSAGE_CHARS)
             return func.ts_headline(REGCONFIG, func.coalesce(document, ""), self.tsquery, options)
 
-        query = select(articles.c.id, *(headline(f) for f in _PASSAGE_ORDER)).where(
-            articles.c.id.in_(ids)
-        )
-        return {
-            row[0]: dict(zip(_PASSAGE_ORDER, row[1:], strict=True)) for row in conn.execute(query)
-        }
+        # A main text's passage is shown only when the lede and summary have none, and it is
+        # the costly one (ts_headline parses up to 20,000 characters): made only then.
+        short = [f for f in _PASSAGE_ORDER if f != "text"]
+        query = select(articles.c.id, *(headline(f) for f in short)).where(articles.c.id.in_(ids))
+        found = {row[0]: dict(zip(short, row[1:], strict=True)) for row in conn.execute(query)}
+        before_text = _PASSAGE_ORDER[: _PASSAGE_ORDER.index("text")]
+        wanted = [i for i, p in found.items() if not any(_OPEN in p[f] for f in before_text)]
+        if wanted:
+            query = select(articles.c.id, headline("text")).where(articles.c.id.in_(wanted))
+            for article_id, marked in conn.execute(query):
+                found[article_id]["text"] = marked
+        return found
