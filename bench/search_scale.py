@@ -607,7 +607,7 @@ def explain(archive: Archive, q: Query) -> str:
     statements: list[tuple[str, Any]] = []
 
     def grab(conn, cursor, statement, parameters, context, executemany):
-        if statement.lstrip().upper().startswith("SELECT"):
+        if statement.lstrip().upper().startswith(("SELECT", "WITH")):
             statements.append((statement, parameters))
 
     event.listen(archive.store.engine, "before_cursor_execute", grab)

@@ -94,27 +94,39 @@ QUERIES = st.sampled_from(
     category=st.sampled_from(CATEGORIES),
     since_days=st.none() | st.floats(min_value=0, max_value=1200),
     count=st.sampled_from([1, 3, 10, 50, 150, 1000]),
+    walk_rows=st.sampled_from([0, 5_000, 10**9]),  # every span asked of GIN, as chosen, walked
 )
 def test_the_newest_matches_are_those_of_the_whole_archive(
-    archive: Store, text: str, category: str | None, since_days: float | None, count: int
+    archive: Store,
+    text: str,
+    category: str | None,
+    since_days: float | None,
+    count: int,
+    walk_rows: int,
 ) -> None:
     since = None if since_days is None else NOW - timedelta(days=since_days)
-    with archive.engine.connect().execution_options(**{READ_ONLY: True}) as conn:
-        found = PostgresBackend(parse_query(text)).newest(conn, category, since, count)
+    chosen = search_module._WALK_ROWS
+    search_module._WALK_ROWS = walk_rows
+    try:
+        with archive.engine.connect().execution_options(**{READ_ONLY: True}) as conn:
+            found = PostgresBackend(parse_query(text)).newest(conn, category, since, count)
+    finally:
+        search_module._WALK_ROWS = chosen
     assert found == whole_archive_newest(archive, text, category, since, count)
 
 
-def test_search_results_do_not_depend_on_the_first_span(archive: Store, monkeypatch) -> None:
-    """The first span only decides how many steps it takes to find the matches."""
+def test_results_do_not_depend_on_how_the_spans_are_read(archive: Store, monkeypatch) -> None:
+    """The first span and how the spans are read only decide how long it takes."""
     queries = ["storm", "rates OR ferry", '"harbour storm"', "market -election"]
     monkeypatch.setattr(search_module, "PG_RANK_WINDOW", 40)
     results = {}
-    for days in (0.01, 1.0, 30.0, 5000.0):
+    for days, walk_rows in ((0.01, 0), (1.0, 5_000), (1.0, 10**9), (30.0, 0), (5000.0, 0)):
         monkeypatch.setattr(search_module, "_FIRST_SPAN_DAYS", days)
-        results[days] = [
+        monkeypatch.setattr(search_module, "_WALK_ROWS", walk_rows)
+        results[(days, walk_rows)] = [
             [(h.url, h.score, h.snippet, h.highlights) for h in archive.search(q, limit=7)]
             for q in queries
         ]
-    first = results[0.01]
+    first = results[(0.01, 0)]
     assert all(r == first for r in results.values())
     assert all(first)  # every query found something
