@@ -478,13 +478,15 @@ def pick_queries(corpus: Corpus, args: argparse.Namespace) -> list[Query]:
     for row in generate(corpus, sample, args.seed, args.text_fraction, args.summary_fraction):
         doc = f"{row.title} {row.lede}"
         words = re.findall(r"[^\W\d_]+", doc)
-        lower = {w.lower() for w in words}
+        # dicts, not sets: the words (and so the queries) must not depend on PYTHONHASHSEED
+        lower = dict.fromkeys(w.lower() for w in words)
+        unique = dict.fromkeys(words)
         df.update(w for w in lower if w not in COMMON and len(w) > 3 and w.isascii())
         for a, b in itertools.pairwise(words):
             if all(w.lower() not in COMMON and len(w) > 2 and w.isascii() for w in (a, b)):
                 pairs[(a.lower(), b.lower())] += 1
-        umlauts.update(w for w in set(words) if re.search("[äöüßéÄÖÜ]", w) and len(w) > 4)
-        tails.update(w for w in set(words) if w in tail_set)
+        umlauts.update(w for w in unique if re.search("[äöüßéÄÖÜ]", w) and len(w) > 4)
+        tails.update(w for w in unique if w in tail_set)
     tail_lower = {w.lower() for w in tail_set}
     ranked = [w for w, _ in df.most_common() if w.isalpha() and w not in tail_lower]
 
