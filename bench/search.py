@@ -3,6 +3,8 @@
     .venv/bin/python -m bench.search                 # 100,000 articles, both backends
     .venv/bin/python -m bench.search --quick         # 5,000 articles: to try it
     .venv/bin/python -m bench.search --articles 20000 --repeats 7 --no-postgres
+    .venv/bin/python -m bench.search --scale         # PostgreSQL at 100,000 and 1,000,000
+                                                     # (bench/search_scale.py; cached)
 
 1. Generates `--articles` news articles, deterministically (`--seed`), before anything is timed:
    titles of 8-12 words, ledes of ~300 characters (90% of articles; the rest failed
