@@ -11,7 +11,7 @@ from datetime import datetime, timedelta
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from sqlalchemy import literal_column, select
+from sqlalchemy import func, literal_column, select
 from sqlalchemy.dialects.postgresql import TSVECTOR
 
 from digest.store import Store, open_store
@@ -81,6 +81,22 @@ def whole_archive_newest(
         return list(conn.execute(query).scalars())
 
 
+def ranked(store: Store, text: str, ids: list[int]) -> list[tuple[int, int | None, float]]:
+    """The best 5 of `ids` as one ranking query orders them."""
+    if not ids:
+        return []
+    tsquery = pg_tsquery(parse_query(text))
+    rank = func.ts_rank_cd(literal_column("articles.search_vector", TSVECTOR), tsquery)
+    query = (
+        select(articles.c.id, articles.c.story_id, rank)
+        .where(articles.c.id.in_(ids))
+        .order_by(rank.desc(), articles.c.id)
+        .limit(5)
+    )
+    with store.engine.connect().execution_options(**{READ_ONLY: True}) as conn:
+        return [(r[0], r[1], float(r[2])) for r in conn.execute(query)]
+
+
 QUERIES = st.sampled_from(
     [*WORDS, "storm OR rates", "market -ferry", '"harbour storm"', "report", "nothinghere"]
 )
@@ -109,10 +125,14 @@ def test_the_newest_matches_are_those_of_the_whole_archive(
     search_module._WALK_ROWS = walk_rows
     try:
         with archive.engine.connect().execution_options(**{READ_ONLY: True}) as conn:
-            found = PostgresBackend(parse_query(text)).newest(conn, category, since, count)
+            backend = PostgresBackend(parse_query(text))
+            found = backend.newest(conn, category, since, count)
+            best = backend.candidates(conn, category, since, 5)
     finally:
         search_module._WALK_ROWS = chosen
-    assert found == whole_archive_newest(archive, text, category, since, count)
+    newest = whole_archive_newest(archive, text, category, since, count)
+    assert [m[0] for m in found] == newest
+    assert best == ranked(archive, text, whole_archive_newest(archive, text, category, since, 2000))
 
 
 def test_results_do_not_depend_on_how_the_spans_are_read(archive: Store, monkeypatch) -> None:

@@ -18,9 +18,7 @@ from typing import Any
 from sqlalchemy import (
     ColumnElement,
     Connection,
-    Integer,
     Select,
-    any_,
     bindparam,
     column,
     func,
@@ -28,7 +26,7 @@ from sqlalchemy import (
     select,
     table,
 )
-from sqlalchemy.dialects.postgresql import ARRAY, TSVECTOR
+from sqlalchemy.dialects.postgresql import TSVECTOR
 
 from digest.models import Outlet, SearchHit
 from digest.store.base import StoreBase, require_aware
@@ -287,7 +285,7 @@ class SqliteBackend(Backend):
 class PostgresBackend(Backend):
     def __init__(self, query: SearchQuery) -> None:
         self.tsquery = pg_tsquery(query)
-        self._newest: dict[tuple[str | None, datetime | None, int], list[int]] = {}
+        self._newest: dict[tuple[Any, ...], list[tuple[int, int | None, float]]] = {}
 
     def candidates(
         self, conn: Connection, category: str | None, since: datetime | None, limit: int
@@ -295,23 +293,14 @@ class PostgresBackend(Backend):
         # Ranking reads each match's stored vector (600 ms for a common word's 23,000 matches
         # in bench/search.py). So only the newest matches are ranked, for news the best of the
         # recent ones.
-        ids = self.newest(conn, category, since, max(limit, PG_RANK_WINDOW))
-        if not ids:
-            return []
-        vector = literal_column("articles.search_vector", TSVECTOR)
-        rank = func.ts_rank_cd(vector, self.tsquery)
-        query = (
-            select(articles.c.id, articles.c.story_id, rank)
-            .where(articles.c.id == any_(bindparam("ids", ids, type_=ARRAY(Integer))))
-            .order_by(rank.desc(), articles.c.id)
-            .limit(limit)
-        )
-        return [(r[0], r[1], float(r[2])) for r in conn.execute(query)]
+        newest = self.newest(conn, category, since, max(limit, PG_RANK_WINDOW))
+        return sorted(newest, key=lambda m: (-m[2], m[0]))[:limit]
 
     def newest(
         self, conn: Connection, category: str | None, since: datetime | None, count: int
-    ) -> list[int]:
-        """The ids of the newest `count` matches, newest first (ties: the higher id first).
+    ) -> list[tuple[int, int | None, float]]:
+        """The newest `count` matches, newest first (ties: the higher id first), as (article
+        id, story id, rank): ranked as they are found, so no row is read twice.
 
         Asked of the whole archive, PostgreSQL reads the row of every match to learn its date
         (a common word: 400,000 rows at 1,000,000 articles; bench/search.py --scale). So the
@@ -329,7 +318,8 @@ class PostgresBackend(Backend):
         row = conn.execute(span).one()
         newest, oldest = row[0], row[1]
         vector = literal_column("articles.search_vector", TSVECTOR)
-        found: list[int] = []
+        rank = func.ts_rank_cd(vector, self.tsquery)
+        found: list[tuple[int, int | None, float]] = []
         end: datetime | None = None  # the spans do not overlap: each row is read once
         days, length = _FIRST_SPAN_DAYS, _FIRST_SPAN_DAYS
         dense = False
@@ -337,7 +327,9 @@ class PostgresBackend(Backend):
             start = newest - timedelta(days=days)
             whole = start <= oldest or (since is not None and start <= since)
             inside = _filtered(
-                select(articles.c.id, recent.label("recent")).where(vector.op("@@")(self.tsquery)),
+                select(articles.c.id, articles.c.story_id, recent.label("recent")).where(
+                    vector.op("@@")(self.tsquery)
+                ),
                 category,
                 since,
             )
@@ -349,18 +341,28 @@ class PostgresBackend(Backend):
             if dense:
                 # The span should hold the matches still missing: walked newest first, it
                 # stops when it has them.
-                query = inside.order_by(recent.desc(), articles.c.id.desc()).limit(missing)
+                query = (
+                    inside.add_columns(rank)
+                    .order_by(recent.desc(), articles.c.id.desc())
+                    .limit(missing)
+                )
             else:
                 # Fenced (MATERIALIZED): with a LIMIT above it, PostgreSQL would rather walk
                 # ix_articles_recent testing every row of the span (4.9 s for a phrase that
                 # matches nothing at 1,000,000 articles) than ask the GIN index which match.
                 span_matches = inside.cte("span_matches").prefix_with("MATERIALIZED")
-                query = (
-                    select(span_matches.c.id)
+                ranked = (
+                    select(span_matches)
                     .order_by(span_matches.c.recent.desc(), span_matches.c.id.desc())
                     .limit(missing)
+                    .subquery()
                 )
-            got = list(conn.execute(query).scalars())
+                query = (
+                    select(ranked.c.id, ranked.c.story_id, rank)
+                    .join(articles, articles.c.id == ranked.c.id)
+                    .order_by(ranked.c.recent.desc(), ranked.c.id.desc())
+                )
+            got = [(r[0], r[1], float(r[-1])) for r in conn.execute(query)]
             found.extend(got)
             if whole:
                 break
