@@ -609,7 +609,7 @@ def explain(archive: Archive, q: Query) -> str:
     statements: list[tuple[str, Any]] = []
 
     def grab(conn, cursor, statement, parameters, context, executemany):
-        if statement.lstrip().upper().startswith(("SELECT", "WITH")):
+        if statement.lstrip().upper().startswith(("SELECT", "WITH", "SET")):
             statements.append((statement, parameters))
 
     event.listen(archive.store.engine, "before_cursor_execute", grab)
@@ -620,6 +620,9 @@ def explain(archive: Archive, q: Query) -> str:
     with archive.store.engine.connect() as conn:
         for statement, parameters in statements:
             cursor = conn.connection.driver_connection.cursor()
+            if statement.lstrip().upper().startswith("SET"):  # SET LOCAL: as the search ran
+                cursor.execute(statement, parameters)
+                continue
             cursor.execute(f"EXPLAIN (ANALYZE, BUFFERS) {statement}", parameters)
             plans.append("\n".join(r[0] for r in cursor.fetchall()))
     return "\n\n".join(plans)
