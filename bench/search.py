@@ -3,6 +3,8 @@
     .venv/bin/python -m bench.search                 # 100,000 articles, both backends
     .venv/bin/python -m bench.search --quick         # 5,000 articles: to try it
     .venv/bin/python -m bench.search --articles 20000 --repeats 7 --no-postgres
+    .venv/bin/python -m bench.search --scale         # PostgreSQL at 100,000 and 1,000,000
+                                                     # (bench/search_scale.py; cached)
 
 1. Generates `--articles` news articles, deterministically (`--seed`), before anything is timed:
    titles of 8-12 words, ledes of ~300 characters (90% of articles; the rest failed
@@ -1084,6 +1086,11 @@ def _all(b: Backend) -> list[float]:
 
 
 def main(argv: Iterable[str] | None = None) -> int:
+    argv = list(argv) if argv is not None else sys.argv[1:]
+    if "--scale" in argv:  # PostgreSQL alone, 100,000 and 1,000,000 articles, cached
+        from bench import search_scale
+
+        return search_scale.main(argv)
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--articles", type=int, default=100_000)
     parser.add_argument("--quick", action="store_true", help="5,000 articles, 3 runs per query")
@@ -1102,7 +1109,7 @@ def main(argv: Iterable[str] | None = None) -> int:
         "bulk-loaded, the rest through the Store API; auto: api up to 20,000 articles",
     )
     parser.add_argument("--sample", type=int, default=5_000, help="Store API articles (bulk)")
-    args = parser.parse_args(list(argv) if argv is not None else None)
+    args = parser.parse_args(argv)
     if args.quick:
         args.articles = 5_000
         args.repeats = min(args.repeats, 3)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import (
@@ -42,6 +42,10 @@ from digest.stories import outlet
 
 # PostgreSQL ranks the newest this many matches of a search (see PostgresBackend.candidates).
 PG_RANK_WINDOW = 2_000
+# The newest span of days PostgreSQL first looks for them in (PostgresBackend.newest).
+_FIRST_SPAN_DAYS = 1.0
+# Walked newest first, a span may read this many rows for its matches; past that, the GIN index.
+_WALK_ROWS = 5_000
 # Stored objects the models do not declare (see migrations/versions/0004_search.py).
 _FTS_TABLE = "articles_fts"
 _SEARCH_COLUMN = "search_vector"
@@ -57,6 +61,7 @@ _PASSAGE_ORDER = ("lede", "summary_text", "text", "snippet")
 _FIELD_LABELS = {"lede": "lede", "summary_text": "summary", "text": "text", "snippet": "lede"}
 _PG_PASSAGE_CHARS = 20_000  # ts_headline re-parses its document: a passage from the start
 _MAX_POOL = 5_000
+_PG_WORK_MEM = "32MB"
 
 
 class SearchMixin(StoreBase):
@@ -97,6 +102,11 @@ def search(
     backend: Backend = (
         SqliteBackend(query) if conn.dialect.name == "sqlite" else PostgresBackend(query)
     )
+    if conn.dialect.name == "postgresql":
+        # A common word's GIN matches overflow the default 4 MB: the bitmap turns lossy and
+        # every row of those pages is tested again (6,340 extra rows for a phrase at 1,000,000
+        # articles). For this read transaction only.
+        conn.exec_driver_sql(f"SET LOCAL work_mem = '{_PG_WORK_MEM}'")
     pool = max(limit * 5, 50)
     while True:
         # Articles of one story compete for the pool: widen it until `limit` stories are in.
@@ -275,30 +285,103 @@ class SqliteBackend(Backend):
 class PostgresBackend(Backend):
     def __init__(self, query: SearchQuery) -> None:
         self.tsquery = pg_tsquery(query)
+        self._newest: dict[tuple[Any, ...], list[tuple[int, int | None, float]]] = {}
 
     def candidates(
         self, conn: Connection, category: str | None, since: datetime | None, limit: int
     ) -> list[tuple[int, int | None, float]]:
-        vector = literal_column("articles.search_vector", TSVECTOR)
         # Ranking reads each match's stored vector (600 ms for a common word's 23,000 matches
         # in bench/search.py). So only the newest matches are ranked, for news the best of the
-        # recent ones; for a common word PostgreSQL finds them by walking ix_articles_recent.
-        newest = _filtered(
-            select(articles.c.id.label("id"))
-            .where(vector.op("@@")(self.tsquery))
-            .order_by(Article.recent().desc(), articles.c.id.desc())
-            .limit(max(limit, PG_RANK_WINDOW)),
-            category,
-            since,
-        ).subquery()
+        # recent ones.
+        newest = self.newest(conn, category, since, max(limit, PG_RANK_WINDOW))
+        return sorted(newest, key=lambda m: (-m[2], m[0]))[:limit]
+
+    def newest(
+        self, conn: Connection, category: str | None, since: datetime | None, count: int
+    ) -> list[tuple[int, int | None, float]]:
+        """The newest `count` matches, newest first (ties: the higher id first), as (article
+        id, story id, rank): ranked as they are found, so no row is read twice.
+
+        Asked of the whole archive, PostgreSQL reads the row of every match to learn its date
+        (a common word: 400,000 rows at 1,000,000 articles; bench/search.py --scale). So the
+        newest day is asked first, then ever longer spans before it until `count` are found:
+        the GIN index's matches are intersected with ix_articles_recent's span before any row
+        is read. The answer is the same: every match of a span is newer than those before it.
+        """
+        key = (category, since, count)
+        if key in self._newest:
+            return self._newest[key]
+        recent = Article.recent()
+        span = select(func.max(recent), func.min(recent))
+        if category is not None:
+            span = span.where(articles.c.category == category)
+        row = conn.execute(span).one()
+        newest, oldest = row[0], row[1]
+        vector = literal_column("articles.search_vector", TSVECTOR)
         rank = func.ts_rank_cd(vector, self.tsquery)
-        query = (
-            select(articles.c.id, articles.c.story_id, rank)
-            .join(newest, newest.c.id == articles.c.id)
-            .order_by(rank.desc(), articles.c.id)
-            .limit(limit)
-        )
-        return [(r[0], r[1], float(r[2])) for r in conn.execute(query)]
+        found: list[tuple[int, int | None, float]] = []
+        end: datetime | None = None  # the spans do not overlap: each row is read once
+        days, length = _FIRST_SPAN_DAYS, _FIRST_SPAN_DAYS
+        dense = False
+        while newest is not None and len(found) < count:
+            start = newest - timedelta(days=days)
+            whole = start <= oldest or (since is not None and start <= since)
+            inside = _filtered(
+                select(articles.c.id, articles.c.story_id, recent.label("recent")).where(
+                    vector.op("@@")(self.tsquery)
+                ),
+                category,
+                since,
+            )
+            if not whole:
+                inside = inside.where(recent >= start)
+            if end is not None:
+                inside = inside.where(recent < end)
+            missing = count - len(found)
+            if dense:
+                # The span should hold the matches still missing: walked newest first, it
+                # stops when it has them.
+                query = (
+                    inside.add_columns(rank)
+                    .order_by(recent.desc(), articles.c.id.desc())
+                    .limit(missing)
+                )
+            else:
+                # Fenced (MATERIALIZED): with a LIMIT above it, PostgreSQL would rather walk
+                # ix_articles_recent testing every row of the span (4.9 s for a phrase that
+                # matches nothing at 1,000,000 articles) than ask the GIN index which match.
+                span_matches = inside.cte("span_matches").prefix_with("MATERIALIZED")
+                ranked = (
+                    select(span_matches)
+                    .order_by(span_matches.c.recent.desc(), span_matches.c.id.desc())
+                    .limit(missing)
+                    .subquery()
+                )
+                query = (
+                    select(ranked.c.id, ranked.c.story_id, rank)
+                    .join(articles, articles.c.id == ranked.c.id)
+                    .order_by(ranked.c.recent.desc(), ranked.c.id.desc())
+                )
+            got = [(r[0], r[1], float(r[-1])) for r in conn.execute(query)]
+            found.extend(got)
+            if whole:
+                break
+            if end is None:
+                # What share of the newest day's articles match: walking the next spans newest
+                # first pays when few rows are read per match, asking the GIN index when many.
+                rows = conn.execute(
+                    _filtered(select(func.count()).where(recent >= start), category, since)
+                ).scalar_one()
+                dense = (count - len(got)) * rows <= _WALK_ROWS * max(len(got), 1)
+            end = start
+            # The next span, at this one's rate of matches, holds twice the missing ones:
+            # from 3 to 63 times as many days as before it.
+            wanted = 2 * (count - len(found)) / ((len(got) + 1) / length)
+            length = min(63 * days, max(3 * days, wanted))
+            dense = dense and wanted <= 63 * days
+            days += length
+        self._newest[key] = found
+        return found
 
     def passages(self, conn: Connection, ids: Sequence[int]) -> dict[int, dict[str, str]]:
         options = f'StartSel="{_OPEN}", StopSel="{_CLOSE}", MaxWords={_SNIPPET_TOKENS}, MinWords=12'
@@ -309,9 +392,15 @@ class PostgresBackend(Backend):
                 document = func.left(document, _PG_PASSAGE_CHARS)
             return func.ts_headline(REGCONFIG, func.coalesce(document, ""), self.tsquery, options)
 
-        query = select(articles.c.id, *(headline(f) for f in _PASSAGE_ORDER)).where(
-            articles.c.id.in_(ids)
-        )
-        return {
-            row[0]: dict(zip(_PASSAGE_ORDER, row[1:], strict=True)) for row in conn.execute(query)
-        }
+        # A main text's passage is shown only when the lede and summary have none, and it is
+        # the costly one (ts_headline parses up to 20,000 characters): made only then.
+        short = [f for f in _PASSAGE_ORDER if f != "text"]
+        query = select(articles.c.id, *(headline(f) for f in short)).where(articles.c.id.in_(ids))
+        found = {row[0]: dict(zip(short, row[1:], strict=True)) for row in conn.execute(query)}
+        before_text = _PASSAGE_ORDER[: _PASSAGE_ORDER.index("text")]
+        wanted = [i for i, p in found.items() if not any(_OPEN in p[f] for f in before_text)]
+        if wanted:
+            query = select(articles.c.id, headline("text")).where(articles.c.id.in_(wanted))
+            for article_id, marked in conn.execute(query):
+                found[article_id]["text"] = marked
+        return found
