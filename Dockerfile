@@ -8,11 +8,12 @@
 ARG BASE=python:3.11-slim-bookworm
 FROM ${BASE}
 
-# Chromium from the distribution's packages, as .ci/run installs it (used by the deep crawl);
-# a base that has it already needs no package index.
-RUN command -v chromium >/dev/null \
+# Chromium from the distribution's packages, as .ci/run installs it (used by the deep crawl),
+# and libatomic1, without which Playwright's own Node.js driver does not start (and the crawl
+# falls back to plain HTTP); a base that has both needs no package index.
+RUN dpkg -s chromium libatomic1 >/dev/null 2>&1 \
  || { apt-get update \
-      && apt-get install -y --no-install-recommends chromium \
+      && apt-get install -y --no-install-recommends chromium libatomic1 \
       && rm -rf /var/lib/apt/lists/*; }
 
 # A virtualenv of its own: Debian's python3 refuses pip installs into the system (PEP 668),

@@ -23,11 +23,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 SUITE=bookworm
-# python3 and python3-venv: the image's virtualenv; tzdata: zoneinfo; chromium: the deep crawl.
+# python3 and python3-venv: the image's virtualenv; tzdata: zoneinfo; chromium: the deep crawl;
+# libatomic1: Playwright's Node.js driver needs it (Chromium's dependencies do not bring it).
 # dbus-x11: debootstrap takes the first of alternatives and cannot resolve a virtual package;
 # Chromium's GTK needs dconf-service, which needs "default-dbus-session-bus | dbus-session-bus",
 # and dbus-x11 provides the second.
-BASE_PACKAGES=python3,python3-venv,tzdata,chromium,dbus-x11
+BASE_PACKAGES=python3,python3-venv,tzdata,chromium,libatomic1,dbus-x11
 IMAGE=localhost/digest
 
 cache="${DIGEST_CI_CACHE:-/var/cache/digest-ci}"
@@ -43,12 +44,18 @@ started=$SECONDS
 # One build at a time (CI and a developer on the same machine): the others wait for it.
 exec 8>"$cache/.container.lock"
 flock 8
+# What a run cut short (SIGKILL, a lost machine) left half-made.
+rm -rf "$dir"/rootfs.* "$dir"/wheels-*.part
 
 # The tools, from Debian's packages.
 missing=()
 command -v podman >/dev/null 2>&1 || missing+=(podman)
 command -v runc >/dev/null 2>&1 || missing+=(runc)
 command -v debootstrap >/dev/null 2>&1 || missing+=(debootstrap)
+# Debian's own python3 builds the wheelhouse: the image's python3 is the same package, and pip
+# picks versions for the interpreter it runs on (a newer 3.11.x on the PATH may get wheels
+# that refuse 3.11.2).
+/usr/bin/python3 -c 'import ensurepip' >/dev/null 2>&1 || missing+=(python3-venv)
 if [ "${#missing[@]}" -gt 0 ]; then
   say "installing ${missing[*]}"
   apt-get update -q >&2
@@ -101,26 +108,25 @@ if ! podman image exists "$base"; then
   tar -C "$root" -c . | podman import --change 'CMD ["/bin/bash"]' - "$base" >&2
   rm -rf "$root"
   trap - EXIT
-  # Older bases (another package list) go; their layers are nobody's cache any more.
-  podman images --format '{{.Repository}}:{{.Tag}}' "$IMAGE-base" \
-    | grep -vxF "$base" | xargs -r podman rmi >&2 || true
+  say "base built in $((SECONDS - started)) s"
 fi
 
 # The wheelhouse: every dependency of the project and its build backend, as wheels built on
 # the host (same Debian release, same Python minor version as the image's).
-wheel_key="$(sha256sum pyproject.toml | cut -c1-16)"
+python="$(/usr/bin/python3 -c 'import platform; print(platform.python_version())')"
+wheel_key="$({ echo "$python"; cat pyproject.toml; } | sha256sum | cut -c1-16)"
 wheels="$dir/wheels-$wheel_key"
 if [ ! -f "$wheels/.ok" ]; then
-  say "building the wheelhouse $wheels (pip wheel; a few minutes the first time)"
-  builder="$dir/pip-venv"
+  say "building the wheelhouse $wheels for Python $python (pip wheel; minutes the first time)"
+  builder="$dir/pip-venv-$python"
   if [ ! -x "$builder/bin/pip" ]; then
     rm -rf "$builder"
-    python3 -m venv "$builder"
+    /usr/bin/python3 -m venv "$builder"
   fi
   rm -rf "$wheels" "$wheels.part"
   mkdir -p "$wheels.part"
   # What the Dockerfile installs: the dependencies, the postgres extra, the build backend.
-  python3 - >"$wheels.part/requirements.txt" <<'EOF'
+  "$builder/bin/python" - >"$wheels.part/requirements.txt" <<'EOF'
 import tomllib
 
 with open("pyproject.toml", "rb") as f:
@@ -134,25 +140,31 @@ EOF
   touch "$wheels.part/.ok"
   mv "$wheels.part" "$wheels"
   find "$dir" -maxdepth 1 -name 'wheels-*' ! -name "wheels-$wheel_key" -exec rm -rf {} + || true
+  say "wheelhouse built ($(find "$wheels" -name '*.whl' | wc -l) wheels) at $((SECONDS - started)) s"
 fi
 
 # The image: tagged with the hash of everything that goes into it.
 image_key="$(
   {
     printf '%s\n' "$base" "$wheel_key"
-    find Dockerfile .dockerignore pyproject.toml README.md digest migrations templates -type f \
+    find .ci/container.sh Dockerfile .dockerignore pyproject.toml README.md digest migrations \
+      templates -type f \
       ! -name '*.pyc' ! -path '*/__pycache__/*' -print0 | LC_ALL=C sort -z | xargs -0 sha256sum
   } | sha256sum | cut -c1-16
 )"
 image="$IMAGE:ci-$image_key"
 if ! podman image exists "$image"; then
   say "building $image on $base"
-  podman build --runtime runc --network host --pull=never \
-    --build-arg "BASE=$base" --build-arg "PIP_OPTIONS=--no-index --find-links /wheels" \
+  # The docker format: OCI images have no HEALTHCHECK (podman drops it, with a warning).
+  podman build --format docker --runtime runc --network host --pull=never \
+    --build-arg "BASE=$base" --build-arg "PIP_OPTIONS=--quiet --no-index --find-links /wheels" \
     --volume "$wheels:/wheels:ro" --tag "$image" --file Dockerfile . >&2
-  # The images of older trees go (their cached layers stay for the next build).
+  # The images of older trees go, then older bases (another package list): the layers the
+  # new image shares with them stay, as the cache of the next build.
   podman images --format '{{.Repository}}:{{.Tag}}' "$IMAGE" \
-    | grep -E ":ci-" | grep -vxF "$image" | xargs -r podman rmi >&2 || true
+    | { grep -E ":ci-" || true; } | grep -vxF "$image" | xargs -r podman rmi >&2 || true
+  podman images --format '{{.Repository}}:{{.Tag}}' "$IMAGE-base" \
+    | grep -vxF "$base" | xargs -r podman rmi >&2 || true
 fi
 say "ready: $image ($((SECONDS - started)) s)"
 

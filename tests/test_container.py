@@ -13,11 +13,14 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import tomllib
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import replace
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -25,7 +28,7 @@ import pytest
 from digest.config import Config, parse_config
 from tests.configs import feed, write_config
 from tests.conftest import ROOT, wait_for
-from tests.newsweb import ARTICLES, NewsWeb
+from tests.newsweb import ARTICLES, NewsWeb, Route, render_rss
 from tests.test_serve import free_port, get
 
 TECH = [a for a in ARTICLES if a.category == "technology"]
@@ -56,18 +59,33 @@ def podman(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]
 
 
 @pytest.fixture
-def container_name() -> Iterator[str]:
-    """A name for this test's container, which is removed afterwards whatever happened."""
-    name = f"digest-test-{uuid.uuid4().hex[:12]}"
-    try:
-        yield name
-    finally:
+def containers() -> Iterator[Callable[[], str]]:
+    """Names for this test's containers, which are removed afterwards whatever happened."""
+    names: list[str] = []
+
+    def new_name() -> str:
+        names.append(f"digest-test-{uuid.uuid4().hex[:12]}")
+        return names[-1]
+
+    yield new_name
+    for name in names:
         podman("rm", "--force", "--time", "5", name)
-        assert podman("container", "exists", name).returncode == 1, f"{name} was left behind"
+    left = [name for name in names if podman("container", "exists", name).returncode != 1]
+    assert not left, f"containers left behind: {left}"
+
+
+def todays_feed(web: NewsWeb) -> str:
+    """A feed of the technology articles published now (the default feeds are a year old, too
+    old to make stories of)."""
+    now = datetime.now(UTC).replace(microsecond=0)
+    articles = [replace(a, published=now) for a in TECH]
+    path = "/feeds/technology-container.rss"
+    web.add(Route(path, render_rss(web.url(""), "technology", articles), "application/rss+xml"))
+    return web.url(path)
 
 
 def volume(tmp_path: Path, web: NewsWeb, port: int) -> Path:
-    """The /data folder: a config reading the news web's feed, serving on `port` from the
+    """The /data folder: a config reading a feed of the news web, serving on `port` from the
     daemon, today's edition due at once; writable by the image's user (uid 1000)."""
     data = tmp_path / "data"
     write_config(
@@ -75,7 +93,7 @@ def volume(tmp_path: Path, web: NewsWeb, port: int) -> Path:
         sources={
             "categories": ["technology"],
             "ddg": False,
-            "feeds": [feed(web.url("/feeds/technology.rss"))],
+            "feeds": [feed(todays_feed(web))],
         },
         crawl={"mode": "auto", "executable_path": "/usr/bin/chromium"},
         serve={"daemon": True, "port": port},
@@ -89,9 +107,10 @@ def volume(tmp_path: Path, web: NewsWeb, port: int) -> Path:
 @pytest.mark.slow
 @pytest.mark.timeout(600)
 def test_the_image_runs_a_healthy_cycle_and_serves_its_archive(
-    tmp_path: Path, threaded_news_web: NewsWeb, container_name: str
+    tmp_path: Path, threaded_news_web: NewsWeb, containers: Callable[[], str]
 ) -> None:
     image = container_image()
+    container_name = containers()
     port = free_port()
     data = volume(tmp_path, threaded_news_web, port)
     mount = f"{data}:/data"
@@ -130,20 +149,32 @@ def test_the_image_runs_a_healthy_cycle_and_serves_its_archive(
     }, logs()
     assert runs["collect"]["counts"]["headlines"] == len(TECH)
     # The deep crawl ran in the image's Chromium, not in the HTTP fallback.
-    assert report["browser"]["last_used"] == "browser", report["browser"]
+    assert report["browser"]["last_used"] == "browser", json.dumps(runs["deepen"])
 
     assert (data / "site" / "index.html").is_file()
     (eml,) = data.glob("outbox/*.eml")
     assert "reader@example.org" in eml.read_text(encoding="utf-8", errors="replace")
 
-    code, index = get(f"http://127.0.0.1:{port}/")
-    assert code == 200 and TECH[0].title in index, index[:2000]
+    served = f"http://127.0.0.1:{port}"
+    code, index = get(f"{served}/")
+    edition = re.search(r'href="(\d{4}/\d{2}/\d{2}/index\.html)"', index)
+    assert code == 200 and edition, index[:2000]
+    code, page = get(f"{served}/{edition[1]}")
+    assert code == 200 and TECH[0].title in page, page[:2000]
 
     # SIGTERM (the image's STOPSIGNAL) stops the daemon cleanly, well before podman's SIGKILL.
     stopped = podman("stop", "--time", "30", container_name, timeout=60)
     assert stopped.returncode == 0, stopped.stderr
     state = podman("inspect", "--format", "{{.State.ExitCode}}", container_name)
     assert state.stdout.strip() == "0", logs()
+
+    # With no daemon on the volume, the same check says so.
+    idle = containers()
+    started = podman("run", "--detach", "--name", idle, "--network", "none", "-v", mount,
+                     image, "sleep", "300")  # fmt: skip
+    assert started.returncode == 0, started.stderr
+    health = podman("healthcheck", "run", idle, timeout=60)
+    assert health.returncode != 0 and "unhealthy" in health.stdout + health.stderr
 
 
 # The deployment files, read as a user's tools read them.
