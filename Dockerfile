@@ -3,11 +3,17 @@
 # Any Debian bookworm base with Python 3.11 and its venv module will do: the default is the
 # public python image; .ci/container.sh builds one with debootstrap (Chromium included) and
 # installs from a wheelhouse it mounts at /wheels:
-#   podman build --build-arg BASE=localhost/digest-base:... \
+#   podman build --format docker --build-arg BASE=localhost/digest-base:... \
 #     --build-arg PIP_OPTIONS="--no-index --find-links /wheels" -v "$PWD/wheels:/wheels:ro" .
 ARG BASE=python:3.11-slim-bookworm
-FROM ${BASE}
 
+# The list of dependencies, read from pyproject.toml: the layer that installs them is rebuilt
+# when the list changes, not at every change of the code or of the tools' settings.
+FROM ${BASE} AS requirements
+COPY pyproject.toml /src/
+RUN python3 -c 'import tomllib; p = tomllib.load(open("/src/pyproject.toml", "rb")); d = p["project"]; print(*d["dependencies"], *d["optional-dependencies"]["postgres"], *p["build-system"]["requires"], sep="\n")' >/requirements.txt
+
+FROM ${BASE}
 # Chromium from the distribution's packages, as .ci/run installs it (used by the deep crawl),
 # and libatomic1, without which Playwright's own Node.js driver does not start (and the crawl
 # falls back to plain HTTP); a base that has both needs no package index.
@@ -23,13 +29,11 @@ ENV PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_CACHE_DIR=1 PYTHONUNBUFFERED=1 \
 ARG PIP_OPTIONS=""
 RUN python3 -m venv /opt/digest
 
-# The dependencies first, from pyproject.toml alone: this layer is rebuilt only when they
-# change, not at every change of the code.
+COPY --from=requirements /requirements.txt /tmp/
+RUN pip install $PIP_OPTIONS -r /tmp/requirements.txt && rm /tmp/requirements.txt
+
 WORKDIR /src
-COPY pyproject.toml ./
-RUN python3 -c 'import tomllib; p = tomllib.load(open("pyproject.toml", "rb")); d = p["project"]; print(*d["dependencies"], *d["optional-dependencies"]["postgres"], *p["build-system"]["requires"], sep="\n")' >requirements.txt \
- && pip install $PIP_OPTIONS -r requirements.txt
-COPY README.md ./
+COPY pyproject.toml README.md ./
 COPY digest ./digest
 COPY migrations ./migrations
 COPY templates ./templates

@@ -9,7 +9,7 @@
 #     python3, python3-venv and Chromium (`tar | podman import`), rebuilt only when its
 #     package list changes;
 #   - a wheelhouse of the project's dependencies built on the host with `pip wheel`, keyed on
-#     pyproject.toml's hash;
+#     the list of them in pyproject.toml;
 #   - the image from the project's own Dockerfile on that base, installing from the wheelhouse
 #     with `--no-index`; tagged with the hash of what goes into it, so an unchanged tree is not
 #     rebuilt, and a changed one reuses podman's cached layers up to the first changed file.
@@ -111,10 +111,21 @@ if ! podman image exists "$base"; then
   say "base built in $((SECONDS - started)) s"
 fi
 
-# The wheelhouse: every dependency of the project and its build backend, as wheels built on
-# the host (same Debian release, same Python minor version as the image's).
+# The wheelhouse: what the Dockerfile installs (the dependencies, the postgres extra, the
+# build backend) as wheels built on the host, with the same Debian release and Python as the
+# image's. Keyed on that list and the Python, not on the rest of pyproject.toml.
+requirements="$(/usr/bin/python3 - <<'EOF'
+import tomllib
+
+with open("pyproject.toml", "rb") as f:
+    meta = tomllib.load(f)
+project = meta["project"]
+wanted = [*project["dependencies"], *project["optional-dependencies"]["postgres"]]
+print(*wanted, *meta["build-system"]["requires"], sep="\n")
+EOF
+)"
 python="$(/usr/bin/python3 -c 'import platform; print(platform.python_version())')"
-wheel_key="$({ echo "$python"; cat pyproject.toml; } | sha256sum | cut -c1-16)"
+wheel_key="$(printf '%s\n' "$python" "$requirements" | sha256sum | cut -c1-16)"
 wheels="$dir/wheels-$wheel_key"
 if [ ! -f "$wheels/.ok" ]; then
   say "building the wheelhouse $wheels for Python $python (pip wheel; minutes the first time)"
@@ -125,16 +136,7 @@ if [ ! -f "$wheels/.ok" ]; then
   fi
   rm -rf "$wheels" "$wheels.part"
   mkdir -p "$wheels.part"
-  # What the Dockerfile installs: the dependencies, the postgres extra, the build backend.
-  "$builder/bin/python" - >"$wheels.part/requirements.txt" <<'EOF'
-import tomllib
-
-with open("pyproject.toml", "rb") as f:
-    meta = tomllib.load(f)
-project = meta["project"]
-wanted = [*project["dependencies"], *project["optional-dependencies"]["postgres"]]
-print(*wanted, *meta["build-system"]["requires"], sep="\n")
-EOF
+  printf '%s\n' "$requirements" >"$wheels.part/requirements.txt"
   "$builder/bin/pip" wheel -q --disable-pip-version-check --wheel-dir "$wheels.part" \
     -r "$wheels.part/requirements.txt" >&2
   touch "$wheels.part/.ok"
@@ -165,6 +167,7 @@ if ! podman image exists "$image"; then
     | { grep -E ":ci-" || true; } | grep -vxF "$image" | xargs -r podman rmi >&2 || true
   podman images --format '{{.Repository}}:{{.Tag}}' "$IMAGE-base" \
     | grep -vxF "$base" | xargs -r podman rmi >&2 || true
+  podman image prune --force >/dev/null || true  # what no image uses (old requirements stages)
 fi
 say "ready: $image ($((SECONDS - started)) s)"
 
