@@ -77,6 +77,11 @@ EOF
 mv "$conf.part" "$conf"
 export CONTAINERS_CONF="$conf"
 
+# Containers of tests that were killed before removing them (podman stopped them, see
+# tests/test_container.py); running ones may be another test's.
+podman ps --all --quiet --filter name=digest-test- --filter status=exited \
+  | xargs -r podman rm >/dev/null || true
+
 # The mirror apt uses (deb822 sources or a classic sources.list line).
 mirror="${DIGEST_CI_DEBIAN_MIRROR:-}"
 if [ -z "$mirror" ]; then

@@ -33,6 +33,9 @@ from tests.test_serve import free_port, get
 
 TECH = [a for a in ARTICLES if a.category == "technology"]
 CYCLE_TIMEOUT = 300.0  # seconds for the first cycle: Python, Chromium and the jobs start cold
+# podman kills a test's container after this many seconds, should the test itself be killed
+# before it removes it (.ci/container.sh removes such stopped ones).
+LIFETIME = "900"
 
 
 def container_image() -> str:
@@ -122,8 +125,8 @@ def test_the_image_runs_a_healthy_cycle_and_serves_its_archive(
     )  # fmt: skip
     assert added.returncode == 0, added.stderr
 
-    started = podman("run", "--detach", "--name", container_name, "--network", "host",
-                     "-v", mount, image)  # fmt: skip
+    started = podman("run", "--detach", "--name", container_name, "--timeout", LIFETIME,
+                     "--network", "host", "-v", mount, image)  # fmt: skip
     assert started.returncode == 0, started.stderr
 
     def logs() -> str:
@@ -170,8 +173,8 @@ def test_the_image_runs_a_healthy_cycle_and_serves_its_archive(
 
     # With no daemon on the volume, the same check says so.
     idle = containers()
-    started = podman("run", "--detach", "--name", idle, "--network", "none", "-v", mount,
-                     image, "sleep", "300")  # fmt: skip
+    started = podman("run", "--detach", "--name", idle, "--timeout", LIFETIME,
+                     "--network", "none", "-v", mount, image, "sleep", "300")  # fmt: skip
     assert started.returncode == 0, started.stderr
     health = podman("healthcheck", "run", idle, timeout=60)
     assert health.returncode != 0 and "unhealthy" in health.stdout + health.stderr
