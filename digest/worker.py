@@ -1,0 +1,94 @@
+"""`digest worker`: runs the tasks the daemon and the CLI jobs enqueue (`[queue]` on).
+
+Any number of workers, on any number of machines, share the PostgreSQL database. Each runs up
+to `concurrency` tasks at once with one `App` (one HTTP client, one browser, one summarizer),
+sends procrastinate's heartbeat every `stalled_after / 5` seconds, and puts back in the queue
+the tasks of workers whose heartbeat stopped (a worker killed with SIGKILL, a lost host).
+SIGTERM or SIGINT: no new task is taken, the running ones finish, then it exits.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import socket
+
+from digest.app import App
+from digest.config import Config
+from digest.errors import ConfigError, DigestError
+
+log = logging.getLogger("digest.worker")
+
+
+async def run_worker(
+    config: Config, *, concurrency: int = 4, metrics_port: int | None = None
+) -> None:
+    """Run tasks until SIGTERM/SIGINT."""
+    if not config.queue.enabled:
+        raise ConfigError(
+            "digest worker needs the task queue: set [queue] enabled = true (PostgreSQL only)"
+        )
+    from digest.queue import Queue
+    from digest.queue.tasks import register
+
+    stalled = config.queue.stalled_after
+    async with App(config) as app, Queue(config, pool_size=concurrency + 2) as queue:
+        app.is_worker = True
+        register(queue, app)
+        name = f"{socket.gethostname()}:{os.getpid()}"
+        async with _metrics(metrics_port), _rescuing(queue, stalled):
+            log.info("worker %s started: %d task(s) at once", name, concurrency)
+            await queue.procrastinate.run_worker_async(
+                name=name,
+                concurrency=concurrency,
+                wait=True,
+                install_signal_handlers=True,
+                update_heartbeat_interval=stalled / 5,
+                stalled_worker_timeout=stalled,
+                fetch_job_polling_interval=1.0,
+                delete_jobs="successful",
+            )
+        log.info("worker %s stopped", name)
+
+
+@contextlib.asynccontextmanager
+async def _rescuing(queue, stalled_after: float):
+    """Every `stalled_after / 2` seconds, retry the tasks of workers that stopped sending
+    heartbeats: also when no daemon waits for them (a CLI job that was killed)."""
+
+    async def loop() -> None:
+        while True:
+            await asyncio.sleep(stalled_after / 2)
+            try:
+                await queue.retry_stalled()
+            except Exception as err:  # the database went away for a moment: try again later
+                log.warning("could not look for stalled tasks: %s", err)
+
+    task = asyncio.create_task(loop())
+    try:
+        yield
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+
+
+@contextlib.asynccontextmanager
+async def _metrics(port: int | None):
+    """Hook for the Prometheus endpoint (`digest.metrics.serve_metrics`, issue 15's metrics
+    part): started when `--metrics-port` is given."""
+    if port is None:
+        yield
+        return
+    try:
+        from digest.metrics import serve_metrics  # type: ignore[import-not-found,unused-ignore]
+    except ImportError:
+        raise DigestError("--metrics-port: this build of digest has no metrics") from None
+    async with contextlib.AsyncExitStack() as stack:
+        served = serve_metrics("0.0.0.0", port)
+        if hasattr(served, "__aenter__"):
+            await stack.enter_async_context(served)
+        elif asyncio.iscoroutine(served):
+            await served
+        yield
