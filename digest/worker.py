@@ -1,7 +1,8 @@
 """`digest worker`: runs the tasks the daemon and the CLI jobs enqueue (`[queue]` on).
 
 Any number of workers, on any number of machines, share the PostgreSQL database. Each runs up
-to `concurrency` tasks at once with one `App` (one HTTP client, one browser, one summarizer),
+to `concurrency` tasks at once with one `App` (one HTTP client, one browser, one summarizer,
+started before the first task),
 sends procrastinate's heartbeat every `stalled_after / 5` seconds, and puts back in the queue
 the tasks of workers whose heartbeat stopped (a worker killed with SIGKILL, a lost host).
 SIGTERM or SIGINT: no new task is taken, the running ones finish, then it exits.
@@ -37,6 +38,10 @@ async def run_worker(
     async with App(config) as app, Queue(config, pool_size=concurrency + 2) as queue:
         app.is_worker = True
         register(queue, app)
+        # Started before the first task, not by it: on a busy machine the crawler's imports
+        # and the summarizer take seconds, which the first story task would otherwise pay.
+        await app.crawler()
+        await app.summarizer()
         name = f"{socket.gethostname()}:{os.getpid()}"
         async with _metrics(metrics_port), _rescuing(queue, stalled):
             log.info("worker %s started: %d task(s) at once", name, concurrency)
