@@ -20,6 +20,31 @@ news web's feeds tell ten stories, not 500); the news web serves a dozen article
 distinct URLs, so most summaries are found by their text's hash and reused (the crawl and the
 main-text extraction are not). The edition is bench/email_bench.py's (6 categories, 5 stories
 each); subscribers get every category.
+
+Measured here, 2026-12-01, on this 2-core machine shared with five other sessions (load
+average 3 to 15 while it ran), workers at --concurrency 4. --scale 0.02 (100 feeds, 10
+stories, 2,000 subscribers), load falling from 9 to 3:
+
+| run | collect | collect (304s) | crawl + summary | deliver |
+|---|---|---|---|---|
+| SQLite in-process | 0.7 s | 0.3 s | 2.4 s | 45.6 s, 44 emails/s |
+| 1 worker | 1.1 s | 0.9 s | 1.7 s | 49.4 s, 41 emails/s |
+| 2 workers | 1.7 s (x0.66) | 1.4 s (x0.62) | 2.9 s (x0.56) | 42.6 s, 47 emails/s (x1.16) |
+| 4 workers | 1.4 s (x0.76) | 1.1 s (x0.74) | 3.8 s (x0.44) | 48.0 s, 42 emails/s (x1.03) |
+
+--scale 0.05 (250 feeds, 25 stories, 5,000 subscribers), load about 14, before workers were
+warmed up: deliver 237 s in-process, 209 s with 1 worker, 249 s with 2 and 247 s with 4;
+--scale 0.01 at lower load: deliver 70 s in-process, 55 s with 1 worker, 33 s with 2 (x1.66).
+
+What limits the scaling here: the machine, first. Delivery is CPU-bound (each reader's email
+is rendered, CSS inlined and built, then two ledger commits: about 20 ms of CPU a message),
+and two cores shared by six sessions leave no third core for a third process; more workers
+than free cores only add processes. Second, the hand-offs: each task costs a few database
+round trips (defer, fetch, finish, its result), a worker's poll after PostgreSQL's NOTIFY and
+the waiter's 0.25 s poll; collect is two rounds (sources, then extraction), so stages of a
+second or two get slower with the queue, at any worker count. The queue pays off where a
+stage's work is long and on machines with cores to spare: at 41-47 emails/s, 100,000 emails
+take about 37 minutes on this machine, far from the 10 minutes the issue asks for.
 """
 
 from __future__ import annotations
