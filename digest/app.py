@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from digest.crawl import Crawler
     from digest.deliver.channels import Channels
     from digest.embeddings import Embedder
+    from digest.queue import Queue
     from digest.summarize import Summarizer
     from digest.summarize.translate import Translator
 
@@ -43,6 +44,10 @@ class App:
         self._summarizer: Summarizer | None = None
         self._embedder: Embedder | None = None
         self._llm_slots: asyncio.Semaphore | None = None  # translation calls in flight
+        self._queue: Queue | None = None
+        self._queue_lock = asyncio.Lock()
+        # Set in `digest worker`: this process runs the tasks, so its jobs must not enqueue more.
+        self.is_worker = False
         self._stack = AsyncExitStack()
         self._store: Store | None = None
         self._store_lock = asyncio.Lock()
@@ -146,6 +151,18 @@ class App:
     def work_dir(self) -> Path:
         """Scratch space beside the config (the browser's profile and caches)."""
         return self.config.resolve(".digest")
+
+    async def queue(self) -> Queue | None:
+        """The task queue when `[queue] enabled` (opened on first use); None: work in-process
+        (also inside a worker, which runs the tasks it is given)."""
+        if not self.config.queue.enabled or self.is_worker:
+            return None
+        async with self._queue_lock:
+            if self._queue is None:
+                from digest.queue import Queue
+
+                self._queue = await self._stack.enter_async_context(Queue(self.config))
+            return self._queue
 
     async def store(self) -> Store:
         """The database, opened and upgraded on first use (in a thread: it is blocking I/O)."""

@@ -687,6 +687,29 @@ def run(ctx: click.Context, once: bool) -> None:
 
 
 @cli.command()
+@click.option(
+    "--concurrency",
+    default=4,
+    show_default=True,
+    type=click.IntRange(1, 256),
+    help="Tasks this worker runs at once.",
+)
+@click.option(
+    "--metrics-port",
+    type=click.IntRange(1, 65535),
+    help="Serve Prometheus metrics on this port.",
+)
+@click.pass_context
+def worker(ctx: click.Context, concurrency: int, metrics_port: int | None) -> None:
+    """Run the tasks the daemon and the CLI jobs enqueue ([queue] enabled, PostgreSQL): on any
+    number of machines sharing the database. SIGTERM or Ctrl+C: the running tasks finish."""
+    from digest.worker import run_worker
+
+    config = _config(ctx)
+    asyncio.run(run_worker(config, concurrency=concurrency, metrics_port=metrics_port))
+
+
+@cli.command()
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a summary.")
 @click.pass_context
 def status(ctx: click.Context, as_json: bool) -> None:

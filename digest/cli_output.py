@@ -361,12 +361,32 @@ def print_status(status: Status) -> None:
             f"{d.edition_day.isoformat()} to {_e(d.addressee)}: "
             f"{_e(d.last_reply or '')}"
         )
+    print_queue(console, status)
     size, count = status.database_bytes, status.articles["articles"]
     console.print(
         f"database: {size / 1e6:.1f} MB, {count} articles"
         if size is not None
         else f"database: {count} articles"
     )
+
+
+def print_queue(console: Any, status: Status) -> None:
+    """The task queue: tasks waiting, running and failed per kind, and the live workers."""
+    queue = status.queue
+    if queue is None:
+        console.print("queue: off (the work runs in this process)")
+        return
+    alive = ", ".join(f"#{w.id} ({w.running} running)" for w in queue.workers)
+    console.print(f"queue: {len(queue.workers)} live worker(s){': ' + alive if alive else ''}")
+    if not queue.tasks:
+        console.print("queue: no task waiting, running or failed")
+        return
+    table = Table(title="tasks", expand=False)
+    for col in ("kind", "waiting", "running", "failed"):
+        table.add_column(col)
+    for kind, states in sorted(queue.tasks.items()):
+        table.add_row(kind, *(str(states.get(k, 0)) for k in ("waiting", "running", "failed")))
+    console.print(table)
 
 
 def ledger_line(counts: dict[str, int]) -> str:

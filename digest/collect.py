@@ -12,6 +12,7 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from digest import metrics
 from digest.app import App
@@ -85,41 +86,44 @@ async def _feed_headlines(
 ) -> list[Headline]:
     """Headlines of the category's feeds, the config file's and the database's alike
     (`digest.feeds_manage.feeds_for`); `tried` gets the URL of every feed looked at."""
-    store = await app.store()
     feeds = await feeds_for(app, category)
     if tried is not None:
         tried.extend(f.url for f in feeds)
 
-    async def one(feed) -> list[Headline]:
-        state = await asyncio.to_thread(store.feed_state, feed.url)
-        now = datetime.now(UTC)
-        if state is not None and (wait := backoff(state, now)):
-            failures.append(
-                Failure(
-                    f"feed:{feed.url}",
-                    f"backed off after {state.error_count} failures in a row "
-                    f"(next try in {wait}); last error: {state.last_error}",
-                )
-            )
-            return []
-        try:
-            result = await fetch_feed(
-                app.http,
-                feed,
-                state,
-                timeout=app.config.sources.feed_timeout,
-                max_bytes=app.config.fetch.max_feed_bytes,
-            )
-        except DigestError as err:
-            failures.append(Failure(f"feed:{feed.url}", str(err)))
-            metrics.source_failures.labels("feed").inc()
-            await asyncio.to_thread(store.save_feed_state, _failed(state, feed, str(err), now))
-            return []
-        await asyncio.to_thread(store.save_feed_state, result.state)
-        return list(result.headlines)
-
-    batches = await asyncio.gather(*(one(f) for f in feeds))
+    batches = await asyncio.gather(*(feed_headlines(app, f, failures) for f in feeds))
     return [h for batch in batches for h in batch]
+
+
+async def feed_headlines(app: App, feed: Any, failures: list[Failure]) -> list[Headline]:
+    """One feed's headlines (conditional GET), its state saved; a failure is added to
+    `failures`, and a feed failing again and again rests (`backoff`)."""
+    store = await app.store()
+    state = await asyncio.to_thread(store.feed_state, feed.url)
+    now = datetime.now(UTC)
+    if state is not None and (wait := backoff(state, now)):
+        failures.append(
+            Failure(
+                f"feed:{feed.url}",
+                f"backed off after {state.error_count} failures in a row "
+                f"(next try in {wait}); last error: {state.last_error}",
+            )
+        )
+        return []
+    try:
+        result = await fetch_feed(
+            app.http,
+            feed,
+            state,
+            timeout=app.config.sources.feed_timeout,
+            max_bytes=app.config.fetch.max_feed_bytes,
+        )
+    except DigestError as err:
+        failures.append(Failure(f"feed:{feed.url}", str(err)))
+        metrics.source_failures.labels("feed").inc()
+        await asyncio.to_thread(store.save_feed_state, _failed(state, feed, str(err), now))
+        return []
+    await asyncio.to_thread(store.save_feed_state, result.state)
+    return list(result.headlines)
 
 
 def backoff(state: FeedState, now: datetime) -> timedelta | None:
@@ -144,20 +148,45 @@ async def gather_category(
     `feeds` gets the URL of every feed looked at."""
     sources = app.config.sources
 
-    async def ddg() -> list[Headline]:
-        if not sources.ddg:
-            return []
-        try:
-            return await app.ddg.news(category, max_results=sources.results_per_category)
-        except DigestError as err:
-            failures.append(Failure(f"ddg:news:{category}", str(err)))
-            metrics.source_failures.labels("ddg").inc()
-            return []
-
     ddg_items, feed_items = await asyncio.gather(
-        ddg(), _feed_headlines(app, category, failures, feeds)
+        search_headlines(app, category, failures) if sources.ddg else _nothing(),
+        _feed_headlines(app, category, failures, feeds),
     )
     return merge_headlines([ddg_items, feed_items])
+
+
+async def _nothing() -> list[Headline]:
+    return []
+
+
+async def search_headlines(app: App, category: str, failures: list[Failure]) -> list[Headline]:
+    """The category's DuckDuckGo news; a failure is added to `failures`."""
+    try:
+        return await app.ddg.news(category, max_results=app.config.sources.results_per_category)
+    except DigestError as err:
+        failures.append(Failure(f"ddg:news:{category}", str(err)))
+        metrics.source_failures.labels("ddg").inc()
+        return []
+
+
+async def extract_and_store(
+    app: App, category: str, headlines: list[Headline]
+) -> tuple[CategoryReport, Counter[str]]:
+    """Fast extraction of the headlines' pages, then the upsert: what one category (or one
+    batch of it, on a worker) adds, and the hosts whose pages failed."""
+    store = await app.store()
+    items = await app.extractor.enrich(headlines)
+    result = await asyncio.to_thread(store.upsert_items, items, seen_at=datetime.now(UTC))
+    metrics.articles_collected.labels(category).inc(len(items))
+    metrics.articles_new.labels(category).inc(result.new)
+    report = CategoryReport(
+        category=category,
+        headlines=len(items),
+        with_lede=sum(1 for i in items if i.extract.full_content),
+        new=result.new,
+        updated=result.updated,
+    )
+    return report, failed_hosts(items)
 
 
 async def collect(
@@ -177,30 +206,18 @@ async def collect(
     failing_hosts: Counter[str] = Counter()
     feeds: list[str] = []
     status = "failed"
+    queue = await app.queue()
     try:
-        await app.extractor.warm()  # the parsers start while the feeds are read
-        for category in cats:
+        if queue is None:
+            await app.extractor.warm()  # the parsers start while the feeds are read
+        else:  # sources, then extraction batches, as tasks on the workers
+            await _collect_queued(app, queue, cats, failures, feeds, reports, failing_hosts)
+        for category in cats if queue is None else ():
             headlines = await gather_category(app, category, failures, feeds)
-            items = await app.extractor.enrich(headlines)
-            failing_hosts.update(failed_hosts(items))
-            result = await asyncio.to_thread(store.upsert_items, items, seen_at=datetime.now(UTC))
-            metrics.articles_collected.labels(category).inc(len(items))
-            metrics.articles_new.labels(category).inc(result.new)
-            reports.append(
-                CategoryReport(
-                    category=category,
-                    headlines=len(items),
-                    with_lede=sum(1 for i in items if i.extract.full_content),
-                    new=result.new,
-                    updated=result.updated,
-                )
-            )
-            log.info(
-                "collected %s: %d headlines, %d new",
-                category,
-                len(items),
-                result.new,
-            )
+            report, hosts = await extract_and_store(app, category, headlines)
+            failing_hosts.update(hosts)
+            reports.append(report)
+            log.info("collected %s: %d headlines, %d new", category, report.headlines, report.new)
         status = run_status(sum(r.headlines for r in reports), len(failures))
     finally:
         counts = {
@@ -221,6 +238,70 @@ async def collect(
         log.info("source failed: %s: %s", f.source, f.error)
     elapsed = time.monotonic() - started
     return CollectReport(run_id, status, reports, failures, elapsed, feeds=len(feeds))
+
+
+async def _collect_queued(
+    app: App,
+    queue: Any,
+    categories: list[str],
+    failures: list[Failure],
+    tried: list[str],
+    reports: list[CategoryReport],
+    failing_hosts: Counter[str],
+) -> None:
+    """`collect`'s loop over categories on the workers (`digest.queue.work`): every
+    category's sources at once, then every category's extraction batches at once."""
+    from digest.queue import codec
+    from digest.queue.queue import EXTRACT, SOURCES
+    from digest.queue.work import chunks, task_failure
+
+    size = app.config.queue
+    sources: list[dict[str, Any]] = []
+    for category in categories:
+        if app.config.sources.ddg:
+            sources.append({"category": category, "ddg": True, "feeds": []})
+        feeds = await feeds_for(app, category)
+        tried.extend(f.url for f in feeds)
+        for part in chunks([f.model_dump() for f in feeds], size.sources_per_task):
+            sources.append({"category": category, "ddg": False, "feeds": list(part)})
+    found = await queue.run(SOURCES, sources)
+    per_category: dict[str, list[list[Any]]] = {c: [] for c in categories}
+    for args, result in zip(sources, found, strict=True):
+        what = "ddg" if args["ddg"] else f"{len(args['feeds'])} feed(s)"
+        if (lost := task_failure(SOURCES, f"{args['category']}:{what}", result)) is not None:
+            failures.append(lost)
+            continue
+        failures.extend(codec.failure(f) for f in result["failures"])
+        per_category[args["category"]].append([codec.headline(h) for h in result["headlines"]])
+    batches: list[dict[str, Any]] = []
+    for category in categories:
+        merged = merge_headlines(per_category[category])
+        for part in chunks([codec.headline_json(h) for h in merged], size.headlines_per_task):
+            batches.append({"category": category, "headlines": list(part)})
+    done = await queue.run(EXTRACT, batches)
+    totals = {c: CategoryReport(c) for c in categories}
+    for args, result in zip(batches, done, strict=True):
+        category = args["category"]
+        if (lost := task_failure(EXTRACT, category, result)) is not None:
+            failures.append(lost)
+            continue
+        t = totals[category]
+        totals[category] = CategoryReport(
+            category,
+            t.headlines + result["headlines"],
+            t.with_lede + result["with_lede"],
+            t.new + result["new"],
+            t.updated + result["updated"],
+        )
+        failing_hosts.update(result["failing_hosts"])
+    for category in categories:
+        reports.append(totals[category])
+        log.info(
+            "collected %s: %d headlines, %d new",
+            category,
+            totals[category].headlines,
+            totals[category].new,
+        )
 
 
 async def collect_claiming(app: App, categories: list[str] | None = None) -> CollectReport:

@@ -284,8 +284,24 @@ class ScheduleConfig(_Section):
         return v
 
 
+class QueueConfig(_Section):
+    """Work spread over `digest worker` processes on any number of machines (procrastinate, a
+    task queue in PostgreSQL): the daemon and the CLI jobs enqueue tasks and wait for them."""
+
+    enabled: bool = False  # true needs PostgreSQL; false: everything runs in-process
+    # Seconds without a worker's heartbeat after which its running tasks go to another worker
+    # (a worker killed with SIGKILL, a lost host). Heartbeats are sent five times as often.
+    stalled_after: Annotated[float, Field(ge=1)] = 30.0
+    # Tasks are this big: feeds (and search queries) per source task, headlines per extraction
+    # task, subscribers per delivery task. Crawl and summary go one task per story.
+    sources_per_task: PositiveInt = 20
+    headlines_per_task: PositiveInt = 50
+    subscribers_per_task: PositiveInt = 500
+
+
 class Config(_Section):
     database: DatabaseConfig = Field(default_factory=DatabaseConfig)
+    queue: QueueConfig = Field(default_factory=QueueConfig)
     schedule: ScheduleConfig = Field(default_factory=ScheduleConfig)
     stories: StoriesConfig = Field(default_factory=StoriesConfig)
     crawl: CrawlConfig = Field(default_factory=CrawlConfig)
@@ -300,6 +316,15 @@ class Config(_Section):
     fetch: FetchConfig = Field(default_factory=FetchConfig)
     # Where the config came from (None = built-in defaults); relative paths resolve against it.
     path: Path | None = Field(default=None, exclude=True)
+
+    @model_validator(mode="after")
+    def _queue_needs_postgresql(self) -> Config:
+        if self.queue.enabled and not self.database.url.startswith("postgresql"):
+            raise ValueError(
+                "queue.enabled = true needs PostgreSQL (database.url = "
+                '"postgresql+psycopg://..."); on SQLite everything runs in one process'
+            )
+        return self
 
     def check_category(self, category: str) -> str:
         c = category.strip().lower()
@@ -338,6 +363,8 @@ def _format_validation_error(err: ValidationError, origin: str) -> str:
     first = err.errors()[0]
     key = ".".join(str(p) for p in first["loc"]) or "(top level)"
     kind = first["type"]
+    if not first["loc"] and kind == "value_error":  # a rule across sections says it all
+        return f"{origin}: {first['msg'].removeprefix('Value error, ')}"
     if kind == "extra_forbidden":
         return f"{origin}: unknown key {key!r}"
     return f"{origin}: invalid value for {key!r}: {first['msg']}"
@@ -388,6 +415,14 @@ STARTER = """\
 # Any SQLAlchemy URL. SQLite suits one machine; use PostgreSQL
 # ("postgresql+psycopg://user@host/db") when several processes or machines share a deployment.
 url = "sqlite:///digest.db"
+
+[queue]
+enabled = false            # true (PostgreSQL only): the daemon and CLI jobs enqueue work for
+                           # `digest worker` processes on any number of machines
+stalled_after = 30.0       # seconds without a worker's heartbeat before its tasks go to another
+sources_per_task = 20      # feeds per source task (a category's search query is one of them)
+headlines_per_task = 50    # headlines per fast-extraction task; crawl + summary: one per story
+subscribers_per_task = 500 # subscribers per delivery task
 
 [sources]
 categories = ["technology", "finance", "entertainment", "sports", "world", "health"]

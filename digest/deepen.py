@@ -133,7 +133,12 @@ async def deepen(
             if _needs_work(a, summarizer.preferred)
         ]
         counts["reused"] = sum(len(s.articles[:ARTICLES_PER_STORY]) for s in stories) - len(targets)
-        if targets:
+        queue = await app.queue()
+        if targets and queue is not None:  # crawl + summary, one task per story, on the workers
+            from digest.queue.work import deepen_stories
+
+            mode, mode_reason = await deepen_stories(app, queue, stories, targets, counts, errors)
+        elif targets:
             crawler = await app.crawler()
             mode, mode_reason = crawler.mode, crawler.mode_reason
             done = 0

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time as clock
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime, time, timedelta
 from functools import partial
@@ -212,6 +212,7 @@ async def send_edition(
     due_only: bool = False,
     newer: Sequence[date] = (),
     translator: Translator | None = None,
+    recipients: Collection[str] | None = None,
 ) -> Any:
     """Send the edition to every subscriber (or only those whose time has come, `due_only`)
     on each of their channels, email and Apprise alike, through the delivery ledger: nobody
@@ -225,6 +226,9 @@ async def send_edition(
     in any case. Changes apply from the next edition: a channel switched on after the
     subscriber's edition went out gets the next one. A subscriber whose address the rule
     refuses (stored by an older version) fails their own email row; the others are sent.
+
+    With `[queue]` on, the subscribers go to the workers in batches (`digest.queue.work`); a
+    worker sends its batch, `recipients`, through this same function.
     """
     from digest.deliver.ledger import EMAIL, RetryPolicy
     from digest.deliver.message import message_id
@@ -236,10 +240,17 @@ async def send_edition(
     from digest.stories.rules import Rules, is_empty, tailor
     from digest.summarize.translate import Untranslated, translate_editions
 
+    queue = await app.queue() if recipients is None else None
+    if queue is not None:
+        from digest.queue.work import deliver_in_batches
+
+        return await deliver_in_batches(
+            app, queue, edition, now=now, due_only=due_only, newer=newer
+        )
     config = app.config
     store = await app.store()
-    subscribers = await asyncio.to_thread(store.subscribers)
-    rows = await asyncio.to_thread(store.load_deliveries, edition.day)
+    subscribers = await asyncio.to_thread(store.subscribers, recipients)
+    rows = await asyncio.to_thread(store.load_deliveries, edition.day, recipients)
     settled = {(r.recipient, r.channel) for r in rows if r.state != "pending"}
     retrying = {r.recipient for r in rows if r.state == "pending"}
     # Changes apply from the next edition: a channel (or the email) switched on after a
@@ -309,7 +320,7 @@ async def send_edition(
     transport = app.channels()
     try:
         return await deliver(
-            SqlLedger(store),
+            SqlLedger(store, recipients),
             edition.day,
             messages,
             transport,

@@ -16,6 +16,7 @@ from digest.daemon import daemon_holds
 from digest.deliver.ledger import Delivery
 from digest.embeddings import Embedder
 from digest.models import FeedState, RunRecord
+from digest.queue.queue import QueueCounts
 from digest.schedule import next_collect, next_publish_due, parse_clock, parse_interval
 from digest.store import Store
 
@@ -41,6 +42,7 @@ class Status:
     llm: str
     embeddings_configured: str | None = None  # "model at base_url"; None: no [stories.embeddings]
     article_vectors: int = 0  # stored, in the configured model's space
+    queue: QueueCounts | None = None  # None: [queue] off, the work runs in-process
 
     @property
     def last_runs(self) -> dict[str, RunRecord]:
@@ -130,6 +132,9 @@ class Status:
                 "why": used_why,
                 "article_vectors": self.article_vectors,
             },
+            "queue": {"enabled": False}
+            if self.queue is None
+            else {"enabled": True, **self.queue.to_json()},
         }
 
 
@@ -182,4 +187,5 @@ async def status(app: App) -> Status:
         article_vectors=(
             await asyncio.to_thread(store.vector_count, model=space) if space is not None else 0
         ),
+        queue=await queue.counts() if (queue := await app.queue()) is not None else None,
     )

@@ -199,3 +199,13 @@ def test_a_feed_of_the_wrong_shape_is_rejected(feed):
 def test_integers_stand_for_floats_as_toml_writes_them():
     config = parse_config({"crawl": {"page_timeout": 30}, "stories": {"window_hours": 24}})
     assert config.crawl.page_timeout == 30.0 and config.stories.window_hours == 24.0
+
+
+def test_the_queue_needs_postgresql():
+    with pytest.raises(ConfigError, match=r"queue\.enabled = true needs PostgreSQL"):
+        parse_config({"queue": {"enabled": True}})
+    on_pg = parse_config(
+        {"queue": {"enabled": True}, "database": {"url": "postgresql+psycopg://u@h/db"}}
+    )
+    assert on_pg.queue.enabled and on_pg.queue.stalled_after == 30.0
+    assert parse_config({}).queue.enabled is False

@@ -4,14 +4,14 @@ compare-and-set (`digest.deliver.ledger` decides the states; this stores them)."
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from datetime import date
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import func, select, update
 
 from digest.errors import StoreError
-from digest.store.base import StoreBase, chunks, insert, require_aware
+from digest.store.base import CHUNK, StoreBase, chunks, insert, require_aware
 from digest.store.schema import DELIVERY_STATES, deliveries
 
 if TYPE_CHECKING:
@@ -42,15 +42,26 @@ class LedgerMixin(StoreBase):
                 added += len(conn.execute(stmt).all())
         return added
 
-    def load_deliveries(self, edition_day: date) -> list[Delivery]:
-        """Every ledger row of the edition of `edition_day`, by recipient and channel."""
+    def load_deliveries(
+        self, edition_day: date, recipients: Collection[str] | None = None
+    ) -> list[Delivery]:
+        """Every ledger row of the edition of `edition_day`, by recipient and channel; with
+        `recipients`, only theirs (one delivery task's batch of an edition's subscribers)."""
         query = (
             select(deliveries)
             .where(deliveries.c.edition_day == edition_day)
             .order_by(deliveries.c.recipient, deliveries.c.channel)
         )
+        if recipients is None:
+            with self._read() as conn:
+                return [_delivery(row) for row in conn.execute(query).mappings()]
+        wanted = sorted(set(recipients))
+        found: list[Delivery] = []
         with self._read() as conn:
-            return [_delivery(row) for row in conn.execute(query).mappings()]
+            for i in range(0, len(wanted), CHUNK):
+                part = query.where(deliveries.c.recipient.in_(wanted[i : i + CHUNK]))
+                found += [_delivery(row) for row in conn.execute(part).mappings()]
+        return sorted(found, key=lambda d: (d.recipient, d.channel))
 
     def claim_delivery(self, expected: Delivery, new: Delivery) -> bool:
         """Compare-and-set: write `new` over the row of `expected.key` only if that row still
@@ -127,14 +138,15 @@ class SqlLedger:
     """The delivery ledger in the store: `digest.deliver.sender.LedgerStore` for `deliver` and
     `resend`. Each call is one short transaction, run in a worker thread."""
 
-    def __init__(self, store: LedgerMixin) -> None:
+    def __init__(self, store: LedgerMixin, recipients: Collection[str] | None = None) -> None:
         self.store = store
+        self.recipients = recipients  # only their rows: one delivery task's batch
 
     async def add(self, deliveries: Sequence[Delivery]) -> None:
         await asyncio.to_thread(self.store.add_deliveries, list(deliveries))
 
     async def load(self, edition_day: date) -> list[Delivery]:
-        return await asyncio.to_thread(self.store.load_deliveries, edition_day)
+        return await asyncio.to_thread(self.store.load_deliveries, edition_day, self.recipients)
 
     async def claim(self, expected: Delivery, new: Delivery) -> bool:
         return await asyncio.to_thread(self.store.claim_delivery, expected, new)

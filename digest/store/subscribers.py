@@ -5,7 +5,7 @@ channels (their preferences, `digest.models.Preferences`, decided and checked el
 from __future__ import annotations
 
 import secrets
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from contextlib import suppress
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -14,7 +14,7 @@ from sqlalchemy import Connection, select
 
 from digest.errors import AddressError, InvalidSubscriberError
 from digest.models import Channel, Preferences, Subscriber, channel_key
-from digest.store.base import StoreBase, insert, now
+from digest.store.base import CHUNK, StoreBase, insert, now
 from digest.store.schema import channels, subscribers
 
 
@@ -111,13 +111,26 @@ class SubscribersMixin(StoreBase):
             )
             return bool(result.rowcount)
 
-    def subscribers(self) -> list[Subscriber]:
-        """Every subscriber, by address, with their channels."""
+    def subscribers(self, emails: Collection[str] | None = None) -> list[Subscriber]:
+        """Every subscriber, by address, with their channels; with `emails`, only those (one
+        delivery task's batch)."""
         query = select(subscribers).order_by(subscribers.c.email)
         with self._read() as conn:
-            rows = list(conn.execute(query).mappings())
+            if emails is None:
+                rows = list(conn.execute(query).mappings())
+            else:
+                wanted, rows = sorted(set(emails)), []
+                for i in range(0, len(wanted), CHUNK):
+                    part = query.where(subscribers.c.email.in_(wanted[i : i + CHUNK]))
+                    rows += list(conn.execute(part).mappings())
             found = _channels_of(conn, [r["id"] for r in rows])
         return [_subscriber(row, found.get(row["id"], ())) for row in rows]
+
+    def subscriber_emails(self) -> list[str]:
+        """Every subscriber's address, in order: how the deliveries are split into batches."""
+        with self._read() as conn:
+            query = select(subscribers.c.email).order_by(subscribers.c.email)
+            return list(conn.execute(query).scalars())
 
     def subscriber(self, email: str) -> Subscriber | None:
         """The subscriber `email` (as typed or normalized), or None."""
