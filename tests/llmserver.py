@@ -25,6 +25,14 @@ assert on content. What a real server would do differently is scriptable:
   nowhere in it, a person and a firm it never names, a quote it does not contain
   (`invented_sentence` gives that sentence, for tests to look for).
 
+A story (the prompt starts "Story:" and holds numbered sources) gets a summary made of the first
+two sentences of each source, each cited [n]; an invented sentence goes second, cited [1].
+
+Like a local server: `delay` seconds before the reply starts (a model reading its prompt),
+`token_delay` seconds between streamed chunks (a slow model writing), `serial` answers one
+request at a time as llama.cpp does (the others wait inside the server); `max_in_flight` is the
+most requests it had at once.
+
 In tests, use the fixture (`llm_server`) and `srv.config(...)` for an LLMConfig pointing at it.
 From a script:
 
@@ -182,6 +190,25 @@ def fake_answer(question: str, sources: list[Document], fault: str | None) -> di
     return {"answer": text}
 
 
+def fake_story(sources: list[Document], fault: str | None) -> dict[str, Any]:
+    """A story's summary: each source's first two sentences, cited; an invented sentence
+    second (cited [1]) under a fact-inventing fault."""
+    parts = [f"{s} [{i}]" for i, doc in enumerate(sources, 1) for s in sentences(doc.body)[:2]]
+    brief = parts[:2]
+    invention = _invention(fault)
+    if invention and sources:
+        made = invented_sentence(invention, "\n".join(d.body for d in sources))
+        invented = made.rstrip(".") + ". [1]"
+        parts.insert(1, invented)
+        brief.insert(1, invented)
+    counts = Counter(w.lower() for d in sources for w in re.findall(r"[A-Za-z]{6,}", d.body))
+    return {
+        "summary": " ".join(parts),
+        "brief_summary": " ".join(brief),
+        "keywords": [w for w, _ in counts.most_common(5)],
+    }
+
+
 class LLMServer:
     """See the module docstring. `url` is the base URL to give the client (ends in /v1)."""
 
@@ -196,6 +223,12 @@ class LLMServer:
         self.retry_after = 0.05  # seconds, sent as Retry-After on 429
         self.api_key: str | None = None  # when set, requests without this bearer token get 401
         self.received: list[Received] = []
+        self.delay = 0.0
+        self.token_delay = 0.0
+        self.serial = False
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self._one_at_a_time = asyncio.Lock()
         self._script: deque[Fault] = deque()
         self._always: Fault | None = None
         self._closing = asyncio.Event()
@@ -274,6 +307,19 @@ class LLMServer:
         )
 
     async def _chat(self, request: web.Request) -> web.StreamResponse:
+        self.in_flight += 1
+        self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        try:
+            if self.serial:
+                async with self._one_at_a_time:
+                    return await self._chat_now(request)
+            return await self._chat_now(request)
+        finally:
+            self.in_flight -= 1
+
+    async def _chat_now(self, request: web.Request) -> web.StreamResponse:
+        if self.delay:
+            await asyncio.sleep(self.delay)
         try:
             body = await request.json()
         except json.JSONDecodeError:
@@ -347,7 +393,10 @@ class LLMServer:
             return '{"title": "Broken", "summary": "the reply stops in the mid'
 
         article = _ARTICLE.search(user)
-        if article:
+        if user.startswith("Story:"):
+            found = [parse_block(m.group(3), m.group(2)) for m in _SOURCE.finditer(user)]
+            data = fake_story(found, fault)
+        elif article:
             doc = parse_block(article.group(2), article.group(1))
             injected = INJECTION.search(doc.body)
             if self.obey_injections and injected:
@@ -395,6 +444,8 @@ class LLMServer:
         step = max(1, len(content) // 4)
         pieces = [content[i : i + step] for i in range(0, len(content), step)] or [""]
         for i, piece in enumerate(pieces):
+            if self.token_delay and i:
+                await asyncio.sleep(self.token_delay)
             delta: dict[str, Any] = {"content": piece}
             if i == 0:
                 delta["role"] = "assistant"

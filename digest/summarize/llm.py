@@ -10,6 +10,13 @@ validated; the first mode the server accepts is remembered (a server that ignore
 keeps json_object with the schema, which costs it nothing). A probe is sent without the client's
 retries, and a 400/422/500/501 to a probe means "this mode is unsupported", not "the server is
 down" (a server that is down fails the plain call too, after its retries, and that is reported).
+Negotiation happens once per client: concurrent first calls wait for it.
+
+Local servers answer one request at a time, so at most `[llm] concurrency` requests are in
+flight; the others wait in line here, and a request's time limits start when it is sent (a
+request timed out for the time it queued behind others is what made a llama.cpp server give no
+summary at all). Replies are streamed: no token within `first_token_timeout` means the server
+is not answering; tokens that keep coming are a slow server, given `timeout` in all.
 
 Output is untrusted like its input: it must validate, links other than the article's are removed,
 and a summary that shares no key term with the article is refused (a model that obeyed an
@@ -18,7 +25,9 @@ instruction planted in the page usually writes about something else).
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import time
 from collections.abc import Callable, MutableMapping
 from dataclasses import dataclass, replace
 from typing import Any, Generic, Literal, TypeVar
@@ -70,6 +79,33 @@ class JSONRequest(Generic[T]):
 
 
 @dataclass(frozen=True, slots=True)
+class _Usage:
+    prompt_tokens: int
+    completion_tokens: int
+
+
+@dataclass(frozen=True, slots=True)
+class _Message:
+    content: str
+    refusal: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class _Choice:
+    message: _Message
+
+
+@dataclass(frozen=True, slots=True)
+class _Streamed:
+    """A streamed reply put back together in the shape of a ChatCompletion (the fields read
+    here). When the server sent no usage (llama-cpp-python does not), completion tokens are the
+    content chunks (one token each there) and prompt tokens are estimated at 4 characters each."""
+
+    choices: list[_Choice]
+    usage: _Usage
+
+
+@dataclass(frozen=True, slots=True)
 class Completion(Generic[T]):
     value: T
     mode: Mode
@@ -104,8 +140,11 @@ class LLMClient:
             timeout=config.timeout,
             max_retries=config.max_retries,
         )
-        # Concurrent first calls each negotiate: a few extra probes, but none waits on another.
         self._modes = {} if negotiated is None else negotiated
+        # Made on first use, inside the running loop.
+        self._gate: asyncio.Semaphore | None = None
+        self._negotiating: asyncio.Lock | None = None
+        self.calls = 0  # chat completions sent (probes, repairs and retries by the client aside)
 
     @property
     def name(self) -> str:
@@ -131,9 +170,14 @@ class LLMClient:
         """
         mode = self.mode
         if mode is None:
-            mode, reply = await self._negotiate(request)
-        else:
-            reply = await self._call(mode, request.messages, request)
+            if self._negotiating is None:
+                self._negotiating = asyncio.Lock()
+            async with self._negotiating:
+                mode = self.mode
+                if mode is None:
+                    mode, reply = await self._negotiate(request)
+                    return await self._validated(reply, mode, request)
+        reply = await self._call(mode, request.messages, request)
         return await self._validated(reply, mode, request)
 
     async def _negotiate(self, request: JSONRequest[Any]) -> tuple[Mode, Any]:
@@ -213,20 +257,93 @@ class LLMClient:
         client = self._client
         if retries is not None and retries != self.config.max_retries:
             client = client.with_options(max_retries=retries)
+        if self._gate is None:
+            self._gate = asyncio.Semaphore(self.config.concurrency)
+        async with self._gate:  # waiting here is not timed: the limits start when it is sent
+            self.calls += 1
+            try:
+                if self.config.stream:
+                    return await self._streamed(client, messages, kwargs)
+                return await client.chat.completions.create(
+                    model=self.config.model,
+                    messages=messages,  # type: ignore[arg-type]
+                    temperature=self.config.temperature,
+                    max_tokens=MAX_OUTPUT_TOKENS,
+                    **kwargs,
+                )
+            except (openai.APIStatusError, openai.APIConnectionError) as err:
+                if probe:
+                    raise
+                raise self._error(err, retries=retries) from None
+            except openai.OpenAIError as err:
+                raise self._error(err, retries=retries) from None
+
+    async def _streamed(
+        self, client: openai.AsyncOpenAI, messages: list[dict[str, str]], kwargs: dict[str, Any]
+    ) -> _Streamed:
+        """One streamed completion: SummarizeError when no token came within
+        `first_token_timeout` (counted from sending), or the whole reply took over `timeout`."""
+        config = self.config
+        started = time.monotonic()
+        parts: list[str] = []
+        usage: _Usage | None = None
+        chunks = 0
+        first = True
         try:
-            return await client.chat.completions.create(
-                model=self.config.model,
-                messages=messages,  # type: ignore[arg-type]
-                temperature=self.config.temperature,
-                max_tokens=MAX_OUTPUT_TOKENS,
-                **kwargs,
-            )
-        except (openai.APIStatusError, openai.APIConnectionError) as err:
-            if probe:
-                raise
-            raise self._error(err, retries=retries) from None
-        except openai.OpenAIError as err:
-            raise self._error(err, retries=retries) from None
+            async with asyncio.timeout(config.timeout) as total:
+                stream = await asyncio.wait_for(
+                    client.chat.completions.create(  # type: ignore[call-overload]
+                        model=config.model,
+                        messages=messages,
+                        temperature=config.temperature,
+                        max_tokens=MAX_OUTPUT_TOKENS,
+                        stream=True,
+                        stream_options={"include_usage": True},
+                        **kwargs,
+                    ),
+                    config.first_token_timeout,
+                )
+                async with stream:
+                    events = stream.__aiter__()
+                    while True:
+                        try:
+                            if first:
+                                left = config.first_token_timeout - (time.monotonic() - started)
+                                chunk = await asyncio.wait_for(anext(events), max(left, 0.001))
+                            else:
+                                chunk = await anext(events)
+                        except StopAsyncIteration:
+                            break
+                        if chunk.usage is not None:
+                            usage = _Usage(
+                                chunk.usage.prompt_tokens or 0, chunk.usage.completion_tokens or 0
+                            )
+                        for choice in chunk.choices or []:
+                            piece = choice.delta.content if choice.delta else None
+                            if piece:
+                                parts.append(piece)
+                                chunks += 1
+                                first = False
+        except TimeoutError:
+            waited = time.monotonic() - started
+            if first and total.expired():
+                raise SummarizeError(
+                    f"LLM at {config.base_url} did not answer within {config.timeout:g} s"
+                ) from None
+            if first:
+                raise SummarizeError(
+                    f"LLM at {config.base_url} sent no token within "
+                    f"{config.first_token_timeout:g} s of the request ([llm] "
+                    "first_token_timeout): it is not answering"
+                ) from None
+            raise SummarizeError(
+                f"LLM at {config.base_url} was still writing after {waited:.0f} s "
+                f"({chunks} tokens; [llm] timeout is {config.timeout:g} s): a slow server"
+            ) from None
+        if usage is None or not (usage.prompt_tokens or usage.completion_tokens):
+            sent = sum(len(m.get("content", "")) for m in messages)
+            usage = _Usage(sent // 4, chunks)
+        return _Streamed([_Choice(_Message("".join(parts)))], usage)
 
     async def _validated(self, reply: Any, mode: Mode, request: JSONRequest[T]) -> Completion[T]:
         prompt_tokens, completion_tokens = _usage(reply)
