@@ -76,6 +76,7 @@ class JSONRequest(Generic[T]):
     schema: dict[str, Any]
     validate: Callable[[dict[str, Any]], T]  # raises InvalidOutput or pydantic's ValidationError
     repair_hint: str
+    max_tokens: int = 0  # of the reply; 0: MAX_OUTPUT_TOKENS
 
 
 @dataclass(frozen=True, slots=True)
@@ -262,13 +263,13 @@ class LLMClient:
         async with self._gate:  # waiting here is not timed: the limits start when it is sent
             self.calls += 1
             try:
+                kwargs["max_tokens"] = request.max_tokens or MAX_OUTPUT_TOKENS
                 if self.config.stream:
                     return await self._streamed(client, messages, kwargs)
                 return await client.chat.completions.create(
                     model=self.config.model,
                     messages=messages,  # type: ignore[arg-type]
                     temperature=self.config.temperature,
-                    max_tokens=MAX_OUTPUT_TOKENS,
                     **kwargs,
                 )
             except (openai.APIStatusError, openai.APIConnectionError) as err:
@@ -296,7 +297,6 @@ class LLMClient:
                         model=config.model,
                         messages=messages,
                         temperature=config.temperature,
-                        max_tokens=MAX_OUTPUT_TOKENS,
                         stream=True,
                         stream_options={"include_usage": True},
                         **kwargs,
@@ -318,12 +318,12 @@ class LLMClient:
                             usage = _Usage(
                                 chunk.usage.prompt_tokens or 0, chunk.usage.completion_tokens or 0
                             )
+                        first = False  # any chunk, even a role alone: the model is writing
                         for choice in chunk.choices or []:
                             piece = choice.delta.content if choice.delta else None
                             if piece:
                                 parts.append(piece)
                                 chunks += 1
-                                first = False
         except TimeoutError:
             waited = time.monotonic() - started
             if first and total.expired():

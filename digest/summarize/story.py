@@ -31,6 +31,9 @@ from digest.summarize.types import ArticleInput, StoryInput, StoryOutcome
 
 log = logging.getLogger(__name__)
 
+# 200 words of summary, a brief and keywords, in JSON: ~450 tokens; a small model that loops
+# is cut here instead of writing on for minutes.
+MAX_OUTPUT_TOKENS = 700
 MIN_WORDS = 25  # a checked summary shorter than this is replaced by an extractive one
 MAX_WORDS = 350
 KEPT_SHARE = 0.5  # ... and so is one that lost more than half its words to the check
@@ -172,6 +175,7 @@ async def llm_story_summary(llm: LLMClient, story: StoryInput) -> StorySummary:
                     "keywords, using only facts stated in the sources and citing them as "
                     f"[1] to [{len(story.sources)}]."
                 ),
+                max_tokens=MAX_OUTPUT_TOKENS,
             )
         )
     except SummarizeError as err:
