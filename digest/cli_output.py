@@ -357,7 +357,9 @@ def print_status(status: Status) -> None:
             f"{claims['summaries_rejected']} summaries rejected"
         )
         if last["over_budget"]:
-            console.print(f"[yellow]{last['over_budget']} extractive: [llm] budget spent[/yellow]")
+            console.print(
+                f"[yellow]{last['over_budget']} extractive: {_e('[llm] budget')} spent[/yellow]"
+            )
         for why in last["why"]:
             console.print(f"[yellow]llm[/yellow]: {_e(why)}")
     last_used, _why = status.browser_last_used
