@@ -111,7 +111,7 @@ async def deepen(
         (
             *("stories", "crawled", "crawl_failed", "summarized", "reused", "llm", "extractive"),
             *("tokens", "embedded", "llm_calls", "sources_read", "claims", "claims_found"),
-            *("sentences_removed", "claims_rejected", "over_budget"),
+            *("sentences_removed", "claims_rejected", "over_budget", "summary_ms"),
         ),
         0,
     )
@@ -294,7 +294,9 @@ async def _summarize_stories(
                     story.articles[0].url if story.articles else story.title, done, len(stories)
                 )
 
+    began = time.monotonic()
     await asyncio.gather(*(one(s) for s in stories))
+    counts["summary_ms"] = round((time.monotonic() - began) * 1000)
     if reasons:
         errors.append(
             Failure(

@@ -109,6 +109,8 @@ def build_story_summary(
         raise InvalidOutput("the summary is empty once links and markup are removed")
     index = _index(story, texts)
     checked = index.check(summary)
+    if checked.removed:
+        log.info("claim check of the summary of “%s”: %s", story.title, checked.describe())
     kept = length(checked.text)
     if kept < MIN_WORDS or kept < KEPT_SHARE * length(summary):
         raise UnfoundClaims(checked.describe(), checked.claims, checked.found, checked.removed)
