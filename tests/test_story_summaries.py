@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -17,6 +17,9 @@ from tests.conftest import run_cli
 from tests.fake_ddgs import story_rows, write_script
 from tests.llmserver import INVENTED_NAMES, INVENTED_QUOTES, LLMServer, sentences
 from tests.newsweb import ARTICLES, RETELLINGS, NewsWeb
+
+# Each test runs the CLI five to eight times: slow on a busy machine.
+pytestmark = pytest.mark.timeout(600)
 
 CHIP = ARTICLES[0]
 KEY = {"TEST_LLM_KEY": "k"}
@@ -182,3 +185,33 @@ def test_the_budget_leaves_the_last_stories_extractive_and_the_run_says_so(
     ]
     status = run_cli("status", cwd=tmp_path).stdout
     assert "[llm] budget spent" in status and "budget of 1.5 s" in status
+
+
+def test_an_updated_story_is_told_what_its_earlier_summary_said_and_which_outlets_are_new(
+    tmp_path, threaded_news_web, threaded_llm_server
+):
+    llm, web = threaded_llm_server, threaded_news_web
+    setup(tmp_path, web, llm)
+    first = story_rows(web)
+    ledger = next(r for r in first if r["source"] == "Daily Ledger")
+    script = write_script(
+        tmp_path / "ddgs.json", news={"technology news": [r for r in first if r is not ledger]}
+    )
+    # Start over with the Daily Ledger's telling missing, as if it came out later.
+    (tmp_path / "digest.db").unlink()
+    assert run_cli("collect", cwd=tmp_path, ddgs_script=script).code == 0
+    deepen(tmp_path)
+    yesterday = (datetime.now(UTC) - timedelta(days=1)).isoformat()
+    with sqlite3.connect(tmp_path / "digest.db") as conn:  # as if that deepen was yesterday's
+        conn.execute("update story_summaries set created_at = ?", (yesterday,))
+    script = write_script(tmp_path / "ddgs.json", news={"technology news": first})
+    assert run_cli("collect", cwd=tmp_path, ddgs_script=script).code == 0
+    before = len(llm.completions)
+    run = deepen(tmp_path)
+    assert run["counts"]["summarized"] == 1 and run["counts"]["reused"] >= 1
+    system, user = (m["content"] for m in llm.completions[before].body["messages"])
+    since = yesterday[:10]
+    assert f"Begin the summary with what is new since {since}" in system
+    assert "<<<EARLIER " in user and user.count("New: yes") == 1
+    ledger_block = user[user.index("Outlet: Daily Ledger") :]
+    assert ledger_block.index("New: yes") < ledger_block.index("<<<END SOURCE")

@@ -6,12 +6,12 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, func, select
+from sqlalchemy import Connection, func, select, update
 
 from digest.errors import StoreError
 from digest.models import Outlet, StorySummary
 from digest.store.base import StoreBase, chunks, insert, now, require_aware
-from digest.store.schema import stories, story_summaries
+from digest.store.schema import articles, stories, story_summaries
 
 
 def story_summary_from_row(row: Mapping[Any, Any]) -> StorySummary:
@@ -100,7 +100,19 @@ class StorySummariesMixin(StoreBase):
                 .values(values)
                 .on_conflict_do_nothing(index_elements=["story_id", "sources_hash", "summarizer"])
             )
-            return conn.execute(stmt.returning(story_summaries.c.id)).first() is not None
+            if conn.execute(stmt.returning(story_summaries.c.id)).first() is None:
+                return False
+            # The archive search finds the story by its summary through the articles it was
+            # written from (their summary_text is what the search index reads).
+            urls = [o.url for o in summary.sources]
+            if urls:
+                text = f"{summary.brief_summary} {summary.summary}"
+                conn.execute(
+                    update(articles)
+                    .where(articles.c.story_id == story_id, articles.c.url.in_(urls))
+                    .values(summary_text=text)
+                )
+            return True
 
     def story_tokens_used(self, since: datetime) -> int:
         """LLM tokens (prompt and completion) of the story summaries made since `since`."""
