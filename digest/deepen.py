@@ -297,6 +297,19 @@ async def _summarize_stories(
     began = time.monotonic()
     await asyncio.gather(*(one(s) for s in stories))
     counts["summary_ms"] = round((time.monotonic() - began) * 1000)
+    log.info(
+        "story summaries: %d made (%d by %s, %d extractive, %d left to extractive by the "
+        "budget), %d unchanged; claims %d of %d found, %d sentences removed",
+        counts["summarized"],
+        counts["llm"],
+        preferred,
+        counts["extractive"],
+        counts["over_budget"],
+        counts["reused"],
+        counts["claims_found"],
+        counts["claims"],
+        counts["sentences_removed"],
+    )
     if reasons:
         errors.append(
             Failure(
