@@ -63,7 +63,10 @@ T = TypeVar("T")
 
 
 class InvalidOutput(ValueError):
-    """The model's reply cannot be used; the message says why, in a few words."""
+    """The model's reply cannot be used; the message says why, in a few words. `repairable`:
+    whether asking once more, with that message, may help (a wrong shape: yes)."""
+
+    repairable = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -351,6 +354,12 @@ class LLMClient:
         try:
             value = _parse(content, request.validate)
         except InvalidOutput as first:
+            if not first.repairable:
+                raise SummarizeError(
+                    f"{self.name} output refused: {first}",
+                    prompt_tokens=prompt_tokens,
+                    completion_tokens=completion_tokens,
+                ) from None
             log.info("%s: unusable reply (%s); asking once more", self.name, first)
             retry = [
                 *request.messages,

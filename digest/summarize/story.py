@@ -138,7 +138,11 @@ def build_story_summary(
 
 
 class UnfoundClaims(InvalidOutput):
-    """The claim check left too little of the summary to publish."""
+    """The claim check left too little of the summary to publish. Not repaired: a model that
+    invented facts in one reply is likely to in the next, and a second call would double what
+    the story costs; the story gets its extractive summary instead."""
+
+    repairable = False
 
     def __init__(self, described: str, claims: int, found: int, removed: int) -> None:
         super().__init__(f"claim check: {described}")
