@@ -97,3 +97,9 @@ def test_whatever_the_model_writes_what_is_kept_holds_only_claims_the_sources_ba
     assert index.check(made.summary).removed == 0
     assert index.check(made.brief_summary).removed == 0
     assert "://" not in made.summary
+
+
+def test_a_short_summary_whose_claims_are_all_found_stands() -> None:
+    short = f"{sentences(TEXTS[1])[-1]} [2]"  # 15 words, nothing invented
+    made = build_story_summary(reply([short]), STORY, TEXTS, "llm:m")
+    assert made.summary == short and made.summarizer == "llm:m"

@@ -4,8 +4,8 @@ checked against those texts before anything is published.
 
 The check (`digest.summarize.claims`) removes each sentence with a figure, date, quote or name
 the sources do not hold. A summary that loses more than half its words that way, or is left
-with fewer than `MIN_WORDS`, is not trusted at all: the story gets an extractive summary of its
-best source instead, and its note says why. Keywords the sources do not back are dropped too.
+with fewer than `MIN_WORDS` by it, is not trusted at all: the story gets an extractive summary
+of its best source instead, and its note says why. Keywords the sources do not back are dropped too.
 Extractive summaries are checked the same way (they are the sources' own sentences, so they
 pass) so that every summary carries its counts.
 """
@@ -112,7 +112,8 @@ def build_story_summary(
     if checked.removed:
         log.info("claim check of the summary of “%s”: %s", story.title, checked.describe())
     kept = length(checked.text)
-    if kept < MIN_WORDS or kept < KEPT_SHARE * length(summary):
+    # A short summary whose claims were all found stands; one cut short by the check does not.
+    if checked.removed and (kept < MIN_WORDS or kept < KEPT_SHARE * length(summary)):
         raise UnfoundClaims(checked.describe(), checked.claims, checked.found, checked.removed)
     brief_check = index.check(one_line(_clean(reply.brief_summary, story), 600))
     brief = brief_check.text or " ".join(split_sentences(checked.text)[:2])
