@@ -28,12 +28,15 @@ tokens, 1.5 outlets a call; per article 8 summaries in 9 calls, 2,204 + 1,431 to
 0.78, tokens 0.95. Every invented number, name and quote caught (6 of 6 each, 12 sentences
 removed: summary and brief), grounded summaries kept whole (100% of claims found).
 llama-cpp-python 0.3.36 + SmolLM2-135M, top 1 per category (the chip plant from 2 outlets, one
-world story): per story 2 summaries in 3 calls, 1,452 + 432 tokens, 217 s; per article 3 in
-4 calls, 1,246 + 594 tokens, 58 s (calls 0.75, tokens 1.02; the machine's load changed
-between the two). Claims 7.0 a summary, 86% found, 2 sentences removed (per article, unchecked
-before: 5.7 a summary, 82% found). In an earlier run the check rejected the chip-plant story's
-summary (1 of 3 claims found: the names "Chipping Halvard Microsystems" and "Elbere's" are
-the model's), which was then extractive.
+world story), three runs after a warm-up request, on a machine whose load changed between and
+within runs (so wall times are rough): per story 2 summaries in 3 calls (one refused json_schema
+probe) every time, 1,356-1,452 prompt + 406-432 completion tokens, 22-217 s; per article 3
+summaries in 4-5 calls, 1,246-2,719 + 594-1,793 tokens, 30-63 s. Calls 0.60-0.75, tokens
+0.39-1.02. Claims 4.0-7.0 a summary, 86-100% found, 0-2 sentences removed (the per-article
+summaries, published unchecked before: 5.7-6.7 a summary, 55-94% found, 1-3 sentences that
+would have been removed). The check rejected the chip-plant summary in 2 of 4 runs (what was
+left was too short): names the model made up ("Chipping Halvard Microsystems", "Elbere's") and
+one it only spelled otherwise ("Elbe River" for "the Elbe"): the check errs towards removing.
 """
 
 from __future__ import annotations
@@ -232,6 +235,18 @@ def _claim(sentence: str) -> str:
     return sentence
 
 
+async def warm_up(llm: LLMConfig) -> None:
+    import openai
+
+    client = openai.AsyncOpenAI(base_url=llm.base_url, api_key="unused", timeout=llm.timeout)
+    try:
+        await client.chat.completions.create(
+            model=llm.model, messages=[{"role": "user", "content": "Hi"}], max_tokens=4
+        )
+    finally:
+        await client.close()
+
+
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--base-url", help="an OpenAI-compatible server; default: the fake one")
@@ -257,6 +272,7 @@ async def main() -> None:
         if args.base_url:
             llm = LLMConfig(base_url=args.base_url, model=args.model, **settings)
             where = f"{args.model} at {args.base_url}"
+            await warm_up(llm)  # a fresh server loads its model on the first request
             story, stories = await per_story(web, llm, args.top, "per story")
             baseline = None if args.no_baseline else await per_article(llm, stories, "per article")
         else:
