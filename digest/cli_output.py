@@ -218,6 +218,13 @@ def print_deepen_report(report: DeepenReport) -> None:
         f"({c['llm']} by the LLM, {c['extractive']} extractive), {c['reused']} already done · "
         f"{c['tokens']} tokens · {report.elapsed:.1f} s"
     )
+    if c.get("summarized"):
+        console.print(
+            f"{c.get('llm_calls', 0)} LLM calls reading {c.get('sources_read', 0)} outlets · "
+            f"claims {c.get('claims_found', 0)} of {c.get('claims', 0)} found in the sources, "
+            f"{c.get('sentences_removed', 0)} sentences removed, "
+            f"{c.get('claims_rejected', 0)} summaries rejected by the check"
+        )
     if report.crawl_mode:
         console.print(f"crawl mode: {report.crawl_mode} ({report.crawl_mode_reason})")
     if report.similarity == "embeddings":
@@ -339,6 +346,22 @@ def print_status(status: Status) -> None:
             f"[red]failing feed[/red] {_e(f.url)} ({f.error_count}x): {_e(f.last_error or '')}"
         )
     console.print(f"LLM: {status.llm}; tokens today: {status.llm_tokens_today}")
+    last = status.llm_last_deepen
+    if last:
+        claims = last["claims"]
+        console.print(
+            f"summaries in the last deepen: {last['llm']} by the LLM, {last['extractive']} "
+            f"extractive, {last['reused']} unchanged · {last['llm_calls']} LLM calls reading "
+            f"{last['sources_read']} outlets · claims {claims['found']} of {claims['total']} "
+            f"found, {claims['sentences_removed']} sentences removed, "
+            f"{claims['summaries_rejected']} summaries rejected"
+        )
+        if last["over_budget"]:
+            console.print(
+                f"[yellow]{last['over_budget']} extractive: {_e('[llm] budget')} spent[/yellow]"
+            )
+        for why in last["why"]:
+            console.print(f"[yellow]llm[/yellow]: {_e(why)}")
     last_used, _why = status.browser_last_used
     console.print(f"browser: configured {status.browser_configured}, last used {last_used or '-'}")
     used, why = status.similarity_last_used

@@ -175,8 +175,20 @@ class LLMConfig(_Section):
     timeout: PositiveFloat = 60.0
     max_retries: Annotated[int, Field(ge=0, le=10)] = 2
     temperature: Annotated[float, Field(ge=0, le=2)] = 0.0
-    # Article text sent per call is cut to this many characters.
+    # Text sent per call is cut to this many characters: one article's, or shared among the
+    # outlets a story's summary is written from.
     max_input_chars: PositiveInt = 12_000
+    # Requests in flight at once; the rest wait in line, and a request's timeouts count from
+    # when it is sent. One local server (llama.cpp, Ollama on a laptop) answers one at a time.
+    concurrency: Annotated[int, Field(ge=1, le=64)] = 1
+    # Replies are streamed, so a server that is slow to write (tokens keep coming, within
+    # `timeout` in all) is told from one that does not answer (no token in
+    # `first_token_timeout`). False for servers that cannot stream.
+    stream: bool = True
+    first_token_timeout: PositiveFloat = 30.0
+    # Seconds for all the LLM summaries of one deepen; the stories left when it is spent are
+    # summarized extractively (and the run says how many). None: no limit.
+    budget: PositiveFloat | None = 900.0
 
 
 class ArchiveConfig(_Section):
@@ -511,4 +523,12 @@ port = 9464                # workers sharing a host need a port each
 # base_url = "https://api.openai.com/v1"   # or Ollama, vLLM, llama.cpp server, LM Studio
 # model = "gpt-4o-mini"
 # api_key_env = "OPENAI_API_KEY"
+# timeout = 60.0                           # seconds for a whole reply, from when it is sent
+# max_retries = 2
+# temperature = 0.0
+# max_input_chars = 12000                  # text per call, shared among a story's outlets
+# concurrency = 1                          # requests in flight; the rest wait in line
+# stream = true                            # tells a slow server from one that does not answer
+# first_token_timeout = 30.0               # no token within this: the server is not answering
+# budget = 900.0                           # seconds for one deepen's LLM summaries
 """

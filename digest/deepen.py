@@ -1,8 +1,14 @@
 """The deep path: cluster the day's articles into stories, crawl the top ones, summarize them.
 
+Each top story gets one summary, written in one LLM call from the main texts of its first
+`SOURCES_PER_STORY` outlets (the representative first) and checked claim by claim against them
+(`digest.summarize.story`); a story whose texts have not changed keeps its summary. The LLM
+summaries of one deepen share `[llm] budget` seconds: the stories still waiting when it is spent
+are summarized extractively, and the run record says how many and why.
+
 One failed page never sinks the batch: its error is recorded on the run and the story keeps
 whatever else was read. With no LLM configured, or the LLM failing, summaries are extractive
-(and marked so); an unchanged text is never summarized twice.
+(and marked so).
 """
 
 from __future__ import annotations
@@ -11,26 +17,34 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from digest import metrics
 from digest.app import App
 from digest.clustering import cluster_category, cluster_with_embeddings, top_stories
-from digest.models import ArticleView, Failure, Page, StoryView, Summary
+from digest.models import ArticleView, Failure, Page, StorySummary, StoryView, Summary
 from digest.store import content_hash
 
 log = logging.getLogger(__name__)
 
-# Articles read per story: the representative and one more outlet in case the first fails.
-ARTICLES_PER_STORY = 2
+# Outlets a story's summary is written from: enough to compare tellings, few enough that each
+# gets a fair share of `[llm] max_input_chars`.
+SOURCES_PER_STORY = 4
 # The source of a run's error when the embeddings endpoint failed and stories were told by
 # their words alone: a fallback, not a failure of the run's own work.
 EMBEDDINGS = "embeddings"
 NO_EMBEDDINGS = "no [stories.embeddings]"
+BUDGET = "llm budget"
 
 Progress = Callable[[str, int, int], None]  # (url, done, total)
+# What a deepen counts (the run record's `counts`; a story task on a worker counts the same).
+COUNTS = (
+    *("stories", "crawled", "crawl_failed", "summarized", "reused", "llm", "extractive"),
+    *("tokens", "embedded", "llm_calls", "sources_read", "claims", "claims_found"),
+    *("sentences_removed", "claims_rejected", "over_budget", "summary_ms"),
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,8 +84,16 @@ async def summarize_text(
     return outcome.summary, False, outcome.fallback_reason
 
 
-def _needs_work(article: ArticleView, preferred: str) -> bool:
-    return not (article.has_text and article.summary and article.summary.summarizer == preferred)
+def story_sources(story: StoryView) -> list[ArticleView]:
+    """The articles a story's summary is written from: the first of each outlet, in story
+    order (the representative first), at most SOURCES_PER_STORY."""
+    seen: set[str] = set()
+    out: list[ArticleView] = []
+    for a in story.articles:
+        if a.outlet not in seen:
+            seen.add(a.outlet)
+            out.append(a)
+    return out[:SOURCES_PER_STORY]
 
 
 async def deepen(
@@ -92,15 +114,13 @@ async def deepen(
     embedder = await app.embedder()
     run_id = await asyncio.to_thread(store.start_run, "deepen")
     now = datetime.now(UTC)
-    counts = dict.fromkeys(
-        ("stories", "crawled", "crawl_failed", "summarized", "reused", "llm", "extractive"), 0
-    )
-    counts["tokens"] = 0
-    counts["embedded"] = 0
+    counts = dict.fromkeys(COUNTS, 0)
     errors: list[Failure] = []
     status, mode, mode_reason = "failed", "", ""
     similarity = "embeddings" if embedder else "lexical"
     similarity_reason = "" if embedder else NO_EMBEDDINGS
+    llm = summarizer.llm
+    calls_before = llm.calls if llm else 0
     try:
         stories: list[StoryView] = []
         for category in cats:
@@ -126,37 +146,24 @@ async def deepen(
             )
         counts["stories"] = len(stories)
         metrics.stories_deepened.inc(len(stories))
-        targets = [
-            a
-            for s in stories
-            for a in s.articles[:ARTICLES_PER_STORY]
-            if _needs_work(a, summarizer.preferred)
-        ]
-        counts["reused"] = sum(len(s.articles[:ARTICLES_PER_STORY]) for s in stories) - len(targets)
+        targets = [a for s in stories for a in story_sources(s) if not a.has_text]
         queue = await app.queue()
-        if targets and queue is not None:  # crawl + summary, one task per story, on the workers
+        if queue is not None:  # crawl + summary, one task per story, on the workers
             from digest.queue.work import deepen_stories
 
-            mode, mode_reason = await deepen_stories(app, queue, stories, targets, counts, errors)
-        elif targets:
-            crawler = await app.crawler()
-            mode, mode_reason = crawler.mode, crawler.mode_reason
-            done = 0
-
-            async def one(article: ArticleView) -> None:
-                nonlocal done
-                try:
-                    await _deepen_article(app, crawler, article, counts, errors)
-                finally:
-                    done += 1
-                    if progress:
-                        progress(article.url, done, len(targets))
-
-            await asyncio.gather(*(one(a) for a in targets))
-        ok = counts["crawled"] + counts["reused"]
+            mode, mode_reason, ok = await deepen_stories(
+                app, queue, stories, targets, counts, errors
+            )
+        else:
+            if targets:
+                crawler = await app.crawler()
+                mode, mode_reason = crawler.mode, crawler.mode_reason
+                await asyncio.gather(*(_crawl(app, crawler, a, counts, errors) for a in targets))
+            ok = await _summarize_stories(app, stories, counts, errors, progress)
         own = [e for e in errors if e.source != EMBEDDINGS]  # pages and summaries
         status = "ok" if not errors else ("partial" if ok or not own else "failed")
     finally:
+        counts["llm_calls"] += (llm.calls - calls_before) if llm else 0  # + the workers'
         recorded: dict[str, Any] = {
             **counts,
             "crawl_mode": mode,
@@ -185,34 +192,163 @@ async def deepen(
     )
 
 
-async def _deepen_article(
+async def _crawl(
     app: App, crawler: Any, article: ArticleView, counts: dict[str, int], errors: list[Failure]
 ) -> None:
     store = await app.store()
-    if article.has_text:
-        text = await asyncio.to_thread(store.article_text, article.id) or ""
-        page = Page(url=article.url, final_url=article.url, title=article.title, text=text)
-    else:
-        page = await crawler.crawl_one(article.url)
-        await asyncio.to_thread(store.save_crawl, article.id, page)
-        if not page.ok:
-            counts["crawl_failed"] += 1
-            errors.append(Failure(article.url, page.error or "no main text found"))
-            return
-        counts["crawled"] += 1
-    summary, reused, fallback = await summarize_text(
-        app,
-        url=article.url,
-        title=page.title or article.title,
-        text=page.text,
-        source=article.source,
-        article_id=article.id,
-    )
-    if reused:
-        counts["reused"] += 1
+    page: Page = await crawler.crawl_one(article.url)
+    await asyncio.to_thread(store.save_crawl, article.id, page)
+    if not page.ok:
+        counts["crawl_failed"] += 1
+        errors.append(Failure(article.url, page.error or "no main text found"))
         return
+    counts["crawled"] += 1
+
+
+async def story_input(app: App, story: StoryView, today: datetime) -> Any:
+    """The story as its summary is written from: each source's stored main text (its lede
+    when it has none), the earlier summary when the story had one on an earlier day."""
+    from digest.summarize.types import StoryInput, StorySource
+
+    store = await app.store()
+    fresh = await asyncio.to_thread(store.stories_by_id, [story.id])
+    story = fresh[0] if fresh else story
+    earlier = story.summary
+    if earlier is not None and (earlier.created_at is None or earlier.created_at >= today):
+        earlier = None  # made today: not an earlier edition's
+    before = {o.url for o in earlier.sources} if earlier else set()
+    sources = []
+    for a in story_sources(story):
+        text = await asyncio.to_thread(store.article_text, a.id) if a.has_text else None
+        text = text or a.lede
+        if text.strip():
+            sources.append(
+                StorySource(
+                    url=a.url,
+                    outlet=a.source or a.outlet,
+                    title=a.title,
+                    text=text,
+                    published=a.published,
+                    new=bool(earlier) and a.url not in before,
+                )
+            )
+    return StoryInput(story.title, tuple(sources), today.date(), earlier)
+
+
+async def _summarize_stories(
+    app: App,
+    stories: list[StoryView],
+    counts: dict[str, int],
+    errors: list[Failure],
+    progress: Progress | None,
+) -> int:
+    """Summarize each story that needs it, all queued at once (the LLM client lets
+    `[llm] concurrency` through); returns how many stories have a summary."""
+    from digest.summarize.story import extractive_story_summary, summarize_story
+
+    store = await app.store()
+    summarizer = await app.summarizer()
+    llm = summarizer.llm
+    preferred = summarizer.preferred
+    budget = llm.config.budget if llm else None
+    loop = asyncio.get_running_loop()
+    deadline: float | None = None
+    today = datetime.now(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
+    done = 0
+    summarized = 0
+    reasons: list[str] = []
+
+    async def one(story: StoryView) -> None:
+        nonlocal done, deadline, summarized
+        try:
+            item = await story_input(app, story, today)
+            if not item.sources:
+                return
+            key = item.content_hash
+            known = await asyncio.to_thread(store.find_story_summary, story.id, key, preferred)
+            if known is None and preferred != "extractive":
+                other = await asyncio.to_thread(
+                    store.find_story_summary, story.id, key, "extractive"
+                )
+                if other is not None and other.note.startswith("claim check"):
+                    known = other  # the model's summary of these texts was not trusted
+            if known is not None:
+                counts["reused"] += 1
+                summarized += 1
+                return
+            if deadline is None and budget is not None:
+                deadline = loop.time() + budget
+            try:
+                if deadline is not None:
+                    async with asyncio.timeout_at(deadline):
+                        outcome = await summarize_story(llm, item)
+                else:
+                    outcome = await summarize_story(llm, item)
+                summary, reason = outcome.summary, outcome.fallback_reason
+            except TimeoutError:
+                note = f"the [llm] budget of {budget:g} s for this deepen was spent"
+                max_chars = llm.config.max_input_chars if llm else 12_000
+                summary = extractive_story_summary(item, max_chars, note)
+                reason = None
+                counts["over_budget"] += 1
+            summary = replace(summary, created_at=datetime.now(UTC))
+            await asyncio.to_thread(store.save_story_summary, story.id, key, summary)
+            _count(counts, summary, len(item.sources))
+            summarized += 1
+            if reason:
+                reasons.append(reason)
+        finally:
+            done += 1
+            if progress:
+                progress(
+                    story.articles[0].url if story.articles else story.title, done, len(stories)
+                )
+
+    began = time.monotonic()
+    await asyncio.gather(*(one(s) for s in stories))
+    counts["summary_ms"] = round((time.monotonic() - began) * 1000)
+    log.info(
+        "story summaries: %d made (%d by %s, %d extractive, %d left to extractive by the "
+        "budget), %d unchanged; claims %d of %d found, %d sentences removed",
+        counts["summarized"],
+        counts["llm"],
+        preferred,
+        counts["extractive"],
+        counts["over_budget"],
+        counts["reused"],
+        counts["claims_found"],
+        counts["claims"],
+        counts["sentences_removed"],
+    )
+    if reasons:
+        errors.append(
+            Failure(
+                "llm",
+                f"{len(reasons)} summar{'y' if len(reasons) == 1 else 'ies'} fell back to "
+                f"extractive: {reasons[0]}",
+            )
+        )
+    if counts["over_budget"]:
+        n = counts["over_budget"]
+        errors.append(
+            Failure(
+                BUDGET,
+                f"{n} stor{'y' if n == 1 else 'ies'} summarized extractively: the [llm] budget "
+                f"of {budget:g} s for this deepen was spent",
+            )
+        )
+    return summarized
+
+
+def _count(counts: dict[str, int], summary: StorySummary, sources: int) -> None:
     counts["summarized"] += 1
-    counts["extractive" if summary.summarizer == "extractive" else "llm"] += 1
+    method = "extractive" if summary.summarizer == "extractive" else "llm"
+    counts[method] += 1
+    metrics.summaries.labels(method).inc()
     counts["tokens"] += summary.prompt_tokens + summary.completion_tokens
-    if fallback and not any(e.source == "llm" for e in errors):
-        errors.append(Failure("llm", f"summaries fell back to extractive: {fallback}"))
+    counts["sources_read"] += sources
+    counts["claims"] += summary.claims
+    counts["claims_found"] += summary.claims_found
+    counts["sentences_removed"] += summary.sentences_removed
+    if summary.note.startswith("claim check"):
+        counts["claims_rejected"] += 1

@@ -157,6 +157,37 @@ class Outlet:
 
 
 @dataclass(frozen=True, slots=True)
+class StorySummary:
+    """One summary of a story, written from several of its outlets' texts, which it cites as
+    [1], [2], ... in the order of `sources`. Its claims were checked against those texts
+    (`digest.summarize.claims`): `claims` counted, `claims_found` backed by them, and
+    `sentences_removed` taken out because they were not. `summarizer` is "extractive" or
+    "llm:<model>"; `note` says why an LLM summary became extractive (a failure, the claim check,
+    the deepen's time budget), "" otherwise. Text fields are scraped: escape or sanitize them."""
+
+    title: str
+    summary: str
+    brief_summary: str
+    keywords: tuple[str, ...] = ()
+    summarizer: str = "extractive"
+    sources: tuple[Outlet, ...] = ()
+    claims: int = 0
+    claims_found: int = 0
+    sentences_removed: int = 0
+    note: str = ""
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    created_at: datetime | None = None
+
+    def claims_json(self) -> dict[str, int]:
+        return {
+            "total": self.claims,
+            "found": self.claims_found,
+            "sentences_removed": self.sentences_removed,
+        }
+
+
+@dataclass(frozen=True, slots=True)
 class NewFact:
     """A sentence of a new outlet's lede that the story's earlier edition did not say."""
 
@@ -196,6 +227,13 @@ class EditionStory:
     # translated from when it was translated for them.
     language: str = ""
     translated_from: str = ""
+    # The claim check of the story's summary (None: a lede, or an edition stored before
+    # summaries were checked), and what its citations [1], [2], ... point to.
+    claims: int | None = None
+    claims_found: int | None = None
+    sentences_removed: int = 0
+    summary_note: str = ""
+    cited: tuple[Outlet, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -467,6 +505,7 @@ class StoryView:
     outlet_count: int
     score: float
     articles: tuple[ArticleView, ...]
+    summary: StorySummary | None = None  # the latest summary of the story as a whole
 
     @property
     def outlets(self) -> tuple[str, ...]:
@@ -479,8 +518,10 @@ class StoryView:
         return max((a.when for a in self.articles), default=self.first_seen)
 
     def to_json(self) -> dict[str, Any]:
-        """The story as `digest stories --json` prints it: its summary and every outlet's link."""
-        lead = next((a.summary for a in self.articles if a.summary), None)
+        """The story as `digest stories --json` prints it: its summary (the story's own, else
+        its first article's), the claim check of that summary, and every outlet's link."""
+        story = self.summary
+        lead = story or next((a.summary for a in self.articles if a.summary), None)
         outlets: dict[str, dict[str, str]] = {}
         for a in self.articles:
             outlets.setdefault(
@@ -499,6 +540,10 @@ class StoryView:
             "brief_summary": lead.brief_summary if lead else "",
             "keywords": list(lead.keywords) if lead else [],
             "summarizer": lead.summarizer if lead else None,
+            "summary_of": "story" if story else ("article" if lead else None),
+            "claims": story.claims_json() if story else None,
+            "summary_note": story.note if story else "",
+            "cited": [{"outlet": o.name, "url": o.url} for o in story.sources] if story else [],
             "coverage": f"Covered by {n} outlet{'' if n == 1 else 's'}",
             "outlets": list(outlets.values()),
             "articles": [

@@ -69,10 +69,12 @@ class Appearance:
 
 
 def edition_story(story: StoryView, earlier: Appearance | None = None) -> EditionStory:
-    """A stored story as readers see it: the lead summary, else the representative's lede; each
-    outlet with the language of its article; and, when the story was in an earlier edition and
-    outlets joined it since, what they add (`digest.stories.novelty`)."""
-    lead = next((a.summary for a in story.articles if a.summary), None)
+    """A stored story as readers see it: its own summary (checked against its sources), else
+    its lead article's, else the representative's lede; each outlet with the language of its
+    article; and, when the story was in an earlier edition and outlets joined it since, what
+    they add (`digest.stories.novelty`)."""
+    checked = story.summary
+    lead = checked or next((a.summary for a in story.articles if a.summary), None)
     outlets: dict[str, Outlet] = {}
     for a in story.articles:
         if a.outlet not in outlets:
@@ -95,6 +97,11 @@ def edition_story(story: StoryView, earlier: Appearance | None = None) -> Editio
         outlets=tuple(outlets.values()),
         first_seen=story.first_seen,
         updated=story.updated,
+        claims=checked.claims if checked else None,
+        claims_found=checked.claims_found if checked else None,
+        sentences_removed=checked.sentences_removed if checked else 0,
+        summary_note=reader_note(checked.note) if checked else "",
+        cited=checked.sources if checked and checked.summarizer != "extractive" else (),
     )
     if earlier is None:
         return shown
@@ -105,6 +112,18 @@ def edition_story(story: StoryView, earlier: Appearance | None = None) -> Editio
         shown, earlier.story, since=earlier.day, as_of=earlier.built_at, tellings=tellings
     )
     return replace(shown, whats_new=news)
+
+
+def reader_note(note: str) -> str:
+    """Why a story's summary is extractive, told to a reader: never the claims that were not
+    found (they are what must not be published), only that there were some."""
+    if not note:
+        return ""
+    if note.startswith("claim check"):
+        return "Extractive: the model's summary made claims its sources do not back."
+    if "budget" in note:
+        return "Extractive: the time set aside for model summaries ran out."
+    return "Extractive: the model could not be used."
 
 
 async def earlier_appearances(

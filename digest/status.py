@@ -7,7 +7,7 @@ triggers fire on), whether a daemon runs from `digest.daemon`, everything else f
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
@@ -43,6 +43,28 @@ class Status:
     embeddings_configured: str | None = None  # "model at base_url"; None: no [stories.embeddings]
     article_vectors: int = 0  # stored, in the configured model's space
     queue: QueueCounts | None = None  # None: [queue] off, the work runs in-process
+    # What the claim check did to today's story summaries (StorySummariesMixin.story_summary_checks)
+    summary_checks: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def llm_last_deepen(self) -> dict[str, Any]:
+        """How the last deepen's summaries went: by the LLM or extractive, the claims checked,
+        and the stories the [llm] budget left to extractive summaries (with why)."""
+        deepen = self.last_runs.get("deepen")
+        if deepen is None:
+            return {}
+        c = deepen.counts
+        keys = ("summarized", "reused", "llm", "extractive", "llm_calls", "sources_read")
+        out: dict[str, Any] = {k: c.get(k, 0) for k in keys}
+        out["claims"] = {
+            "total": c.get("claims", 0),
+            "found": c.get("claims_found", 0),
+            "sentences_removed": c.get("sentences_removed", 0),
+            "summaries_rejected": c.get("claims_rejected", 0),
+        }
+        out["over_budget"] = c.get("over_budget", 0)
+        out["why"] = [e["error"] for e in deepen.errors if e.get("source") in ("llm", "llm budget")]
+        return out
 
     @property
     def last_runs(self) -> dict[str, RunRecord]:
@@ -126,6 +148,7 @@ class Status:
             "articles": self.articles,
             "browser": {"configured": self.browser_configured, "last_used": mode, "why": why},
             "llm": self.llm,
+            "summaries": {"today": self.summary_checks, "last_deepen": self.llm_last_deepen},
             "embeddings": {
                 "configured": self.embeddings_configured,
                 "last_used": used,
@@ -167,14 +190,17 @@ async def status(app: App) -> Status:
     llm = app.config.llm
     embeddings = app.config.stories.embeddings
     space = Embedder.space_of(embeddings) if embeddings is not None else None
+    today = app.config.today_start(now)
     return Status(
         daemon_running=await asyncio.to_thread(daemon_holds, app.config, store),
         next_collect=next_collect(now, parse_interval(sched.collect_every)),
         next_publish=next_publish_due(now, parse_clock(sched.publish_at), sched.timezone),
         runs=tuple(await asyncio.to_thread(store.recent_runs, RECENT_RUNS)),
         feeds=tuple(await asyncio.to_thread(store.feed_states)),
-        llm_tokens_today=await asyncio.to_thread(store.tokens_used, app.config.today_start(now))
-        + await asyncio.to_thread(store.translation_tokens, app.config.today_start(now)),
+        llm_tokens_today=await asyncio.to_thread(store.tokens_used, today)
+        + await asyncio.to_thread(store.story_tokens_used, today)
+        + await asyncio.to_thread(store.translation_tokens, today),
+        summary_checks=await asyncio.to_thread(store.story_summary_checks, today),
         deliveries=await asyncio.to_thread(store.ledger_counts),
         failed_deliveries=tuple(await asyncio.to_thread(failed_deliveries, store)),
         database_bytes=await asyncio.to_thread(store.database_size),

@@ -101,3 +101,17 @@ if __name__ == "__main__":
     from digest.cli import main
 
     main()
+
+
+def story_rows(web: NewsWeb, category: str = "technology") -> list[dict[str, Any]]:
+    """Today's news of a category where stories are told by several outlets in their own words:
+    its articles (from "Example News") and their retellings (`newsweb.RETELLINGS`), each
+    under its own outlet's name."""
+    from tests.newsweb import ARTICLES, RETELLINGS
+
+    rows = news_rows(web, [a for a in ARTICLES if a.category == category])
+    for outlet, article in RETELLINGS:
+        if article.category == category:
+            (row,) = news_rows(web, [article])
+            rows.append({**row, "source": outlet})
+    return rows

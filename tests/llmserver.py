@@ -34,6 +34,14 @@ assert on content. What a real server would do differently is scriptable:
   gives the story back as it came. `translations()` lists those requests as (language,
   headline as sent).
 
+A story (the prompt starts "Story:" and holds numbered sources) gets a summary made of the first
+two sentences of each source, each cited [n]; an invented sentence goes second, cited [1].
+
+Like a local server: `delay` seconds before the reply starts (a model reading its prompt),
+`token_delay` seconds between streamed chunks (a slow model writing), `serial` answers one
+request at a time as llama.cpp does (the others wait inside the server); `max_in_flight` is the
+most requests it had at once.
+
 In tests, use the fixture (`llm_server`) and `srv.config(...)` for an LLMConfig pointing at it.
 From a script:
 
@@ -216,6 +224,25 @@ def fake_translation(doc: Document, language: str, fault: str | None) -> dict[st
     return data
 
 
+def fake_story(sources: list[Document], fault: str | None) -> dict[str, Any]:
+    """A story's summary: each source's first two sentences, cited; an invented sentence
+    second (cited [1]) under a fact-inventing fault."""
+    parts = [f"{s} [{i}]" for i, doc in enumerate(sources, 1) for s in sentences(doc.body)[:2]]
+    brief = parts[:2]
+    invention = _invention(fault)
+    if invention and sources:
+        made = invented_sentence(invention, "\n".join(d.body for d in sources))
+        invented = made.rstrip(".") + ". [1]"
+        parts.insert(1, invented)
+        brief.insert(1, invented)
+    counts = Counter(w.lower() for d in sources for w in re.findall(r"[A-Za-z]{6,}", d.body))
+    return {
+        "summary": " ".join(parts),
+        "brief_summary": " ".join(brief),
+        "keywords": [w for w, _ in counts.most_common(5)],
+    }
+
+
 class LLMServer:
     """See the module docstring. `url` is the base URL to give the client (ends in /v1)."""
 
@@ -233,6 +260,12 @@ class LLMServer:
         self.in_flight = 0  # chat completions being answered now
         self.max_in_flight = 0  # the most at once so far
         self.received: list[Received] = []
+        self.delay = 0.0
+        self.token_delay = 0.0
+        self.serial = False
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self._one_at_a_time = asyncio.Lock()
         self._script: deque[Fault] = deque()
         self._always: Fault | None = None
         self._closing = asyncio.Event()
@@ -328,6 +361,11 @@ class LLMServer:
         self.in_flight += 1
         self.max_in_flight = max(self.max_in_flight, self.in_flight)
         try:
+            if self.serial:  # one at a time, each taking its delay, as llama.cpp's server does
+                async with self._one_at_a_time:
+                    if self.delay:
+                        await asyncio.sleep(self.delay)
+                    return await self._answer(request)
             if self.delay:
                 await asyncio.sleep(self.delay)
             return await self._answer(request)
@@ -416,6 +454,9 @@ class LLMServer:
             if self.obey_injections and injected:
                 return injected.group(1).split("\n")[0].strip()
             data = fake_translation(doc, target.group(1), fault)
+        elif user.startswith("Story:"):
+            found = [parse_block(m.group(3), m.group(2)) for m in _SOURCE.finditer(user)]
+            data = fake_story(found, fault)
         elif article:
             doc = parse_block(article.group(2), article.group(1))
             injected = INJECTION.search(doc.body)
@@ -464,6 +505,8 @@ class LLMServer:
         step = max(1, len(content) // 4)
         pieces = [content[i : i + step] for i in range(0, len(content), step)] or [""]
         for i, piece in enumerate(pieces):
+            if self.token_delay and i:
+                await asyncio.sleep(self.token_delay)
             delta: dict[str, Any] = {"content": piece}
             if i == 0:
                 delta["role"] = "assistant"

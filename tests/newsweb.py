@@ -623,6 +623,73 @@ MALFORMED_FEED = b"""<?xml version="1.0" encoding="utf-8"?>
 Body = bytes | Callable[[web.Request], bytes]
 
 
+# Other outlets telling stories of ARTICLES in their own words, with the same facts (no fact
+# they state is missing from the original's telling): a story read from several outlets.
+# Served at their paths; not in the feeds.
+RETELLINGS: list[tuple[str, Article]] = [
+    (
+        "Wire Service",
+        Article(
+            slug="chip-plant-wire",
+            category="technology",
+            title="Halvard Microsystems breaks ground on river-water chip plant",
+            lede=(
+                "Halvard Microsystems has started construction of a 4.2 billion euro chip plant "
+                "beside the Elbe, its third, which is meant to recycle nine tenths of the water "
+                "it uses."
+            ),
+            paragraphs=(
+                "The plant will build power-management chips for electric cars and wind "
+                "turbines. About 1,800 people are to be hired, and the first wafers are due in "
+                "2028.",
+                "Environmental groups said they would watch the temperature of the river in dry "
+                "summers.",
+            ),
+            description="Wire report on the Halvard plant.",
+        ),
+    ),
+    (
+        "Daily Ledger",
+        Article(
+            slug="chip-plant-ledger",
+            category="technology",
+            title="Chipmaker Halvard breaks ground on Elbe plant that will run on river water",
+            lede=(
+                "Construction crews began work at dawn on Tuesday on the Halvard Microsystems "
+                "plant, after a two-year permit review that drew more than four thousand public "
+                "comments."
+            ),
+            paragraphs=(
+                "The regional government granted the permits for the cooling system. The company "
+                "competes on price and reliability rather than with the most advanced "
+                "processors, its chief executive said.",
+                "Half of the 1,800 new staff will be trained through an apprenticeship "
+                "programme with the local technical university.",
+            ),
+            description="Ledger: Halvard's third fab.",
+        ),
+    ),
+    (
+        "Metro Wire",
+        Article(
+            slug="battery-recall-metro",
+            category="technology",
+            title="Velora e-bike maker recalls 60,000 batteries after fires",
+            lede=(
+                "Velora is recalling about 60,000 e-bike battery packs after regulators linked a "
+                "faulty cell supplier to eleven apartment fires over the winter."
+            ),
+            paragraphs=(
+                "Owners should stop charging the packs indoors and book a free replacement "
+                "through dealers, the company said. Shares in the parent company fell four "
+                "percent before recovering most of the loss.",
+            ),
+            description="Metro: the Velora recall.",
+        ),
+    ),
+]
+
+
 @dataclass
 class Route:
     """One path of the news web and how it answers."""
@@ -646,7 +713,7 @@ class Route:
 def default_routes() -> list[Route]:
     routes = [
         Route(a.path, render_article(a), content_type="text/html")  # charset only in <meta>
-        for a in ARTICLES
+        for a in [*ARTICLES, *(r for _, r in RETELLINGS)]
     ]
     chip = ARTICLES[0]
     stalled = render_article(chip, script_bytes=8_000)

@@ -65,6 +65,8 @@ class RealLLM:
             "model": MODEL_ALIAS,
             "api_key_env": "DIGEST_TEST_LLM_KEY",
             "timeout": 300.0,
+            # Reading a long prompt on 2 busy cores takes a while before the first token.
+            "first_token_timeout": 240.0,
             "max_retries": 0,
             "temperature": 0.0,
         }

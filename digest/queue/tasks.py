@@ -52,23 +52,31 @@ async def extract(app: App, *, category: str, headlines: list[dict[str, Any]]) -
 
 
 async def story(app: App, *, story: int, articles: list[dict[str, Any]]) -> Any:
-    """Crawl and summarize the articles of one story (those `deepen` picked)."""
-    from digest.deepen import _deepen_article
+    """Crawl the sources of one story that `deepen` picked, then write its one summary (the
+    claim check and `[llm]` limits as in-process; the budget counts from this task's call)."""
+    from digest.deepen import COUNTS, _crawl, _summarize_stories
 
-    crawler = await app.crawler()
+    store = await app.store()
     errors: list[Failure] = []
     now = datetime.now(UTC)
-    tally = dict.fromkeys(
-        ("crawled", "crawl_failed", "summarized", "reused", "llm", "extractive", "tokens"), 0
-    )
-    await asyncio.gather(
-        *(_deepen_article(app, crawler, codec.article(a, now), tally, errors) for a in articles)
-    )
+    tally = dict.fromkeys(COUNTS, 0)
+    crawler = await app.crawler() if articles else None
+    if crawler is not None:
+        await asyncio.gather(
+            *(_crawl(app, crawler, codec.article(a, now), tally, errors) for a in articles)
+        )
+    views = await asyncio.to_thread(store.stories_by_id, [story])
+    summarizer = await app.summarizer()
+    llm = summarizer.llm
+    calls_before = llm.calls if llm else 0
+    summarized = await _summarize_stories(app, views, tally, errors, None) if views else 0
+    tally["llm_calls"] = (llm.calls - calls_before) if llm else 0  # others' calls may overlap
     return {
         "counts": tally,
+        "summarized_stories": summarized,
         "errors": [e.to_json() for e in errors],
-        "crawl_mode": crawler.mode,
-        "crawl_mode_reason": crawler.mode_reason,
+        "crawl_mode": crawler.mode if crawler else "",
+        "crawl_mode_reason": crawler.mode_reason if crawler else "",
     }
 
 

@@ -41,28 +41,29 @@ async def deepen_stories(
     targets: list[ArticleView],
     counts: dict[str, int],
     errors: list[Failure],
-) -> tuple[str, str]:
-    """`deepen`'s crawl and summaries on the workers, one task per story; adds to `counts`
-    and `errors` as the in-process loop does. Returns the crawl mode the workers used."""
+) -> tuple[str, str, int]:
+    """`deepen`'s crawl and summaries on the workers, one task per story (its sources still to
+    crawl, then its one summary); adds to `counts` and `errors` as the in-process path does.
+    Returns the crawl mode the workers used and how many stories have a summary."""
     wanted = {a.id for a in targets}
     tasks = []
     for story in stories:
         mine = [codec.article_json(a) for a in story.articles if a.id in wanted]
         wanted -= {a["id"] for a in mine}
-        if mine:
-            tasks.append({"story": story.id, "articles": mine})
-    mode, reason = "", ""
+        tasks.append({"story": story.id, "articles": mine})
+    mode, reason, summarized = "", "", 0
     for args, result in zip(tasks, await queue.run(STORY, tasks), strict=True):
         if (lost := task_failure(STORY, str(args["story"]), result)) is not None:
             errors.append(lost)
             continue
         for key, value in result["counts"].items():
             counts[key] = counts.get(key, 0) + value
+        summarized += result["summarized_stories"]
         for e in map(codec.failure, result["errors"]):
             if e.source != "llm" or not any(x.source == "llm" for x in errors):
                 errors.append(e)
         mode, reason = result["crawl_mode"] or mode, result["crawl_mode_reason"] or reason
-    return mode, reason
+    return mode, reason, summarized
 
 
 async def deliver_in_batches(

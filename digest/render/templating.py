@@ -109,6 +109,7 @@ def environment() -> jinja2.Environment:
         category_name=category_name,
         outlet_name=outlet_name,
         summarizer_label=summarizer_label,
+        claims_line=claims_line,
         language_name=language_name,
         plural=plural,
         wrap=wrap,
@@ -305,6 +306,18 @@ def summarizer_label(summarizer: str) -> str:
     return "extractive summary" if summarizer == "extractive" else summarizer
 
 
+def claims_line(story: EditionStory) -> str:
+    """What the claim check said of a story's summary, for a reader ("" when it was not run)."""
+    if story.claims is None:
+        return ""
+    found = story.claims_found if story.claims_found is not None else story.claims
+    line = f"Claims checked against the sources: {found} of {story.claims} found"
+    if story.sentences_removed:
+        n = story.sentences_removed
+        line += f"; {n} sentence{'' if n == 1 else 's'} with unfound claims removed"
+    return line + "."
+
+
 # -- scraped text --------------------------------------------------------------------------------
 
 
@@ -340,9 +353,9 @@ def _clean_story(story: EditionStory) -> EditionStory:
     texts = (story.category, story.title, story.brief_summary, story.summary, story.summarizer)
     news = story.whats_new
     if (
-        not any(map(needs_cleaning, texts))
+        not any(map(needs_cleaning, (*texts, story.summary_note)))
         and all(k and k == k.strip() and not needs_cleaning(k) for k in story.keywords)
-        and not any(map(_outlet_needs_cleaning, story.outlets))
+        and not any(map(_outlet_needs_cleaning, (*story.outlets, *story.cited)))
         and (news is None or not _news_needs_cleaning(news))
     ):
         return story
@@ -355,6 +368,8 @@ def _clean_story(story: EditionStory) -> EditionStory:
         keywords=tuple(k for k in (clean_text(k).strip() for k in story.keywords) if k),
         summarizer=clean_text(story.summarizer),
         outlets=tuple(map(_clean_outlet, story.outlets)),
+        cited=tuple(map(_clean_outlet, story.cited)),
+        summary_note=clean_text(story.summary_note),
         whats_new=None
         if news is None
         else replace(

@@ -277,6 +277,35 @@ class StoredTranslation(Base):
     )
 
 
+class StoredStorySummary(Base):
+    """A summary of one story written from several of its outlets' texts (`sources`, as
+    [{"name", "url", "title"}], what its citations [1], [2], ... point to), with its claim
+    check; never made twice for the same texts (`sources_hash`) by the same summarizer."""
+
+    __tablename__ = "story_summaries"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    story_id: Mapped[int] = mapped_column(ForeignKey("stories.id", ondelete="CASCADE"))
+    sources_hash: Mapped[str] = mapped_column(String)
+    summarizer: Mapped[str] = mapped_column(String)  # "extractive" or "llm:<model>"
+    summary: Mapped[str] = mapped_column(Text)
+    brief_summary: Mapped[str] = mapped_column(Text)
+    keywords: Mapped[list[Any]] = mapped_column(default=list)
+    sources: Mapped[list[Any]] = mapped_column(default=list)
+    claims: Mapped[int] = mapped_column(Integer, default=0)
+    claims_found: Mapped[int] = mapped_column(Integer, default=0)
+    sentences_removed: Mapped[int] = mapped_column(Integer, default=0)
+    note: Mapped[str] = mapped_column(Text, default="")  # why extractive, when it is
+    prompt_tokens: Mapped[int] = mapped_column(Integer, default=0)
+    completion_tokens: Mapped[int] = mapped_column(Integer, default=0)
+    created_at: Mapped[datetime]
+
+    __table_args__ = (
+        UniqueConstraint("story_id", "sources_hash", "summarizer"),
+        Index("ix_story_summaries_created_at", "created_at"),
+    )
+
+
 class StoredSubscriber(Base):
     """Who gets the email digest: an address (lower-cased), its categories and time zone."""
 
@@ -376,6 +405,7 @@ feeds = cast(Table, Feed.__table__)
 subscribed_feeds = cast(Table, StoredFeed.__table__)
 stories = cast(Table, Story.__table__)
 summaries = cast(Table, StoredSummary.__table__)
+story_summaries = cast(Table, StoredStorySummary.__table__)
 subscribers = cast(Table, StoredSubscriber.__table__)
 editions = cast(Table, StoredEdition.__table__)
 deliveries = cast(Table, StoredDelivery.__table__)

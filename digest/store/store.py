@@ -16,6 +16,7 @@ from digest.store.runs import RunsMixin
 from digest.store.search import SearchMixin
 from digest.store.secrets import SecretsMixin
 from digest.store.stories import StoriesMixin
+from digest.store.story_summaries import StorySummariesMixin
 from digest.store.subscribed_feeds import SubscribedFeedsMixin
 from digest.store.subscribers import SubscribersMixin
 from digest.store.summaries import SummariesMixin
@@ -27,6 +28,7 @@ class Store(
     ArticlesMixin,
     StoriesMixin,
     SummariesMixin,
+    StorySummariesMixin,
     VectorsMixin,
     RunsMixin,
     FeedsMixin,
@@ -39,9 +41,9 @@ class Store(
     SecretsMixin,
     TranslationsMixin,
 ):
-    """Articles, stories, summaries, article vectors, runs, feed state, subscribers and their
-    channels, editions, the delivery ledger, the service's own secrets and translations of
-    stories in one SQLite or PostgreSQL database. See `open_store`."""
+    """Articles, stories, summaries (of articles and of stories), article vectors, runs, feed
+    state, subscribers and their channels, editions, the delivery ledger, the service's own
+    secrets and translations of stories in one SQLite or PostgreSQL database. See `open_store`."""
 
 
 def open_store(url: str) -> Store:

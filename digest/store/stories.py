@@ -147,6 +147,16 @@ class StoriesMixin(StoreBase):
         with self._read() as conn:
             return story_views(conn, list(conn.execute(query.order_by(stories.c.id)).mappings()))
 
+    def stories_by_id(self, story_ids: Sequence[int]) -> list[StoryView]:
+        """The stories with these ids as they are now (crawls and summaries included)."""
+        with self._read() as conn:
+            rows = [
+                row
+                for chunk in chunks(list(story_ids))
+                for row in conn.execute(select(stories).where(stories.c.id.in_(chunk))).mappings()
+            ]
+            return story_views(conn, rows)
+
 
 def _check_members(conn: Any, plans: Sequence[StoryPlan]) -> None:
     """Every existing story of the plan still has exactly the members it was planned from."""

@@ -4,13 +4,15 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from sqlalchemy import ColumnElement, Connection, ScalarSelect, func, select
 
-from digest.models import ArticleView, StoryView, Summary
+from digest.models import ArticleView, StorySummary, StoryView, Summary
 from digest.store.base import chunks
 from digest.store.schema import articles, summaries
+from digest.store.story_summaries import latest_story_summaries
 from digest.stories import outlet
 
 VIEW_COLUMNS = (
@@ -37,6 +39,7 @@ def story_views(conn: Connection, rows: Sequence[Mapping[Any, Any]]) -> list[Sto
             by_story.setdefault(article["story_id"], []).append(article)
     members = [a for row in rows for a in by_story.get(row["id"], [])]
     views = {a.id: a for a in article_views(conn, members)}
+    summaries_of = latest_story_summaries(conn, [row["id"] for row in rows])
     return [
         StoryView(
             id=row["id"],
@@ -52,9 +55,14 @@ def story_views(conn: Connection, rows: Sequence[Mapping[Any, Any]]) -> list[Sto
             articles=_story_order(
                 row["title"], [views[a["id"]] for a in by_story.get(row["id"], [])]
             ),
+            summary=_titled(summaries_of.get(row["id"]), row["title"]),
         )
         for row in rows
     ]
+
+
+def _titled(summary: StorySummary | None, title: str) -> StorySummary | None:
+    return replace(summary, title=title) if summary is not None else None
 
 
 def _story_order(title: str, items: Sequence[ArticleView]) -> tuple[ArticleView, ...]:

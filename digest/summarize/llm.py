@@ -10,6 +10,13 @@ validated; the first mode the server accepts is remembered (a server that ignore
 keeps json_object with the schema, which costs it nothing). A probe is sent without the client's
 retries, and a 400/422/500/501 to a probe means "this mode is unsupported", not "the server is
 down" (a server that is down fails the plain call too, after its retries, and that is reported).
+Negotiation happens once per client: concurrent first calls wait for it.
+
+Local servers answer one request at a time, so at most `[llm] concurrency` requests are in
+flight; the others wait in line here, and a request's time limits start when it is sent (a
+request timed out for the time it queued behind others is what made a llama.cpp server give no
+summary at all). Replies are streamed: no token within `first_token_timeout` means the server
+is not answering; tokens that keep coming are a slow server, given `timeout` in all.
 
 Output is untrusted like its input: it must validate, links other than the article's are removed,
 and a summary that shares no key term with the article is refused (a model that obeyed an
@@ -18,6 +25,7 @@ instruction planted in the page usually writes about something else).
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections.abc import Callable, MutableMapping
@@ -56,7 +64,10 @@ T = TypeVar("T")
 
 
 class InvalidOutput(ValueError):
-    """The model's reply cannot be used; the message says why, in a few words."""
+    """The model's reply cannot be used; the message says why, in a few words. `repairable`:
+    whether asking once more, with that message, may help (a wrong shape: yes)."""
+
+    repairable = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,6 +80,34 @@ class JSONRequest(Generic[T]):
     schema: dict[str, Any]
     validate: Callable[[dict[str, Any]], T]  # raises InvalidOutput or pydantic's ValidationError
     repair_hint: str
+    max_tokens: int = 0  # of the reply; 0: MAX_OUTPUT_TOKENS
+
+
+@dataclass(frozen=True, slots=True)
+class _Usage:
+    prompt_tokens: int
+    completion_tokens: int
+
+
+@dataclass(frozen=True, slots=True)
+class _Message:
+    content: str
+    refusal: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class _Choice:
+    message: _Message
+
+
+@dataclass(frozen=True, slots=True)
+class _Streamed:
+    """A streamed reply put back together in the shape of a ChatCompletion (the fields read
+    here). When the server sent no usage (llama-cpp-python does not), completion tokens are the
+    content chunks (one token each there) and prompt tokens are estimated at 4 characters each."""
+
+    choices: list[_Choice]
+    usage: _Usage
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,8 +145,11 @@ class LLMClient:
             timeout=config.timeout,
             max_retries=config.max_retries,
         )
-        # Concurrent first calls each negotiate: a few extra probes, but none waits on another.
         self._modes = {} if negotiated is None else negotiated
+        # Made on first use, inside the running loop.
+        self._gate: asyncio.Semaphore | None = None
+        self._negotiating: asyncio.Lock | None = None
+        self.calls = 0  # chat completions sent (probes, repairs and retries by the client aside)
 
     @property
     def name(self) -> str:
@@ -133,9 +175,14 @@ class LLMClient:
         """
         mode = self.mode
         if mode is None:
-            mode, reply = await self._negotiate(request)
-        else:
-            reply = await self._call(mode, request.messages, request)
+            if self._negotiating is None:
+                self._negotiating = asyncio.Lock()
+            async with self._negotiating:
+                mode = self.mode
+                if mode is None:
+                    mode, reply = await self._negotiate(request)
+                    return await self._validated(reply, mode, request)
+        reply = await self._call(mode, request.messages, request)
         return await self._validated(reply, mode, request)
 
     async def _negotiate(self, request: JSONRequest[Any]) -> tuple[Mode, Any]:
@@ -215,26 +262,100 @@ class LLMClient:
         client = self._client
         if retries is not None and retries != self.config.max_retries:
             client = client.with_options(max_retries=retries)
+        if self._gate is None:
+            self._gate = asyncio.Semaphore(self.config.concurrency)
+        async with self._gate:  # waiting here is not timed: the limits start when it is sent
+            self.calls += 1
+            started = time.monotonic()
+            try:
+                kwargs["max_tokens"] = request.max_tokens or MAX_OUTPUT_TOKENS
+                if self.config.stream:
+                    reply: Any = await self._streamed(client, messages, kwargs)
+                else:
+                    reply = await client.chat.completions.create(
+                        model=self.config.model,
+                        messages=messages,  # type: ignore[arg-type]
+                        temperature=self.config.temperature,
+                        **kwargs,
+                    )
+            except (openai.APIStatusError, openai.APIConnectionError) as err:
+                refused = probe and getattr(err, "status_code", None) in UNSUPPORTED_STATUS
+                outcome = "unsupported" if refused else "error"
+                metrics.llm_called(outcome, time.monotonic() - started)
+                if probe:
+                    raise
+                raise self._error(err, retries=retries) from None
+            except openai.OpenAIError as err:
+                metrics.llm_called("error", time.monotonic() - started)
+                raise self._error(err, retries=retries) from None
+            metrics.llm_called("ok", time.monotonic() - started, *_usage(reply))
+            return reply
+
+    async def _streamed(
+        self, client: openai.AsyncOpenAI, messages: list[dict[str, str]], kwargs: dict[str, Any]
+    ) -> _Streamed:
+        """One streamed completion: SummarizeError when no token came within
+        `first_token_timeout` (counted from sending), or the whole reply took over `timeout`."""
+        config = self.config
         started = time.monotonic()
+        parts: list[str] = []
+        usage: _Usage | None = None
+        chunks = 0
+        first = True
         try:
-            reply = await client.chat.completions.create(
-                model=self.config.model,
-                messages=messages,  # type: ignore[arg-type]
-                temperature=self.config.temperature,
-                max_tokens=MAX_OUTPUT_TOKENS,
-                **kwargs,
-            )
-        except (openai.APIStatusError, openai.APIConnectionError) as err:
-            refused = probe and getattr(err, "status_code", None) in UNSUPPORTED_STATUS
-            metrics.llm_called("unsupported" if refused else "error", time.monotonic() - started)
-            if probe:
-                raise
-            raise self._error(err, retries=retries) from None
-        except openai.OpenAIError as err:
-            metrics.llm_called("error", time.monotonic() - started)
-            raise self._error(err, retries=retries) from None
-        metrics.llm_called("ok", time.monotonic() - started, *_usage(reply))
-        return reply
+            async with asyncio.timeout(config.timeout) as total:
+                stream = await asyncio.wait_for(
+                    client.chat.completions.create(  # type: ignore[call-overload]
+                        model=config.model,
+                        messages=messages,
+                        temperature=config.temperature,
+                        stream=True,
+                        stream_options={"include_usage": True},
+                        **kwargs,
+                    ),
+                    config.first_token_timeout,
+                )
+                async with stream:
+                    events = stream.__aiter__()
+                    while True:
+                        try:
+                            if first:
+                                left = config.first_token_timeout - (time.monotonic() - started)
+                                chunk = await asyncio.wait_for(anext(events), max(left, 0.001))
+                            else:
+                                chunk = await anext(events)
+                        except StopAsyncIteration:
+                            break
+                        if chunk.usage is not None:
+                            usage = _Usage(
+                                chunk.usage.prompt_tokens or 0, chunk.usage.completion_tokens or 0
+                            )
+                        first = False  # any chunk, even a role alone: the model is writing
+                        for choice in chunk.choices or []:
+                            piece = choice.delta.content if choice.delta else None
+                            if piece:
+                                parts.append(piece)
+                                chunks += 1
+        except TimeoutError:
+            waited = time.monotonic() - started
+            if first and total.expired():
+                raise SummarizeError(
+                    f"LLM at {config.base_url} did not answer within {config.timeout:g} s"
+                ) from None
+            if first:
+                raise SummarizeError(
+                    f"LLM at {config.base_url} sent no token within "
+                    f"{config.first_token_timeout:g} s of the request ([llm] "
+                    "first_token_timeout): it is not answering"
+                ) from None
+            raise SummarizeError(
+                f"LLM at {config.base_url} was still writing after {waited:.0f} s "
+                f"({chunks} tokens; [llm] timeout is {config.timeout:g} s): a slow server"
+            ) from None
+        if usage is None or not (usage.prompt_tokens or usage.completion_tokens):
+            sent = sum(len(m.get("content", "")) for m in messages)
+            usage = _Usage(sent // 4, chunks)
+        return _Streamed([_Choice(_Message("".join(parts)))], usage)
 
     async def _validated(self, reply: Any, mode: Mode, request: JSONRequest[T]) -> Completion[T]:
         prompt_tokens, completion_tokens = _usage(reply)
@@ -242,6 +363,12 @@ class LLMClient:
         try:
             value = _parse(content, request.validate)
         except InvalidOutput as first:
+            if not first.repairable:
+                raise SummarizeError(
+                    f"{self.name} output refused: {first}",
+                    prompt_tokens=prompt_tokens,
+                    completion_tokens=completion_tokens,
+                ) from None
             log.info("%s: unusable reply (%s); asking once more", self.name, first)
             retry = [
                 *request.messages,

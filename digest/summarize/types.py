@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
+from datetime import date, datetime
 from typing import NamedTuple
 
-from digest.models import Page, Summary
+from digest.models import Page, StorySummary, Summary
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,4 +64,47 @@ class SummaryOutcome:
     """A summary and, when it is extractive although an LLM is configured, the reason why."""
 
     summary: Summary
+    fallback_reason: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class StorySource:
+    """One outlet's telling of a story, as a story's summary is written from it."""
+
+    url: str
+    outlet: str
+    title: str
+    text: str
+    published: datetime | None = None
+    new: bool = False  # not among the sources of the story's earlier summary
+
+
+@dataclass(frozen=True, slots=True)
+class StoryInput:
+    """A story to summarize in one call: its outlets' texts (the best first), today's date, and
+    its earlier summary when it had one, so that the new one can say what changed."""
+
+    title: str
+    sources: tuple[StorySource, ...]
+    today: date
+    earlier: StorySummary | None = None
+
+    @property
+    def content_hash(self) -> str:
+        """Identifies what is summarized (each source's URL and text, in order): an unchanged
+        story is never summarized twice."""
+        h = hashlib.sha256()
+        for s in self.sources:
+            for part in (s.url, s.title, s.text):
+                h.update(part.encode("utf-8"))
+                h.update(b"\0")
+            h.update(b"\1")
+        return h.hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class StoryOutcome:
+    """A story's summary and, when it is extractive although an LLM is configured, why."""
+
+    summary: StorySummary
     fallback_reason: str | None = None

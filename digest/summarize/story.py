@@ -1,0 +1,277 @@
+"""One summary per story: one LLM call reads the story's top outlets' texts and writes its
+summary, brief and keywords, citing the outlets as [1], [2], ...; then every claim in it is
+checked against those texts before anything is published.
+
+The check (`digest.summarize.claims`) removes each sentence with a figure, date, quote or name
+the sources do not hold. A summary that loses more than half its words that way, or is left
+with fewer than `MIN_WORDS` by it, is not trusted at all: the story gets an extractive summary
+of its best source instead, and its note says why. Keywords the sources do not back are dropped too.
+Extractive summaries are checked the same way (they are the sources' own sentences, so they
+pass) so that every summary carries its counts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Any
+
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
+
+from digest.errors import SummarizeError
+from digest.models import Outlet, StorySummary
+from digest.summarize import extractive, prompts
+from digest.summarize.claims import SourceIndex
+from digest.summarize.llm import MAX_KEYWORDS, InvalidOutput, JSONRequest, LLMClient
+from digest.summarize.output import clean_citations, one_line, strip_links
+from digest.summarize.text import length, split_sentences
+from digest.summarize.types import ArticleInput, StoryInput, StoryOutcome
+
+log = logging.getLogger(__name__)
+
+# 200 words of summary, a brief and keywords, in JSON: ~450 tokens; a small model that loops
+# is cut here instead of writing on for minutes.
+MAX_OUTPUT_TOKENS = 700
+MIN_WORDS = 25  # a checked summary shorter than this is replaced by an extractive one
+MAX_WORDS = 350
+KEPT_SHARE = 0.5  # ... and so is one that lost more than half its words to the check
+_INLINE_CHARS = 20_000
+
+
+def _text_value(value: Any) -> Any:
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return " ".join(value)
+    return value
+
+
+class StoryReply(BaseModel):
+    """The JSON the model must return; only `summary` is essential."""
+
+    model_config = ConfigDict(extra="ignore", str_strip_whitespace=True)
+
+    summary: str = Field(min_length=1)
+    brief_summary: str = Field(
+        default="", validation_alias=AliasChoices("brief_summary", "briefSummary", "brief")
+    )
+    keywords: list[str] = Field(default_factory=list)
+
+    _text = field_validator("summary", "brief_summary", mode="before")(_text_value)
+
+    @field_validator("keywords", mode="before")
+    @classmethod
+    def _keywords(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return value.replace(";", ",").split(",")
+        if isinstance(value, list):
+            return [str(v) for v in value if isinstance(v, str | int | float)]
+        return value
+
+
+def _clean(text: str, story: StoryInput) -> str:
+    text, _ = clean_citations(strip_links(text, [s.url for s in story.sources]), len(story.sources))
+    return text
+
+
+def _cap(text: str, limit: int) -> str:
+    out: list[str] = []
+    total = 0
+    for sentence in split_sentences(text):
+        if out and total + length(sentence) > limit:
+            break
+        out.append(sentence)
+        total += length(sentence)
+    return " ".join(out)
+
+
+def _outlets(story: StoryInput) -> tuple[Outlet, ...]:
+    return tuple(Outlet(name=s.outlet, url=s.url, title=s.title) for s in story.sources)
+
+
+def _index(story: StoryInput, texts: Sequence[str]) -> SourceIndex:
+    """What claims are checked against: the texts the model was given (and the earlier summary
+    it was shown, itself checked against its own sources), with the story's headlines."""
+    known = [*texts, *(s.title for s in story.sources), story.title]
+    if story.earlier is not None:
+        known.append(story.earlier.summary)
+    return SourceIndex(known)
+
+
+def build_story_summary(
+    data: dict[str, Any], story: StoryInput, texts: Sequence[str], model_name: str
+) -> StorySummary:
+    """Validate a model's JSON into a checked StorySummary; InvalidOutput when nothing usable
+    is left (the caller falls back to extractive and says why)."""
+    reply = StoryReply.model_validate(data)
+    summary = _cap(_clean(reply.summary, story), MAX_WORDS)
+    if length(summary) < 3:
+        raise InvalidOutput("the summary is empty once links and markup are removed")
+    index = _index(story, texts)
+    checked = index.check(summary)
+    if checked.removed:
+        log.info("claim check of the summary of “%s”: %s", story.title, checked.describe())
+    kept = length(checked.text)
+    # A short summary whose claims were all found stands; one cut short by the check does not.
+    if checked.removed and (kept < MIN_WORDS or kept < KEPT_SHARE * length(summary)):
+        raise UnfoundClaims(checked.describe(), checked.claims, checked.found, checked.removed)
+    brief_check = index.check(one_line(_clean(reply.brief_summary, story), 600))
+    brief = brief_check.text or " ".join(split_sentences(checked.text)[:2])
+    keywords: list[str] = []
+    for k in reply.keywords:
+        k = one_line(strip_links(k, ()), 60).strip(" .,;:#\"'")
+        fresh = k and k.casefold() not in {w.casefold() for w in keywords}
+        if fresh and index.check(k).removed == 0:
+            keywords.append(k)
+    if not keywords:
+        keywords = _extractive_keywords(story, texts)
+    return StorySummary(
+        title=story.title,
+        summary=checked.text,
+        brief_summary=brief,
+        keywords=tuple(keywords[:MAX_KEYWORDS]),
+        summarizer=model_name,
+        sources=_outlets(story),
+        claims=checked.claims + brief_check.claims,
+        claims_found=checked.found + brief_check.found,
+        sentences_removed=checked.removed + brief_check.removed,
+    )
+
+
+class UnfoundClaims(InvalidOutput):
+    """The claim check left too little of the summary to publish. Not repaired: a model that
+    invented facts in one reply is likely to in the next, and a second call would double what
+    the story costs; the story gets its extractive summary instead."""
+
+    repairable = False
+
+    def __init__(self, described: str, claims: int, found: int, removed: int) -> None:
+        super().__init__(f"claim check: {described}")
+        self.claims, self.found, self.removed = claims, found, removed
+
+
+def _extractive_keywords(story: StoryInput, texts: Sequence[str]) -> list[str]:
+    return extractive.keywords(texts[0] if texts else "", story.title)
+
+
+async def llm_story_summary(llm: LLMClient, story: StoryInput) -> StorySummary:
+    """The LLM's checked summary of the story, in one call (a repair request aside); raises
+    SummarizeError when the server fails or nothing trustworthy is left of the reply."""
+    if not any(s.text.strip() for s in story.sources):
+        raise SummarizeError(f"nothing to summarize: no source of “{story.title}” has a text")
+    texts = prompts.story_texts(story, llm.config.max_input_chars)
+    messages = prompts.story_messages(story, texts, prompts.new_nonce())
+    rejected: list[UnfoundClaims] = []
+
+    def validate(data: dict[str, Any]) -> StorySummary:
+        try:
+            return build_story_summary(data, story, texts, llm.name)
+        except UnfoundClaims as err:
+            rejected.append(err)
+            raise
+
+    try:
+        done = await llm.complete_json(
+            JSONRequest(
+                messages=messages,
+                schema_name="story_summary",
+                schema=prompts.STORY_SCHEMA,
+                validate=validate,
+                repair_hint=(
+                    "Reply with only the JSON object with the keys summary, brief_summary and "
+                    "keywords, using only facts stated in the sources and citing them as "
+                    f"[1] to [{len(story.sources)}]."
+                ),
+                max_tokens=MAX_OUTPUT_TOKENS,
+            )
+        )
+    except SummarizeError as err:
+        if rejected:  # the model answered, but what it said was not in the sources
+            raise ClaimCheckFailed(str(rejected[-1]), rejected[-1], err) from None
+        raise
+    return replace(
+        done.value, prompt_tokens=done.prompt_tokens, completion_tokens=done.completion_tokens
+    )
+
+
+class ClaimCheckFailed(SummarizeError):
+    """The model's summaries made claims the sources do not hold, too many to publish."""
+
+    def __init__(self, message: str, check: UnfoundClaims, cause: SummarizeError) -> None:
+        super().__init__(
+            message, prompt_tokens=cause.prompt_tokens, completion_tokens=cause.completion_tokens
+        )
+        self.check = check
+
+
+def extractive_story_summary(
+    story: StoryInput, max_chars: int, note: str = "", *, rejected: UnfoundClaims | None = None
+) -> StorySummary:
+    """The best source's own sentences (the first source with a text), checked like any
+    summary; `note` says why it is extractive, and a rejected LLM summary's counts are kept."""
+    texts = prompts.story_texts(story, max_chars)
+    first = next((i for i, t in enumerate(texts) if t.strip()), 0)
+    source = story.sources[first] if story.sources else None
+    article = ArticleInput(
+        url=source.url if source else "",
+        title=story.title,
+        text=texts[first] if texts else "",
+        source=source.outlet if source else "",
+    )
+    made = extractive.summarize(article)
+    checked = _index(story, texts).check(made.summary)
+    return StorySummary(
+        title=story.title,
+        summary=made.summary,
+        brief_summary=made.brief_summary,
+        keywords=made.keywords,
+        summarizer="extractive",
+        sources=_outlets(story)[first : first + 1],
+        claims=rejected.claims if rejected else checked.claims,
+        claims_found=rejected.found if rejected else checked.found,
+        sentences_removed=rejected.removed if rejected else 0,
+        note=note,
+    )
+
+
+async def summarize_story(llm: LLMClient | None, story: StoryInput) -> StoryOutcome:
+    """A checked summary that is always there: the LLM's, or an extractive one saying why."""
+    max_chars = llm.config.max_input_chars if llm else 12_000
+    if llm is not None:
+        try:
+            return StoryOutcome(await llm_story_summary(llm, story))
+        except ClaimCheckFailed as err:
+            reason = str(err)
+            log.warning("summary of “%s” is extractive: %s", story.title, reason)
+            summary = await _extractive(story, max_chars, reason, rejected=err.check)
+            return StoryOutcome(
+                replace(
+                    summary,
+                    prompt_tokens=err.prompt_tokens,
+                    completion_tokens=err.completion_tokens,
+                ),
+                reason,
+            )
+        except SummarizeError as err:
+            reason = str(err)
+            log.warning("summary of “%s” is extractive: %s", story.title, reason)
+            summary = await _extractive(story, max_chars, reason)
+            return StoryOutcome(
+                replace(
+                    summary,
+                    prompt_tokens=err.prompt_tokens,
+                    completion_tokens=err.completion_tokens,
+                ),
+                reason,
+            )
+    return StoryOutcome(await _extractive(story, max_chars, ""))
+
+
+async def _extractive(
+    story: StoryInput, max_chars: int, note: str, *, rejected: UnfoundClaims | None = None
+) -> StorySummary:
+    if sum(len(s.text) for s in story.sources) > _INLINE_CHARS:  # keep the loop free
+        return await asyncio.to_thread(
+            extractive_story_summary, story, max_chars, note, rejected=rejected
+        )
+    return extractive_story_summary(story, max_chars, note, rejected=rejected)

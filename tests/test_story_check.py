@@ -1,0 +1,105 @@
+"""A story's summary as the model returned it, validated and checked before it can be
+published (`digest.summarize.story.build_story_summary`): pure, no server."""
+
+from __future__ import annotations
+
+from datetime import date
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from pydantic import ValidationError
+
+from digest.summarize.claims import SourceIndex
+from digest.summarize.llm import InvalidOutput
+from digest.summarize.story import MIN_WORDS, build_story_summary, extractive_story_summary
+from digest.summarize.types import StoryInput, StorySource
+from tests.llmserver import INVENTIONS, invented_sentence, sentences
+from tests.newsweb import ARTICLES, RETELLINGS
+
+CHIP = ARTICLES[0]
+WIRE = RETELLINGS[0][1]
+TEXTS = ["\n\n".join([a.lede, *a.paragraphs]) for a in (CHIP, WIRE)]
+STORY = StoryInput(
+    CHIP.title,
+    (
+        StorySource("https://a.example/chip", "Example News", CHIP.title, TEXTS[0]),
+        StorySource("https://b.example/chip", "Wire Service", WIRE.title, TEXTS[1]),
+    ),
+    date(2025, 5, 12),
+)
+GROUNDED = [f"{s} [1]" for s in sentences(TEXTS[0])[:4]] + [f"{sentences(TEXTS[1])[0]} [2]"]
+
+
+def reply(parts: list[str], **more: object) -> dict[str, object]:
+    return {"summary": " ".join(parts), "brief_summary": " ".join(parts[:2]), **more}
+
+
+def test_a_grounded_summary_is_kept_whole_with_its_citations() -> None:
+    made = build_story_summary(reply(GROUNDED, keywords=["Halvard"]), STORY, TEXTS, "llm:m")
+    assert made.summary == " ".join(GROUNDED)
+    assert made.claims == made.claims_found > 0 and made.sentences_removed == 0
+    assert [o.name for o in made.sources] == ["Example News", "Wire Service"]
+    assert made.keywords == ("Halvard",)
+
+
+@pytest.mark.parametrize("fault", INVENTIONS)
+def test_an_invented_sentence_is_removed_from_summary_and_brief(fault: str) -> None:
+    invented = invented_sentence(fault, "\n".join(TEXTS))  # type: ignore[arg-type]
+    parts = [GROUNDED[0], invented, *GROUNDED[1:]]
+    made = build_story_summary(reply(parts), STORY, TEXTS, "llm:m")
+    assert invented not in made.summary and invented not in made.brief_summary
+    assert made.summary == " ".join(GROUNDED)
+    assert made.sentences_removed == 2 and made.claims_found < made.claims
+
+
+def test_citations_of_sources_that_do_not_exist_and_links_are_dropped() -> None:
+    parts = [GROUNDED[0].replace("[1]", "[7]"), f"{GROUNDED[1]} See https://evil.example/x."]
+    made = build_story_summary(reply([*parts, *GROUNDED[2:]]), STORY, TEXTS, "llm:m")
+    assert "[7]" not in made.summary and "evil.example" not in made.summary
+
+
+def test_a_summary_mostly_invented_is_refused_so_that_it_becomes_extractive() -> None:
+    invented = [invented_sentence(f, "\n".join(TEXTS)) for f in INVENTIONS]  # type: ignore[arg-type]
+    short = f"{sentences(TEXTS[1])[-1]} [2]"  # 15 words: too few once the rest is removed
+    with pytest.raises(InvalidOutput, match="claim check"):
+        build_story_summary(reply([short, *invented]), STORY, TEXTS, "llm:m")
+    fallback = extractive_story_summary(STORY, 12_000, "claim check: ...")
+    assert fallback.summarizer == "extractive" and fallback.note == "claim check: ..."
+    assert len(fallback.summary.split()) >= MIN_WORDS and fallback.sentences_removed == 0
+
+
+WORDS = st.sampled_from(
+    ["Halvard", "plant", "Elbe", "Zephyr", "Okonkwo", "99", "4.2", "2031", "“bold move”", "the"]
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.one_of(
+            st.sampled_from(GROUNDED),
+            st.lists(WORDS, min_size=3, max_size=9).map(lambda w: " ".join(w).capitalize() + "."),
+            st.text(max_size=80),
+        ),
+        min_size=1,
+        max_size=12,
+    )
+)
+def test_whatever_the_model_writes_what_is_kept_holds_only_claims_the_sources_back(
+    parts: list[str],
+) -> None:
+    try:
+        made = build_story_summary(reply(parts), STORY, TEXTS, "llm:m")
+    except (InvalidOutput, ValidationError):  # the client asks once more, then extractive
+        return
+    index = SourceIndex([*TEXTS, *(s.title for s in STORY.sources), STORY.title])
+    assert index.check(made.summary).removed == 0
+    assert index.check(made.brief_summary).removed == 0
+    assert "://" not in made.summary
+
+
+def test_a_short_summary_whose_claims_are_all_found_stands() -> None:
+    short = f"{sentences(TEXTS[1])[-1]} [2]"  # 15 words, nothing invented
+    made = build_story_summary(reply([short]), STORY, TEXTS, "llm:m")
+    assert made.summary == short and made.summarizer == "llm:m"

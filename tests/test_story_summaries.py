@@ -1,0 +1,217 @@
+"""One summary per story, checked against its sources, end to end: `collect`, `deepen` and
+`publish` as a user runs them against the local news web and the fake OpenAI-compatible
+server, whose faults invent a number, a name or a quote. Nothing invented may reach the
+archive or an email; what the sources say stays."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from tests.configs import write_config
+from tests.conftest import run_cli
+from tests.fake_ddgs import story_rows, write_script
+from tests.llmserver import INVENTED_NAMES, INVENTED_QUOTES, LLMServer, sentences
+from tests.newsweb import ARTICLES, RETELLINGS, NewsWeb
+
+# Each test runs the CLI five to eight times: slow on a busy machine.
+pytestmark = pytest.mark.timeout(600)
+
+CHIP = ARTICLES[0]
+KEY = {"TEST_LLM_KEY": "k"}
+
+
+def setup(tmp_path: Path, web: NewsWeb, llm: LLMServer, **llm_config: object) -> Path:
+    write_config(
+        tmp_path,
+        sources={"categories": ["technology"]},
+        crawl={"mode": "http", "page_timeout": 20.0},
+        llm={
+            "base_url": llm.url,
+            "model": "fake-model",
+            "api_key_env": "TEST_LLM_KEY",
+            "timeout": 10.0,
+            "max_retries": 0,
+            **llm_config,
+        },
+    )
+    script = write_script(tmp_path / "ddgs.json", news={"technology news": story_rows(web)})
+    assert run_cli("collect", cwd=tmp_path, ddgs_script=script).code == 0
+    return script
+
+
+def deepen(tmp_path: Path, *args: str) -> dict:
+    result = run_cli("deepen", "--top", "3", *args, cwd=tmp_path, env=KEY)
+    assert result.code == 0, result.stderr + result.stdout
+    with sqlite3.connect(tmp_path / "digest.db") as conn:
+        counts, errors = conn.execute(
+            "select counts, errors from runs where kind = 'deepen' order by id desc limit 1"
+        ).fetchone()
+    return {"counts": json.loads(counts), "errors": json.loads(errors), "out": result.stdout}
+
+
+def stories(tmp_path: Path) -> list[dict]:
+    out = run_cli("stories", "--json", cwd=tmp_path)
+    assert out.code == 0, out.stderr
+    return json.loads(out.stdout)
+
+
+def publish(tmp_path: Path) -> str:
+    """Publish to one subscriber; everything a reader can see: archive files and emails."""
+    assert run_cli("subscribers", "add", "reader@example.org", cwd=tmp_path).code == 0
+    result = run_cli("publish", cwd=tmp_path, env=KEY)
+    assert result.code == 0, result.stderr + result.stdout
+    seen = [p.read_text(errors="replace") for p in (tmp_path / "site").rglob("*") if p.is_file()]
+    seen += [p.read_bytes().decode(errors="replace") for p in (tmp_path / "outbox").glob("*.eml")]
+    assert any(p.suffix == ".eml" for p in (tmp_path / "outbox").iterdir())
+    return "\n".join(seen)
+
+
+INVENTED_BITS = {
+    "invent_number": ["more households"],
+    "invent_name": [w for pair in INVENTED_NAMES for w in pair],
+    "invent_quote": list(INVENTED_QUOTES),
+}
+
+
+@pytest.mark.parametrize("fault", list(INVENTED_BITS))
+def test_invented_facts_reach_neither_the_archive_nor_an_email(
+    tmp_path, threaded_news_web, threaded_llm_server, fault
+):
+    llm = threaded_llm_server
+    llm.always(fault)
+    setup(tmp_path, threaded_news_web, llm)
+    run = deepen(tmp_path)
+    assert run["counts"]["llm"] >= 2 and run["counts"]["sentences_removed"] >= 2
+
+    chip = next(s for s in stories(tmp_path) if s["outlet_count"] == 3)
+    assert chip["summary_of"] == "story" and chip["summarizer"] == "llm:fake-model"
+    assert chip["claims"]["found"] < chip["claims"]["total"]
+    # The invented sentence goes from the summary and from the brief; the rest stays.
+    assert chip["claims"]["sentences_removed"] == 2
+    assert sentences(CHIP.lede)[0] in chip["summary"]
+    for bit in INVENTED_BITS[fault]:
+        assert bit not in chip["summary"] and bit not in chip["brief_summary"]
+
+    published = publish(tmp_path)
+    assert sentences(CHIP.lede)[0][:60] in published
+    for bit in INVENTED_BITS[fault]:
+        assert bit not in published, f"{bit!r} was published"
+
+    status = json.loads(run_cli("status", "--json", cwd=tmp_path).stdout)
+    checked = status["summaries"]["last_deepen"]["claims"]
+    assert checked["sentences_removed"] >= 2 and checked["found"] < checked["total"]
+    assert "sentences removed" in run_cli("status", cwd=tmp_path).stdout
+
+
+def test_each_story_is_one_call_reading_its_outlets_and_grounded_summaries_are_kept_whole(
+    tmp_path, threaded_news_web, threaded_llm_server
+):
+    llm = threaded_llm_server
+    setup(tmp_path, threaded_news_web, llm)
+    run = deepen(tmp_path)
+    counts = run["counts"]
+    # json_schema is accepted at once, so there is no negotiation: one call per story.
+    assert counts["llm"] == counts["summarized"] == counts["llm_calls"] == len(llm.completions)
+    assert counts["sentences_removed"] == 0 and counts["claims"] == counts["claims_found"] > 0
+    assert counts["sources_read"] > counts["llm"]
+
+    prompts = [r.body["messages"] for r in llm.completions]
+    chip_prompt = next(m for m in prompts if CHIP.title in m[1]["content"])
+    user = chip_prompt[1]["content"]
+    assert user.count("<<<SOURCE ") == 3  # the three outlets, in one call
+    for outlet, retelling in RETELLINGS[:2]:
+        assert f"Outlet: {outlet}" in user and retelling.lede[:50] in " ".join(user.split())
+    today = datetime.now(UTC).date().isoformat()
+    assert f"Today is {today}" in chip_prompt[0]["content"]
+    assert f"Published: {today}" in user
+
+    chip = next(s for s in stories(tmp_path) if s["outlet_count"] == 3)
+    assert chip["claims"] == {
+        "total": chip["claims"]["total"],
+        "found": chip["claims"]["total"],
+        "sentences_removed": 0,
+    }
+    cited = [c["outlet"] for c in chip["cited"]]
+    assert sorted(cited) == ["Daily Ledger", "Example News", "Wire Service"]
+    assert cited[0] == chip["outlets"][0]["outlet"]  # the representative first
+    assert "[1]" in chip["summary"] and "[3]" in chip["summary"]
+    assert RETELLINGS[1][1].lede[:50] in chip["summary"]
+
+    published = publish(tmp_path)
+    assert "Claims checked against the sources" in published
+    assert RETELLINGS[1][1].lede[:50] in published
+
+    again = deepen(tmp_path)  # nothing changed: nothing is summarized again
+    assert again["counts"]["summarized"] == 0 and again["counts"]["reused"] == counts["llm"]
+    assert len(llm.completions) == counts["llm_calls"]
+
+
+def test_a_summary_left_too_short_by_the_check_is_extractive_and_says_why(
+    tmp_path, threaded_news_web, threaded_llm_server
+):
+    llm = threaded_llm_server
+    llm.always("prose")  # chatter that names nothing in the sources
+    llm.plain = "prose"
+    llm.json_schema = "http500"
+    llm.json_object = False
+    setup(tmp_path, threaded_news_web, llm)
+    run = deepen(tmp_path)
+    assert run["counts"]["extractive"] >= 2
+    chip = next(s for s in stories(tmp_path) if s["outlet_count"] == 3)
+    assert chip["summarizer"] == "extractive" and chip["summary_note"]
+    assert "fell back to extractive" in run["out"]
+
+
+def test_the_budget_leaves_the_last_stories_extractive_and_the_run_says_so(
+    tmp_path, threaded_news_web, threaded_llm_server
+):
+    llm = threaded_llm_server
+    llm.delay, llm.serial = 1.0, True  # a local server: one request at a time, a second each
+    setup(tmp_path, threaded_news_web, llm, budget=1.5)
+    run = deepen(tmp_path)
+    counts = run["counts"]
+    assert counts["llm"] >= 1 and counts["over_budget"] >= 1
+    assert counts["llm"] + counts["over_budget"] == counts["summarized"]
+    assert llm.max_in_flight == 1
+    budget = [e["error"] for e in run["errors"] if e["source"] == "llm budget"]
+    assert budget == [
+        f"{counts['over_budget']} stor{'y' if counts['over_budget'] == 1 else 'ies'} summarized "
+        "extractively: the [llm] budget of 1.5 s for this deepen was spent"
+    ]
+    status = run_cli("status", cwd=tmp_path).stdout
+    assert "[llm] budget spent" in status and "budget of 1.5 s" in status
+
+
+def test_an_updated_story_is_told_what_its_earlier_summary_said_and_which_outlets_are_new(
+    tmp_path, threaded_news_web, threaded_llm_server
+):
+    llm, web = threaded_llm_server, threaded_news_web
+    setup(tmp_path, web, llm)
+    first = story_rows(web)
+    ledger = next(r for r in first if r["source"] == "Daily Ledger")
+    script = write_script(
+        tmp_path / "ddgs.json", news={"technology news": [r for r in first if r is not ledger]}
+    )
+    # Start over with the Daily Ledger's telling missing, as if it came out later.
+    (tmp_path / "digest.db").unlink()
+    assert run_cli("collect", cwd=tmp_path, ddgs_script=script).code == 0
+    deepen(tmp_path)
+    yesterday = (datetime.now(UTC) - timedelta(days=1)).isoformat()
+    with sqlite3.connect(tmp_path / "digest.db") as conn:  # as if that deepen was yesterday's
+        conn.execute("update story_summaries set created_at = ?", (yesterday,))
+    script = write_script(tmp_path / "ddgs.json", news={"technology news": first})
+    assert run_cli("collect", cwd=tmp_path, ddgs_script=script).code == 0
+    before = len(llm.completions)
+    run = deepen(tmp_path)
+    assert run["counts"]["summarized"] == 1 and run["counts"]["reused"] >= 1
+    system, user = (m["content"] for m in llm.completions[before].body["messages"])
+    since = yesterday[:10]
+    assert f"Begin the summary with what is new since {since}" in system
+    assert "<<<EARLIER " in user and user.count("New: yes") == 1
+    ledger_block = user[user.index("Outlet: Daily Ledger") :]
+    assert ledger_block.index("New: yes") < ledger_block.index("<<<END SOURCE")
