@@ -71,8 +71,8 @@ class _Page:
     lede: Lede | None = None
     lede_at: int = -1  # len(buf) when `lede` was computed
     parse_stopped: bool = False  # a parse of this page outlasted its time: do not try again
-    # The request's own deadline, which counts the host's time only: a parse (and any wait for
-    # a parser) moves it on by as long as it took, up to `parse_cap`.
+    # The request's own deadline. Waiting for a parser process to start is not the page's time:
+    # it moves the deadline on by as long as it took, up to `parse_cap`; the parse itself counts.
     timer: asyncio.Timeout | None = None
     parse_cap: float = 0.0
     result: Extract | None = None
@@ -208,7 +208,7 @@ class FastExtractor:
                         result = await self._fetch(page)
                 finally:
                     page.timer = None  # a salvage after the deadline must not move it
-                page.result = result if result is not None else await self._complete(page)
+                page.result = result
             except FetchTimeoutError as err:  # the request's own connect/read/total timeout
                 page.host_fault = True
                 page.result = await self._late(page, deadline=page.parse_by, reason=str(err))
@@ -223,7 +223,7 @@ class FastExtractor:
                 page.host_fault = page.http_status is None  # refused, reset, unresolvable...
                 page.result = self._finish(page, "error", error=str(err))
 
-    async def _fetch(self, page: _Page) -> Extract | None:
+    async def _fetch(self, page: _Page) -> Extract:
         async with self.http.open(
             page.url, max_bytes=self.config.max_page_bytes, timeout=self._timeout
         ) as stream:
@@ -235,7 +235,7 @@ class FastExtractor:
                 return self._finish(page, "not_html", error=stream.content_type)
             return await self._read(page, stream)
 
-    async def _read(self, page: _Page, stream: Stream) -> Extract | None:
+    async def _read(self, page: _Page, stream: Stream) -> Extract:
         next_check = FIRST_CHECK_BYTES
         sniffed = False
         async for chunk in stream.iter_chunks():
@@ -251,12 +251,6 @@ class FastExtractor:
                     next_check *= 2
         if not sniffed and _looks_binary(page.buf):
             return self._finish(page, "not_html", error="binary content")
-        return None  # read in full: the lede is found outside the request's deadline
-
-    async def _complete(self, page: _Page) -> Extract:
-        """The lede of a page read in full. The host has done its part: the parse is bounded by
-        the call's budget, not by the request's own deadline, so a parser slow to start on a
-        loaded machine does not turn a page that arrived in time into a timeout."""
         kind = (await self._lede(page, page.parse_by)).kind
         status: ExtractStatus = "ok" if kind == "article" else "meta" if kind == "meta" else "empty"
         return self._finish(page, status)
@@ -267,16 +261,20 @@ class FastExtractor:
             size = len(page.buf)
             loop = asyncio.get_running_loop()
             began = loop.time()
-            timer, host_due = page.timer, page.timer.when() if page.timer else None
-            if timer is not None and host_due is not None:
-                timer.reschedule(max(host_due, page.parse_cap))  # not the host's time
+            timer, due = page.timer, page.timer.when() if page.timer else None
+            if timer is not None and due is not None:
+                timer.reschedule(max(due, page.parse_cap))  # while a parser starts
+
+            def handed() -> None:  # the parser has the page: from now on it is the page's time
+                if timer is not None and due is not None:
+                    timer.reschedule(min(due + loop.time() - began, max(due, page.parse_cap)))
+
             page.parse_stopped = True  # until the parse is over
             page.lede = await self.parsers.lede(
-                bytes(page.buf), page.charset, self.lede_chars, timeout=deadline - began
-            )
+                bytes(page.buf), page.charset, self.lede_chars, timeout=deadline - began,
+                on_handed=handed,
+            )  # fmt: skip
             page.lede_at, page.parse_stopped = size, False
-            if timer is not None and host_due is not None:
-                timer.reschedule(min(host_due + loop.time() - began, max(host_due, page.parse_cap)))
         return page.lede
 
     async def _late(self, page: _Page, *, deadline: float, reason: str | None = None) -> Extract:

@@ -20,6 +20,7 @@ import contextlib
 import json
 import os
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Self
 
@@ -44,12 +45,16 @@ class _Worker:
     def alive(self) -> bool:
         return self.proc.returncode is None
 
-    async def ask(self, header: dict[str, Any], body: bytes) -> dict[str, Any]:
+    async def ask(
+        self, header: dict[str, Any], body: bytes, on_handed: Callable[[], None] | None = None
+    ) -> dict[str, Any]:
         stdin = self.proc.stdin
         assert stdin is not None
         if self.ready is not None:
             await asyncio.shield(self.ready)  # cancelling the wait leaves the worker whole
         self.busy = True
+        if on_handed is not None:
+            on_handed()
         data = json.dumps(header).encode()
         stdin.write(FRAME.pack(len(data), len(body)) + data + body)
         await stdin.drain()
@@ -106,10 +111,12 @@ class ParserPool:
         max_chars: int,
         *,
         timeout: float,  # noqa: ASYNC109  (the deadline is the point: it kills the worker)
+        on_handed: Callable[[], None] | None = None,
     ) -> Lede:
-        """`find_lede` of the page in `body`, decoded by `decode_html`, within `timeout`."""
+        """`find_lede` of the page in `body`, decoded by `decode_html`, within `timeout`;
+        `on_handed` is called when a ready worker gets the page (after any wait for one)."""
         header = {"op": "lede", "charset": charset, "max_chars": max_chars}
-        answer = await self._call(header, body, timeout)
+        answer = await self._call(header, body, timeout, on_handed)
         kind = answer.get("kind")
         if kind not in _KINDS or not isinstance(answer.get("text"), str):
             raise ParseError("the parser answered nonsense")
@@ -140,7 +147,13 @@ class ParserPool:
         if self._exits:
             await asyncio.gather(*self._exits, return_exceptions=True)
 
-    async def _call(self, header: dict[str, Any], body: bytes, timeout: float) -> dict[str, Any]:  # noqa: ASYNC109
+    async def _call(
+        self,
+        header: dict[str, Any],
+        body: bytes,
+        timeout: float,  # noqa: ASYNC109
+        on_handed: Callable[[], None] | None = None,
+    ) -> dict[str, Any]:
         if self._closed:
             raise ParseError("the parser pool is closed")
         if self._slots is None:
@@ -150,7 +163,7 @@ class ParserPool:
         try:
             async with asyncio.timeout(timeout), self._slots:
                 worker = self._idle.pop() if self._idle else await self._spawn()
-                answer = await worker.ask(header, body)
+                answer = await worker.ask(header, body, on_handed)
         except TimeoutError:
             raise ParseTimeoutError(
                 f"parsing took longer than the {timeout:.2f} s left and was stopped"
