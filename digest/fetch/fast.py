@@ -205,10 +205,9 @@ class FastExtractor:
                 page.parse_cap = deadline
                 try:
                     async with asyncio.timeout_at(min(own_deadline, deadline)) as page.timer:
-                        result = await self._fetch(page)
+                        page.result = await self._fetch(page)
                 finally:
                     page.timer = None  # a salvage after the deadline must not move it
-                page.result = result
             except FetchTimeoutError as err:  # the request's own connect/read/total timeout
                 page.host_fault = True
                 page.result = await self._late(page, deadline=page.parse_by, reason=str(err))
@@ -261,13 +260,14 @@ class FastExtractor:
             size = len(page.buf)
             loop = asyncio.get_running_loop()
             began = loop.time()
+            # The request's deadline is never past `parse_cap` (the pages' budget).
             timer, due = page.timer, page.timer.when() if page.timer else None
             if timer is not None and due is not None:
-                timer.reschedule(max(due, page.parse_cap))  # while a parser starts
+                timer.reschedule(page.parse_cap)  # while a parser starts
 
             def handed() -> None:  # the parser has the page: from now on it is the page's time
                 if timer is not None and due is not None:
-                    timer.reschedule(min(due + loop.time() - began, max(due, page.parse_cap)))
+                    timer.reschedule(min(due + loop.time() - began, page.parse_cap))
 
             page.parse_stopped = True  # until the parse is over
             page.lede = await self.parsers.lede(
