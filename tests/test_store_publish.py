@@ -424,6 +424,29 @@ def test_a_claim_of_a_missing_row_fails_and_may_not_change_the_key(store: Store)
         store.save_delivery(row("b@x.org", state="sent"))
 
 
+def test_the_outcome_written_with_the_next_claim_is_kept_and_never_without_it(
+    store: Store,
+) -> None:
+    store.add_deliveries([row("a@x.org"), row("b@x.org")])
+    claimed = ledger.claim(row("a@x.org"), NOW)
+    assert store.claim_delivery(row("a@x.org"), claimed)
+    sent = ledger.record_sent(claimed, "250 ok", NOW)
+    # The next row was claimed by someone else meanwhile: the outcome is written all the same.
+    store.claim_delivery(row("b@x.org"), ledger.claim(row("b@x.org"), NOW))
+    assert store.claim_delivery(row("b@x.org"), ledger.claim(row("b@x.org"), NOW), after=sent) is (
+        False
+    )
+    assert store.load_deliveries(DAY)[0] == sent
+
+    # An outcome that cannot be written takes the claim with it: one transaction.
+    store.add_deliveries([row("c@x.org")])
+    with pytest.raises(StoreError, match="no delivery"):
+        store.claim_delivery(
+            row("c@x.org"), ledger.claim(row("c@x.org"), NOW), after=row("z@x.org", state="sent")
+        )
+    assert store.load_deliveries(DAY)[2] == row("c@x.org")
+
+
 def test_two_threads_claiming_the_same_rows_get_each_row_once(db_url: str) -> None:
     recipients = [f"r{n:02}@x.org" for n in range(20)]
     with open_store(db_url) as s:
@@ -536,7 +559,9 @@ class CrashingLedger:
     async def load(self, day):
         return await self.inner.load(day)
 
-    async def claim(self, expected, new):
+    async def claim(self, expected, new, *, save=None):
+        if save is not None:  # the outcome of the message before: its save is the crash
+            await self.save(save)
         return await self.inner.claim(expected, new)
 
     async def save(self, delivery):

@@ -111,12 +111,16 @@ class LedgerStore(Protocol):
         """Every row of the edition of `edition_day`."""
         ...
 
-    async def claim(self, expected: Delivery, new: Delivery) -> bool:
+    async def claim(
+        self, expected: Delivery, new: Delivery, *, save: Delivery | None = None
+    ) -> bool:
         """Compare-and-set: write `new` only if the stored row still has `expected.state` and
         `expected.attempts`. False when another run (or an operator) changed it first.
 
         Every change of ownership goes through here: pending → sending before a send, and an
-        operator's resend of a stuck or failed row."""
+        operator's resend of a stuck or failed row. `save`, when given, is another row's
+        outcome, written by its key first and in the same transaction (as `save` would, then
+        the claim): `deliver` records a message's outcome with the next message's claim."""
         ...
 
     async def save(self, delivery: Delivery) -> None:
@@ -208,48 +212,61 @@ async def deliver(
     deferred: list[Delivery] = []
     skipped: list[Delivery] = []
     down: set[str] = set()  # scopes whose server is down this run
-    for row in due:
-        key = keyed.get((row.recipient, row.channel))
-        if key is None:
-            missing.append(row)
-            continue
-        msg = messages[key]
-        if isinstance(msg, Skip):
-            left = ledger.skip(row, msg.reason, now)
-            (skipped if await store.claim(row, left) else raced).append(left)
-            continue
-        scope = "" if isinstance(msg, DeliveryError) else _scope(transport, msg)
-        if scope in down:
-            deferred.append(row)
-            continue
-        claimed = ledger.claim(row, now, message_id=_mid(msg))
-        if not await store.claim(row, claimed):
-            raced.append(row)
-            continue
-        try:
-            if isinstance(msg, DeliveryError):
-                raise msg  # never built: nothing to hand to the transport
-            result = await transport.send(msg)
-        except DeliveryError as err:
-            outcome = ledger.record_failure(
-                claimed,
-                err.reply,
-                now,
-                permanent=isinstance(err, PermanentDeliveryError),
-                policy=policy,
-            )
-            await store.save(outcome)
-            (failed if outcome.state == "failed" else retrying).append(outcome)
-            state = "failed" if outcome.state == "failed" else "retrying"
-            metrics.messages_failed.labels(metrics.channel_kind(row.channel), state).inc()
-            log.info("delivery of %s to %s: %s", edition_day, row.addressee, err)
-            if err.transport_down:
-                down.add(scope)
-            continue
-        outcome = ledger.record_sent(claimed, result.reply, now)
-        await store.save(outcome)
-        sent.append(outcome)
-        metrics.messages_sent.labels(metrics.channel_kind(row.channel)).inc()
+    # The outcome of the last message sent, written with the next claim (one commit a message)
+    # or at the end; never later than it would have been on its own, before that claim.
+    unsaved: Delivery | None = None
+
+    async def claim(row: Delivery, new: Delivery) -> bool:
+        nonlocal unsaved
+        save, unsaved = unsaved, None  # a failing write loses it, as a failing save would
+        return await store.claim(row, new, save=save)
+
+    try:
+        for row in due:
+            key = keyed.get((row.recipient, row.channel))
+            if key is None:
+                missing.append(row)
+                continue
+            msg = messages[key]
+            if isinstance(msg, Skip):
+                left = ledger.skip(row, msg.reason, now)
+                (skipped if await claim(row, left) else raced).append(left)
+                continue
+            scope = "" if isinstance(msg, DeliveryError) else _scope(transport, msg)
+            if scope in down:
+                deferred.append(row)
+                continue
+            claimed = ledger.claim(row, now, message_id=_mid(msg))
+            if not await claim(row, claimed):
+                raced.append(row)
+                continue
+            try:
+                if isinstance(msg, DeliveryError):
+                    raise msg  # never built: nothing to hand to the transport
+                result = await transport.send(msg)
+            except DeliveryError as err:
+                outcome = ledger.record_failure(
+                    claimed,
+                    err.reply,
+                    now,
+                    permanent=isinstance(err, PermanentDeliveryError),
+                    policy=policy,
+                )
+                unsaved = outcome
+                (failed if outcome.state == "failed" else retrying).append(outcome)
+                state = "failed" if outcome.state == "failed" else "retrying"
+                metrics.messages_failed.labels(metrics.channel_kind(row.channel), state).inc()
+                log.info("delivery of %s to %s: %s", edition_day, row.addressee, err)
+                if err.transport_down:
+                    down.add(scope)
+                continue
+            unsaved = ledger.record_sent(claimed, result.reply, now)
+            sent.append(unsaved)
+            metrics.messages_sent.labels(metrics.channel_kind(row.channel)).inc()
+    finally:
+        if unsaved is not None:
+            last, unsaved = unsaved, None
+            await store.save(last)
 
     return DeliveryReport(
         edition_day=edition_day,
@@ -336,7 +353,11 @@ class MemoryLedgerStore:
     async def load(self, edition_day: date) -> list[Delivery]:
         return [d for (day, _, _), d in sorted(self.rows.items()) if day == edition_day]
 
-    async def claim(self, expected: Delivery, new: Delivery) -> bool:
+    async def claim(
+        self, expected: Delivery, new: Delivery, *, save: Delivery | None = None
+    ) -> bool:
+        if save is not None:
+            await self.save(save)
         current = self.rows.get(expected.key)
         if current is None or (current.state, current.attempts) != (
             expected.state,

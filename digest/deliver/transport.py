@@ -21,6 +21,7 @@ from typing import Protocol
 import aiosmtplib
 
 from digest.config import EmailConfig
+from digest.deliver import mime
 from digest.errors import DeliveryError, PermanentDeliveryError, TemporaryDeliveryError
 from digest.render.files import fsync_directories, write_atomic
 
@@ -89,7 +90,7 @@ class OutboxTransport:
     async def send(self, msg: EmailMessage) -> SendResult:
         _envelope(msg)  # an unsendable message fails here as it would over SMTP
         path = self.path_for(msg)
-        data = msg.as_bytes()
+        data = mime.as_bytes(msg)
         try:
             await asyncio.to_thread(_write_atomically, path, data)
         except OSError as err:
@@ -161,7 +162,7 @@ class SmtpTransport:
 
     async def send(self, msg: EmailMessage) -> SendResult:
         sender, recipients = _envelope(msg)
-        data = msg.as_bytes()
+        data = mime.as_bytes(msg)
         async with self._lock:
             reused = self._client is not None and self._client.is_connected
             try:

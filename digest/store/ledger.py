@@ -8,7 +8,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from datetime import date
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import func, select, update
+from sqlalchemy import Connection, func, select, update
 
 from digest.errors import StoreError
 from digest.store.base import CHUNK, StoreBase, chunks, insert, require_aware
@@ -63,9 +63,15 @@ class LedgerMixin(StoreBase):
                 found += [_delivery(row) for row in conn.execute(part).mappings()]
         return sorted(found, key=lambda d: (d.recipient, d.channel))
 
-    def claim_delivery(self, expected: Delivery, new: Delivery) -> bool:
+    def claim_delivery(
+        self, expected: Delivery, new: Delivery, *, after: Delivery | None = None
+    ) -> bool:
         """Compare-and-set: write `new` over the row of `expected.key` only if that row still
-        has `expected.state` and `expected.attempts`; return whether it did."""
+        has `expected.state` and `expected.attempts`; return whether it did.
+
+        `after`, when given, is the outcome of the row sent before, written by its key first in
+        the same transaction: one commit a message instead of two, and nothing is recorded
+        later than it would be by a `save_delivery` before this claim."""
         if new.key != expected.key:
             raise ValueError(f"a claim cannot change a row's key: {expected.key} -> {new.key}")
         day, recipient, channel = expected.key
@@ -81,23 +87,14 @@ class LedgerMixin(StoreBase):
             .values(_delivery_values(new))
         )
         with self._write() as conn:
+            if after is not None:
+                _save(conn, after)
             return conn.execute(stmt).rowcount == 1
 
     def save_delivery(self, delivery: Delivery) -> None:
         """Write a ledger row by its key (the outcome recorded by the run that claimed it)."""
-        day, recipient, channel = delivery.key
-        stmt = (
-            update(deliveries)
-            .where(
-                deliveries.c.edition_day == day,
-                deliveries.c.recipient == recipient,
-                deliveries.c.channel == channel,
-            )
-            .values(_delivery_values(delivery))
-        )
         with self._write() as conn:
-            if conn.execute(stmt).rowcount == 0:
-                raise StoreError(f"no delivery of {day} to {delivery.addressee} in the ledger")
+            _save(conn, delivery)
 
     def deliveries(
         self,
@@ -148,11 +145,28 @@ class SqlLedger:
     async def load(self, edition_day: date) -> list[Delivery]:
         return await asyncio.to_thread(self.store.load_deliveries, edition_day, self.recipients)
 
-    async def claim(self, expected: Delivery, new: Delivery) -> bool:
-        return await asyncio.to_thread(self.store.claim_delivery, expected, new)
+    async def claim(
+        self, expected: Delivery, new: Delivery, *, save: Delivery | None = None
+    ) -> bool:
+        return await asyncio.to_thread(self.store.claim_delivery, expected, new, after=save)
 
     async def save(self, delivery: Delivery) -> None:
         await asyncio.to_thread(self.store.save_delivery, delivery)
+
+
+def _save(conn: Connection, delivery: Delivery) -> None:
+    day, recipient, channel = delivery.key
+    stmt = (
+        update(deliveries)
+        .where(
+            deliveries.c.edition_day == day,
+            deliveries.c.recipient == recipient,
+            deliveries.c.channel == channel,
+        )
+        .values(_delivery_values(delivery))
+    )
+    if conn.execute(stmt).rowcount == 0:
+        raise StoreError(f"no delivery of {day} to {delivery.addressee} in the ledger")
 
 
 def _delivery_values(d: Delivery) -> dict[str, Any]:
