@@ -52,7 +52,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import multiprocessing as mp
 import os
 import shutil
 import signal
@@ -63,7 +62,6 @@ import time
 import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime
-from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
@@ -73,6 +71,7 @@ if str(ROOT) not in sys.path:
 
 import tomli_w  # noqa: E402
 
+from bench.smtpsink import smtp_sink  # noqa: E402
 from tests.conftest import serve_in_thread  # noqa: E402
 from tests.newsweb import NewsWeb  # noqa: E402
 
@@ -80,43 +79,46 @@ PG = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
 CATEGORY = "technology"
 
 
-def _sink(conn: Connection) -> None:
-    """An SMTP server that accepts every message and keeps only the count."""
-    from tests.smtpserver import _Controller as Controller  # binds port 0 without a self-test
-
-    class Count:
-        n = 0
-
-        async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:
-            Count.n += len(envelope.rcpt_tos)
-            return "250 OK"
-
-    controller = Controller(Count(), hostname="127.0.0.1", port=0)
-    controller.start()
-    conn.send(controller.port)
-    while True:
-        if conn.recv() == "stop":
-            break
-        conn.send(Count.n)
-    controller.stop()
+def cpu_by_process() -> dict[int, tuple[int, str, float]]:
+    """Every process's (parent, name, CPU seconds so far), from /proc."""
+    tick = os.sysconf("SC_CLK_TCK")
+    out = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            raw = Path(f"/proc/{entry}/stat").read_text()
+        except OSError:
+            continue
+        name = raw[raw.index("(") + 1 : raw.rindex(")")]
+        fields = raw[raw.rindex(")") + 2 :].split()
+        out[int(entry)] = (int(fields[1]), name, (int(fields[11]) + int(fields[12])) / tick)
+    return out
 
 
-@contextlib.contextmanager
-def smtp_sink() -> Iterator[tuple[int, Any]]:
-    parent, child = mp.get_context("spawn").Pipe()
-    proc = mp.get_context("spawn").Process(target=_sink, args=(child,), daemon=True)
-    proc.start()
-    port = parent.recv()
+def cpu_spent(
+    before: dict[int, tuple[int, str, float]], roots: dict[str, set[int]]
+) -> dict[str, float]:
+    """CPU seconds since `before` by group: the processes descended from each group's roots,
+    and "postgres" for the database's processes (those that ended meanwhile are not counted)."""
+    after = cpu_by_process()
+    spent = dict.fromkeys([*roots, "postgres"], 0.0)
 
-    def count() -> int:
-        parent.send("count")
-        return int(parent.recv())
+    def group(pid: int) -> str | None:
+        seen = 0
+        while pid > 1 and seen < 64:
+            for name, pids in roots.items():
+                if pid in pids:
+                    return name
+            pid, seen = after[pid][0] if pid in after else 0, seen + 1
+        return None
 
-    try:
-        yield port, count
-    finally:
-        parent.send("stop")
-        proc.join(10)
+    for pid, (_, name, cpu) in after.items():
+        used = cpu - (before[pid][2] if pid in before else 0.0)
+        where = "postgres" if name == "postgres" else group(pid)
+        if where is not None:
+            spent[where] += used
+    return spent
 
 
 @contextlib.contextmanager
@@ -190,7 +192,7 @@ def populate(url: str, web: NewsWeb, feeds: int, subscribers: int) -> None:
 
 
 @contextlib.contextmanager
-def workers(folder: Path, count: int, concurrency: int) -> Iterator[None]:
+def workers(folder: Path, count: int, concurrency: int) -> Iterator[set[int]]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("DIGEST_")}
     env["PYTHONPATH"] = str(ROOT)
     procs = []
@@ -206,7 +208,7 @@ def workers(folder: Path, count: int, concurrency: int) -> Iterator[None]:
                 )
             )
     try:
-        yield
+        yield {p.pid for p in procs}
     finally:
         for p in procs:
             p.send_signal(signal.SIGTERM)
@@ -230,70 +232,94 @@ async def warm_up(queue: Any, workers: int) -> None:
     await queue.run(STORY, [{"story": 0, "articles": []} for _ in range(workers * 8)])
 
 
-async def stages(config_path: Path, count_sent: Any, workers: int) -> dict[str, tuple[float, int]]:
-    """Each stage's wall time and how many things it did."""
+Stage = tuple[float, int, dict[str, float]]  # wall seconds, things done, CPU seconds by group
+
+
+async def stages(
+    config_path: Path, count_sent: Any, workers: int, roots: dict[str, set[int]], only: set[str]
+) -> dict[str, Stage]:
+    """Each stage's wall time, how many things it did and the CPU it took, by process group."""
     from digest.app import App
     from digest.collect import collect
     from digest.config import load_config
-    from digest.deepen import _deepen_article
     from digest.publish import send_edition
     from digest.queue import codec
     from digest.queue.queue import STORY
+    from digest.queue.tasks import story as story_task
 
     config = load_config(config_path)
-    out: dict[str, tuple[float, int]] = {}
+    out: dict[str, Stage] = {}
+
+    @contextlib.asynccontextmanager
+    async def stage(name: str, done: Any) -> Any:
+        started, cpu = time.perf_counter(), cpu_by_process()
+        yield
+        out[name] = (time.perf_counter() - started, done(), cpu_spent(cpu, roots))
+        print(f"  {name}: {out[name][0]:.1f} s, {out[name][1]} done", flush=True)
+
     async with App(config) as app:
         store = await app.store()
         queue = await app.queue()
         if queue is not None:
             await warm_up(queue, workers)
-        for name in ("collect", "collect (304s)"):
-            started = time.perf_counter()
-            report = await collect(app)
-            out[name] = (time.perf_counter() - started, report.feeds)
-            print(f"  {name}: {out[name][0]:.1f} s, {report.headlines} headlines", flush=True)
-        views = [
-            codec.article(
-                {"id": i, "url": url, "title": title, "source": "", "has_text": False},
-                datetime.now(UTC),
-            )
-            for i, url, title in await asyncio.to_thread(_articles, store, STORIES)
-        ]
-        started = time.perf_counter()
-        if queue is not None:
-            tasks = [{"story": v.id, "articles": [codec.article_json(v)]} for v in views]
-            await queue.run(STORY, tasks)
-        else:
-            crawler = await app.crawler()
-            counts = dict.fromkeys(
-                ("crawled", "crawl_failed", "summarized", "reused", "llm", "extractive"), 0
-            )
-            counts["tokens"] = 0
-            await asyncio.gather(*(_deepen_article(app, crawler, v, counts, []) for v in views))
-        out["crawl + summary"] = (time.perf_counter() - started, len(views))
-        print(f"  crawl + summary: {out['crawl + summary'][0]:.1f} s", flush=True)
-        day = (await asyncio.to_thread(store.edition_days))[0]
-        edition = await asyncio.to_thread(store.edition, day)
-        before = count_sent()
-        started = time.perf_counter()
-        report = await send_edition(app, edition, now=datetime.now(UTC))
-        elapsed = time.perf_counter() - started
-        out["deliver"] = (elapsed, count_sent() - before)
-        print(f"  deliver: {elapsed:.1f} s, {len(report.sent)} sent", flush=True)
+        if "collect" in only:
+            for name in ("collect", "collect (304s)"):
+                reports: list[Any] = []
+                async with stage(name, lambda r=reports: r[0].feeds):
+                    reports.append(await collect(app))
+        if "crawl" in only:
+            ids = await asyncio.to_thread(_one_story_per_article, store, STORIES)
+            tasks = [{"story": story, "articles": [codec.article_json(a)]} for story, a in ids]
+            async with stage("crawl + summary", lambda: len(tasks)):
+                if queue is not None:
+                    await queue.run(STORY, tasks)
+                else:  # the story task's own body, in this process, all at once as deepen does
+                    await asyncio.gather(*(story_task(app, **t) for t in tasks))
+        if "deliver" in only:
+            day = (await asyncio.to_thread(store.edition_days))[0]
+            edition = await asyncio.to_thread(store.edition, day)
+            before = count_sent()
+            async with stage("deliver", lambda: count_sent() - before):
+                await send_edition(app, edition, now=datetime.now(UTC))
     return out
 
 
 STORIES = 500
 
 
-def _articles(store: Any, limit: int) -> list[tuple[int, str, str]]:
+def _one_story_per_article(store: Any, limit: int) -> list[tuple[int, Any]]:
+    """The first `limit` stored articles, each made a story of its own (the news web's feeds
+    tell ten stories, not 500): (story id, the article as a task carries it)."""
     from sqlalchemy import select
 
+    from digest.queue import codec
     from digest.store.schema import articles
+    from digest.stories.plan import StoryPlan
 
     query = select(articles.c.id, articles.c.url, articles.c.title).order_by(articles.c.id)
     with store.engine.connect() as conn:
-        return [tuple(row) for row in conn.execute(query.limit(limit))]
+        rows = list(conn.execute(query.limit(limit)))
+    now = datetime.now(UTC)
+    plans = [
+        StoryPlan(None, title, (id_,), 0, now, now, 1, 1, 1.0, False) for id_, _, title in rows
+    ]
+    created = store.save_stories(CATEGORY, plans, now=now, candidates=len(plans)).created
+    return [
+        (
+            story,
+            codec.article({"id": i, "url": u, "title": t, "source": "", "has_text": False}, now),
+        )
+        for story, (i, u, t) in zip(created, rows, strict=True)
+    ]
+
+
+NAMES = ["collect", "collect (304s)", "crawl + summary", "deliver"]
+UNITS = {
+    "collect": "feeds/s",
+    "collect (304s)": "feeds/s",
+    "crawl + summary": "stories/s",
+    "deliver": "emails/s",
+}
 
 
 def main() -> None:
@@ -303,15 +329,19 @@ def main() -> None:
     parser.add_argument("--workers", default="1,2,4")
     parser.add_argument("--concurrency", type=int, default=4)
     parser.add_argument("--no-sqlite", action="store_true")
+    parser.add_argument(
+        "--stages", default="collect,crawl,deliver", help="which of collect, crawl, deliver"
+    )
     args = parser.parse_args()
-    feeds = max(1, round(5000 * args.scale))
+    only = set(args.stages.split(","))
+    feeds = max(1, round(5000 * args.scale)) if "collect" in only or "crawl" in only else 1
     STORIES = max(1, round(500 * args.scale))
-    subscribers = max(1, round(100_000 * args.scale))
+    subscribers = max(1, round(100_000 * args.scale)) if "deliver" in only else 1
     counts = [int(n) for n in args.workers.split(",") if n]
     print(f"{feeds} feeds, {STORIES} stories, {subscribers} subscribers; workers {counts}")
-    results: dict[str, dict[str, tuple[float, int]]] = {}
+    results: dict[str, dict[str, Stage]] = {}
     web_cm = contextlib.contextmanager(serve_in_thread)(NewsWeb())
-    with web_cm as web, smtp_sink() as (port, count_sent):
+    with web_cm as web, smtp_sink() as (port, count_sent, sink_pid):
         runs = [(f"{n} worker(s)", n) for n in counts]
         if not args.no_sqlite:
             runs.insert(0, ("SQLite in-process", 0))
@@ -326,31 +356,36 @@ def main() -> None:
                         url = f"sqlite:///{folder / 'digest.db'}"
                     path = write_config(folder, url, port, queue=bool(n))
                     populate(url, web, feeds, subscribers)
-                    if n:
-                        stack.enter_context(workers(folder, n, args.concurrency))
-                    results[label] = asyncio.run(stages(path, count_sent, n))
+                    pids = stack.enter_context(workers(folder, n, args.concurrency)) if n else set()
+                    roots = {"this": {os.getpid()}, "workers": pids, "sink": {sink_pid}}
+                    results[label] = asyncio.run(stages(path, count_sent, n, roots, only))
             finally:
                 shutil.rmtree(folder, ignore_errors=True)
     print()
-    names = ["collect", "collect (304s)", "crawl + summary", "deliver"]
-    units = {
-        "collect": "feeds/s",
-        "collect (304s)": "feeds/s",
-        "crawl + summary": "stories/s",
-        "deliver": "emails/s",
-    }
+    names = [n for n in NAMES if n in next(iter(results.values()), {})]
     base = results.get(f"{counts[0]} worker(s)") if counts else None
     print(f"| run | {' | '.join(names)} |")
     print("|---|" + "---|" * len(names))
     for label, stages_ in results.items():
         cells = []
         for name in names:
-            took, done = stages_[name]
-            cell = f"{took:.1f} s, {done / took:.0f} {units[name]}"
+            took, done, _ = stages_[name]
+            cell = f"{took:.1f} s, {done / took:.0f} {UNITS[name]}"
             if base is not None and label.endswith("worker(s)"):
                 cell += f", ×{base[name][0] / took:.2f}"
             cells.append(cell)
         print(f"| {label} | {' | '.join(cells)} |")
+    print()
+    print("CPU seconds by process (this = the daemon's part; per thing done in ms)")
+    print(f"| run | stage | {' | '.join(['this', 'workers', 'postgres', 'sink'])} | ms each |")
+    print("|---|---|---|---|---|---|---|")
+    for label, stages_ in results.items():
+        for name in names:
+            took, done, cpu = stages_[name]
+            groups = [cpu.get(g, 0.0) for g in ("this", "workers", "postgres", "sink")]
+            each = sum(groups) / max(done, 1) * 1000
+            cells = " | ".join(f"{c:.1f}" for c in groups)
+            print(f"| {label} | {name} | {cells} | {each:.1f} |")
 
 
 if __name__ == "__main__":

@@ -7,7 +7,7 @@ from email import message_from_bytes
 from email.message import EmailMessage
 from email.policy import default as default_policy
 
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from digest.deliver import mime
@@ -72,3 +72,55 @@ def test_the_one_pass_writer_writes_the_bytes_of_the_standard_generator(
 ) -> None:
     for msg in (fast(text, html), reference(text, html)):
         assert mime.as_bytes(msg) == msg.as_bytes()
+
+
+SLOTS = ("@@address-slot@@", "@@unsubscribe-slot@@")
+
+
+@given(
+    st.lists(st.one_of(texts, st.sampled_from(SLOTS)), max_size=8),
+    st.lists(
+        st.text(st.characters(blacklist_categories=("Cs",)), max_size=120), min_size=2, max_size=2
+    ),
+)
+@example(["x" * 75, SLOTS[0], "=" * 30, SLOTS[1], "é" * 40], ["a" * 200, "=é" * 50])
+@example(["a" * 72 + "é", SLOTS[0], SLOTS[1], "\n"], ["", "b" * 74])
+def test_a_text_encoded_around_its_slots_decodes_to_the_text_filled(
+    pieces: list[str], values: list[str]
+) -> None:
+    # Each copy of an edition encodes only its own values; the reader must still get exactly
+    # the filled text, in lines of at most 76 characters, whatever sits next to a slot.
+    template = "".join(pieces)
+    fills = dict(zip(SLOTS, values, strict=True))
+    filled = template
+    for slot, value in fills.items():
+        filled = filled.replace(slot, value)
+
+    encoded = mime.quoted_printable(template, fills)
+
+    assert encoded == encoded.encode("ascii").decode()
+    assert all(len(line) <= 76 for line in encoded.split("\n")), encoded
+    expected = mime.quoted_printable(filled, {})  # encoded whole, no slots
+    assert quopri_decode(encoded) == quopri_decode(expected)
+    assert quopri_decode(expected) == b"\n".join(filled.encode().splitlines()) + b"\n"
+
+
+def quopri_decode(encoded: str) -> bytes:
+    import binascii
+
+    return binascii.a2b_qp(encoded.encode("ascii"))
+
+
+@given(st.text(st.characters(blacklist_categories=("Cs", "Cc")), max_size=200))
+def test_headers_made_with_the_cached_registry_are_the_email_packages(subject: str) -> None:
+    def build(policy: object) -> bytes:
+        msg = EmailMessage(policy=policy)  # type: ignore[arg-type]
+        msg["From"] = "Digest <digest@news.example.org>"
+        msg["To"] = "Zoë <zoe@example.org>"
+        msg["Subject"] = subject
+        msg["Date"] = "Sat, 01 Mar 2025 07:00:00 +0100"
+        msg["List-Unsubscribe"] = "<https://news.example.org/u?t=1>"
+        mime.alternative(msg, subject, f"<p>{subject}</p>")
+        return mime.as_bytes(msg)
+
+    assert build(mime.POLICY) == build(default_policy)

@@ -17,7 +17,6 @@ from datetime import UTC, date, datetime, tzinfo
 from email.errors import HeaderParseError
 from email.headerregistry import Address
 from email.message import EmailMessage
-from email.policy import default as default_policy
 from email.utils import format_datetime, parseaddr
 from functools import lru_cache
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -105,21 +104,22 @@ def build_message(
     if preferences:
         growth += len(settings) - len(_PREFERENCES_SLOT)
     slack = -(-max(0, growth) // 256) * 256  # rounded up, so similar recipients share a render
+    html_fills = {_ADDRESS_SLOT: address, _UNSUBSCRIBE_SLOT: link, _PREFERENCES_SLOT: settings}
     while True:
         template_html, template_text = _parts(
             mine, subscriber.categories, tz, title, archive, html_budget - slack, bool(preferences)
         )
-        html_part = template_html.replace(_ADDRESS_SLOT, address)
-        html_part = html_part.replace(_UNSUBSCRIBE_SLOT, link)
-        html_part = html_part.replace(_PREFERENCES_SLOT, settings)
-        if len(html_part.encode("utf-8")) <= html_budget or slack >= html_budget:
+        size = len(template_html.encode("utf-8")) + sum(
+            template_html.count(slot) * (len(value.encode("utf-8")) - len(slot))
+            for slot, value in html_fills.items()
+        )
+        if size <= html_budget or slack >= html_budget:
             break
         slack += 1024  # a slot filled more than once: leave more room
-    text_part = template_text.replace(_ADDRESS_SLOT, email)
-    text_part = text_part.replace(_UNSUBSCRIBE_SLOT, unsubscribe)
-    text_part = text_part.replace(_PREFERENCES_SLOT, preferences or "")
+    text_fills = {_ADDRESS_SLOT: email, _UNSUBSCRIBE_SLOT: unsubscribe}
+    text_fills[_PREFERENCES_SLOT] = preferences or ""
 
-    msg = EmailMessage(policy=default_policy)
+    msg = EmailMessage(policy=mime.POLICY)
     msg["From"] = sender
     msg["To"] = to
     msg["Subject"] = _subject(title, mine)
@@ -131,7 +131,10 @@ def build_message(
     msg["Auto-Submitted"] = "auto-generated"  # RFC 3834: no auto-replies to a digest
     # Quoted-printable keeps both parts readable in the raw message and safe over 7-bit links
     # (encoded in C: the email package's encoder was most of a message's cost).
-    mime.alternative(msg, text_part, html_part)
+    # The parts are encoded around the slots once per render; each message encodes its values.
+    mime.alternative(
+        msg, template_text, template_html, text_fills=text_fills, html_fills=html_fills
+    )
     # A boundary derived from the Message-ID (not random): the same edition builds the same bytes.
     msg.set_boundary("=_" + mid.strip("<>").partition("@")[0] + "_alt")
     return msg
