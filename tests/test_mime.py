@@ -121,6 +121,7 @@ def test_headers_made_with_the_cached_registry_are_the_email_packages(subject: s
         msg["Date"] = "Sat, 01 Mar 2025 07:00:00 +0100"
         msg["List-Unsubscribe"] = "<https://news.example.org/u?t=1>"
         mime.alternative(msg, subject, f"<p>{subject}</p>")
+        msg.set_boundary("=_b")
         return mime.as_bytes(msg)
 
     assert build(mime.POLICY) == build(default_policy)
