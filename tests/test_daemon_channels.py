@@ -122,6 +122,10 @@ def test_their_digest_on_every_channel_at_their_time_once_across_restarts(
             assert wait_for(lambda: smtp.received and receivers.of("done-when-hook"), 240)
             arrived = datetime.now(UTC)
             assert arrived >= due
+            # Recorded as sent (the server's reply comes before the ledger's write): a kill
+            # between the two is the at-least-once edge, not what this test is about.
+            states = "select state from deliveries"
+            assert wait_for(lambda: query(tmp_path, states) == [("sent",), ("sent",)], 30)
         finally:
             stop(daemon, signal.SIGKILL)  # and a kill -9 after it was sent
 
