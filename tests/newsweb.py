@@ -561,6 +561,11 @@ def render_atom(base: str, category: str) -> bytes:
 """.encode()
 
 
+# When the many feeds' entries were published: fixed while the process runs, so that an
+# unchanged feed is the same document and a conditional GET gets its 304.
+MANY_PUBLISHED = datetime.now(UTC).replace(microsecond=0)
+
+
 def render_many_feed(base: str, n: int) -> bytes:
     """Feed number `n` of as many as a test wants (`/feeds/many/<n>.rss`): one entry of its own,
     whose link is a real article page told apart by its query, so any number of feeds costs
@@ -575,7 +580,7 @@ def render_many_feed(base: str, n: int) -> bytes:
 <title>{escape(a.title)} (feed {n})</title>
 <link>{base}{a.path}?feed={n}</link>
 <guid isPermaLink="true">{base}{a.path}?feed={n}</guid>
-<pubDate>{email.utils.format_datetime(datetime.now(UTC))}</pubDate>
+<pubDate>{email.utils.format_datetime(MANY_PUBLISHED)}</pubDate>
 <description>{escape(a.description)}</description>
 </item>
 </channel></rss>
