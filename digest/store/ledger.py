@@ -8,7 +8,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from datetime import date
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Connection, func, select, update
+from sqlalchemy import Connection, Update, func, select, update
 
 from digest.errors import StoreError
 from digest.store.base import CHUNK, StoreBase, chunks, insert, require_aware
@@ -74,13 +74,9 @@ class LedgerMixin(StoreBase):
         later than it would be by a `save_delivery` before this claim."""
         if new.key != expected.key:
             raise ValueError(f"a claim cannot change a row's key: {expected.key} -> {new.key}")
-        day, recipient, channel = expected.key
         stmt = (
-            update(deliveries)
+            _by_key(expected)
             .where(
-                deliveries.c.edition_day == day,
-                deliveries.c.recipient == recipient,
-                deliveries.c.channel == channel,
                 deliveries.c.state == expected.state,
                 deliveries.c.attempts == expected.attempts,
             )
@@ -154,19 +150,22 @@ class SqlLedger:
         await asyncio.to_thread(self.store.save_delivery, delivery)
 
 
-def _save(conn: Connection, delivery: Delivery) -> None:
+def _by_key(delivery: Delivery) -> Update:
+    """An UPDATE of the ledger row with `delivery`'s (edition, recipient, channel)."""
     day, recipient, channel = delivery.key
-    stmt = (
-        update(deliveries)
-        .where(
-            deliveries.c.edition_day == day,
-            deliveries.c.recipient == recipient,
-            deliveries.c.channel == channel,
-        )
-        .values(_delivery_values(delivery))
+    return update(deliveries).where(
+        deliveries.c.edition_day == day,
+        deliveries.c.recipient == recipient,
+        deliveries.c.channel == channel,
     )
+
+
+def _save(conn: Connection, delivery: Delivery) -> None:
+    stmt = _by_key(delivery).values(_delivery_values(delivery))
     if conn.execute(stmt).rowcount == 0:
-        raise StoreError(f"no delivery of {day} to {delivery.addressee} in the ledger")
+        raise StoreError(
+            f"no delivery of {delivery.edition_day} to {delivery.addressee} in the ledger"
+        )
 
 
 def _delivery_values(d: Delivery) -> dict[str, Any]:
