@@ -109,15 +109,12 @@ def build_message(
         template_html, template_text = _parts(
             mine, subscriber.categories, tz, title, archive, html_budget - slack, bool(preferences)
         )
-        size = len(template_html.encode("utf-8")) + sum(
-            template_html.count(slot) * (len(value.encode("utf-8")) - len(slot))
-            for slot, value in html_fills.items()
-        )
-        if size <= html_budget or slack >= html_budget:
+        if _filled_size(template_html, html_fills) <= html_budget or slack >= html_budget:
             break
         slack += 1024  # a slot filled more than once: leave more room
-    text_fills = {_ADDRESS_SLOT: email, _UNSUBSCRIBE_SLOT: unsubscribe}
-    text_fills[_PREFERENCES_SLOT] = preferences or ""
+    text_fills = {_ADDRESS_SLOT: email, _UNSUBSCRIBE_SLOT: unsubscribe, _PREFERENCES_SLOT: ""}
+    if preferences:
+        text_fills[_PREFERENCES_SLOT] = preferences
 
     msg = EmailMessage(policy=mime.POLICY)
     msg["From"] = sender
@@ -188,6 +185,22 @@ def _render_parts(
 
 
 _cached_parts = lru_cache(maxsize=64)(_render_parts)
+
+
+def _filled_size(template: str, fills: dict[str, str]) -> int:
+    """The UTF-8 size of `template` with its slots filled, without filling it."""
+    size, counts = _slots_in(template)
+    return size + sum(
+        counts[slot] * (len(value.encode("utf-8")) - len(slot)) for slot, value in fills.items()
+    )
+
+
+@lru_cache(maxsize=64)
+def _slots_in(template: str) -> tuple[int, dict[str, int]]:
+    """A rendered part's UTF-8 size and how often each slot stands in it: once per render,
+    not once per recipient."""
+    slots = (_ADDRESS_SLOT, _UNSUBSCRIBE_SLOT, _PREFERENCES_SLOT)
+    return len(template.encode("utf-8")), {slot: template.count(slot) for slot in slots}
 
 
 # -- small helpers -------------------------------------------------------------------------------
