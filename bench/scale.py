@@ -273,18 +273,17 @@ async def stages(
                 _one_story_per_article, store, 8 * max(workers, 1), STORIES
             )
             ids = await asyncio.to_thread(_one_story_per_article, store, STORIES)
-            runs = []
-            for some in (warm, ids):
-                runs.append([{"story": s, "articles": [codec.article_json(a)]} for s, a in some])
-            for tasks in runs:
-                timed = tasks is runs[-1]
-                async with stage("crawl + summary", lambda t=tasks: len(t)):
-                    if queue is not None:
-                        await queue.run(STORY, tasks)
-                    else:  # the story task's own body, in this process, all at once as deepen
-                        await asyncio.gather(*(story_task(app, **t) for t in tasks))
-                if not timed:
-                    del out["crawl + summary"]
+
+            async def crawl_and_summarize(stories: list[tuple[int, Any]]) -> None:
+                tasks = [{"story": s, "articles": [codec.article_json(a)]} for s, a in stories]
+                if queue is not None:
+                    await queue.run(STORY, tasks)
+                else:  # the story task's own body, in this process, all at once as deepen
+                    await asyncio.gather(*(story_task(app, **t) for t in tasks))
+
+            await crawl_and_summarize(warm)
+            async with stage("crawl + summary", lambda: len(ids)):
+                await crawl_and_summarize(ids)
         if "deliver" in only:
             day = (await asyncio.to_thread(store.edition_days))[0]
             edition = await asyncio.to_thread(store.edition, day)

@@ -7,7 +7,7 @@ client (greeting, EHLO/HELO, MAIL, RCPT, DATA, RSET, NOOP, QUIT) and finds the e
 message with one search of the buffer. It checks nothing and keeps nothing but the count of
 recipients whose message it accepted (after the final "250", as a mail server would count).
 
-    with smtp_sink() as (port, count): ...   # a child process; count() asks it
+    with smtp_sink() as (port, count, pid): ...   # a child process; count() asks it
 """
 
 from __future__ import annotations
@@ -68,9 +68,10 @@ class _Session(asyncio.Protocol):
         elif verb == b"QUIT":
             self.transport.write(b"221 2.0.0 Bye\r\n")
             self.transport.close()
-        elif verb in (b"HELO", b"MAIL", b"RSET", b"NOOP"):
-            if verb == b"RSET" or verb == b"MAIL":
-                self.recipients = 0
+        elif verb in (b"MAIL", b"RSET"):  # a new envelope
+            self.recipients = 0
+            self.transport.write(b"250 2.0.0 Ok\r\n")
+        elif verb in (b"HELO", b"NOOP"):
             self.transport.write(b"250 2.0.0 Ok\r\n")
         else:
             self.transport.write(b"502 5.5.2 Command not recognized\r\n")
