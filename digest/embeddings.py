@@ -11,18 +11,17 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from types import TracebackType
-from typing import Self
 
 import openai
 
+from digest.closing import AsyncClosing
 from digest.config import EmbeddingsConfig
 from digest.errors import EmbeddingError
 
 Vector = tuple[float, ...]
 
 
-class Embedder:
+class Embedder(AsyncClosing):
     """One endpoint and model; use as `async with Embedder(config, api_key=...) as e:`."""
 
     def __init__(
@@ -119,17 +118,6 @@ class Embedder:
 
     async def aclose(self) -> None:
         await self._client.close()
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
 
 
 def _cause(err: BaseException) -> str:

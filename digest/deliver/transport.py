@@ -15,11 +15,11 @@ from dataclasses import dataclass
 from email.message import EmailMessage
 from email.utils import getaddresses, parseaddr
 from pathlib import Path
-from types import TracebackType
 from typing import Protocol
 
 import aiosmtplib
 
+from digest.closing import AsyncClosing
 from digest.config import EmailConfig
 from digest.deliver import mime
 from digest.errors import DeliveryError, PermanentDeliveryError, TemporaryDeliveryError
@@ -115,7 +115,7 @@ def _write_atomically(path: Path, data: bytes) -> None:
 # -- SMTP ------------------------------------------------------------------------------------------
 
 
-class SmtpTransport:
+class SmtpTransport(AsyncClosing):
     """Messages over SMTP with aiosmtplib, one connection reused across messages.
 
     `security`: "starttls" requires STARTTLS (a server that does not offer it is an error, never
@@ -140,17 +140,6 @@ class SmtpTransport:
     @property
     def server(self) -> str:
         return f"{self.config.host}:{self.config.port}"
-
-    async def __aenter__(self) -> SmtpTransport:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
 
     async def aclose(self) -> None:
         client, self._client = self._client, None

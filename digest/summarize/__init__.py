@@ -14,12 +14,11 @@ import asyncio
 import logging
 from collections.abc import Iterable
 from dataclasses import dataclass
-from types import TracebackType
-from typing import Self
 
 import openai
 
 from digest import metrics
+from digest.closing import AsyncClosing
 from digest.config import LLMConfig
 from digest.errors import SummarizeError
 from digest.models import Summary
@@ -55,7 +54,7 @@ class SummarizerStats:
     last_fallback_reason: str | None = None
 
 
-class Summarizer:
+class Summarizer(AsyncClosing):
     """The one entry point: LLM summaries with an extractive fallback, or extractive only."""
 
     def __init__(
@@ -77,17 +76,6 @@ class Summarizer:
     @property
     def llm(self) -> LLMClient | None:
         return self._llm.llm if self._llm else None
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
 
     async def aclose(self) -> None:
         if self._llm is not None:
