@@ -37,7 +37,7 @@
 4. Search: ~30 fixed queries of 11 kinds through `Store.search` (limit 10), one warm-up round,
    then `--repeats` rounds, the two backends alternating query by query so that the machine's
    noise falls on both alike. Per backend: median and p95 over all query runs, the median per
-   kind; per query also the ranking step alone (the candidates query, digest.store.search
+   kind; per query also the ranking step alone (the candidates query, digest.store.search_backends
    internals, pool 50), the number of matching articles and the overlap of the top-10 URLs
    between the backends (they rank differently: a sanity figure, not an expected equality).
 
@@ -90,7 +90,7 @@ from digest.store import (  # noqa: E402
 )
 from digest.store.engine import READ_ONLY  # noqa: E402
 from digest.store.schema import Article, articles, summaries  # noqa: E402
-from digest.store.search import PostgresBackend, SqliteBackend  # noqa: E402
+from digest.store.search_backends import PostgresBackend, SqliteBackend  # noqa: E402
 from digest.store.search_query import fts5_expression, parse_query, pg_tsquery  # noqa: E402
 from digest.store.urls import canonical_url  # noqa: E402
 
@@ -634,7 +634,7 @@ def ingest(backend: Backend, docs: Sequence[Doc], batch: int) -> None:
         stats.append((len(chunk), t1 - t0, len(crawled), t2 - t1, len(summarized), t3 - t2))
         if t3 - last_report > 30 or start + batch >= len(docs):
             last_report = t3
-            _progress(f"{backend.name}: {t3 - started:,.0f} s: {_rates(stats)}")
+            progress(f"{backend.name}: {t3 - started:,.0f} s: {_rates(stats)}")
     f = backend.figures
     n, up_s, crawls, crawl_s, sums, sum_s = (sum(col) for col in zip(*stats, strict=True))
     f["ingest_s"] = up_s + crawl_s + sum_s
@@ -707,7 +707,7 @@ def bulk_load(backend: Backend, docs: Sequence[Doc], chunk: int = 1000) -> None:
         if now - last_report > 30 or start + chunk >= len(docs):
             last_report = now
             done = min(start + chunk, len(docs))
-            _progress(f"{backend.name}: bulk-loaded {done:,}/{len(docs):,}, {now - started:,.0f} s")
+            progress(f"{backend.name}: bulk-loaded {done:,}/{len(docs):,}, {now - started:,.0f} s")
     elapsed = time.perf_counter() - started
     backend.figures["bulk_s"] = elapsed
     backend.figures["bulk_rate"] = len(docs) / elapsed
@@ -796,7 +796,7 @@ def measure_sizes(backend: Backend) -> None:
                     "SELECT name, sum(pgsize) FROM dbstat GROUP BY name"
                 ).all()
             except Exception as err:  # dbstat is a compile-time option of SQLite
-                _progress(f"sqlite: no dbstat ({err}): FTS share unknown")
+                progress(f"sqlite: no dbstat ({err}): FTS share unknown")
                 return
         by_name = {name: size for name, size in rows}
         f["fts_mb"] = sum(s for n, s in by_name.items() if n.startswith("articles_fts")) / 1e6
@@ -851,11 +851,12 @@ def vacuum_postgres(backend: Backend) -> None:
     backend.figures["vacuum_s"] = time.perf_counter() - started
 
 
-def count_matches(backend: Backend, q: Query) -> int:
+def count_matches(store: Store, q: Query) -> int:
+    """How many articles match `q`: every match, counted by the engine's own index."""
     parsed = parse_query(q.text)
     if q.any_word:
         parsed = parsed.any_word()
-    with backend.store.engine.connect().execution_options(**{READ_ONLY: True}) as conn:
+    with store.engine.connect().execution_options(**{READ_ONLY: True}) as conn:
         if conn.dialect.name == "sqlite":
             fts = table("articles_fts", column("rowid"))
             stmt = (
@@ -893,29 +894,29 @@ def rank_only(backend: Backend, q: Query) -> float:
         return time.perf_counter() - started
 
 
-def run_searches(backends: list[Backend], qs: list[Query], repeats: int) -> None:
-    def once(backend: Backend, i: int, q: Query) -> tuple[float, list[str]]:
-        started = time.perf_counter()
-        hits = backend.store.search(
-            q.text, category=q.category, since=q.since, limit=10, any_word=q.any_word
-        )
-        return time.perf_counter() - started, [h.url for h in hits]
+def search_once(store: Store, q: Query) -> tuple[float, list[str]]:
+    """Seconds for one `digest search` (Store.search, limit 10), and the URLs it found."""
+    started = time.perf_counter()
+    hits = store.search(q.text, category=q.category, since=q.since, limit=10, any_word=q.any_word)
+    return time.perf_counter() - started, [h.url for h in hits]
 
+
+def run_searches(backends: list[Backend], qs: list[Query], repeats: int) -> None:
     for i, q in enumerate(qs):  # warm-up round (also the hits compared)
         for backend in backends:
-            _, urls = once(backend, i, q)
+            _, urls = search_once(backend.store, q)
             backend.hits[i] = urls
-            backend.matches[i] = count_matches(backend, q)
+            backend.matches[i] = count_matches(backend.store, q)
             rank_only(backend, q)
     for round_ in range(repeats):
         for i, q in enumerate(qs):
             # Alternate which backend goes first, so neither always follows the other's load.
             order = backends if (round_ + i) % 2 == 0 else backends[::-1]
             for backend in order:
-                seconds, _ = once(backend, i, q)
+                seconds, _ = search_once(backend.store, q)
                 backend.runs[i].append(seconds)
                 backend.rank_runs[i].append(rank_only(backend, q))
-        _progress(f"search round {round_ + 1}/{repeats} done")
+        progress(f"search round {round_ + 1}/{repeats} done")
 
 
 # -- Report ---------------------------------------------------------------------------------------
@@ -926,7 +927,7 @@ def p95(values: Sequence[float]) -> float:
     return ordered[max(0, math.ceil(0.95 * len(ordered)) - 1)]
 
 
-def _progress(message: str) -> None:
+def progress(message: str) -> None:
     print(f"  .. {message}", file=sys.stderr, flush=True)
 
 
@@ -1124,7 +1125,7 @@ def main(argv: Iterable[str] | None = None) -> int:
         args.articles, args.seed, args.text_fraction, args.summary_fraction, args.vocab
     )
     args.gen_s = time.perf_counter() - started
-    _progress(f"generated {len(args.docs):,} articles in {args.gen_s:.1f} s")
+    progress(f"generated {len(args.docs):,} articles in {args.gen_s:.1f} s")
     qs = queries(args.vocab)
 
     notes: list[str] = []

@@ -34,7 +34,6 @@ import argparse
 import csv
 import itertools
 import json
-import math
 import random
 import re
 import statistics
@@ -47,13 +46,13 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from bench.search import NOW, Query, count_matches, p95, progress, search_once
 from digest.store import Store, content_hash, open_store
 from digest.store.search_query import COMMON
 
 PG_HOST, PG_PORT = "127.0.0.1", 5432
 DATABASE = "digest_bench_search"
 DATA = Path(__file__).resolve().parent.parent.parent.parent / "shared" / "data"
-NOW = datetime(2026, 1, 15, 12, 0, tzinfo=UTC)
 DAYS = 365
 CATEGORIES = ("technology", "finance", "entertainment", "sports", "world", "health")
 GENERATOR = "scale-4"  # change when the generated text changes: cached archives are rebuilt
@@ -363,7 +362,7 @@ def build(args: argparse.Namespace, corpus: Corpus, n: int, schema: str) -> dict
                     story[4] += 1
                 if i % 50_000 == 0:
                     took = time.perf_counter() - started
-                    _progress(f"{schema}: {i:,}/{n:,} rows, {took:,.0f} s")
+                    progress(f"{schema}: {i:,}/{n:,} rows, {took:,.0f} s")
         copied = time.perf_counter() - started
         with (
             conn.cursor() as cur,
@@ -381,7 +380,7 @@ def build(args: argparse.Namespace, corpus: Corpus, n: int, schema: str) -> dict
         for name, definition in indexes:
             t0 = time.perf_counter()
             conn.execute(definition)
-            _progress(f"{schema}: index {name} in {time.perf_counter() - t0:,.0f} s")
+            progress(f"{schema}: index {name} in {time.perf_counter() - t0:,.0f} s")
         for name, definition in foreign:
             conn.execute(f'ALTER TABLE articles ADD CONSTRAINT "{name}" {definition}')
         indexed = time.perf_counter() - t_index
@@ -429,25 +428,6 @@ def sizes(schema: str) -> dict[str, float]:
 
 
 # -- Queries --------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class Query:
-    kind: str
-    text: str
-    category: str | None = None
-    since: datetime | None = None
-    any_word: bool = False
-
-    def label(self) -> str:
-        extra = []
-        if self.category:
-            extra.append(f"cat={self.category}")
-        if self.since:
-            extra.append(f"since={(NOW - self.since).days}d")
-        if self.any_word:
-            extra.append("any")
-        return self.text + (f" [{', '.join(extra)}]" if extra else "")
 
 
 KINDS = (
@@ -566,41 +546,6 @@ class Archive:
     hits: dict[int, int] = field(default_factory=dict)
 
 
-def count_matches(archive: Archive, q: Query) -> int:
-    from digest.store.search_query import parse_query
-
-    parsed = parse_query(q.text)
-    if q.any_word:
-        parsed = parsed.any_word()
-    from sqlalchemy import func, literal_column, select
-    from sqlalchemy.dialects.postgresql import TSVECTOR
-
-    from digest.store.schema import Article, articles
-    from digest.store.search_query import pg_tsquery
-
-    vector = literal_column("articles.search_vector", TSVECTOR)
-    stmt = select(func.count()).select_from(articles).where(vector.op("@@")(pg_tsquery(parsed)))
-    if q.category:
-        stmt = stmt.where(articles.c.category == q.category)
-    if q.since:
-        stmt = stmt.where(Article.recent() >= q.since)
-    with archive.store.engine.connect() as conn:
-        return int(conn.execute(stmt).scalar_one())
-
-
-def search_once(archive: Archive, q: Query) -> tuple[float, int]:
-    started = time.perf_counter()
-    hits = archive.store.search(
-        q.text, category=q.category, since=q.since, limit=10, any_word=q.any_word
-    )
-    return time.perf_counter() - started, len(hits)
-
-
-def p95(values: Sequence[float]) -> float:
-    ordered = sorted(values)
-    return ordered[max(0, math.ceil(0.95 * len(ordered)) - 1)]
-
-
 def explain(archive: Archive, q: Query) -> str:
     """EXPLAIN (ANALYZE, BUFFERS) of every statement one search runs."""
     from sqlalchemy import event
@@ -614,7 +559,7 @@ def explain(archive: Archive, q: Query) -> str:
 
     event.listen(archive.store.engine, "before_cursor_execute", grab)
     try:
-        search_once(archive, q)
+        search_once(archive.store, q)
     finally:
         event.remove(archive.store.engine, "before_cursor_execute", grab)
     with archive.store.engine.connect() as conn:
@@ -626,10 +571,6 @@ def explain(archive: Archive, q: Query) -> str:
             cursor.execute(f"EXPLAIN (ANALYZE, BUFFERS) {statement}", parameters)
             plans.append("\n".join(r[0] for r in cursor.fetchall()))
     return "\n\n".join(plans)
-
-
-def _progress(message: str) -> None:
-    print(f"  .. {message}", file=sys.stderr, flush=True)
 
 
 def main(argv: Sequence[str]) -> int:
@@ -657,26 +598,26 @@ def main(argv: Sequence[str]) -> int:
             schema = f"scale_{n}"
             meta = None if args.rebuild else cached(schema, signature(args, n))
             if meta is None:
-                _progress(f"{schema}: generating and loading {n:,} articles")
+                progress(f"{schema}: generating and loading {n:,} articles")
                 meta = build(args, corpus, n, schema)
             else:
-                _progress(f"{schema}: cached, built {meta['built_at']}")
+                progress(f"{schema}: cached, built {meta['built_at']}")
             started = time.perf_counter()
             store = open_store(store_url(schema))  # applies newer migrations, if any
             upgrade_s = time.perf_counter() - started
             archives.append(Archive(n, schema, store, meta, upgrade_s))
         for i, q in enumerate(qs):
             for a in archives:
-                search_once(a, q)
-                a.matches[i] = count_matches(a, q)
+                search_once(a.store, q)
+                a.matches[i] = count_matches(a.store, q)
         for round_ in range(args.repeats):
             for i, q in enumerate(qs):
                 order = archives if (round_ + i) % 2 == 0 else archives[::-1]
                 for a in order:
-                    seconds, hits = search_once(a, q)
+                    seconds, urls = search_once(a.store, q)
                     a.runs[i].append(seconds)
-                    a.hits[i] = hits
-            _progress(f"round {round_ + 1}/{args.repeats} done")
+                    a.hits[i] = len(urls)
+            progress(f"round {round_ + 1}/{args.repeats} done")
         report(args, archives, qs, time.perf_counter() - wall)
         if args.explain:
             big = archives[-1]
