@@ -60,6 +60,16 @@ def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
     if request.param == "sqlite":
         yield f"sqlite:///{tmp_path / 'digest.db'}"
         return
+    yield from _postgres_schema()
+
+
+@pytest.fixture
+def pg_url() -> Iterator[str]:
+    """A URL to a new PostgreSQL schema, for what only PostgreSQL has."""
+    yield from _postgres_schema()
+
+
+def _postgres_schema() -> Iterator[str]:
     if not postgres_reachable():
         pytest.skip(f"PostgreSQL is not reachable at {PG_HOST}:{PG_PORT}")
     import psycopg

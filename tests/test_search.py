@@ -17,8 +17,7 @@ from digest.clustering import cluster_category
 from digest.config import StoriesConfig
 from digest.errors import InvalidQueryError
 from digest.models import Page, Summary
-from digest.store import Store, open_store
-from digest.store import search as search_module
+from digest.store import Store, open_store, search_backends
 from digest.store.engine import alembic_config, make_engine, upgrade
 from digest.store.search import split_marked
 from digest.store.search_query import SearchQuery, Term, fts5_expression, parse_query
@@ -378,7 +377,7 @@ def test_words_too_common_to_search_for_are_left_out_alike_on_both_databases(sto
 def test_postgresql_ranks_the_newest_matches_of_a_common_word(store: Store, monkeypatch) -> None:
     if store.engine.dialect.name != "postgresql":
         pytest.skip("SQLite ranks every match")
-    monkeypatch.setattr(search_module, "PG_RANK_WINDOW", 1)  # the window is then the pool: 50
+    monkeypatch.setattr(search_backends, "PG_RANK_WINDOW", 1)  # the window is then the pool: 50
     old = item("https://old.example/1", title="Storm storm storm", published=NOW - timedelta(300))
     newer = [
         item(f"https://new.example/{n}", title=f"Storm number {n}", published=NOW - timedelta(n))
@@ -388,5 +387,5 @@ def test_postgresql_ranks_the_newest_matches_of_a_common_word(store: Store, monk
     found = urls(store.search("storm", limit=10))
     assert len(found) == 10 and "https://old.example/1" not in found
     assert set(found) <= {f"https://new.example/{n}" for n in range(50)}
-    monkeypatch.setattr(search_module, "PG_RANK_WINDOW", 2_000)
+    monkeypatch.setattr(search_backends, "PG_RANK_WINDOW", 2_000)
     assert urls(store.search("storm", limit=1)) == ["https://old.example/1"]

@@ -14,11 +14,10 @@ from hypothesis import strategies as st
 from sqlalchemy import func, literal_column, select
 from sqlalchemy.dialects.postgresql import TSVECTOR
 
-from digest.store import Store, open_store
-from digest.store import search as search_module
+from digest.store import Store, open_store, search_backends
 from digest.store.engine import READ_ONLY
 from digest.store.schema import Article, articles
-from digest.store.search import PostgresBackend
+from digest.store.search_backends import PostgresBackend
 from digest.store.search_query import parse_query, pg_tsquery
 from tests.storefixtures import NOW, PG_HOST, PG_PORT, PG_URL, item, postgres_reachable
 
@@ -121,15 +120,15 @@ def test_the_newest_matches_are_those_of_the_whole_archive(
     walk_rows: int,
 ) -> None:
     since = None if since_days is None else NOW - timedelta(days=since_days)
-    chosen = search_module._WALK_ROWS
-    search_module._WALK_ROWS = walk_rows
+    chosen = search_backends._WALK_ROWS
+    search_backends._WALK_ROWS = walk_rows
     try:
         with archive.engine.connect().execution_options(**{READ_ONLY: True}) as conn:
             backend = PostgresBackend(parse_query(text))
             found = backend.newest(conn, category, since, count)
             best = backend.candidates(conn, category, since, 5)
     finally:
-        search_module._WALK_ROWS = chosen
+        search_backends._WALK_ROWS = chosen
     newest = whole_archive_newest(archive, text, category, since, count)
     assert [m[0] for m in found] == newest
     assert best == ranked(archive, text, whole_archive_newest(archive, text, category, since, 2000))
@@ -138,11 +137,11 @@ def test_the_newest_matches_are_those_of_the_whole_archive(
 def test_results_do_not_depend_on_how_the_spans_are_read(archive: Store, monkeypatch) -> None:
     """The first span and how the spans are read only decide how long it takes."""
     queries = ["storm", "rates OR ferry", '"harbour storm"', "market -election"]
-    monkeypatch.setattr(search_module, "PG_RANK_WINDOW", 40)
+    monkeypatch.setattr(search_backends, "PG_RANK_WINDOW", 40)
     results = {}
     for days, walk_rows in ((0.01, 0), (1.0, 5_000), (1.0, 10**9), (30.0, 0), (5000.0, 0)):
-        monkeypatch.setattr(search_module, "_FIRST_SPAN_DAYS", days)
-        monkeypatch.setattr(search_module, "_WALK_ROWS", walk_rows)
+        monkeypatch.setattr(search_backends, "_FIRST_SPAN_DAYS", days)
+        monkeypatch.setattr(search_backends, "_WALK_ROWS", walk_rows)
         results[(days, walk_rows)] = [
             [(h.url, h.score, h.snippet, h.highlights) for h in archive.search(q, limit=7)]
             for q in queries

@@ -137,6 +137,32 @@ def fts5_expression(query: SearchQuery) -> str:
     return " OR ".join(alternatives)
 
 
+# A tsquery's text as PostgreSQL prints it: 'quoted' lexemes ('' for a quote, \\ for a
+# backslash), <-> or <N> between the words of a phrase, and & | ! ( ) otherwise.
+_TSQUERY_TOKEN = re.compile(r"'((?:[^'\\]|''|\\.)*)'|<(-|\d+)>|(\S)")
+
+
+def adjacent_pairs(tsquery_text: str) -> tuple[str, ...] | None:
+    """The pairs of lexemes that a phrase tsquery (phraseto_tsquery's text) needs side by side,
+    as "a b" (migration 0011's `search_pairs`); None when the text is not a chain of lexemes
+    joined by <N>, so that nothing can be said about adjacency."""
+    lexemes: list[str] = []
+    operators: list[str] = []
+    for match in _TSQUERY_TOKEN.finditer(tsquery_text):
+        lexeme, distance, other = match.groups()
+        if other is not None or (lexeme is None) == (len(lexemes) == len(operators)):
+            return None  # & | ! ( ), two lexemes or two operators in a row
+        if lexeme is not None:
+            lexemes.append(re.sub(r"''|\\(.)", lambda m: m.group(1) or "'", lexeme))
+        else:
+            operators.append(distance)
+    if not lexemes or len(operators) == len(lexemes):
+        return None
+    adjacent = zip(lexemes[:-1], lexemes[1:], operators, strict=True)
+    pairs = (f"{a} {b}" for a, b, d in adjacent if d in ("-", "1"))
+    return tuple(dict.fromkeys(pairs))
+
+
 def pg_tsquery(query: SearchQuery) -> ColumnElement[Any]:
     """The query as a PostgreSQL tsquery: every term a bound parameter of phraseto_tsquery,
     combined with tsquery_and/_or/_not (the functions behind &&, || and !!)."""

@@ -1,0 +1,264 @@
+"""The two engines behind `digest.store.search`: SQLite's FTS5 table and PostgreSQL's tsvector.
+
+Each finds the best matches of a parsed query (`candidates`) and marks their passages
+(`passages`) in its own way; what a hit holds and how stories are grouped is the same for both,
+in `digest.store.search`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy import (
+    ColumnElement,
+    Connection,
+    Select,
+    bindparam,
+    column,
+    func,
+    literal_column,
+    or_,
+    select,
+    table,
+)
+from sqlalchemy.dialects.postgresql import ARRAY, TSVECTOR
+from sqlalchemy.types import Text
+
+from digest.store.schema import Article, articles
+from digest.store.search_query import (
+    REGCONFIG,
+    SearchQuery,
+    adjacent_pairs,
+    fts5_expression,
+    pg_tsquery,
+)
+
+# PostgreSQL ranks the newest this many matches of a search (see PostgresBackend.candidates).
+PG_RANK_WINDOW = 2_000
+# The newest span of days PostgreSQL first looks for them in (PostgresBackend.newest).
+_FIRST_SPAN_DAYS = 1.0
+# Walked newest first, a span may read this many rows for its matches; past that, the GIN index.
+_WALK_ROWS = 5_000
+# Highlight markers inside snippets: control characters that pages do not carry as text.
+OPEN, CLOSE = "\x02", "\x03"
+_SNIPPET_TOKENS = 24
+# The columns of articles_fts (migration 0004) and their bm25 weights; PostgreSQL weighs them
+# alike through setweight (A, B, B, D, B). bm25 is lower-is-better: scores are negated.
+_FTS_COLUMNS = ("title", "snippet", "lede", "text", "summary_text")
+_BM25_WEIGHTS = (10.0, 3.0, 3.0, 1.0, 3.0)
+# Where a result's passage comes from, by preference, and how the result says where it matched.
+PASSAGE_ORDER = ("lede", "summary_text", "text", "snippet")
+_PG_PASSAGE_CHARS = 20_000  # ts_headline re-parses its document: a passage from the start
+
+
+def _filtered(query: Select[Any], category: str | None, since: datetime | None) -> Select[Any]:
+    if category is not None:
+        query = query.where(articles.c.category == category)
+    if since is not None:
+        query = query.where(Article.recent() >= since)
+    return query
+
+
+class Backend:
+    def candidates(
+        self, conn: Connection, category: str | None, since: datetime | None, limit: int
+    ) -> list[tuple[int, int | None, float]]:
+        """(article id, story id, score), best first, at most `limit`."""
+        raise NotImplementedError
+
+    def passages(self, conn: Connection, ids: Sequence[int]) -> dict[int, dict[str, str]]:
+        """Marked passages of these articles, per searched field (PASSAGE_ORDER)."""
+        raise NotImplementedError
+
+
+class SqliteBackend(Backend):
+    def __init__(self, query: SearchQuery) -> None:
+        self.match = fts5_expression(query)
+
+    def candidates(
+        self, conn: Connection, category: str | None, since: datetime | None, limit: int
+    ) -> list[tuple[int, int | None, float]]:
+        fts = table("articles_fts", column("rowid"))
+        rank = func.bm25(literal_column("articles_fts"), *_BM25_WEIGHTS)
+        query = _filtered(
+            select(articles.c.id, articles.c.story_id, rank)
+            .select_from(fts.join(articles, articles.c.id == fts.c.rowid))
+            .where(literal_column("articles_fts").op("MATCH")(bindparam("q", self.match)))
+            .order_by(rank, articles.c.id)
+            .limit(limit),
+            category,
+            since,
+        )
+        return [(r[0], r[1], -float(r[2])) for r in conn.execute(query)]
+
+    def passages(self, conn: Connection, ids: Sequence[int]) -> dict[int, dict[str, str]]:
+        fields = ", ".join(
+            f"snippet(articles_fts, {_FTS_COLUMNS.index(f)}, char(2), char(3), '…', "
+            f"{_SNIPPET_TOKENS})"
+            for f in PASSAGE_ORDER
+        )
+        sql = (
+            f"SELECT rowid, {fields} FROM articles_fts WHERE articles_fts MATCH ? "
+            f"AND rowid IN ({', '.join('?' * len(ids))})"
+        )
+        return {
+            rowid: dict(zip(PASSAGE_ORDER, marked, strict=True))
+            for rowid, *marked in conn.exec_driver_sql(sql, (self.match, *ids))
+        }
+
+
+class PostgresBackend(Backend):
+    def __init__(self, query: SearchQuery) -> None:
+        self.query = query
+        self.tsquery = pg_tsquery(query)
+        self._pairs: tuple[ColumnElement[bool] | None] | None = None  # not asked yet
+        self._newest: dict[tuple[Any, ...], list[tuple[int, int | None, float]]] = {}
+
+    def candidates(
+        self, conn: Connection, category: str | None, since: datetime | None, limit: int
+    ) -> list[tuple[int, int | None, float]]:
+        # Ranking reads each match's stored vector (600 ms for a common word's 23,000 matches
+        # in bench/search.py). So only the newest matches are ranked, for news the best of the
+        # recent ones.
+        newest = self.newest(conn, category, since, max(limit, PG_RANK_WINDOW))
+        return sorted(newest, key=lambda m: (-m[2], m[0]))[:limit]
+
+    def newest(
+        self, conn: Connection, category: str | None, since: datetime | None, count: int
+    ) -> list[tuple[int, int | None, float]]:
+        """The newest `count` matches, newest first (ties: the higher id first), as (article
+        id, story id, rank): ranked as they are found, so no row is read twice.
+
+        Asked of the whole archive, PostgreSQL reads the row of every match to learn its date
+        (a common word: 400,000 rows at 1,000,000 articles; bench/search.py --scale). So the
+        newest day is asked first, then ever longer spans before it until `count` are found:
+        the GIN index's matches are intersected with ix_articles_recent's span before any row
+        is read. The answer is the same: every match of a span is newer than those before it.
+        """
+        key = (category, since, count)
+        if key in self._newest:
+            return self._newest[key]
+        recent = Article.recent()
+        span = select(func.max(recent), func.min(recent))
+        if category is not None:
+            span = span.where(articles.c.category == category)
+        row = conn.execute(span).one()
+        newest, oldest = row[0], row[1]
+        vector = literal_column("articles.search_vector", TSVECTOR)
+        rank = func.ts_rank_cd(vector, self.tsquery)
+        if self._pairs is None:
+            self._pairs = (self.adjacent(conn),)
+        pairs = self._pairs[0]
+        found: list[tuple[int, int | None, float]] = []
+        end: datetime | None = None  # the spans do not overlap: each row is read once
+        days, length = _FIRST_SPAN_DAYS, _FIRST_SPAN_DAYS
+        dense = False
+        while newest is not None and len(found) < count:
+            start = newest - timedelta(days=days)
+            whole = start <= oldest or (since is not None and start <= since)
+            inside = _filtered(
+                select(articles.c.id, articles.c.story_id, recent.label("recent")).where(
+                    vector.op("@@")(self.tsquery)
+                ),
+                category,
+                since,
+            )
+            if not whole:
+                inside = inside.where(recent >= start)
+            if end is not None:
+                inside = inside.where(recent < end)
+            missing = count - len(found)
+            if dense:
+                # The span should hold the matches still missing: walked newest first, it
+                # stops when it has them.
+                query = (
+                    inside.add_columns(rank)
+                    .order_by(recent.desc(), articles.c.id.desc())
+                    .limit(missing)
+                )
+            else:
+                # Fenced (MATERIALIZED): with a LIMIT above it, PostgreSQL would rather walk
+                # ix_articles_recent testing every row of the span (4.9 s for a phrase that
+                # matches nothing at 1,000,000 articles) than ask the GIN index which match.
+                if pairs is not None:
+                    inside = inside.where(pairs)
+                span_matches = inside.cte("span_matches").prefix_with("MATERIALIZED")
+                ranked = (
+                    select(span_matches)
+                    .order_by(span_matches.c.recent.desc(), span_matches.c.id.desc())
+                    .limit(missing)
+                    .subquery()
+                )
+                query = (
+                    select(ranked.c.id, ranked.c.story_id, rank)
+                    .join(articles, articles.c.id == ranked.c.id)
+                    .order_by(ranked.c.recent.desc(), ranked.c.id.desc())
+                )
+            got = [(r[0], r[1], float(r[-1])) for r in conn.execute(query)]
+            found.extend(got)
+            if whole:
+                break
+            if end is None:
+                # What share of the newest day's articles match: walking the next spans newest
+                # first pays when few rows are read per match, asking the GIN index when many.
+                rows = conn.execute(
+                    _filtered(select(func.count()).where(recent >= start), category, since)
+                ).scalar_one()
+                dense = (count - len(got)) * rows <= _WALK_ROWS * max(len(got), 1)
+            end = start
+            # The next span, at this one's rate of matches, holds twice the missing ones:
+            # from 3 to 63 times as many days as before it.
+            wanted = 2 * (count - len(found)) / ((len(got) + 1) / length)
+            length = min(63 * days, max(3 * days, wanted))
+            dense = dense and wanted <= 63 * days
+            days += length
+        self._newest[key] = found
+        return found
+
+    def adjacent(self, conn: Connection) -> ColumnElement[bool] | None:
+        """What a match's `search_pairs` (migration 0011) must contain for the query's phrases
+        to be side by side: asked of the pairs' GIN index, it leaves the phrase test only rows
+        that have them (84,000 rows down to none for a phrase of two common words never side
+        by side, at 1,000,000 articles). None when no alternative has a phrase."""
+        phrases = {t.words for g in self.query.groups for t in g if len(t.words) > 1}
+        if not phrases:
+            return None
+        texts = [" ".join(words) for words in sorted(phrases)]
+        phrase = func.unnest(bindparam("terms", texts, type_=ARRAY(Text))).column_valued("t")
+        rows = conn.execute(select(phrase, func.phraseto_tsquery(REGCONFIG, phrase).cast(Text)))
+        chains: dict[str, str] = {text: chain for text, chain in rows}
+        stored = literal_column("articles.search_pairs", ARRAY(Text))
+        alternatives = []
+        for group in self.query.groups:
+            needed: dict[str, None] = {}
+            for term in group:
+                if not term.exclude and len(term.words) > 1:
+                    needed.update(dict.fromkeys(adjacent_pairs(chains[" ".join(term.words)]) or ()))
+            if not needed:
+                return None  # this alternative can match without any pair
+            alternatives.append(stored.contains(list(needed)))
+        return or_(*alternatives)
+
+    def passages(self, conn: Connection, ids: Sequence[int]) -> dict[int, dict[str, str]]:
+        options = f'StartSel="{OPEN}", StopSel="{CLOSE}", MaxWords={_SNIPPET_TOKENS}, MinWords=12'
+
+        def headline(field: str) -> ColumnElement[Any]:
+            document: ColumnElement[Any] = articles.c[field]
+            if field == "text":
+                document = func.left(document, _PG_PASSAGE_CHARS)
+            return func.ts_headline(REGCONFIG, func.coalesce(document, ""), self.tsquery, options)
+
+        # A main text's passage is shown only when the lede and summary have none, and it is
+        # the costly one (ts_headline parses up to 20,000 characters): made only then.
+        short = [f for f in PASSAGE_ORDER if f != "text"]
+        query = select(articles.c.id, *(headline(f) for f in short)).where(articles.c.id.in_(ids))
+        found = {row[0]: dict(zip(short, row[1:], strict=True)) for row in conn.execute(query)}
+        before_text = PASSAGE_ORDER[: PASSAGE_ORDER.index("text")]
+        wanted = [i for i, p in found.items() if not any(OPEN in p[f] for f in before_text)]
+        if wanted:
+            query = select(articles.c.id, headline("text")).where(articles.c.id.in_(wanted))
+            for article_id, marked in conn.execute(query):
+                found[article_id]["text"] = marked
+        return found
