@@ -9,6 +9,10 @@ headline belongs to (None: a story of its own).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
+
+from digest.models import Item
+from tests.storefixtures import item
 
 
 @dataclass(frozen=True)
@@ -397,6 +401,21 @@ ALL = (
     + NVIDIA
     + DECOYS
 )
+
+
+def world_news(lines: list[Line], published: datetime) -> list[Item]:
+    """`lines` as today's world news, each from its outlet's own site."""
+    return [
+        item(
+            f"https://{line.outlet.lower().replace(' ', '')}.example/{n}",
+            title=line.title,
+            lede=line.text,
+            category="world",
+            published=published,
+            source=line.outlet,
+        )
+        for n, line in enumerate(lines)
+    ]
 
 
 def expected_partition(lines: list[Line], first_id: int = 1) -> frozenset[frozenset[int]]:

