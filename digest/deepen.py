@@ -26,6 +26,7 @@ from digest.app import App
 from digest.clustering import cluster_category, cluster_with_embeddings, top_stories
 from digest.models import ArticleView, Failure, Page, StorySummary, StoryView, Summary
 from digest.store import content_hash
+from digest.summarize.llm import counted_calls
 
 log = logging.getLogger(__name__)
 
@@ -110,7 +111,6 @@ async def deepen(
     cats = cats or list(config.sources.categories)
     limit = top or config.stories.top
     store = await app.store()
-    summarizer = await app.summarizer()
     embedder = await app.embedder()
     run_id = await asyncio.to_thread(store.start_run, "deepen")
     now = datetime.now(UTC)
@@ -119,66 +119,68 @@ async def deepen(
     status, mode, mode_reason = "failed", "", ""
     similarity = "embeddings" if embedder else "lexical"
     similarity_reason = "" if embedder else NO_EMBEDDINGS
-    llm = summarizer.llm
-    calls_before = llm.calls if llm else 0
-    try:
-        stories: list[StoryView] = []
-        for category in cats:
-            # Once the endpoint failed, the rest of the run goes without it: a dead server
-            # costs one timeout per run, not one per category.
-            if embedder is not None and similarity == "embeddings":
-                result = await cluster_with_embeddings(
-                    store, category, now=now, config=config.stories, embedder=embedder
-                )
-                counts["embedded"] += result.embedded
-                if result.embedding_error:
-                    similarity, similarity_reason = "lexical", result.embedding_error
-                    log.warning("stories told by their words alone: %s", result.embedding_error)
-                    errors.append(
-                        Failure(EMBEDDINGS, f"lexical similarity only: {result.embedding_error}")
+    with counted_calls() as own_calls:  # this run's, whatever else shares the client
+        try:
+            stories: list[StoryView] = []
+            for category in cats:
+                # Once the endpoint failed, the rest of the run goes without it: a dead server
+                # costs one timeout per run, not one per category.
+                if embedder is not None and similarity == "embeddings":
+                    result = await cluster_with_embeddings(
+                        store, category, now=now, config=config.stories, embedder=embedder
                     )
-            else:
-                await asyncio.to_thread(
-                    cluster_category, store, category, now=now, config=config.stories
+                    counts["embedded"] += result.embedded
+                    if result.embedding_error:
+                        similarity, similarity_reason = "lexical", result.embedding_error
+                        reason = result.embedding_error
+                        log.warning("stories told by their words alone: %s", reason)
+                        errors.append(Failure(EMBEDDINGS, f"lexical similarity only: {reason}"))
+                else:
+                    await asyncio.to_thread(
+                        cluster_category, store, category, now=now, config=config.stories
+                    )
+                stories += await asyncio.to_thread(
+                    top_stories, store, category, since=now - timedelta(hours=24), limit=limit
                 )
-            stories += await asyncio.to_thread(
-                top_stories, store, category, since=now - timedelta(hours=24), limit=limit
-            )
-        counts["stories"] = len(stories)
-        metrics.stories_deepened.inc(len(stories))
-        targets = [a for s in stories for a in story_sources(s) if not a.has_text]
-        queue = await app.queue()
-        if queue is not None:  # crawl + summary, one task per story, on the workers
-            from digest.queue.work import deepen_stories
+            counts["stories"] = len(stories)
+            metrics.stories_deepened.inc(len(stories))
+            targets = [a for s in stories for a in story_sources(s) if not a.has_text]
+            queue = await app.queue()
+            if queue is not None:  # crawl + summary, one task per story, on the workers
+                from digest.queue.work import deepen_stories
 
-            mode, mode_reason, ok = await deepen_stories(
-                app, queue, stories, targets, counts, errors
+                mode, mode_reason, ok = await deepen_stories(
+                    app, queue, stories, targets, counts, errors
+                )
+            else:
+                if targets:
+                    crawler = await app.crawler()
+                    mode, mode_reason = crawler.mode, crawler.mode_reason
+                    await asyncio.gather(
+                        *(_crawl(app, crawler, a, counts, errors) for a in targets)
+                    )
+                ok = await _summarize_stories(app, stories, counts, errors, progress)
+            own = [e for e in errors if e.source != EMBEDDINGS]  # pages and summaries
+            status = "ok" if not errors else ("partial" if ok or not own else "failed")
+        finally:
+            counts["llm_calls"] += own_calls[
+                0
+            ]  # and the workers' (their story tasks report theirs)
+            recorded: dict[str, Any] = {
+                **counts,
+                "crawl_mode": mode,
+                "crawl_mode_reason": mode_reason,
+                "similarity": similarity,
+                "similarity_reason": similarity_reason,
+            }
+            await asyncio.to_thread(
+                store.finish_run,
+                run_id,
+                status=status,
+                counts=recorded,
+                errors=[e.to_json() for e in errors],
             )
-        else:
-            if targets:
-                crawler = await app.crawler()
-                mode, mode_reason = crawler.mode, crawler.mode_reason
-                await asyncio.gather(*(_crawl(app, crawler, a, counts, errors) for a in targets))
-            ok = await _summarize_stories(app, stories, counts, errors, progress)
-        own = [e for e in errors if e.source != EMBEDDINGS]  # pages and summaries
-        status = "ok" if not errors else ("partial" if ok or not own else "failed")
-    finally:
-        counts["llm_calls"] += (llm.calls - calls_before) if llm else 0  # + the workers'
-        recorded: dict[str, Any] = {
-            **counts,
-            "crawl_mode": mode,
-            "crawl_mode_reason": mode_reason,
-            "similarity": similarity,
-            "similarity_reason": similarity_reason,
-        }
-        await asyncio.to_thread(
-            store.finish_run,
-            run_id,
-            status=status,
-            counts=recorded,
-            errors=[e.to_json() for e in errors],
-        )
-        metrics.run_finished("deepen", status, time.monotonic() - started)
+            metrics.run_finished("deepen", status, time.monotonic() - started)
     return DeepenReport(
         run_id,
         status,

@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 from datetime import UTC, datetime
 
-from digest.summarize.llm import LLMClient
+from digest.summarize.llm import LLMClient, counted_calls
 from digest.summarize.story import summarize_story
 from digest.summarize.types import StoryInput, StorySource
 from tests import llmserver
@@ -94,12 +94,13 @@ async def test_concurrent_first_calls_negotiate_once(llm_server: LLMServer) -> N
     llm_server.json_schema = "http500"  # as llama-cpp-python's server
     client = LLMClient(llm_server.config(concurrency=3), "k")
     try:
-        done = await summarize_all(client, 3)
+        with counted_calls() as calls:
+            done = await summarize_all(client, 3)
     finally:
         await client.aclose()
     assert done == [("llm:fake-model", None)] * 3
     assert llm_server.modes() == [("json_schema", 500)] + [("json_object_schema", 200)] * 3
-    assert client.calls == 4
+    assert calls == [4]
 
 
 async def test_without_streaming_the_reply_is_the_same(llm_server: LLMServer) -> None:

@@ -6,6 +6,7 @@ wrote it; tokens are counted; links planted in a page never reach the digest.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import socket
@@ -18,7 +19,7 @@ from hypothesis import strategies as st
 
 from digest.errors import SummarizeError
 from digest.summarize import ArticleInput, Summarizer
-from digest.summarize.llm import LLMSummarizer
+from digest.summarize.llm import LLMSummarizer, counted_calls
 from digest.summarize.output import find_links, parse_json_object, strip_links
 from tests import llmserver
 from tests.llmserver import FOREIGN_LINKS, LLMServer
@@ -70,6 +71,26 @@ async def test_summary_comes_from_the_llm_with_tokens_counted(llm_server: LLMSer
     assert s.prompt_tokens == usage_prompt
     assert s.completion_tokens > 0
     assert summarizer.stats.llm == 1 and summarizer.stats.prompt_tokens == s.prompt_tokens
+
+
+async def test_work_sharing_one_client_counts_its_own_calls(llm_server: LLMServer) -> None:
+    """Two story tasks on one worker share its client: each reports the calls it sent, not the
+    other's that overlapped (a queue task's `llm_calls` once was a delta of the shared count)."""
+    llm_server.delay = 0.2  # the calls overlap
+    async with Summarizer(llm_server.config(concurrency=4), api_key="k") as summarizer:
+
+        async def work(texts: int) -> int:
+            with counted_calls() as calls:
+                await asyncio.gather(
+                    *(
+                        summarizer.summarize_with_outcome(article(url=f"{URL}?{n}"))
+                        for n in range(texts)
+                    )
+                )
+            return calls[0]
+
+        assert await asyncio.gather(work(1), work(3)) == [1, 3]
+    assert len(llm_server.completions) == 4
 
 
 async def test_article_is_sent_as_untrusted_data_between_nonce_markers(

@@ -20,6 +20,7 @@ from digest.config import FeedConfig
 from digest.models import Failure
 from digest.queue import codec
 from digest.queue.queue import DELIVER, EXTRACT, SOURCES, STORY, Queue
+from digest.summarize.llm import counted_calls
 
 log = logging.getLogger("digest.worker")
 
@@ -66,11 +67,9 @@ async def story(app: App, *, story: int, articles: list[dict[str, Any]]) -> Any:
             *(_crawl(app, crawler, codec.article(a, now), tally, errors) for a in articles)
         )
     views = await asyncio.to_thread(store.stories_by_id, [story])
-    summarizer = await app.summarizer()
-    llm = summarizer.llm
-    calls_before = llm.calls if llm else 0
-    summarized = await _summarize_stories(app, views, tally, errors, None) if views else 0
-    tally["llm_calls"] = (llm.calls - calls_before) if llm else 0  # others' calls may overlap
+    with counted_calls() as calls:  # this task's own, whatever else the worker runs
+        summarized = await _summarize_stories(app, views, tally, errors, None) if views else 0
+    tally["llm_calls"] = calls[0]
     return {
         "counts": tally,
         "summarized_stories": summarized,

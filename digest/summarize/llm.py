@@ -28,7 +28,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable, MutableMapping
+from collections.abc import Callable, Iterator, MutableMapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, replace
 from typing import Any, Generic, Literal, TypeVar
 
@@ -61,6 +63,23 @@ MAX_KEYWORDS = 8
 MAX_ARRAY_ITEMS = MAX_KEYWORDS
 
 T = TypeVar("T")
+
+
+# The chat completions sent for one piece of work (a `deepen` run, a queue's story task): the
+# tasks it starts inherit its tally; other work on the same client, at the same time, has its own.
+_work_calls: ContextVar[list[int] | None] = ContextVar("llm_work_calls", default=None)
+
+
+@contextmanager
+def counted_calls() -> Iterator[list[int]]:
+    """`[n]`: the chat completions sent inside the block, by this task and the tasks it starts
+    (probes, repairs and retries by the openai client aside)."""
+    tally = [0]
+    token = _work_calls.set(tally)
+    try:
+        yield tally
+    finally:
+        _work_calls.reset(token)
 
 
 class InvalidOutput(ValueError):
@@ -149,7 +168,6 @@ class LLMClient:
         # Made on first use, inside the running loop.
         self._gate: asyncio.Semaphore | None = None
         self._negotiating: asyncio.Lock | None = None
-        self.calls = 0  # chat completions sent (probes, repairs and retries by the client aside)
 
     @property
     def name(self) -> str:
@@ -265,7 +283,8 @@ class LLMClient:
         if self._gate is None:
             self._gate = asyncio.Semaphore(self.config.concurrency)
         async with self._gate:  # waiting here is not timed: the limits start when it is sent
-            self.calls += 1
+            if (tally := _work_calls.get()) is not None:
+                tally[0] += 1
             started = time.monotonic()
             try:
                 kwargs["max_tokens"] = request.max_tokens or MAX_OUTPUT_TOKENS
