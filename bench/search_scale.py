@@ -4,6 +4,7 @@
     .venv/bin/python -m bench.search --scale --sizes 100000   # one size
     .venv/bin/python -m bench.search --scale --rebuild        # generate and load again
     .venv/bin/python -m bench.search --scale --explain        # EXPLAIN ANALYZE the slowest
+    .venv/bin/python -m bench.search --scale --without-pairs  # beside: phrases as before 0011
 
 1. Text from real news: headlines from `--headlines` (clustering-dev: 2,145 real headlines) and
    the main-text snippets of `--snippets` (extraction-dev's cases.json: 990 pages, mostly German,
@@ -48,6 +49,7 @@ from typing import Any
 
 from bench.search import NOW, Query, count_matches, p95, progress, search_once
 from digest.store import Store, content_hash, open_store
+from digest.store.search_backends import PostgresBackend
 from digest.store.search_query import COMMON
 
 PG_HOST, PG_PORT = "127.0.0.1", 5432
@@ -541,9 +543,25 @@ class Archive:
     store: Store
     meta: dict[str, Any]
     upgrade_s: float
+    pairs: bool = True  # False: phrases tested without the pairs index (as before migration 0011)
     runs: dict[int, list[float]] = field(default_factory=lambda: defaultdict(list))
     matches: dict[int, int] = field(default_factory=dict)
     hits: dict[int, int] = field(default_factory=dict)
+
+    @property
+    def name(self) -> str:
+        return f"{self.n:,}" + ("" if self.pairs else " no pairs")
+
+    def search(self, q: Query) -> tuple[float, list[str]]:
+        if self.pairs:
+            return search_once(self.store, q)
+        # The same search with no pairs asked for: the phrase test reads every row with the words.
+        adjacent = PostgresBackend.adjacent
+        PostgresBackend.adjacent = lambda self, conn: None  # type: ignore[method-assign]
+        try:
+            return search_once(self.store, q)
+        finally:
+            PostgresBackend.adjacent = adjacent  # type: ignore[method-assign]
 
 
 def explain(archive: Archive, q: Query) -> str:
@@ -585,6 +603,11 @@ def main(argv: Sequence[str]) -> int:
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--rebuild", action="store_true")
     parser.add_argument("--explain", action="store_true", help="EXPLAIN ANALYZE the 3 slowest")
+    parser.add_argument(
+        "--without-pairs",
+        action="store_true",
+        help="also search each archive without the adjacent-pairs index (as before 0011)",
+    )
     parser.add_argument("--headlines", type=Path, default=DATA / "clustering-dev" / "headlines.csv")
     parser.add_argument("--snippets", type=Path, default=DATA / "extraction-dev" / "cases.json")
     args = parser.parse_args(list(argv))
@@ -606,15 +629,17 @@ def main(argv: Sequence[str]) -> int:
             store = open_store(store_url(schema))  # applies newer migrations, if any
             upgrade_s = time.perf_counter() - started
             archives.append(Archive(n, schema, store, meta, upgrade_s))
+            if args.without_pairs:
+                archives.append(Archive(n, schema, store, meta, upgrade_s, pairs=False))
         for i, q in enumerate(qs):
             for a in archives:
-                search_once(a.store, q)
+                a.search(q)
                 a.matches[i] = count_matches(a.store, q)
         for round_ in range(args.repeats):
             for i, q in enumerate(qs):
                 order = archives if (round_ + i) % 2 == 0 else archives[::-1]
                 for a in order:
-                    seconds, urls = search_once(a.store, q)
+                    seconds, urls = a.search(q)
                     a.runs[i].append(seconds)
                     a.hits[i] = len(urls)
             progress(f"round {round_ + 1}/{args.repeats} done")
@@ -649,7 +674,7 @@ def report(args: argparse.Namespace, archives: list[Archive], qs: list[Query], w
         f"{GERMAN_SHARE:.0%}; {len(qs)} queries x {args.repeats} runs after a warm-up; "
         f"whole run {wall / 60:,.1f} min"
     )
-    header = f"{'figure':<34}" + "".join(f"{a.n:>16,}" for a in archives)
+    header = f"{'figure':<34}" + "".join(f"{a.name:>16}" for a in archives)
     print()
     print(header)
     print("-" * len(header))
@@ -678,9 +703,24 @@ def report(args: argparse.Namespace, archives: list[Archive], qs: list[Query], w
     for kind in KINDS:
         if any(q.kind == kind for q in qs):
             line(f"  median {kind}", [ms(statistics.median(all_runs(a, kind))) for a in archives])
+    for a in archives:
+        if not a.pairs:  # the same archive with the pairs index, measured in the same rounds
+            b = next(b for b in archives if b.n == a.n and b.pairs)
+            ratios = [
+                f"{f(all_runs(a, kind)) / f(all_runs(b, kind)):.2f}"
+                for f, kind in (
+                    (statistics.median, None),
+                    (p95, None),
+                    (statistics.median, "phrase"),
+                )
+            ]
+            print(
+                f"{a.n:,}: without / with the pairs index: median x{ratios[0]}, p95 x{ratios[1]}, "
+                f"median phrase x{ratios[2]}"
+            )
     print()
     print("per query: median ms / matching articles")
-    print(f"{'kind':<14}{'query':<44}" + "".join(f"{a.n:>22,}" for a in archives))
+    print(f"{'kind':<14}{'query':<44}" + "".join(f"{a.name:>22}" for a in archives))
     for i, q in enumerate(qs):
         cells = "".join(
             f"{statistics.median(a.runs[i]) * 1000:>10,.1f} /{a.matches[i]:>10,}" for a in archives
