@@ -97,7 +97,21 @@ def ranked(store: Store, text: str, ids: list[int]) -> list[tuple[int, int | Non
 
 
 QUERIES = st.sampled_from(
-    [*WORDS, "storm OR rates", "market -ferry", '"harbour storm"', "report", "nothinghere"]
+    [
+        *WORDS,
+        "storm OR rates",
+        "market -ferry",
+        '"harbour storm"',
+        "report",
+        "nothinghere",
+        # Phrases, found through the pairs index (migration 0011): alone, with a word, as
+        # alternatives, with a stop word's gap, words side by side only across fields.
+        '"storm harbour" OR "market rates"',
+        '"harbour storm" election',
+        '"report 7 on the storm"',
+        '"storm report"',
+        '"ferry" "rates election market"',
+    ]
 )
 
 
@@ -136,7 +150,7 @@ def test_the_newest_matches_are_those_of_the_whole_archive(
 
 def test_results_do_not_depend_on_how_the_spans_are_read(archive: Store, monkeypatch) -> None:
     """The first span and how the spans are read only decide how long it takes."""
-    queries = ["storm", "rates OR ferry", '"harbour storm"', "market -election"]
+    queries = ["storm", "rates OR ferry", '"harbour storm"', "market -election", '"storm rates"']
     monkeypatch.setattr(search_backends, "PG_RANK_WINDOW", 40)
     results = {}
     for days, walk_rows in ((0.01, 0), (1.0, 5_000), (1.0, 10**9), (30.0, 0), (5000.0, 0)):
