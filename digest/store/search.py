@@ -37,7 +37,8 @@ from digest.stories import outlet
 
 # Stored objects the models do not declare (see migrations/versions/0004_search.py).
 _FTS_TABLE = "articles_fts"
-_SEARCH_COLUMNS = ("search_vector", "search_pairs")
+_SEARCH_COLUMN = "search_vector"
+_SEARCH_INDEXES = ("ix_articles_search_vector", "ix_articles_search_pairs")  # 0004, 0011
 _FIELD_LABELS = {"lede": "lede", "summary_text": "summary", "text": "text", "snippet": "lede"}
 _MAX_POOL = 5_000
 _PG_WORK_MEM = "32MB"
@@ -164,9 +165,9 @@ def include_name(name: str | None, type_: str, _parents: Mapping[Any, Any]) -> b
     if type_ == "table":
         return not name.startswith(_FTS_TABLE)
     if type_ == "column":
-        return name not in _SEARCH_COLUMNS
+        return name != _SEARCH_COLUMN
     if type_ == "index":
-        return not name.endswith(tuple(f"_{c}" for c in _SEARCH_COLUMNS))
+        return name not in _SEARCH_INDEXES
     return True
 
 

@@ -144,8 +144,8 @@ _TSQUERY_TOKEN = re.compile(r"'((?:[^'\\]|''|\\.)*)'|<(-|\d+)>|(\S)")
 
 def adjacent_pairs(tsquery_text: str) -> tuple[str, ...] | None:
     """The pairs of lexemes that a phrase tsquery (phraseto_tsquery's text) needs side by side,
-    as "a b" (migration 0011's `search_pairs`); None when the text is not a chain of lexemes
-    joined by <N>, so that nothing can be said about adjacency."""
+    as "a b" (migration 0011's `articles_search_pairs`); None when the text is not a chain of
+    lexemes joined by <N>, so that nothing can be said about adjacency."""
     lexemes: list[str] = []
     operators: list[str] = []
     for match in _TSQUERY_TOKEN.finditer(tsquery_text):
