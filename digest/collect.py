@@ -9,7 +9,7 @@ import asyncio
 import logging
 import time
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -90,16 +90,31 @@ async def _feed_headlines(
     if tried is not None:
         tried.extend(f.url for f in feeds)
 
-    batches = await asyncio.gather(*(feed_headlines(app, f, failures) for f in feeds))
-    return [h for batch in batches for h in batch]
+    return [h for batch in await feeds_headlines(app, feeds, failures) for h in batch]
 
 
-async def feed_headlines(app: App, feed: Any, failures: list[Failure]) -> list[Headline]:
-    """One feed's headlines (conditional GET), its state saved; a failure is added to
-    `failures`, and a feed failing again and again rests (`backoff`)."""
+async def feeds_headlines(
+    app: App, feeds: Sequence[Any], failures: list[Failure]
+) -> list[list[Headline]]:
+    """Each feed's headlines (conditional GETs, all at once), their saved states read in one
+    query and saved in one transaction; a failure is added to `failures`, and a feed failing
+    again and again rests (`backoff`)."""
     store = await app.store()
-    state = await asyncio.to_thread(store.feed_state, feed.url)
+    states = await asyncio.to_thread(store.feed_states_of, [f.url for f in feeds])
     now = datetime.now(UTC)
+    done = await asyncio.gather(
+        *(_feed_headlines_one(app, f, states.get(f.url), failures, now) for f in feeds)
+    )
+    saved = [state for _, state in done if state is not None]
+    if saved:
+        await asyncio.to_thread(store.save_feed_states, saved)
+    return [headlines for headlines, _ in done]
+
+
+async def _feed_headlines_one(
+    app: App, feed: Any, state: FeedState | None, failures: list[Failure], now: datetime
+) -> tuple[list[Headline], FeedState | None]:
+    """One feed's headlines and the state to save (None: resting, nothing changes)."""
     if state is not None and (wait := backoff(state, now)):
         failures.append(
             Failure(
@@ -108,7 +123,7 @@ async def feed_headlines(app: App, feed: Any, failures: list[Failure]) -> list[H
                 f"(next try in {wait}); last error: {state.last_error}",
             )
         )
-        return []
+        return [], None
     try:
         result = await fetch_feed(
             app.http,
@@ -120,10 +135,8 @@ async def feed_headlines(app: App, feed: Any, failures: list[Failure]) -> list[H
     except DigestError as err:
         failures.append(Failure(f"feed:{feed.url}", str(err)))
         metrics.source_failures.labels("feed").inc()
-        await asyncio.to_thread(store.save_feed_state, _failed(state, feed, str(err), now))
-        return []
-    await asyncio.to_thread(store.save_feed_state, result.state)
-    return list(result.headlines)
+        return [], _failed(state, feed, str(err), now)
+    return list(result.headlines), result.state
 
 
 def backoff(state: FeedState, now: datetime) -> timedelta | None:

@@ -6,6 +6,7 @@ import multiprocessing
 import time
 import tomllib
 import warnings
+from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
@@ -263,6 +264,28 @@ def test_feed_state_round_trips_and_is_replaced_on_save(store: Store) -> None:
     )
     store.save_feed_state(failed)
     assert store.feed_state(url) == failed
+
+
+def test_the_states_of_a_tasks_feeds_are_read_and_saved_together(store: Store) -> None:
+    """A source task reads its feeds' states in one query and saves them in one transaction:
+    new and known feeds alike, a feed given twice saved once (its last state)."""
+    known = FeedState(url="https://a.example/rss", category="world", etag='"1"')
+    store.save_feed_state(known)
+    urls = ["https://a.example/rss", "https://b.example/rss", "https://c.example/rss"]
+    assert store.feed_states_of(urls) == {known.url: known}
+    assert store.feed_states_of([]) == {}
+    checked = [
+        replace(known, etag='"2"', last_checked_at=NOW),
+        FeedState(url=urls[1], category="world", error_count=1, last_error="HTTP 503"),
+        FeedState(url=urls[2], category="world", etag='"x"'),
+        FeedState(url=urls[2], category="world", etag='"y"'),
+    ]
+    store.save_feed_states(checked)
+    saved = store.feed_states_of(urls)
+    assert [saved[u] for u in urls] == checked[:2] + checked[3:]
+    with pytest.raises(ValueError):
+        store.save_feed_states([replace(known, last_ok_at=NOW.replace(tzinfo=None))])
+    assert store.feed_states_of([known.url])[known.url].etag == '"2"'  # nothing half-saved
 
 
 # Concurrency

@@ -15,7 +15,7 @@ from datetime import UTC, date, datetime
 from typing import Any
 
 from digest.app import App
-from digest.collect import extract_and_store, feed_headlines, merge_headlines, search_headlines
+from digest.collect import extract_and_store, feeds_headlines, merge_headlines, search_headlines
 from digest.config import FeedConfig
 from digest.models import Failure
 from digest.queue import codec
@@ -30,10 +30,12 @@ Body = Callable[..., Awaitable[Any]]
 async def sources(app: App, *, category: str, ddg: bool, feeds: list[dict[str, Any]]) -> Any:
     """DuckDuckGo's news of a category, or some of its feeds: their headlines, merged."""
     failures: list[Failure] = []
-    batches = await asyncio.gather(
-        *([search_headlines(app, category, failures)] if ddg else []),
-        *(feed_headlines(app, FeedConfig(**f), failures) for f in feeds),
-    )
+    fed = feeds_headlines(app, [FeedConfig(**f) for f in feeds], failures)
+    if ddg:
+        searched, fed_batches = await asyncio.gather(search_headlines(app, category, failures), fed)
+        batches = [searched, *fed_batches]
+    else:
+        batches = await fed
     return {
         "headlines": [codec.headline_json(h) for h in merge_headlines(batches)],
         "failures": [f.to_json() for f in failures],

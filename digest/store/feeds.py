@@ -3,6 +3,7 @@ GETs and for backing off a failing feed."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict
 
 from sqlalchemy import select
@@ -21,15 +22,33 @@ class FeedsMixin(StoreBase):
             row = conn.execute(select(feeds).where(feeds.c.url == url)).mappings().first()
         return FeedState(**row) if row is not None else None
 
+    def feed_states_of(self, urls: Sequence[str]) -> dict[str, FeedState]:
+        """What was saved about each of these feeds, by URL (one query: a source task reads
+        its 20 feeds at once); a feed never fetched is missing."""
+        if not urls:
+            return {}
+        with self._read() as conn:
+            rows = conn.execute(select(feeds).where(feeds.c.url.in_(sorted(set(urls)))))
+            return {row["url"]: FeedState(**row) for row in rows.mappings()}
+
     def save_feed_state(self, state: FeedState) -> None:
         """Insert or replace the saved state of one feed."""
-        for name in ("last_ok_at", "last_checked_at"):
-            require_aware(getattr(state, name), name, optional=True)
-        values = asdict(state)
+        self.save_feed_states([state])
+
+    def save_feed_states(self, states: Sequence[FeedState]) -> None:
+        """Insert or replace the saved states of these feeds, in one transaction."""
+        for state in states:
+            for name in ("last_ok_at", "last_checked_at"):
+                require_aware(getattr(state, name), name, optional=True)
+        if not states:
+            return
+        # One row per feed (the last state given), in one order for every writer's locks.
+        latest = {s.url: s for s in states}
+        rows = [asdict(latest[url]) for url in sorted(latest)]
         with self._write() as conn:
-            stmt = insert(conn, feeds).values(values)
-            changes = {name: stmt.excluded[name] for name in values if name != "url"}
-            conn.execute(stmt.on_conflict_do_update(index_elements=["url"], set_=changes))
+            stmt = insert(conn, feeds)
+            changes = {name: stmt.excluded[name] for name in rows[0] if name != "url"}
+            conn.execute(stmt.on_conflict_do_update(index_elements=["url"], set_=changes), rows)
 
     def feed_states(self) -> list[FeedState]:
         """Every feed that was ever fetched, the failing ones first."""
