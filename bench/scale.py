@@ -23,14 +23,20 @@ main-text extraction are not). The edition is bench/email_bench.py's (6 categori
 each); subscribers get every category.
 
 Measured here, 2026-12-01, `--scale 1` in one run (the machine otherwise idle: 2 cores),
-workers at --concurrency 4:
+workers at --concurrency 4, after feed states went one query and one transaction per task:
 
 | run | collect | collect (304s) | crawl + summary | deliver |
 |---|---|---|---|---|
-| SQLite in-process | 27.6 s, 181/s | 15.2 s, 330/s | 10.7 s, 47/s | 746 s, 134 emails/s |
-| 1 worker | 46.1 s, 109/s | 16.0 s, 313/s | 14.8 s, 34/s | 976 s, 102 emails/s |
-| 2 workers | 33.6 s (x1.37) | 11.4 s (x1.40) | 9.6 s (x1.55) | 519 s, 193 emails/s (x1.88) |
-| 4 workers | 31.2 s (x1.47) | 15.4 s (x1.04) | 10.3 s (x1.44) | 508 s, 197 emails/s (x1.92) |
+| SQLite in-process | 14.6 s, 343/s | 3.8 s, 1,332/s | 9.7 s, 52/s | 826 s, 121 emails/s |
+| 1 worker | 24.0 s, 208/s | 4.7 s, 1,071/s | 13.0 s, 38/s | 860 s, 116 emails/s |
+| 2 workers | 25.8 s (x0.93) | 4.2 s (x1.11) | 11.1 s (x1.17) | 545 s, 183 emails/s (x1.58) |
+| 4 workers | 22.7 s (x1.06) | 4.5 s (x1.04) | 13.4 s (x0.97) | 592 s, 169 emails/s (x1.45) |
+
+The run before that change (same day): collect 46.1 / 33.6 / 31.2 s, the 304 pass 16.0 / 11.4 /
+15.4 s, crawl 14.8 / 9.6 / 10.3 s, deliver 976 / 519 / 508 s with 1 / 2 / 4 workers. The short
+stages now end in 5-25 s, where the fixed parts (the daemon's two rounds, the news web in this
+process, PostgreSQL, the workers' polls) weigh as much as the work, and they vary by 30-50% from
+run to run on this machine (a stage-only run: collect 36.8 s with 1 worker, 23.5 s with 4).
 
 CPU per email, all processes: 7.5 ms in-process, 9.6-11.0 ms with workers (the workers 8.3-9.5,
 PostgreSQL 0.9, the sink 0.3-0.4). Before the MIME and ledger work of this round (the email
