@@ -18,9 +18,7 @@ class FeedsMixin(StoreBase):
 
     def feed_state(self, url: str) -> FeedState | None:
         """What was saved about the feed at `url` (as configured), or None if never fetched."""
-        with self._read() as conn:
-            row = conn.execute(select(feeds).where(feeds.c.url == url)).mappings().first()
-        return FeedState(**row) if row is not None else None
+        return self.feed_states_of([url]).get(url)
 
     def feed_states_of(self, urls: Sequence[str]) -> dict[str, FeedState]:
         """What was saved about each of these feeds, by URL (one query: a source task reads
