@@ -6,6 +6,7 @@ One source failing never stops the others: its error is recorded on the run and 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from collections import Counter
@@ -183,12 +184,18 @@ async def search_headlines(app: App, category: str, failures: list[Failure]) -> 
 
 
 async def extract_and_store(
-    app: App, category: str, headlines: list[Headline]
+    app: App,
+    category: str,
+    headlines: list[Headline],
+    *,
+    turn: contextlib.AbstractAsyncContextManager[Any] | None = None,
 ) -> tuple[CategoryReport, Counter[str]]:
     """Fast extraction of the headlines' pages, then the upsert: what one category (or one
-    batch of it, on a worker) adds, and the hosts whose pages failed."""
+    batch of it, on a worker) adds, and the hosts whose pages failed. `turn`: held while the
+    pages are read, so that passes sharing a process take turns (`digest.queue.tasks`)."""
     store = await app.store()
-    items = await app.extractor.enrich(headlines)
+    async with turn or contextlib.nullcontext():
+        items = await app.extractor.enrich(headlines)
     result = await asyncio.to_thread(store.upsert_items, items, seen_at=datetime.now(UTC))
     metrics.articles_collected.labels(category).inc(len(items))
     metrics.articles_new.labels(category).inc(result.new)
