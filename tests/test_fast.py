@@ -266,3 +266,22 @@ async def test_caller_giving_up_takes_the_page_requests_down(
         await call
     await asyncio.sleep(0)
     assert not [t for t in asyncio.all_tasks() if t.get_name().startswith("fast:")]
+
+
+async def test_a_pass_where_most_pages_were_late_blames_no_site(
+    news_web: NewsWeb, http_client: HttpClient, fetch_config: FetchConfig, parsers: ParserPool
+) -> None:
+    """Every page of a pass late at once is what a loaded machine looks like from inside: the
+    next pass reads the same pages again instead of skipping them (and their site) as failing."""
+    config = fetch_config.model_copy(update={"per_host_connections": 4})
+    extractor = FastExtractor(http_client, config, parsers)
+    pages = TECH[:4]
+    for a in pages:
+        news_web.set_latency(a.path, config.request_timeout + 0.2)
+    urls = [news_web.url(a.path) for a in pages]
+    assert {r.status for r in await extractor.extract(urls)} == {"timeout"}
+    for a in pages:
+        news_web.set_latency(a.path, 0.0)
+    again = await extractor.extract(urls)
+    assert [r.status for r in again] == ["ok"] * len(pages)
+    assert all(news_web.hits[a.path] == 2 for a in pages)

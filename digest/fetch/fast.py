@@ -169,9 +169,17 @@ class FastExtractor:
             )
             for page, result in zip(late, salvaged, strict=True):
                 page.result = result
+        # Most of the pass's pages late: the fault is this machine's or its network's (a loaded
+        # CPU makes every page late), not each host's; their hosts are not counted as failing,
+        # else one busy minute would have every host skipped for `failure_ttl`.
+        started = [p for p in pages.values() if p.started is not None]
+        late_ones = sum(1 for p in started if p.result is not None and p.result.status == "timeout")
+        ours = late_ones > 1 and 2 * late_ones > len(started)
         for page in pages.values():
             assert page.result is not None
             done[page.url] = page.result
+            if ours and page.result.status == "timeout":
+                page.host_fault = False
             self._remember(page)
         return [done[url] for url in urls]
 
