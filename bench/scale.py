@@ -22,15 +22,19 @@ distinct URLs, so most summaries are found by their text's hash and reused (the 
 main-text extraction are not). The edition is bench/email_bench.py's (6 categories, 5 stories
 each); subscribers get every category.
 
-Measured here, 2026-12-02, the short stages with `--stages collect,crawl --no-sqlite` in one
-run (the machine otherwise idle: 2 cores), workers at --concurrency 4, after a worker's fast
-passes took turns and a pass of late pages stopped blaming their sites (news web on 25 hosts):
+Measured here, 2026-12-02, `--scale 1 --no-sqlite` in one run (the machine otherwise idle: 2
+cores), workers at --concurrency 4, after a worker's fast passes took turns and a pass of late
+pages stopped blaming their sites (news web on 25 hosts):
 
-| run | collect | collect (304s) | crawl + summary |
-|---|---|---|---|
-| 1 worker | 32.0 s, 156/s (5,000 ledes) | 6.1 s, 826/s | 17.8 s, 28/s |
-| 2 workers | 22.9 s (x1.40, 5,000 ledes) | 4.2 s (x1.44) | 9.8 s (x1.82) |
-| 4 workers | 24.8 s (x1.29, 4,853 ledes) | 2.9 s (x2.12) | 9.6 s (x1.86) |
+| run | collect | collect (304s) | crawl + summary | deliver |
+|---|---|---|---|---|
+| 1 worker | 26.7 s, 187/s (5,000 ledes) | 5.3 s, 940/s | 15.3 s, 33/s | 1,132 s, 88 emails/s |
+| 2 workers | 24.1 s (x1.11, 5,000 ledes) | 4.3 s (x1.24) | 13.7 s (x1.12) | 637 s (x1.78) |
+| 4 workers | 26.0 s (x1.03, 4,722 ledes) | 3.6 s (x1.47) | 14.1 s (x1.09) | 593 s (x1.91) |
+
+Per lede, 4 workers' collect is not faster than 1 worker's (182 against 187 a second). A run of
+the short stages alone the same day: collect 32.0 / 22.9 / 24.8 s (4,853 ledes with 4), the 304
+pass 6.1 / 4.2 / 2.9 s, crawl 17.8 / 9.8 / 9.6 s with 1 / 2 / 4 workers.
 
 Before those two changes, 4 workers' collect looked faster only because it did less: its
 passes, run at once, shared the CPU past what could parse within the budget, most pages were
