@@ -188,13 +188,13 @@ async def extract_and_store(
     category: str,
     headlines: list[Headline],
     *,
-    turn: contextlib.AbstractAsyncContextManager[Any] | None = None,
+    in_turn: bool = False,
 ) -> tuple[CategoryReport, Counter[str]]:
     """Fast extraction of the headlines' pages, then the upsert: what one category (or one
-    batch of it, on a worker) adds, and the hosts whose pages failed. `turn`: held while the
-    pages are read, so that passes sharing a process take turns (`digest.queue.tasks`)."""
+    batch of it, on a worker) adds, and the hosts whose pages failed. `in_turn`: the pages
+    are read holding the extractor's `turn`, so that passes sharing a process take turns."""
     store = await app.store()
-    async with turn or contextlib.nullcontext():
+    async with app.extractor.turn if in_turn else contextlib.nullcontext():
         items = await app.extractor.enrich(headlines)
     result = await asyncio.to_thread(store.upsert_items, items, seen_at=datetime.now(UTC))
     metrics.articles_collected.labels(category).inc(len(items))

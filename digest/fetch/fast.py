@@ -112,6 +112,9 @@ class FastExtractor:
         self._host_slots: weakref.WeakValueDictionary[str, asyncio.Semaphore] = (
             weakref.WeakValueDictionary()
         )
+        # Held by callers whose passes must take turns (a worker's extraction tasks): passes
+        # run at once share the host slots and the CPU, and under load all of them are late.
+        self.turn = asyncio.Lock()
 
     async def warm(self) -> None:
         """Start the parser processes now, so that they import while the caller is busy with

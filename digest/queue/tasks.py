@@ -42,18 +42,13 @@ async def sources(app: App, *, category: str, ddg: bool, feeds: list[dict[str, A
     }
 
 
-# A worker's fast passes take turns, as the in-process loop's categories do: each pass has the
-# whole budget (counted from its turn) and the process's connections. Passes run at once share
-# the CPU, and past what it can parse within the budget every page of every pass is late (seen
-# with 4 workers of 4 tasks on 2 cores: 1 page in 10 got its lede, against all with 1 worker).
-_FAST_PASS_TURN = asyncio.Lock()
-
-
 async def extract(app: App, *, category: str, headlines: list[dict[str, Any]]) -> Any:
-    """Fast extraction and the upsert of one batch of a category's headlines (the upsert of
-    one batch runs while the next batch's pages are read)."""
+    """Fast extraction and the upsert of one batch of a category's headlines. A worker's fast
+    passes take turns, as the in-process loop's categories do: each has its whole budget from
+    its turn (run at once on 4 workers of 4 tasks on 2 cores, 1 page in 10 got its lede); the
+    upsert of one batch runs while the next batch's pages are read."""
     report, hosts = await extract_and_store(
-        app, category, [codec.headline(h) for h in headlines], turn=_FAST_PASS_TURN
+        app, category, [codec.headline(h) for h in headlines], in_turn=True
     )
     return {
         "headlines": report.headlines,
