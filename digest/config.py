@@ -146,8 +146,9 @@ class StoriesConfig(_Section):
     top: PositiveInt = 5
     # Articles further apart in time than this are never the same story.
     window_hours: PositiveFloat = 48.0
-    # Similarity (0..1) of title + lede above which two articles tell the same story.
-    similarity: Annotated[float, Field(gt=0, lt=1)] = 0.35
+    # Similarity (0..1) of titles above which two articles tell the same story; a pair compared on
+    # title and lede needs a quarter more (digest/stories/cluster.py, TEXT_DISCOUNT).
+    similarity: Annotated[float, Field(gt=0, lt=1)] = 0.28
     # No [stories.embeddings] section: lexical similarity only.
     embeddings: EmbeddingsConfig | None = None
 
@@ -464,7 +465,7 @@ retention_days = 90        # page texts older than this are pruned; stories and 
 [stories]
 top = 5                    # stories per category that `deepen` crawls and summarizes
 window_hours = 48.0        # articles further apart than this are never the same story
-similarity = 0.35          # 0..1: how alike two headlines must be to be one story
+similarity = 0.28          # 0..1: how alike two headlines must be to be one story
 
 # With no [stories.embeddings] section, stories are told by their words alone. With one, every
 # article gets a vector (once, stored) and one event told in several languages is one story.

@@ -162,16 +162,18 @@ ECB_DE = [
     ),
 ]
 
+# The Japan earthquake of QUAKE as German outlets tell it: one event. Words join them too,
+# by the n-grams they share ("Japan"/"Japans", "Tsunami", "7.1"/"7,1").
 QUAKE_DE = [
     Line(
-        "erdbeben",
+        "quake",
         "Zeit Online",
         "Schweres Erdbeben erschüttert den Süden Japans",
         "Ein Erdbeben der Stärke 7,1 hat den Süden Japans erschüttert. Die Behörden gaben eine "
         "Tsunami-Warnung für die Küste von Miyazaki heraus.",
     ),
     Line(
-        "erdbeben",
+        "quake",
         "FAZ",
         "Erdbeben der Stärke 7,1 vor Japans Küste – Tsunamiwarnung",
         "Vor der Südküste Japans hat sich ein Erdbeben der Stärke 7,1 ereignet. Die japanische "
@@ -180,17 +182,17 @@ QUAKE_DE = [
 ]
 
 # The Japan earthquake of QUAKE and QUAKE_DE as French outlets tell it: the same event in a
-# third language (no clustering by words joins them; vectors can).
+# third language (vectors join them; words alone need not).
 QUAKE_FR = [
     Line(
-        "seisme",
+        "quake",
         "Le Monde",
         "Un séisme de magnitude 7,1 frappe le sud du Japon, alerte au tsunami",
         "Un puissant séisme de magnitude 7,1 a secoué jeudi le sud du Japon, au large de la "
         "préfecture de Miyazaki. Les autorités ont émis une alerte au tsunami pour les côtes.",
     ),
     Line(
-        "seisme",
+        "quake",
         "France 24",
         "Japon : fort tremblement de terre sur l'île de Kyushu, les habitants appelés à fuir",
         "Un tremblement de terre de magnitude 7,1 a frappé l'île de Kyushu, dans le sud du "

@@ -16,7 +16,7 @@ from tests import headlines as H
 
 T0 = datetime(2025, 3, 1, 12, 0, tzinfo=UTC)
 WINDOW = timedelta(hours=48)
-THRESHOLD = 0.35  # StoriesConfig().similarity
+THRESHOLD = 0.28  # StoriesConfig().similarity
 
 
 def reports(lines: list[H.Line], *, first_id: int = 1, at: datetime = T0) -> list[Report]:
@@ -94,8 +94,8 @@ def test_a_story_keeps_its_identity_across_runs_and_gains_members() -> None:
     assert run1.grown == ()
     story_of = {aid: 100 + n for n, g in enumerate(run1.created) for aid in g.article_ids}
 
-    # Run 2, next day: the stored articles with their stories, a third outlet, a new event.
-    later = T0 + timedelta(hours=20)
+    # Run 2, that evening: the stored articles with their stories, a third outlet, a new event.
+    later = T0 + timedelta(hours=7)
     stored = [
         Report(id=r.id, title=r.title, text=r.text, first_seen=T0, story_id=story_of[r.id])
         for r in first
@@ -109,6 +109,25 @@ def test_a_story_keeps_its_identity_across_runs_and_gains_members() -> None:
     assert [g.article_ids for g in run2.created] == [(5, 6)]
     single = next(g for g in run2.groups if g.story_id == 101)
     assert (single.article_ids, single.new_article_ids) == ((3,), ())
+
+
+MARKETS = [
+    "Wall Street closes lower as weak China trade data weighs on stocks",
+    "Stocks close lower on Wall Street as China trade data disappoints",
+]
+
+
+@pytest.mark.parametrize(("hours", "stories"), [(2, 1), (24, 2)])
+def test_a_market_report_a_day_later_is_a_new_story(hours: int, stories: int) -> None:
+    # Two closes of the market told alike: the same story within hours, the next day's close
+    # is another event.
+    items = [
+        Report(id=1, title=MARKETS[0], first_seen=T0),
+        Report(id=2, title=MARKETS[1], first_seen=T0 + timedelta(hours=hours)),
+        *reports(H.SINGLES, first_id=10),
+    ]
+    result = cluster_reports(items, window=WINDOW, similarity=THRESHOLD)
+    assert sum(1 for g in result.groups if {1, 2} & set(g.article_ids)) == stories
 
 
 def test_existing_stories_are_never_split_nor_merged() -> None:
@@ -447,7 +466,17 @@ def test_vectors_far_apart_keep_look_alike_headlines_apart() -> None:
     lexical = cluster_reports([a, b, *others], window=WINDOW, similarity=THRESHOLD)
     assert frozenset({1, 2}) in lexical.partition()  # 0.41 alike by their words
 
-    embedded = [replace(r, embedding=_vector(r.title)) for r in [a, b, *others]]
+    # Their vectors point away from each other, beyond what all of them share: shares, fruit.
+    rng = random.Random("shares")
+    g = [rng.gauss(0, 1) for _ in range(DIM)]
+    along = sum(x * c for x, c in zip(g, CONE, strict=True))
+    shares = _unit([x - along * c for x, c in zip(g, CONE, strict=True)])
+    fruit = [-x for x in shares]
+    embedded = [
+        replace(a, embedding=_vector(a.title, near=shares)),
+        replace(b, embedding=_vector(b.title, near=fruit)),
+        *(replace(r, embedding=_vector(r.title)) for r in others),
+    ]
     result = cluster_reports(embedded, window=WINDOW, similarity=THRESHOLD)
     assert frozenset({1}) in result.partition()
     assert frozenset({2}) in result.partition()
