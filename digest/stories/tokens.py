@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from functools import lru_cache
 
 # Longer words are cut to this many characters: "presidential" and "president" meet, so do
 # "earthquakes" and "earthquake"; "government" and "governor" stay apart.
@@ -78,8 +79,10 @@ def fold(text: str) -> str:
 STOPWORDS = frozenset(fold(w) for w in (_ENGLISH + _GERMAN + _CALENDAR).split())
 
 
+@lru_cache(maxsize=1 << 16)
 def stem(word: str) -> str:
-    """Strip one inflectional suffix, then truncate to STEM_LENGTH characters."""
+    """Strip one inflectional suffix, then truncate to STEM_LENGTH characters (cached: a day's
+    headlines repeat a few thousand words)."""
     if not word.isdigit():
         for suffix in _SUFFIXES:
             if word.endswith(suffix) and len(word) - len(suffix) >= _MIN_STEM:
