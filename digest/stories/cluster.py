@@ -252,7 +252,7 @@ def cluster_reports(
 ) -> Clustering:
     """Group `reports` into stories. `similarity` is the centroid cosine a merge needs (0..1),
     of titles; a pair compared on title and text counts `TEXT_DISCOUNT` of its similarity, and
-    a pair further apart in time than `TIME_GRACE` fades (see the module docstring)."""
+    a pair further apart in time than `TIME_GRACE_HOURS` fades (see the module docstring)."""
     items = sorted(reports, key=lambda r: r.id)
     ids = [r.id for r in items]
     if len(set(ids)) != len(ids):
@@ -268,42 +268,36 @@ def cluster_reports(
         raise ValueError(f"embeddings of different lengths: {sorted(lengths)}")
 
     features = [_Features.of(r) for r in items]
-    pairs = _Pairs.of(items, features, window)
+    seconds = [r.when.timestamp() for r in items]
+    pairs = _Pairs.of(seconds, features, window)
     vectors = _Vectors.of(items, features, window, pairs.keys)
     start = _start(items, features, window)
     # Pass 1 weighs a term by the articles that use it, pass 2 by the stories of pass 1 that
     # use it: the name that every report of a big story repeats is not a common word.
     by_article = _Idf.over(features, [[i] for i in range(len(items))])
     sims = vectors.combine(pairs.similarities(features, by_article, final=False))
-    first = _agglomerate(items, sims, start, window, similarity)
+    first = _agglomerate(items, seconds, sims, start, window, similarity)
     sims = vectors.combine(pairs.similarities(features, _Idf.over(features, first), final=True))
-    sims = _in_time(items, _discount_text(items, sims))
-    return _groups(items, sims, _agglomerate(items, sims, start, window, similarity))
+    sims = _weighed(items, seconds, sims)
+    return _groups(items, sims, _agglomerate(items, seconds, sims, start, window, similarity))
 
 
-def _discount_text(
-    items: Sequence[Report], sims: dict[tuple[int, int], float]
+def _weighed(
+    items: Sequence[Report], seconds: Sequence[float], sims: dict[tuple[int, int], float]
 ) -> dict[tuple[int, int], float]:
-    """`TEXT_DISCOUNT` of the similarity of each pair of which both have text."""
-    told = [bool(r.text.strip()) for r in items]
-    return {(i, j): s * TEXT_DISCOUNT if told[i] and told[j] else s for (i, j), s in sims.items()}
-
-
-def _in_time(
-    items: Sequence[Report], sims: dict[tuple[int, int], float]
-) -> dict[tuple[int, int], float]:
-    """Each pair's similarity faded by the time between its articles past `TIME_GRACE`:
-    times exp(-((dt - grace) / TIME_FADE)^2 / 2)."""
-    hours = np.asarray([r.when.timestamp() / 3600 for r in items])
-    if not sims or hours.max() - hours.min() <= TIME_GRACE_HOURS:
+    """Each pair's similarity times `TEXT_DISCOUNT` when both have text, and faded by the time
+    between them past `TIME_GRACE_HOURS`: times exp(-((dt - grace) / TIME_FADE_HOURS)^2 / 2)."""
+    if not sims:
         return sims
     keys = list(sims)
     pairs = _pair_array(keys)
+    told = np.asarray([bool(r.text.strip()) for r in items])
+    hours = np.asarray(seconds) / 3600
     late = np.maximum(np.abs(hours[pairs[:, 0]] - hours[pairs[:, 1]]) - TIME_GRACE_HOURS, 0.0)
-    faded = np.fromiter(sims.values(), float, len(sims)) * np.exp(
-        -0.5 * (late / TIME_FADE_HOURS) ** 2
-    )
-    return dict(zip(keys, faded.tolist(), strict=True))
+    factor = np.exp(-0.5 * (late / TIME_FADE_HOURS) ** 2)
+    factor[told[pairs[:, 0]] & told[pairs[:, 1]]] *= TEXT_DISCOUNT
+    weighed = np.fromiter(sims.values(), float, len(sims)) * factor
+    return dict(zip(keys, weighed.tolist(), strict=True))
 
 
 @dataclass(frozen=True, slots=True)
@@ -416,7 +410,7 @@ class _Pairs:
 
     @classmethod
     def of(
-        cls, items: Sequence[Report], features: Sequence[_Features], window: timedelta
+        cls, seconds: Sequence[float], features: Sequence[_Features], window: timedelta
     ) -> _Pairs:
         index: dict[str, list[int]] = defaultdict(list)
         for i, f in enumerate(features):
@@ -439,7 +433,6 @@ class _Pairs:
         keys: set[tuple[int, int]] = set()
         for _, docs in kept:
             keys.update(combinations(docs, 2))  # docs ascending, so i < j
-        seconds = [r.when.timestamp() for r in items]
         span = window.total_seconds()
         if max(seconds, default=0.0) - min(seconds, default=0.0) > span:
             keys = {(i, j) for i, j in keys if abs(seconds[i] - seconds[j]) <= span}
@@ -569,6 +562,7 @@ def _start(
 
 def _agglomerate(
     items: Sequence[Report],
+    seconds: Sequence[float],
     sims: Mapping[tuple[int, int], float],
     start: Sequence[Sequence[int]],
     window: timedelta,
@@ -600,7 +594,6 @@ def _agglomerate(
         next((items[i].story_id for i in idx if items[i].story_id is not None), None)
         for idx in members
     ]
-    seconds = [r.when.timestamp() for r in items]
     first = [min(seconds[i] for i in idx) for idx in members]
     last = [max(seconds[i] for i in idx) for idx in members]
     span = window.total_seconds()
