@@ -162,8 +162,8 @@ ECB_DE = [
     ),
 ]
 
-# The Japan earthquake of QUAKE as German outlets tell it: one event. Words join them too,
-# by the n-grams they share ("Japan"/"Japans", "Tsunami", "7.1"/"7,1").
+# The Japan earthquake of QUAKE as German outlets tell it: one event. Words alone may join
+# them, by the n-grams they share ("Japan"/"Japans", "Tsunami", "7.1"/"7,1"); vectors do.
 QUAKE_DE = [
     Line(
         "quake",

@@ -458,7 +458,8 @@ def _window(vectors: bool, event: list[float] | None) -> list[Report]:
 
 
 def test_one_event_in_three_languages_is_one_story_when_its_vectors_agree() -> None:
-    event = _unit([random.Random(3).gauss(0, 1) for _ in range(DIM)])
+    rng = random.Random(3)  # one generator: a new one per coordinate repeats one value
+    event = _unit([rng.gauss(0, 1) for _ in range(DIM)])
     result = cluster_reports(_window(True, event), window=WINDOW, similarity=THRESHOLD)
     assert frozenset({100, 101, 102}) in result.partition()
     assert all(len(g) == 1 for g in result.partition() if not g & {100, 101, 102})
