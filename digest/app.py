@@ -53,6 +53,7 @@ class App:
         self._store_lock = asyncio.Lock()
         self.http: HttpClient
         self.extractor: FastExtractor
+        self.feed_parsers: ParserPool
         self.ddg: DuckDuckGo
 
     async def __aenter__(self) -> Self:
@@ -60,6 +61,11 @@ class App:
         # More parsers than cores: a page that keeps one busy until its deadline holds up no other.
         parsers = await self._stack.enter_async_context(ParserPool(preload=("lede",)))
         self.extractor = FastExtractor(self.http, self.config.fetch, parsers)
+        # Feeds have a pool of their own: a burst of feed documents never holds up a lede,
+        # whose page has a 1.5 s budget; and a feed off this process leaves its core free.
+        self.feed_parsers = await self._stack.enter_async_context(
+            ParserPool(size=2, preload=("feed",))
+        )
         self.ddg = DuckDuckGo(self.config.sources)
         return self
 

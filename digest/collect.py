@@ -132,6 +132,7 @@ async def _feed_headlines_one(
             state,
             timeout=app.config.sources.feed_timeout,
             max_bytes=app.config.fetch.max_feed_bytes,
+            parsers=app.feed_parsers,
         )
     except DigestError as err:
         failures.append(Failure(f"feed:{feed.url}", str(err)))
@@ -292,11 +293,11 @@ async def _collect_queued(
             failures.append(lost)
             continue
         failures.extend(codec.failure(f) for f in result["failures"])
-        per_category[args["category"]].append([codec.headline(h) for h in result["headlines"]])
+        per_category[args["category"]].append([Headline.from_json(h) for h in result["headlines"]])
     batches: list[dict[str, Any]] = []
     for category in categories:
         merged = merge_headlines(per_category[category])
-        for part in chunks([codec.headline_json(h) for h in merged], size.headlines_per_task):
+        for part in chunks([h.to_json() for h in merged], size.headlines_per_task):
             batches.append({"category": category, "headlines": list(part)})
     done = await queue.run(EXTRACT, batches)
     totals = {c: CategoryReport(c) for c in categories}

@@ -10,7 +10,7 @@ depend on these types, never on the store.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, fields, replace
 from datetime import date, datetime
 from typing import Any, Literal
 
@@ -52,6 +52,23 @@ class Headline:
 
     def with_(self, **changes: Any) -> Headline:
         return replace(self, **changes)
+
+    def to_json(self) -> dict[str, Any]:
+        """As JSON (a task's arguments, a parser process's answer)."""
+        data = asdict(self)
+        data["published"] = self.published.isoformat() if self.published else None
+        return data
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Headline:
+        """From `to_json`'s shape; unknown keys are ignored."""
+        values = {k: v for k, v in data.items() if k in _HEADLINE_FIELDS}
+        published = values.get("published")
+        values["published"] = datetime.fromisoformat(published) if published else None
+        return cls(**values)
+
+
+_HEADLINE_FIELDS = frozenset(f.name for f in fields(Headline))
 
 
 @dataclass(frozen=True, slots=True)

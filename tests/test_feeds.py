@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 import socket
 import time
 from collections.abc import AsyncIterator
@@ -17,6 +18,7 @@ from hypothesis import strategies as st
 from digest.config import FeedConfig, FetchConfig
 from digest.errors import FeedError
 from digest.fetch.client import HttpClient
+from digest.fetch.parsers import ParserPool
 from digest.models import FeedState
 from digest.sources.feeds import ParsedFeed, fetch_feed, parse_feed
 
@@ -279,6 +281,17 @@ def test_any_bytes_give_a_parsed_feed_or_a_feed_error(body: bytes) -> None:
 
 # --- fetch_feed against a local server -----------------------------------------------------------
 
+# 5,000 items, 640 KB: feedparser takes seconds over it (a 2.5 MB feed took 6.6 s here).
+HUGE_RSS = (
+    '<?xml version="1.0"?><rss version="2.0"><channel><title>Big</title>'
+    + "".join(
+        f"<item><title>Story {i}</title><link>https://big.example/{i}</link>"
+        f"<description>Words &amp; more words {i}</description></item>"
+        for i in range(5000)
+    )
+    + "</channel></rss>"
+).encode()
+
 ETAG = '"v1"'
 LAST_MODIFIED = "Sat, 01 Mar 2025 09:00:00 GMT"
 
@@ -328,6 +341,9 @@ async def server() -> AsyncIterator[FeedServer]:
         await asyncio.wait_for(stopping.wait(), 5)
         return web.Response(body=RSS2, content_type="application/rss+xml")
 
+    async def huge(request: web.Request) -> web.Response:
+        return web.Response(body=HUGE_RSS, content_type="application/rss+xml")
+
     async def gone(request: web.Request) -> web.Response:
         return web.Response(status=404, text="not here")
 
@@ -339,6 +355,7 @@ async def server() -> AsyncIterator[FeedServer]:
     app.router.add_get("/page.html", page)
     app.router.add_get("/logo.png", image)
     app.router.add_get("/gone.xml", gone)
+    app.router.add_get("/huge.xml", huge)
     app.router.add_get("/slow.xml", slow)
     runner = web.AppRunner(app)
     await runner.setup()
@@ -496,3 +513,82 @@ async def test_feed_url_that_is_not_http_is_a_feed_error(http: HttpClient) -> No
     feed = FeedConfig(url="ftp://files.example.com/rss.xml", category="world")
     with pytest.raises(FeedError, match="cannot fetch feed"):
         await fetch_feed(http, feed, None)
+
+
+# --- parsed in a parser process ------------------------------------------------------------------
+
+
+@pytest.fixture
+async def feed_parsers() -> AsyncIterator[ParserPool]:
+    async with ParserPool(size=2, preload=("feed",)) as pool:
+        yield pool
+
+
+async def test_a_feed_parsed_in_a_parser_process_reads_as_parsed_here(
+    server: FeedServer, http: HttpClient, feed_parsers: ParserPool
+) -> None:
+    for path in ("/rss.xml", "/atom.xml"):
+        here = await fetch_feed(http, feed_at(server, path), None)
+        there = await fetch_feed(http, feed_at(server, path), None, parsers=feed_parsers)
+        assert there.headlines == here.headlines and there.title == here.title
+        assert len(there.headlines) >= 2
+    with pytest.raises(FeedError, match="is not an RSS or Atom feed: it is an HTML page"):
+        await fetch_feed(http, feed_at(server, "/page.html"), None, parsers=feed_parsers)
+
+
+async def test_a_feed_too_long_to_parse_is_stopped_and_the_loop_never_waits(
+    server: FeedServer, http: HttpClient, feed_parsers: ParserPool
+) -> None:
+    """A huge feed is parsed off the loop: the loop keeps ticking, the parse is stopped at its
+    deadline as that feed's error, and the pool parses the next feed."""
+    ticks: list[float] = []
+
+    async def tick() -> None:
+        while True:
+            ticks.append(time.monotonic())
+            await asyncio.sleep(0.01)
+
+    ticker = asyncio.create_task(tick())
+    started = time.monotonic()
+    try:
+        with pytest.raises(FeedError, match=r"cannot parse feed .*huge\.xml.*stopped"):
+            await fetch_feed(
+                http, feed_at(server, "/huge.xml"), None, parsers=feed_parsers, parse_timeout=0.3
+            )
+    finally:
+        ticker.cancel()
+    assert time.monotonic() - started < 1.5
+    gaps = [b - a for a, b in itertools.pairwise(ticks)]
+    assert len(ticks) > 10 and max(gaps) < 0.25
+    after = await fetch_feed(http, feed_at(server, "/rss.xml"), None, parsers=feed_parsers)
+    assert len(after.headlines) == 2
+
+
+def test_any_bytes_read_the_same_in_a_parser_process() -> None:
+    """What crosses the process boundary (JSON both ways) loses nothing: the same headlines,
+    or the same FeedError, as parsing in this process."""
+    with asyncio.Runner() as runner:
+        pool = ParserPool(size=1, preload=("feed",))
+
+        def outcome(read) -> object:
+            try:
+                return read()
+            except FeedError as err:
+                return str(err)
+
+        @given(body=feedish_bytes())
+        @settings(max_examples=60, deadline=None)
+        def check(body: bytes) -> None:
+            how = {"feed_url": "https://times.example.com/feed", "category": "world"}
+            here = outcome(lambda: parse_feed(body, **how))
+            there = outcome(
+                lambda: runner.run(
+                    pool.feed(body, **how, name=None, base_url=None, charset=None, timeout=10)
+                )
+            )
+            assert there == here
+
+        try:
+            check()
+        finally:
+            runner.run(pool.close())

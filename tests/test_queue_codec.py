@@ -32,7 +32,7 @@ text = st.text(max_size=40)
     )
 )
 def test_a_headline_survives_the_queue(headline: Headline) -> None:
-    assert codec.headline(json.loads(json.dumps(codec.headline_json(headline)))) == headline
+    assert Headline.from_json(json.loads(json.dumps(headline.to_json()))) == headline
 
 
 @given(

@@ -12,7 +12,6 @@ import pytest
 from digest.app import App
 from digest.config import load_config
 from digest.models import Headline
-from digest.queue import codec
 from digest.queue.tasks import extract
 from tests.configs import write_config
 from tests.newsweb import ARTICLES, NewsWeb
@@ -32,7 +31,7 @@ async def app(tmp_path: Path) -> AsyncIterator[App]:
 def batch(web: NewsWeb, tag: str) -> list[dict[str, object]]:
     now = datetime.now(UTC)
     return [
-        codec.headline_json(Headline(a.title, web.url(f"{a.path}?{tag}"), published=now))
+        Headline(a.title, web.url(f"{a.path}?{tag}"), published=now).to_json()
         for a in ARTICLES[:PAGES]
     ]
 

@@ -9,6 +9,8 @@ kills the process when an answer is late; see `digest.fetch.parsers`.
 Operations:
 - `lede`: body = page bytes; header `charset`, `max_chars` -> `{"text", "kind"}`
 - `main_text`: body = HTML as UTF-8; header `url` -> `{"title", "text"}`
+- `feed`: body = feed document; header `feed_url`, `category`, `name`, `base_url`, `charset`
+  -> `{"feed": ParsedFeed as JSON}` or `{"feed_error": why it cannot be read}`
 - `ping`: -> `{}` once the worker is ready
 
 Before its first request the worker sends one unasked answer, `{"ok": {}}`, once its modules
@@ -60,13 +62,38 @@ def _main_text(header: dict[str, Any], body: bytes) -> dict[str, Any]:
     return {"title": main.title, "text": main.text}
 
 
-_OPERATIONS = {"lede": _lede, "main_text": _main_text, "ping": lambda _header, _body: {}}
+def _feed(header: dict[str, Any], body: bytes) -> dict[str, Any]:
+    from digest.errors import FeedError
+    from digest.sources.feed_parser import parse_feed
+
+    try:
+        parsed = parse_feed(
+            body,
+            feed_url=str(header["feed_url"]),
+            category=str(header["category"]),
+            name=header.get("name"),
+            base_url=header.get("base_url"),
+            charset=header.get("charset"),
+        )
+    except FeedError as err:  # the document's fault: the parent reports it as such
+        return {"feed_error": str(err)}
+    return {"feed": parsed.to_json()}
+
+
+_OPERATIONS = {
+    "lede": _lede,
+    "main_text": _main_text,
+    "feed": _feed,
+    "ping": lambda _header, _body: {},
+}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--memory-mb", type=int, default=1024)
-    parser.add_argument("--preload", action="append", default=[], choices=["lede", "main_text"])
+    parser.add_argument(
+        "--preload", action="append", default=[], choices=["lede", "main_text", "feed"]
+    )
     args = parser.parse_args()
     limit_memory(args.memory_mb)
     requests, answers = sys.stdin.buffer, os.fdopen(os.dup(sys.stdout.fileno()), "wb")
@@ -76,7 +103,9 @@ def main() -> None:
     if "main_text" in args.preload:
         import trafilatura  # noqa: F401
 
-        import digest.crawl.maintext  # noqa: F401
+        import digest.crawl.maintext
+    if "feed" in args.preload:
+        import digest.sources.feed_parser  # noqa: F401
     write_frame(answers, {"ok": {}})  # ready
     while (request := read_frame(requests)) is not None:
         header, body = request

@@ -1,12 +1,13 @@
-"""Untrusted HTML is parsed in child processes, under a deadline that really holds.
+"""Untrusted HTML and feeds are parsed in child processes, under a deadline that really holds.
 
 A page is hostile input to its parser: some shapes cost lexbor and libxml2 time that grows faster
 than the page (`digest.fetch.shape` bounds the known ones), and a parser that runs on the event
 loop, or in a thread that cannot be stopped, turns one such page into a frozen quick path.
-So the lede finder and the main-text extractor run in a small pool of worker processes
-(`digest.fetch._parse_worker`): a call gets the caller's remaining time, waiting for a free worker
-included, and a worker still busy when that time is up is killed (SIGKILL) and replaced. A killed
-or crashed parse is that page's error; the other pages, and the service, carry on.
+So the lede finder, the main-text extractor and the feed parser run in a small pool of worker
+processes (`digest.fetch._parse_worker`): a call gets the caller's remaining time, waiting for a
+free worker included, and a worker still busy when that time is up is killed (SIGKILL) and
+replaced. A killed or crashed parse is that page's error; the other pages, and the service, carry
+on.
 
 Workers start when first needed and stop after `idle_timeout` without work, so an idle daemon
 holds no parser processes. A worker costs about 15 MB (lede) or 40 MB (main text) and starts in
@@ -22,13 +23,16 @@ import os
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Self
+from typing import TYPE_CHECKING, Any, Self
 
-from digest.errors import ParseError, ParseTimeoutError
+from digest.errors import FeedError, ParseError, ParseTimeoutError
 from digest.fetch._parse_worker import FRAME
 from digest.fetch.lede import Lede
 from digest.models import MainText
 from digest.subprocesses import child_env
+
+if TYPE_CHECKING:
+    from digest.sources.feed_parser import ParsedFeed
 
 _KINDS = frozenset(("article", "meta", ""))
 
@@ -137,6 +141,37 @@ class ParserPool:
         if not isinstance(title, str) or not isinstance(text, str):
             raise ParseError("the parser answered nonsense")
         return MainText(title=title, text=text)
+
+    async def feed(
+        self,
+        body: bytes,
+        *,
+        feed_url: str,
+        category: str,
+        name: str | None,
+        base_url: str | None,
+        charset: str | None,
+        timeout: float,  # noqa: ASYNC109
+    ) -> ParsedFeed:
+        """`parse_feed` of the document in `body` within `timeout`; FeedError when the
+        document is not a readable feed, ParseError when its parse was late or crashed."""
+        from digest.sources.feed_parser import ParsedFeed
+
+        header = {
+            "op": "feed",
+            "feed_url": feed_url,
+            "category": category,
+            "name": name,
+            "base_url": base_url,
+            "charset": charset,
+        }
+        answer = await self._call(header, body, timeout)
+        if isinstance(answer.get("feed_error"), str):
+            raise FeedError(answer["feed_error"])
+        try:
+            return ParsedFeed.from_json(answer["feed"])
+        except (KeyError, TypeError, ValueError, AttributeError):
+            raise ParseError("the parser answered nonsense") from None
 
     async def close(self) -> None:
         self._closed = True

@@ -2,29 +2,15 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, fields
 from datetime import date, datetime
 from typing import Any
 
 from digest.deliver.ledger import Delivery
-from digest.models import ArticleView, Failure, Headline
+from digest.models import ArticleView, Failure
 
 
 def _time(value: str | None) -> datetime | None:
     return datetime.fromisoformat(value) if value else None
-
-
-def headline_json(h: Headline) -> dict[str, Any]:
-    data = asdict(h)
-    data["published"] = h.published.isoformat() if h.published else None
-    return data
-
-
-def headline(data: dict[str, Any]) -> Headline:
-    known = {f.name for f in fields(Headline)}
-    values = {k: v for k, v in data.items() if k in known}
-    values["published"] = _time(values.get("published"))
-    return Headline(**values)
 
 
 def failure(data: dict[str, Any]) -> Failure:

@@ -13,6 +13,7 @@ with an HTML parser: it needs no tree, and a hostile page cannot make a linear s
 
 from __future__ import annotations
 
+import asyncio
 import html
 import re
 from dataclasses import dataclass
@@ -28,7 +29,8 @@ from digest.errors import (
     UnexpectedContentTypeError,
 )
 from digest.fetch.client import FEED_TYPES, HTML_TYPES, HttpClient, Response
-from digest.sources.feeds import FEED_ACCEPT, ParsedFeed, parse_feed
+from digest.sources.feed_parser import LOOKS_LIKE_HTML, ParsedFeed, parse_feed
+from digest.sources.feeds import FEED_ACCEPT
 
 FEED_LINK_TYPES = frozenset(("application/rss+xml", "application/atom+xml", "application/rdf+xml"))
 MAX_CANDIDATES = 5  # advertised feeds tried, in page order
@@ -38,7 +40,6 @@ _ACCEPT = f"{FEED_ACCEPT.removesuffix(', */*;q=0.5')}, text/html;q=0.8, */*;q=0.
 _TAG = re.compile(r"<(link|base)\b([^<>]{0,4096})>", re.I)
 _ATTR = re.compile(r"""([^\s"'<>/=]+)(?:\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'=<>`]+)))?""")
 _BODY = re.compile(r"<body[\s>]", re.I)
-_LOOKS_LIKE_HTML = re.compile(rb"<(!doctype\s+html|html[\s>]|head[\s>]|body[\s>])", re.I)
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,7 +88,7 @@ async def find_feed(
     """
     response = await _get(http, url, timeout=timeout, max_bytes=max_bytes)
     try:
-        return FoundFeed(url, None, _parse(response, url))
+        return FoundFeed(url, None, await _parse(response, url))
     except FeedError as err:
         if not _is_html(response):
             raise NoFeedFoundError(f"{url} is not a feed: {_reason(err, url)}") from None
@@ -101,7 +102,7 @@ async def find_feed(
     for candidate in candidates[:MAX_CANDIDATES]:
         try:
             feed_response = await _get(http, candidate, timeout=timeout, max_bytes=max_bytes)
-            return FoundFeed(candidate, url, _parse(feed_response, candidate))
+            return FoundFeed(candidate, url, await _parse(feed_response, candidate))
         except (FeedError, InvalidURLError) as err:
             problems.append(str(err))
     n = len(problems)
@@ -141,8 +142,10 @@ async def _get(
     return response
 
 
-def _parse(response: Response, url: str) -> ParsedFeed:
-    return parse_feed(
+async def _parse(response: Response, url: str) -> ParsedFeed:
+    """Off the event loop: a feed is untrusted input, and may be large."""
+    return await asyncio.to_thread(
+        parse_feed,
         response.body,
         feed_url=url,
         category="",
@@ -153,7 +156,7 @@ def _parse(response: Response, url: str) -> ParsedFeed:
 
 def _is_html(response: Response) -> bool:
     return response.content_type in HTML_TYPES or bool(
-        _LOOKS_LIKE_HTML.search(response.body[:4096].lstrip())
+        LOOKS_LIKE_HTML.search(response.body[:4096].lstrip())
     )
 
 

@@ -1,52 +1,37 @@
-"""RSS and Atom feeds: a pure parser from bytes to `Headline`s, and a conditional fetch.
+"""RSS and Atom feeds fetched with a conditional GET, parsed off the event loop.
 
-`parse_feed` does no I/O. It hands feedparser a stream, never the raw bytes: given bytes or a str,
-feedparser tries them as a file name (and a str as a URL to fetch), which untrusted input must
-never trigger. `fetch_feed` sends the validators the store kept from the last fetch (If-None-Match,
+`fetch_feed` sends the validators the store kept from the last fetch (If-None-Match,
 If-Modified-Since), so an unchanged feed costs a 304 and no parsing, and returns the state to keep.
+The document is parsed by `digest.sources.feed_parser.parse_feed`, in a parser process under a
+deadline when the caller gives a pool (the service does), else in a thread.
 """
 
 from __future__ import annotations
 
-import io
-import re
-import xml.sax
-from collections.abc import Iterable, Mapping
+import asyncio
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
-from html.parser import HTMLParser
-from typing import Any
-from urllib.parse import urljoin, urlsplit
+from typing import TYPE_CHECKING, Any
 
 import aiohttp
-import feedparser
 
 from digest.config import FeedConfig
-from digest.errors import FeedError, FetchError, InvalidURLError
+from digest.errors import FeedError, FetchError, InvalidURLError, ParseError
 from digest.fetch.client import FEED_TYPES, HttpClient
 from digest.models import FeedState, Headline
+from digest.sources.feed_parser import ParsedFeed, parse_feed
 
-SNIPPET_CHARS = 500
+if TYPE_CHECKING:
+    from digest.fetch.parsers import ParserPool
+
+__all__ = ["FEED_ACCEPT", "FeedResult", "ParsedFeed", "fetch_feed", "parse_feed"]
+
 FEED_ACCEPT = (
     "application/rss+xml, application/atom+xml, application/rdf+xml;q=0.9, "
     "application/xml;q=0.9, text/xml;q=0.9, */*;q=0.5"
 )
-_IMAGE_EXTENSIONS = (".jpg", ".jpeg", ".png", ".gif", ".webp", ".avif")
-_CHARSET_NAME = re.compile(r"[A-Za-z0-9._:-]{1,40}")
-_MARKUP = re.compile(r"<[a-zA-Z/!]")  # for values feedparser gives without a type
-_LOOKS_LIKE_HTML = re.compile(rb"<(!doctype\s+html|html[\s>]|head[\s>]|body[\s>])", re.I)
-
-
-@dataclass(frozen=True, slots=True)
-class ParsedFeed:
-    """What one feed document holds. `warning` says why a flawed feed was read anyway;
-    `categories` are the feed's own (channel-level `<category>`, Atom `<category term>`)."""
-
-    title: str
-    headlines: tuple[Headline, ...]
-    warning: str | None = None
-    categories: tuple[str, ...] = ()
-    site_url: str | None = None  # the feed's own link to its site
+# A parser process gets this long for one feed document when the caller sets no timeout.
+PARSE_TIMEOUT = 10.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,63 +56,6 @@ class FeedResult:
         return self.state.last_modified
 
 
-def parse_feed(
-    body: bytes,
-    *,
-    feed_url: str,
-    category: str,
-    name: str | None = None,
-    base_url: str | None = None,
-    charset: str | None = None,
-) -> ParsedFeed:
-    """Parse an RSS 0.9x/1.0/2.0 or Atom document into headlines, or raise FeedError.
-
-    `base_url` (default: `feed_url`) resolves relative links, e.g. the URL after redirects;
-    `charset` is the HTTP header's, which outranks the XML declaration (RFC 7303).
-    """
-    base = base_url or feed_url
-    content_type = "application/xml"
-    if charset and _CHARSET_NAME.fullmatch(charset):
-        content_type += f"; charset={charset}"
-    try:
-        doc = feedparser.parse(
-            io.BytesIO(body),
-            response_headers={"content-location": base, "content-type": content_type},
-        )
-    except Exception as err:  # feedparser on hostile input: any crash means "not readable"
-        reason = " ".join(f"{type(err).__name__}: {err}".split())
-        raise FeedError(f"feed {feed_url} is malformed: {reason}") from err
-
-    version = doc.get("version") or ""
-    problem = _describe(doc.get("bozo_exception")) if doc.get("bozo") else None
-    info = doc.get("feed") or {}
-    title = _clean_text(info.get("title"), _detail_type(info, "title"))
-    source = name or title or _host(feed_url)
-    origin = f"feed:{feed_url}"
-    headlines = tuple(
-        _unique(
-            _headline(e, base=base, source=source, category=category, origin=origin)
-            for e in doc.get("entries") or ()
-        )
-    )
-
-    if not headlines:
-        if not version:
-            raise FeedError(f"feed {feed_url} is not an RSS or Atom feed: {_what_it_is(body)}")
-        if problem and _is_fatal(doc.get("bozo_exception")):
-            raise FeedError(f"feed {feed_url} is malformed: {problem}")
-    warning = None
-    if problem:
-        warning = f"feed is not well-formed ({problem}); {len(headlines)} entries read anyway"
-    return ParsedFeed(
-        title=title,
-        headlines=headlines,
-        warning=warning,
-        categories=_categories(info),
-        site_url=_absolute(info.get("link"), base),
-    )
-
-
 async def fetch_feed(
     http: HttpClient,
     feed: FeedConfig,
@@ -135,12 +63,15 @@ async def fetch_feed(
     *,
     timeout: float | None = None,  # noqa: ASYNC109  (enforced by the HTTP client)
     max_bytes: int | None = None,
+    parsers: ParserPool | None = None,
+    parse_timeout: float = PARSE_TIMEOUT,
 ) -> FeedResult:
     """Fetch `feed` with a conditional GET and parse it; any failure is a FeedError.
 
     `state` is what the store saved after the last fetch (its validators are sent);
     `timeout` (seconds, e.g. `sources.feed_timeout`) covers redirects and the whole body;
-    `max_bytes` caps the body after decompression (e.g. `fetch.max_feed_bytes`).
+    `max_bytes` caps the body after decompression (e.g. `fetch.max_feed_bytes`);
+    `parsers`: parse in that pool within `parse_timeout`, else in a thread.
     """
     category = feed.category.strip().lower()
     previous = state or FeedState(url=feed.url, category=category, title=feed.name)
@@ -186,14 +117,30 @@ async def fetch_feed(
     if not 200 <= response.status < 300:
         raise FeedError(f"cannot fetch feed {feed.url}: HTTP {response.status}")
 
-    parsed = parse_feed(
-        response.body,
-        feed_url=feed.url,
-        category=category,
-        name=feed.name,
-        base_url=response.final_url,
-        charset=response.charset,
-    )
+    body, final_url, charset = response.body, response.final_url, response.charset
+    if parsers is None:
+        parsed = await asyncio.to_thread(
+            parse_feed,
+            body,
+            feed_url=feed.url,
+            category=category,
+            name=feed.name,
+            base_url=final_url,
+            charset=charset,
+        )
+    else:
+        try:
+            parsed = await parsers.feed(
+                body,
+                feed_url=feed.url,
+                category=category,
+                name=feed.name,
+                base_url=final_url,
+                charset=charset,
+                timeout=parse_timeout,
+            )
+        except ParseError as err:  # late, or the parser process died on this document
+            raise FeedError(f"cannot parse feed {feed.url}: {err}") from err
     return FeedResult(
         url=feed.url,
         final_url=response.final_url,
@@ -216,179 +163,6 @@ async def fetch_feed(
     )
 
 
-def _categories(info: Mapping[str, Any]) -> tuple[str, ...]:
-    found: list[str] = []
-    for tag in info.get("tags") or ():
-        if isinstance(tag, Mapping):
-            found += [t for key in ("term", "label") if (t := _clean_text(tag.get(key), None))]
-    return tuple(dict.fromkeys(found))
-
-
-# --- entries -----------------------------------------------------------------------------------
-
-
-def _headline(
-    entry: Mapping[str, Any], *, base: str, source: str, category: str, origin: str
-) -> Headline | None:
-    title = _clean_text(entry.get("title"), _detail_type(entry, "title"))
-    url = _absolute(entry.get("link"), base)
-    if not title or not url:
-        return None
-    return Headline(
-        title=title,
-        url=url,
-        source=source,
-        published=_published(entry),
-        snippet=_snippet(entry),
-        image=_image(entry, base),
-        category=category,
-        origin=origin,
-    )
-
-
-def _unique(headlines: Iterable[Headline | None]) -> Iterable[Headline]:
-    seen: set[str] = set()
-    for h in headlines:
-        if h is not None and h.url not in seen:
-            seen.add(h.url)
-            yield h
-
-
-def _published(entry: Mapping[str, Any]) -> datetime | None:
-    for key in ("published_parsed", "updated_parsed", "created_parsed"):
-        # dict.get: FeedParserDict.get maps a missing updated_parsed to published_parsed, warning.
-        t = dict.get(entry, key) if isinstance(entry, dict) else entry.get(key)
-        if t:
-            try:
-                year, month, day, hour, minute, second = t[:6]  # feedparser normalises to UTC
-                return datetime(year, month, day, hour, minute, second, tzinfo=UTC)
-            except (TypeError, ValueError, OverflowError):
-                continue
-    return None
-
-
-def _snippet(entry: Mapping[str, Any]) -> str:
-    text = _clean_text(entry.get("summary"), _detail_type(entry, "summary"))
-    if not text:
-        for content in entry.get("content") or ():
-            text = _clean_text(content.get("value"), content.get("type"))
-            if text:
-                break
-    return _shorten(text, SNIPPET_CHARS)
-
-
-def _image(entry: Mapping[str, Any], base: str) -> str | None:
-    candidates: list[Any] = []
-    for media in entry.get("media_content") or ():
-        medium, kind, url = media.get("medium"), media.get("type") or "", media.get("url") or ""
-        if (
-            medium == "image"
-            or kind.startswith("image/")
-            or (not medium and not kind and url.lower().endswith(_IMAGE_EXTENSIONS))
-        ):
-            candidates.append(url)
-    candidates.extend(t.get("url") for t in entry.get("media_thumbnail") or ())
-    for link in [*(entry.get("enclosures") or ()), *(entry.get("links") or ())]:
-        if link.get("rel", "enclosure") == "enclosure" and (link.get("type") or "").startswith(
-            "image/"
-        ):
-            candidates.append(link.get("href"))
-    for candidate in candidates:
-        if url := _absolute(candidate, base):
-            return url
-    return None
-
-
-# --- text and URLs -----------------------------------------------------------------------------
-
-
-class _TextOnly(HTMLParser):
-    """HTML to plain text: block elements become spaces, scripts and styles vanish."""
-
-    # fmt: off
-    _BLOCKS = frozenset({
-        "address", "article", "aside", "blockquote", "br", "dd", "div", "dl", "dt", "figcaption",
-        "figure", "footer", "h1", "h2", "h3", "h4", "h5", "h6", "header", "hr", "li", "main", "nav",
-        "ol", "p", "pre", "section", "table", "td", "th", "tr", "ul",
-    })
-    # fmt: on
-    _HIDDEN = frozenset({"script", "style", "template", "noscript"})
-
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.parts: list[str] = []
-        self._hidden = 0
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if tag in self._HIDDEN:
-            self._hidden += 1
-        elif tag in self._BLOCKS or tag == "img":
-            self.parts.append(" ")
-
-    def handle_endtag(self, tag: str) -> None:
-        if tag in self._HIDDEN:
-            self._hidden = max(0, self._hidden - 1)
-        elif tag in self._BLOCKS:
-            self.parts.append(" ")
-
-    def handle_data(self, data: str) -> None:
-        if not self._hidden:
-            self.parts.append(data)
-
-
-def html_to_text(html: str) -> str:
-    """Visible text of an HTML fragment, whitespace collapsed to single spaces."""
-    parser = _TextOnly()
-    try:
-        parser.feed(html)
-        parser.close()
-    except Exception:  # html.parser is lenient; guard against the odd assertion on junk
-        return " ".join(re.sub(r"<[^>]*>", " ", html).split())
-    return " ".join("".join(parser.parts).split())
-
-
-def _clean_text(value: Any, kind: str | None) -> str:
-    if not isinstance(value, str):
-        return ""
-    if kind in ("text/html", "application/xhtml+xml") or (kind is None and _MARKUP.search(value)):
-        return html_to_text(value)
-    return " ".join(value.split())
-
-
-def _detail_type(item: Mapping[str, Any], key: str) -> str | None:
-    detail = item.get(f"{key}_detail")
-    return detail.get("type") if isinstance(detail, Mapping) else None
-
-
-def _shorten(text: str, limit: int) -> str:
-    if len(text) <= limit:
-        return text
-    cut = text[: limit - 1]
-    if " " in cut[limit // 2 :]:
-        cut = cut[: cut.rindex(" ")]
-    return cut.rstrip(" ,;:.-") + "…"
-
-
-def _absolute(value: Any, base: str) -> str | None:
-    """`value` resolved against `base`, if that gives an http(s) URL with a host."""
-    if not isinstance(value, str) or not value.strip():
-        return None
-    try:
-        url = urljoin(base, value.strip())
-        parts = urlsplit(url)
-        ok = parts.scheme in ("http", "https") and bool(parts.hostname)
-    except ValueError:  # e.g. a malformed IPv6 literal
-        return None
-    return url if ok else None
-
-
-def _host(url: str) -> str:
-    try:
-        return (urlsplit(url).hostname or url).removeprefix("www.")
-    except ValueError:
-        return url
-
-
 def _header(headers: Any, name: str) -> str | None:
     if not headers:
         return None
@@ -397,32 +171,3 @@ def _header(headers: Any, name: str) -> str | None:
         lowered = name.lower()
         value = next((v for k, v in headers.items() if k.lower() == lowered), None)
     return str(value).strip() or None if value is not None else None
-
-
-# --- errors ------------------------------------------------------------------------------------
-
-
-def _is_fatal(exc: Any) -> bool:
-    """Whether feedparser's complaint means the XML could not be read (vs a charset quibble)."""
-    soft = (
-        feedparser.CharacterEncodingOverride,
-        feedparser.NonXMLContentType,
-        feedparser.UndeclaredNamespace,
-    )
-    return not isinstance(exc, soft)
-
-
-def _describe(exc: Any) -> str:
-    if isinstance(exc, xml.sax.SAXParseException):
-        return f"{exc.getMessage()} (line {exc.getLineNumber()}, column {exc.getColumnNumber()})"
-    text = " ".join(str(exc).split()) if exc is not None else ""
-    return text or type(exc).__name__
-
-
-def _what_it_is(body: bytes) -> str:
-    head = body[:4096].lstrip()
-    if not head:
-        return "the document is empty"
-    if _LOOKS_LIKE_HTML.search(head):
-        return "it is an HTML page"
-    return "no RSS or Atom elements found"
