@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 import aiohttp
 
@@ -30,6 +30,18 @@ FEED_ACCEPT = (
     "application/rss+xml, application/atom+xml, application/rdf+xml;q=0.9, "
     "application/xml;q=0.9, text/xml;q=0.9, */*;q=0.5"
 )
+
+
+class _How(TypedDict):
+    """How to read one document: `parse_feed`'s keywords, the same in either place."""
+
+    feed_url: str
+    category: str
+    name: str | None
+    base_url: str | None
+    charset: str | None
+
+
 # A parser process gets this long for one feed document when the caller sets no timeout.
 PARSE_TIMEOUT = 10.0
 
@@ -117,28 +129,18 @@ async def fetch_feed(
     if not 200 <= response.status < 300:
         raise FeedError(f"cannot fetch feed {feed.url}: HTTP {response.status}")
 
-    body, final_url, charset = response.body, response.final_url, response.charset
+    how = _How(
+        feed_url=feed.url,
+        category=category,
+        name=feed.name,
+        base_url=response.final_url,
+        charset=response.charset,
+    )
     if parsers is None:
-        parsed = await asyncio.to_thread(
-            parse_feed,
-            body,
-            feed_url=feed.url,
-            category=category,
-            name=feed.name,
-            base_url=final_url,
-            charset=charset,
-        )
+        parsed = await asyncio.to_thread(parse_feed, response.body, **how)
     else:
         try:
-            parsed = await parsers.feed(
-                body,
-                feed_url=feed.url,
-                category=category,
-                name=feed.name,
-                base_url=final_url,
-                charset=charset,
-                timeout=parse_timeout,
-            )
+            parsed = await parsers.feed(response.body, **how, timeout=parse_timeout)
         except ParseError as err:  # late, or the parser process died on this document
             raise FeedError(f"cannot parse feed {feed.url}: {err}") from err
     return FeedResult(
