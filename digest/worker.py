@@ -38,10 +38,13 @@ async def run_worker(
     async with App(config) as app, Queue(config, pool_size=concurrency + 2) as queue:
         app.is_worker = True
         register(queue, app)
-        # Started before the first task, not by it: on a busy machine the crawler's imports
-        # and the summarizer take seconds, which the first story task would otherwise pay.
+        # Started before the first task, not by it: on a busy machine the crawler's imports,
+        # the summarizer and the parser processes take seconds, which the first tasks would
+        # otherwise pay.
         await app.crawler()
         await app.summarizer()
+        await app.extractor.warm(wait=True)
+        await app.feed_parsers.start(wait=True)
         name = f"{socket.gethostname()}:{os.getpid()}"
         async with _metrics(config, queue, metrics_port), _rescuing(queue, stalled):
             log.info("worker %s started: %d task(s) at once", name, concurrency)

@@ -116,11 +116,11 @@ class FastExtractor:
         # run at once share the host slots and the CPU, and under load all of them are late.
         self.turn = asyncio.Lock()
 
-    async def warm(self) -> None:
+    async def warm(self, *, wait: bool = False) -> None:
         """Start the parser processes now, so that they import while the caller is busy with
         something else (a search, the feeds): a cold start on a loaded machine can take longer
-        than a page's whole budget."""
-        await self.parsers.start()
+        than a page's whole budget. `wait`: until they are ready."""
+        await self.parsers.start(wait=wait)
 
     async def enrich(self, headlines: Sequence[Headline]) -> list[Item]:
         """Each headline with what its page yielded, in the same order."""

@@ -5,9 +5,9 @@ than the page (`digest.fetch.shape` bounds the known ones), and a parser that ru
 loop, or in a thread that cannot be stopped, turns one such page into a frozen quick path.
 So the lede finder, the main-text extractor and the feed parser run in a small pool of worker
 processes (`digest.fetch._parse_worker`): a call gets the caller's remaining time, waiting for a
-free worker included, and a worker still busy when that time is up is killed (SIGKILL) and
-replaced. A killed or crashed parse is that page's error; the other pages, and the service, carry
-on.
+free worker included. When that time is up the caller has its answer (late) at once, and a
+worker still busy a `grace` later is killed (SIGKILL) and replaced. A killed or crashed parse is
+that page's error; the other pages, and the service, carry on.
 
 Workers start when first needed and stop after `idle_timeout` without work, so an idle daemon
 holds no parser processes. A worker costs about 15 MB (lede) or 40 MB (main text) and starts in
@@ -85,6 +85,8 @@ class ParserPool:
     size: int = 4
     memory_mb: int = 1024
     idle_timeout: float = 300.0
+    # How long a parse may go on after its caller gave up before its worker is killed.
+    grace: float = 1.0
     # Modules a new worker imports before its first request, so the first call is not late.
     preload: tuple[str, ...] = ("lede",)
     _idle: list[_Worker] = field(default_factory=list, init=False)
@@ -179,8 +181,8 @@ class ParserPool:
             self._reaper.cancel()
         for worker in list(self._live):
             self._kill(worker)
-        if self._exits:
-            await asyncio.gather(*self._exits, return_exceptions=True)
+        while self._exits:  # a late parse's end may add its worker's exit meanwhile
+            await asyncio.gather(*list(self._exits), return_exceptions=True)
 
     async def _call(
         self,
@@ -193,35 +195,76 @@ class ParserPool:
             raise ParseError("the parser pool is closed")
         if self._slots is None:
             self._slots = asyncio.Semaphore(self.size)
-        worker: _Worker | None = None
-        answer: dict[str, Any] | None = None
+        slots = self._slots
+        deadline = asyncio.get_running_loop().time() + timeout
+        late = f"parsing took longer than the {timeout:.2f} s left and was given up"
         try:
-            async with asyncio.timeout(timeout), self._slots:
-                worker = self._idle.pop() if self._idle else await self._spawn()
-                answer = await worker.ask(header, body, on_handed)
+            async with asyncio.timeout_at(deadline):
+                await slots.acquire()
         except TimeoutError:
-            raise ParseTimeoutError(
-                f"parsing took longer than the {timeout:.2f} s left and was stopped"
-            ) from None
+            raise ParseTimeoutError(late) from None
+        worker: _Worker | None = None
+        ask: asyncio.Future[dict[str, Any]] | None = None
+        answer: dict[str, Any] | None = None
+        handed_over = False  # the worker and its slot went to `_finish_late`
+        try:
+            async with asyncio.timeout_at(deadline):
+                worker = self._idle.pop() if self._idle else await self._spawn()
+                ask = asyncio.ensure_future(worker.ask(header, body, on_handed))
+                answer = await asyncio.shield(ask)
+        except (TimeoutError, asyncio.CancelledError) as err:
+            if worker is not None and ask is not None and worker.busy and not ask.done():
+                handed_over = True
+                self._finish_late(worker, ask)
+            if isinstance(err, asyncio.CancelledError):
+                raise
+            raise ParseTimeoutError(late) from None
         except (OSError, asyncio.IncompleteReadError, ValueError) as err:
             code = worker.proc.returncode if worker is not None else None
             how = f"signal {-code}" if code is not None and code < 0 else f"exit {code}"
             raise ParseError(f"the parser process died ({how}): {err}") from None
         finally:
-            if worker is not None:
-                if answer is not None and worker.alive and not self._closed:
-                    self._release(worker)
-                elif not worker.busy and worker.alive and not self._closed:
-                    self._release(worker)  # time ran out while it was starting: the next call waits
-                else:
-                    # Cancelled, late or broken, a worker may still be parsing: never reuse it.
-                    self._kill(worker)
+            if not handed_over:
+                if ask is not None and not ask.done():
+                    ask.cancel()  # still waiting for the worker to start: it was handed nothing
+                if worker is not None:
+                    if not worker.busy and worker.alive and not self._closed:
+                        self._release(worker)  # it answered, or was never handed the request
+                    else:
+                        self._kill(worker)  # broken mid-request: never reuse it
+                slots.release()
         if "error" in answer:
             raise ParseError(str(answer["error"]))
         ok = answer.get("ok")
         if not isinstance(ok, dict):
             raise ParseError("the parser answered nonsense")
         return ok
+
+    def _finish_late(self, worker: _Worker, ask: asyncio.Future[dict[str, Any]]) -> None:
+        """A parse its caller gave up on: its answer is dropped, and the worker goes back to the
+        pool if it ends within `grace`, else it is killed. Killing every late parse at once
+        costs a process start (0.2-0.5 s of CPU) each: on a loaded machine that made more
+        parses late, and the pool spent its time starting workers. The slot stays taken
+        meanwhile, so the pool never runs more than `size` parsers."""
+        slots = self._slots
+        assert slots is not None
+
+        async def finish() -> None:
+            try:
+                await asyncio.wait_for(ask, self.grace)
+            except (TimeoutError, OSError, asyncio.IncompleteReadError, ValueError):
+                self._kill(worker)
+            else:
+                if worker.alive and not self._closed:
+                    self._release(worker)
+                else:
+                    self._kill(worker)
+            finally:
+                slots.release()
+
+        task = asyncio.ensure_future(finish())
+        self._exits.add(task)
+        task.add_done_callback(self._exits.discard)
 
     async def _spawn(self) -> _Worker:
         args = ["--memory-mb", str(self.memory_mb)]
@@ -258,6 +301,8 @@ class ParserPool:
                 self._kill(worker)
 
     def _kill(self, worker: _Worker) -> None:
+        if worker not in self._live:
+            return  # killed already (a late parse's worker, when the pool closed)
         self._live.discard(worker)
         if worker.ready is not None and not worker.ready.done():
             worker.ready.cancel()
