@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from digest.fetch.lede import Lede, find_lede
+from digest.fetch.lede import Lede, could_hold_article, find_lede
 
 FIRST = (
     "The city council voted on Tuesday to close the old harbour bridge to cars from next spring, "
@@ -333,3 +335,38 @@ def test_any_news_like_html_even_truncated_gives_a_well_formed_lede(
     html: str, max_chars: int
 ) -> None:
     _well_formed(find_lede(html, max_chars), max_chars)
+
+
+_AROUND = [
+    "<nav><a href='/'>Home</a> <a href='/world'>World</a></nav>",
+    "<script>var state = {'page': 1};</script>",
+    "<div class='related'><span>More stories</span></div>",
+    "<header><h1>The Daily Courier</h1></header>",
+    "<!-- comment --><br>",
+]
+# How a page may spell, or nearly spell, a paragraph's opening tag.
+_P_SPELLINGS = ["<p>", "<P>", '<p class="x">', "<p\t>", "<p\n>", "<p/>", "<pre>", "<param>", "<px>"]
+
+
+@st.composite
+def articles_respelled(draw: st.DrawFn) -> str:
+    """An article among news-page parts, each of its <p> tags spelled one of the ways above."""
+    article = re.sub("<p>", lambda _: draw(st.sampled_from(_P_SPELLINGS)), ARTICLE)
+    before, after = (draw(st.lists(st.sampled_from(_AROUND), max_size=4)) for _ in range(2))
+    html = page("".join(before) + f"<article>{article}</article>" + "".join(after))
+    return html[: draw(st.integers(0, len(html)))]
+
+
+@settings(max_examples=300, deadline=None)
+@given(html=articles_respelled())
+def test_html_that_could_not_hold_an_article_never_gives_one(html: str) -> None:
+    # The fast pass skips parsing a prefix that `could_hold_article` rules out: it must never
+    # rule out a page whose lede is an article.
+    if not could_hold_article(html.encode()):
+        assert find_lede(html).kind != "article"
+
+
+def test_a_page_whose_paragraphs_come_late_cannot_hold_an_article_in_its_prefix() -> None:
+    whole = page("<script>" + "var state = 1;" * 5000 + "</script>" + ARTICLE).encode()
+    prefix = whole[: whole.index(b"<p>")]
+    assert could_hold_article(whole) and not could_hold_article(prefix)

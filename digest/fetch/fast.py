@@ -28,7 +28,7 @@ from digest.errors import (
 from digest.fetch.cache import FailureCache, TTLCache, host_of
 from digest.fetch.client import HttpClient, Stream
 from digest.fetch.guard import check_url
-from digest.fetch.lede import Lede
+from digest.fetch.lede import Lede, could_hold_article
 from digest.fetch.parsers import ParserPool
 from digest.models import Extract, ExtractStatus, Headline, Item
 
@@ -255,7 +255,11 @@ class FastExtractor:
                 if _looks_binary(page.buf):
                     return self._finish(page, "not_html", error="binary content")
             if len(page.buf) >= next_check:
-                if (await self._lede(page, page.parse_by)).kind == "article":
+                # News pages often open with over 64 KB of scripts: no parse of those.
+                if (
+                    could_hold_article(page.buf)
+                    and (await self._lede(page, page.parse_by)).kind == "article"
+                ):
                     return self._finish(page, "ok")
                 while next_check <= len(page.buf):
                     next_check *= 2

@@ -155,6 +155,16 @@ _DIVIDERS = (1, 2, 6, 9)
 _SCOPE_LEVELS = 4  # how far above the article's body to look for its <article> element
 
 
+# An article lede is made of <p> elements (`_article_paragraphs`).
+_PARAGRAPH_TAG = re.compile(rb"<p[\s/>]", re.IGNORECASE)
+
+
+def could_hold_article(html: bytes) -> bool:
+    """False when `find_lede` of this (ASCII-compatible) HTML cannot be of kind "article": it
+    has no <p> tag. A reader of a page's prefixes skips parsing those. True says nothing."""
+    return _PARAGRAPH_TAG.search(html) is not None
+
+
 def find_lede(html: str, max_chars: int = 300) -> Lede:
     """The opening of the article in `html` (possibly truncated), at most `max_chars` long.
 
