@@ -159,7 +159,7 @@ _SCOPE_LEVELS = 4  # how far above the article's body to look for its <article> 
 _PARAGRAPH_TAG = re.compile(rb"<p[\s/>]", re.IGNORECASE)
 
 
-def could_hold_article(html: bytes) -> bool:
+def could_hold_article(html: bytes | bytearray) -> bool:
     """False when `find_lede` of this (ASCII-compatible) HTML cannot be of kind "article": it
     has no <p> tag. A reader of a page's prefixes skips parsing those. True says nothing."""
     return _PARAGRAPH_TAG.search(html) is not None
