@@ -4,7 +4,7 @@ processes on PostgreSQL, with the in-process SQLite path beside them for referen
 Run from the repository root (PostgreSQL at 127.0.0.1:5432, user postgres, database test):
 
     .venv/bin/python bench/scale.py [--scale 1.0] [--workers 1,2,4] [--concurrency 4]
-                                    [--no-sqlite] [--stages collect,crawl,deliver]
+                                    [--no-sqlite] [--stages collect,crawl,deliver] [--repeats 1]
 
 At --scale 1 (the issue's figures): collect from 5,000 feeds of the local news web
 (tests/newsweb.py; then a second pass, where every feed answers 304 to the conditional GET),
@@ -378,6 +378,43 @@ def _crawled_and_summarized(store: Any, stories: list[tuple[int, Any]]) -> tuple
     return crawled or 0, summarized or 0
 
 
+def measure(
+    n: int,
+    web: NewsWeb,
+    sink: tuple[int, Any, int],
+    feeds: int,
+    subscribers: int,
+    args: Any,
+    only: set[str],
+) -> dict[str, Stage]:
+    """One run of the stages: on a fresh database (a PostgreSQL schema, or SQLite when `n` is
+    0, in-process) with `n` fresh workers."""
+    port, count_sent, sink_pid = sink
+    folder = Path(tempfile.mkdtemp(prefix="digest-scale-"))
+    try:
+        with contextlib.ExitStack() as stack:
+            url = stack.enter_context(pg_schema()) if n else f"sqlite:///{folder / 'digest.db'}"
+            path = write_config(folder, url, port, queue=bool(n))
+            populate(url, web, feeds, subscribers)
+            pids = stack.enter_context(workers(folder, n, args.concurrency)) if n else set()
+            roots = {"this": {os.getpid()}, "workers": pids, "sink": {sink_pid}}
+            return asyncio.run(stages(path, count_sent, n, roots, only))
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def median_run(label: str, runs: list[dict[str, Stage]]) -> dict[str, Stage]:
+    """Each stage's median run by wall time (what it did and its CPU with it), the others'
+    times printed beside it: the machine is shared and noisy."""
+    out = {}
+    for name in runs[0]:
+        ordered = sorted((run[name] for run in runs), key=lambda stage: stage[0])
+        out[name] = ordered[(len(ordered) - 1) // 2]
+        if len(runs) > 1:
+            print(f"{label}, {name}: " + " / ".join(f"{s[0]:.1f} s" for s in ordered), flush=True)
+    return out
+
+
 NAMES = ["collect", "collect (304s)", "crawl + summary", "deliver"]
 UNITS = {
     "collect": "feeds/s",
@@ -395,6 +432,9 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=4)
     parser.add_argument("--no-sqlite", action="store_true")
     parser.add_argument(
+        "--repeats", type=int, default=1, help="runs of each; the tables give each stage's median"
+    )
+    parser.add_argument(
         "--stages", default="collect,crawl,deliver", help="which of collect, crawl, deliver"
     )
     args = parser.parse_args()
@@ -404,28 +444,18 @@ def main() -> None:
     subscribers = max(1, round(100_000 * args.scale)) if "deliver" in only else 1
     counts = [int(n) for n in args.workers.split(",") if n]
     print(f"{feeds} feeds, {STORIES} stories, {subscribers} subscribers; workers {counts}")
-    results: dict[str, dict[str, Stage]] = {}
     web_cm = contextlib.contextmanager(serve_in_thread)(NewsWeb(sites=SITES))
     with web_cm as web, smtp_sink() as (port, count_sent, sink_pid):
         runs = [(f"{n} worker(s)", n) for n in counts]
         if not args.no_sqlite:
             runs.insert(0, ("SQLite in-process", 0))
-        for label, n in runs:
-            print(label, flush=True)
-            folder = Path(tempfile.mkdtemp(prefix="digest-scale-"))
-            try:
-                with contextlib.ExitStack() as stack:
-                    if n:
-                        url = stack.enter_context(pg_schema())
-                    else:
-                        url = f"sqlite:///{folder / 'digest.db'}"
-                    path = write_config(folder, url, port, queue=bool(n))
-                    populate(url, web, feeds, subscribers)
-                    pids = stack.enter_context(workers(folder, n, args.concurrency)) if n else set()
-                    roots = {"this": {os.getpid()}, "workers": pids, "sink": {sink_pid}}
-                    results[label] = asyncio.run(stages(path, count_sent, n, roots, only))
-            finally:
-                shutil.rmtree(folder, ignore_errors=True)
+        repeats: dict[str, list[dict[str, Stage]]] = {}
+        for attempt in range(args.repeats):  # interleaved, so that a noisy minute hits all runs
+            for label, n in runs:
+                print(f"{label} (run {attempt + 1} of {args.repeats})", flush=True)
+                run = measure(n, web, (port, count_sent, sink_pid), feeds, subscribers, args, only)
+                repeats.setdefault(label, []).append(run)
+        results = {label: median_run(label, done) for label, done in repeats.items()}
     print()
     names = [n for n in NAMES if n in next(iter(results.values()), {})]
     base = results.get(f"{counts[0]} worker(s)") if counts else None

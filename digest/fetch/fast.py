@@ -30,6 +30,7 @@ from digest.fetch.client import HttpClient, Stream
 from digest.fetch.guard import check_url
 from digest.fetch.lede import Lede, could_hold_article
 from digest.fetch.parsers import ParserPool
+from digest.fetch.turns import PassTurns
 from digest.models import Extract, ExtractStatus, Headline, Item
 
 FIRST_CHECK_BYTES = 64 * 1024
@@ -114,7 +115,7 @@ class FastExtractor:
         )
         # Held by callers whose passes must take turns (a worker's extraction tasks): passes
         # run at once share the host slots and the CPU, and under load all of them are late.
-        self.turn = asyncio.Lock()
+        self.turn = PassTurns()
 
     async def warm(self, *, wait: bool = False) -> None:
         """Start the parser processes now, so that they import while the caller is busy with

@@ -45,10 +45,10 @@ async def sources(app: App, *, category: str, ddg: bool, feeds: list[dict[str, A
 
 
 async def extract(app: App, *, category: str, headlines: list[dict[str, Any]]) -> Any:
-    """Fast extraction and the upsert of one batch of a category's headlines. A worker's fast
-    passes take turns, as the in-process loop's categories do: each has its whole budget from
-    its turn (run at once on 4 workers of 4 tasks on 2 cores, 1 page in 10 got its lede); the
-    upsert of one batch runs while the next batch's pages are read."""
+    """Fast extraction and the upsert of one batch of a category's headlines. Fast passes take
+    turns, one per worker and one per core on the machine (`digest.fetch.turns`), as the
+    in-process loop's categories do: each has its whole budget from its turn; the upsert of
+    one batch runs while the next batch's pages are read."""
     report, hosts = await extract_and_store(
         app, category, [Headline.from_json(h) for h in headlines], in_turn=True
     )
