@@ -35,6 +35,16 @@ class CategoryReport:
     new: int = 0
     updated: int = 0
 
+    def plus(self, other: CategoryReport) -> CategoryReport:
+        """Both batches' counts, as one category's."""
+        return CategoryReport(
+            self.category,
+            self.headlines + other.headlines,
+            self.with_lede + other.with_lede,
+            self.new + other.new,
+            self.updated + other.updated,
+        )
+
 
 @dataclass(frozen=True, slots=True)
 class CollectReport:
@@ -210,6 +220,25 @@ async def extract_and_store(
     return report, failed_hosts(items)
 
 
+async def extract_in_batches(
+    app: App, category: str, headlines: list[Headline]
+) -> tuple[CategoryReport, Counter[str]]:
+    """`extract_and_store` in-process, by batches of `[queue] headlines_per_task`, as workers
+    do: one pass has 1.5 s, which reads a few hundred pages (5,000 headlines in one pass gave
+    300 of them a lede). The passes take turns, and a batch's upsert runs while the next
+    batch's pages are read."""
+    size = app.config.queue.headlines_per_task
+    parts = [headlines[i : i + size] for i in range(0, len(headlines), size)] or [[]]
+    done = await asyncio.gather(
+        *(extract_and_store(app, category, part, in_turn=True) for part in parts)
+    )
+    total, hosts = CategoryReport(category), Counter[str]()
+    for report, failed in done:
+        total = total.plus(report)
+        hosts.update(failed)
+    return total, hosts
+
+
 async def collect(
     app: App, categories: list[str] | None = None, *, run_key: str | None = None
 ) -> CollectReport:
@@ -235,7 +264,7 @@ async def collect(
             await _collect_queued(app, queue, cats, failures, feeds, reports, failing_hosts)
         for category in cats if queue is None else ():
             headlines = await gather_category(app, category, failures, feeds)
-            report, hosts = await extract_and_store(app, category, headlines)
+            report, hosts = await extract_in_batches(app, category, headlines)
             failing_hosts.update(hosts)
             reports.append(report)
             log.info("collected %s: %d headlines, %d new", category, report.headlines, report.new)
@@ -306,13 +335,10 @@ async def _collect_queued(
         if (lost := task_failure(EXTRACT, category, result)) is not None:
             failures.append(lost)
             continue
-        t = totals[category]
-        totals[category] = CategoryReport(
-            category,
-            t.headlines + result["headlines"],
-            t.with_lede + result["with_lede"],
-            t.new + result["new"],
-            t.updated + result["updated"],
+        totals[category] = totals[category].plus(
+            CategoryReport(
+                category, result["headlines"], result["with_lede"], result["new"], result["updated"]
+            )
         )
         failing_hosts.update(result["failing_hosts"])
     for category in categories:

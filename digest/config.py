@@ -306,7 +306,8 @@ class QueueConfig(_Section):
     # (a worker killed with SIGKILL, a lost host). Heartbeats are sent five times as often.
     stalled_after: Annotated[float, Field(ge=1)] = 30.0
     # Tasks are this big: feeds (and search queries) per source task, headlines per extraction
-    # task, subscribers per delivery task. Crawl and summary go one task per story. A source
+    # task (and per fast pass in-process: a pass has 1.5 s), subscribers per delivery task.
+    # Crawl and summary go one task per story. A source
     # task reads its feeds at once: 100 rather than 20 cut the hand-offs of 5,000 feeds' round
     # by four fifths (bench/scale.py).
     sources_per_task: PositiveInt = 100
@@ -436,7 +437,7 @@ enabled = false            # true (PostgreSQL only): the daemon and CLI jobs enq
                            # `digest worker` processes on any number of machines
 stalled_after = 30.0       # seconds without a worker's heartbeat before its tasks go to another
 sources_per_task = 100     # feeds per source task (a category's search query is one of them)
-headlines_per_task = 50    # headlines per fast-extraction task; crawl + summary: one per story
+headlines_per_task = 50    # headlines per fast pass (a task; in-process too); a story per task
 subscribers_per_task = 500 # subscribers per delivery task
 
 [sources]

@@ -5,6 +5,7 @@ DuckDuckGo is scripted at the `ddgs.DDGS` class (tests/fake_ddgs.py); everything
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sqlite3
 from dataclasses import replace
@@ -211,6 +212,33 @@ def test_unreachable_search_is_one_clear_line(workdir, tmp_path):
     offline = write_script(tmp_path / "offline.json", fail="offline")
     result = run_cli("query", "anything", cwd=workdir, ddgs_script=offline)
     assert_one_line_error(result, "cannot reach DuckDuckGo")
+
+
+def test_a_category_of_many_slow_pages_gets_every_lede_one_batch_at_a_time(tmp_path):
+    # One fast pass has 1.5 s: 20 pages that take 0.2 s each, two at a time on their host, do
+    # not fit in one (5,000 headlines of a category in one pass gave 300 a lede). In batches of
+    # `headlines_per_task`, each with its own budget, every page gets its lede.
+    from tests.conftest import serve_in_thread
+
+    web_cm = contextlib.contextmanager(serve_in_thread)(NewsWeb())
+    with web_cm as web:
+        for article in ARTICLES:
+            web.set_latency(article.path, 0.2)
+        folder = write_config(
+            tmp_path,
+            database={"url": "sqlite:///digest.db"},
+            queue={"headlines_per_task": 4},
+            sources={
+                "ddg": False,
+                "feeds": [feed(web.url(f"/feeds/many/{n}.rss")) for n in range(20)],
+            },
+            crawl=None,
+        )
+        result = run_cli("collect", cwd=folder)
+    assert result.code == 0, result.stderr
+    db = folder / "digest.db"
+    assert rows(db, "select count(*) from articles")[0][0] == 20
+    assert rows(db, "select count(*) from articles where lede != ''")[0][0] == 20
 
 
 def test_collect_with_every_source_down_fails_but_records_the_run(tmp_path):
