@@ -22,9 +22,36 @@ distinct URLs, so most summaries are found by their text's hash and reused (the 
 main-text extraction are not). The edition is bench/email_bench.py's (6 categories, 5 stories
 each); subscribers get every category.
 
-Measured here, 2026-12-02, `--scale 1 --no-sqlite` in one run (the machine otherwise idle: 2
-cores), workers at --concurrency 4, after a worker's fast passes took turns and a pass of late
-pages stopped blaming their sites (news web on 25 hosts):
+Measured here, 2026-12-02 (fourth session), `--stages collect,crawl --repeats 3`: medians of
+three runs each, interleaved, on a machine whose speed drifted by a third during the run (the
+1-worker collect took 30.7 / 34.4 / 41.9 s), workers at --concurrency 4:
+
+| run | collect | collect (304s) | crawl + summary |
+|---|---|---|---|
+| 1 worker | 34.4 s, 146/s (5,000 ledes) | 4.4 s, 1,143/s | 18.9 s, 26/s |
+| 2 workers | 30.9 s (x1.11, 5,000 ledes) | 4.1 s (x1.06) | 16.3 s (x1.16) |
+| 4 workers | 36.3 s (x0.95, 4,992-4,996 ledes) | 4.3 s (x1.03) | 15.3 s (x1.24) |
+| SQLite in-process | 34.1 s, 147/s (5,000 ledes; one run, after the batching below) | 5.9 s | |
+
+Collect alone, `--stages collect --workers 1,4 --no-sqlite --repeats 3`, 4 workers over 1:
+x1.05 (the 304 pass x1.03) with source tasks of 20 feeds; x1.11 (x1.30) with 100, but 4,607-
+4,858 ledes; x1.10 (x1.23) with 100 and the passes' turns per machine, 4,923-4,991 ledes.
+
+Three changes of that session: a late parse is given a second to end instead of killing its
+parser (with 4 workers, ~470 parsers were killed and restarted in one collect, and as few as
+553 of 5,000 headlines got a lede), fast passes take turns across a machine's workers, one per
+core, and the in-process path reads a category in batches like workers (before, its one pass of
+5,000 pages gave 135-300 of them a lede in 15-20 s, which made it look twice as fast).
+
+What limits collect on 2 cores, read from /proc/stat per round: 1 worker already keeps 1.55-1.70
+cores busy (its passes run back to back, each 50 pages in about 0.19 s), 4 workers 1.92-1.95;
+and 4 workers spend 10-25% more CPU per feed (13.6 against 11.1 ms): 24 parser processes where
+one worker has 6, four connection pools, four sets of polls. Per page, the extraction round
+costs about 6 ms of CPU (the lede's two parses 2.8, the worker's event loop 2.5, PostgreSQL 0.9);
+per feed, feedparser alone takes 1.1-1.8 ms.
+
+Earlier the same day, `--scale 1 --no-sqlite` in one run, after a worker's fast passes took turns
+and a pass of late pages stopped blaming their sites (news web on 25 hosts):
 
 | run | collect | collect (304s) | crawl + summary | deliver |
 |---|---|---|---|---|
@@ -40,7 +67,8 @@ Before those two changes, 4 workers' collect looked faster only because it did l
 passes, run at once, shared the CPU past what could parse within the budget, most pages were
 late, three late pages had their site skipped, and 400-1,500 of 5,000 headlines got a lede
 (against all of them with 1 worker); each run now prints what it got. The 2026-12-01 run,
-`--scale 1` with deliver (one host, feed states batched):
+`--scale 1` with deliver (one host, feed states batched; its SQLite collect read one pass of
+5,000 pages, see above):
 
 | run | collect | collect (304s) | crawl + summary | deliver |
 |---|---|---|---|---|
