@@ -230,10 +230,14 @@ async def extract_in_batches(
     size = app.config.queue.headlines_per_task
     parts = [headlines[i : i + size] for i in range(0, len(headlines), size)] or [[]]
     done = await asyncio.gather(
-        *(extract_and_store(app, category, part, in_turn=True) for part in parts)
+        *(extract_and_store(app, category, part, in_turn=True) for part in parts),
+        return_exceptions=True,  # every batch ends (stored or not) before an error goes up
     )
     total, hosts = CategoryReport(category), Counter[str]()
-    for report, failed in done:
+    for outcome in done:
+        if isinstance(outcome, BaseException):
+            raise outcome
+        report, failed = outcome
         total = total.plus(report)
         hosts.update(failed)
     return total, hosts

@@ -254,6 +254,9 @@ class ParserPool:
                 await asyncio.wait_for(ask, self.grace)
             except (TimeoutError, OSError, asyncio.IncompleteReadError, ValueError):
                 self._kill(worker)
+            except asyncio.CancelledError:  # the loop is closing: leave no parser behind
+                self._kill(worker)
+                raise
             else:
                 if worker.alive and not self._closed:
                     self._release(worker)
