@@ -307,9 +307,8 @@ class QueueConfig(_Section):
     stalled_after: Annotated[float, Field(ge=1)] = 30.0
     # Tasks are this big: feeds (and search queries) per source task, headlines per extraction
     # task (and per fast pass in-process: a pass has 1.5 s), subscribers per delivery task.
-    # Crawl and summary go one task per story. A source
-    # task reads its feeds at once: 100 rather than 20 cut the hand-offs of 5,000 feeds' round
-    # by four fifths (bench/scale.py).
+    # Crawl and summary go one task per story. A source task reads its feeds at once: 100
+    # rather than 20 cut the hand-offs of 5,000 feeds' round by four fifths (bench/scale.py).
     sources_per_task: PositiveInt = 100
     headlines_per_task: PositiveInt = 50
     subscribers_per_task: PositiveInt = 500

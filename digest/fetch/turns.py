@@ -37,6 +37,7 @@ class PassTurns:
         self.folder = folder or Path(tempfile.gettempdir()) / f"digest-passes-{os.getuid()}"
         self._own = asyncio.Lock()  # this process's turn
         self._held: FileLock | None = None
+        self._locks: list[FileLock] = []  # one per slot, made at the first look
 
     async def __aenter__(self) -> None:
         await self._own.acquire()
@@ -68,12 +69,14 @@ class PassTurns:
     def _try_slots(self) -> FileLock | None:
         """A free slot, now taken, or None; starting at a random one, so that processes that
         look at once do not all try the same lock first."""
-        self.folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        if not self._locks:
+            self.folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+            self._locks = [
+                FileLock(self.folder / f"slot-{i}.lock", thread_local=False)
+                for i in range(self.slots)
+            ]
         first = random.randrange(self.slots)
-        for i in range(self.slots):
-            lock = FileLock(
-                self.folder / f"slot-{(first + i) % self.slots}.lock", thread_local=False
-            )
+        for lock in self._locks[first:] + self._locks[:first]:
             try:
                 lock.acquire(timeout=0)
             except Timeout:
