@@ -69,7 +69,7 @@ async def llm_answer(llm: LLMClient, query: str, sources: Sequence[Source]) -> A
     """The LLM's answer; raises SummarizeError when it fails or its output stays invalid."""
     if not sources:
         raise SummarizeError("no sources to answer from")
-    nonce = prompts.new_nonce()
+    nonce = prompts.nonce_for(query, *(part for s in sources for part in s))
     messages = prompts.answer_messages(query, sources, nonce, llm.config.max_input_chars)
     done = await llm.complete_json(
         JSONRequest(

@@ -616,7 +616,8 @@ class LLMSummarizer:
             raise SummarizeError(f"nothing to summarize: {article.url} has no text")
         # What the model sees, and what its summary is checked against.
         sent = replace(article, text=prompts.cut(article.text, self.config.max_input_chars))
-        messages = prompts.summary_messages(sent, prompts.new_nonce())
+        nonce = prompts.nonce_for(sent.url, sent.title, sent.source or "", sent.text)
+        messages = prompts.summary_messages(sent, nonce)
 
         def validate(data: dict[str, Any]) -> Summary:
             return build_summary(data, sent, self.name)

@@ -1,10 +1,10 @@
 """What the model is told. Scraped text is untrusted: it goes in between markers that carry a
-random nonce (a page cannot close a block whose marker it cannot guess), and the system prompt
-says that everything inside is data to describe, never instructions to follow."""
+nonce (a page cannot close a block whose marker it cannot know), and the system prompt says that
+everything inside is data to describe, never instructions to follow."""
 
 from __future__ import annotations
 
-import secrets
+import hashlib
 from collections.abc import Sequence
 from typing import Any
 
@@ -14,12 +14,21 @@ SUMMARY_WORDS = (150, 300)
 STORY_WORDS = (100, 200)
 
 
-def new_nonce() -> str:
-    return secrets.token_hex(8)
+def nonce_for(*texts: str) -> str:
+    """The markers' nonce for a block of these texts: 16 hex digits of their SHA-256. A page
+    cannot hold the marker its own hash makes (and `_neutralize` takes `<<<` out of it anyway);
+    and the same input makes the same request, so a reply at temperature 0 can be repeated (a
+    random nonce made every request new, and a small model's reply to the same article at
+    temperature 0 now and then ran on to `max_tokens` where the one before was fine)."""
+    h = hashlib.sha256()
+    for text in texts:
+        h.update(text.encode("utf-8", "surrogatepass"))
+        h.update(b"\0")
+    return h.hexdigest()[:16]
 
 
 def _neutralize(text: str, nonce: str) -> str:
-    """Keep page text from imitating a marker (the nonce already makes a real one unguessable)."""
+    """Keep page text from imitating a marker (the nonce already makes a real one unknowable)."""
     return text.replace("<<<", "‹‹‹").replace(">>>", "›››").replace(nonce, "")
 
 

@@ -160,7 +160,9 @@ async def llm_story_summary(llm: LLMClient, story: StoryInput) -> StorySummary:
     if not any(s.text.strip() for s in story.sources):
         raise SummarizeError(f"nothing to summarize: no source of “{story.title}” has a text")
     texts = prompts.story_texts(story, llm.config.max_input_chars)
-    messages = prompts.story_messages(story, texts, prompts.new_nonce())
+    earlier = story.earlier.summary if story.earlier else ""
+    nonce = prompts.nonce_for(story.title, earlier, *(s.url for s in story.sources), *texts)
+    messages = prompts.story_messages(story, texts, nonce)
     rejected: list[UnfoundClaims] = []
 
     def validate(data: dict[str, Any]) -> StorySummary:

@@ -221,8 +221,9 @@ class LLMTranslator:
         def validate(data: dict[str, Any]) -> tuple[str, str, str]:
             return _fields(data, story)
 
+        nonce = prompts.nonce_for(story.title, story.brief_summary, story.summary)
         request = JSONRequest(
-            messages=translation_messages(story, source, language, prompts.new_nonce()),
+            messages=translation_messages(story, source, language, nonce),
             schema_name="story_translation",
             schema=TRANSLATION_SCHEMA,
             validate=validate,
