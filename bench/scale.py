@@ -151,9 +151,11 @@ def cpu_spent(
     before: dict[int, tuple[int, str, float]], roots: dict[str, set[int]]
 ) -> dict[str, float]:
     """CPU seconds since `before` by group: the processes descended from each group's roots,
-    and "postgres" for the database's processes (those that ended meanwhile are not counted)."""
+    and "postgres" for the database's processes (those that ended meanwhile are not counted).
+    The workers' children are counted apart: "parsers" (the lede and feed parser processes)
+    and "browser" (Chromium's)."""
     after = cpu_by_process()
-    spent = dict.fromkeys([*roots, "postgres"], 0.0)
+    spent = dict.fromkeys([*roots, "parsers", "browser", "postgres"], 0.0)
 
     def group(pid: int) -> str | None:
         seen = 0
@@ -167,6 +169,8 @@ def cpu_spent(
     for pid, (_, name, cpu) in after.items():
         used = cpu - (before[pid][2] if pid in before else 0.0)
         where = "postgres" if name == "postgres" else group(pid)
+        if where == "workers" and pid not in roots["workers"]:
+            where = "browser" if "chrom" in name.lower() else "parsers"
         if where is not None:
             spent[where] += used
     return spent
@@ -500,12 +504,13 @@ def main() -> None:
         print(f"| {label} | {' | '.join(cells)} |")
     print()
     print("CPU seconds by process (this = the daemon's part; per thing done in ms)")
-    print(f"| run | stage | {' | '.join(['this', 'workers', 'postgres', 'sink'])} | ms each |")
-    print("|---|---|---|---|---|---|---|")
+    columns = ("this", "workers", "parsers", "browser", "postgres", "sink")
+    print(f"| run | stage | {' | '.join(columns)} | ms each |")
+    print("|---|---|" + "---|" * (len(columns) + 1))
     for label, stages_ in results.items():
         for name in names:
             took, done, cpu = stages_[name]
-            groups = [cpu.get(g, 0.0) for g in ("this", "workers", "postgres", "sink")]
+            groups = [cpu.get(g, 0.0) for g in columns]
             each = sum(groups) / max(done, 1) * 1000
             cells = " | ".join(f"{c:.1f}" for c in groups)
             print(f"| {label} | {name} | {cells} | {each:.1f} |")

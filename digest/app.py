@@ -18,6 +18,7 @@ from digest.fetch.fast import FastExtractor
 from digest.fetch.parsers import ParserPool
 from digest.sources.ddg import DuckDuckGo
 from digest.store import Store, open_store
+from digest.subprocesses import usable_cores
 
 if TYPE_CHECKING:
     from digest.crawl import Crawler
@@ -58,8 +59,12 @@ class App:
 
     async def __aenter__(self) -> Self:
         self.http = await self._stack.enter_async_context(HttpClient(self.config.fetch))
-        # More parsers than cores: a page that keeps one busy until its deadline holds up no other.
-        parsers = await self._stack.enter_async_context(ParserPool(preload=("lede",)))
+        # A parser per core, and two at least, so that a page that keeps one busy until its
+        # deadline leaves another. No more: parsing is all CPU, and 4 per worker on 2 cores
+        # cost 4 workers 25% more CPU per page than 2 did (bench/scale.py).
+        parsers = await self._stack.enter_async_context(
+            ParserPool(size=max(2, usable_cores()), preload=("lede",))
+        )
         self.extractor = FastExtractor(self.http, self.config.fetch, parsers)
         # Feeds have a pool of their own: a burst of feed documents never holds up a lede,
         # whose page has a 1.5 s budget; and a feed off this process leaves its core free.

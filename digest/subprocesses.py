@@ -21,6 +21,14 @@ def child_env() -> dict[str, str]:
     return env
 
 
+def usable_cores() -> int:
+    """The cores this process may run on (a container's or `taskset`'s, not the machine's)."""
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
 def limit_memory(megabytes: int) -> None:
     """Cap this process's address space (never above a hard limit already set)."""
     limit = megabytes << 20

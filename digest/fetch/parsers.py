@@ -19,7 +19,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import os
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -29,7 +28,7 @@ from digest.errors import FeedError, ParseError, ParseTimeoutError
 from digest.fetch._parse_worker import FRAME
 from digest.fetch.lede import Lede
 from digest.models import MainText
-from digest.subprocesses import child_env
+from digest.subprocesses import child_env, usable_cores
 
 if TYPE_CHECKING:
     from digest.sources.feed_parser import ParsedFeed
@@ -105,7 +104,7 @@ class ParserPool:
     async def start(self, *, wait: bool = False) -> None:
         """Start a worker per core now, instead of at first use: they import in the background
         (30-50 ms) while the caller's requests go out. `wait`: until they are ready to parse."""
-        while len(self._live) < min(self.size, os.cpu_count() or 1) and not self._closed:
+        while len(self._live) < min(self.size, usable_cores()) and not self._closed:
             self._idle.append(await self._spawn())
         if wait:
             await asyncio.gather(*(worker.ask({"op": "ping"}, b"") for worker in self._idle))

@@ -18,15 +18,9 @@ from pathlib import Path
 
 from filelock import FileLock, Timeout
 
+from digest.subprocesses import usable_cores
+
 POLL = 0.02  # seconds between looks for a free slot while all are taken
-
-
-def usable_cores() -> int:
-    """The cores this process may run on (a container's or `taskset`'s, not the machine's)."""
-    try:
-        return len(os.sched_getaffinity(0)) or 1
-    except AttributeError:  # not on Linux
-        return os.cpu_count() or 1
 
 
 class PassTurns:
