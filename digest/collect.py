@@ -264,7 +264,7 @@ async def collect(
     try:
         if queue is None:
             await app.extractor.warm()  # the parsers start while the feeds are read
-        else:  # sources, then extraction batches, as tasks on the workers
+        else:  # sources, then each category's extraction batches, as tasks on the workers
             await _collect_queued(app, queue, cats, failures, feeds, reports, failing_hosts)
         for category in cats if queue is None else ():
             headlines = await gather_category(app, category, failures, feeds)
@@ -304,55 +304,72 @@ async def _collect_queued(
     failing_hosts: Counter[str],
 ) -> None:
     """`collect`'s loop over categories on the workers (`digest.queue.work`): every
-    category's sources at once, then every category's extraction batches at once."""
+    category's sources at once, and a category's extraction batches as soon as its own
+    sources are in, while the other categories' are still read (workers left without a source
+    task extract instead of idling; headlines merge within a category, so nothing changes)."""
+    from digest.queue.work import chunks
+
+    plans: dict[str, list[dict[str, Any]]] = {}
+    for category in categories:
+        plan = plans[category] = []
+        if app.config.sources.ddg:
+            plan.append({"category": category, "ddg": True, "feeds": []})
+        feeds = await feeds_for(app, category)
+        tried.extend(f.url for f in feeds)
+        for part in chunks([f.model_dump() for f in feeds], app.config.queue.sources_per_task):
+            plan.append({"category": category, "ddg": False, "feeds": list(part)})
+    lost: dict[str, list[Failure]] = {c: [] for c in categories}
+    done = await asyncio.gather(
+        *(_category_queued(app, queue, c, plans[c], lost[c], failing_hosts) for c in categories),
+        return_exceptions=True,  # every category's tasks are waited for before an error goes up
+    )
+    for category, total in zip(categories, done, strict=True):
+        if isinstance(total, BaseException):
+            raise total
+        failures.extend(lost[category])  # in the categories' order, whichever ended first
+        reports.append(total)
+        log.info("collected %s: %d headlines, %d new", category, total.headlines, total.new)
+
+
+async def _category_queued(
+    app: App,
+    queue: Any,
+    category: str,
+    sources: list[dict[str, Any]],
+    failures: list[Failure],
+    failing_hosts: Counter[str],
+) -> CategoryReport:
+    """One category on the workers: its source tasks, their headlines merged, then its
+    extraction batches."""
     from digest.queue import codec
     from digest.queue.queue import EXTRACT, SOURCES
     from digest.queue.work import chunks, task_failure
 
-    size = app.config.queue
-    sources: list[dict[str, Any]] = []
-    for category in categories:
-        if app.config.sources.ddg:
-            sources.append({"category": category, "ddg": True, "feeds": []})
-        feeds = await feeds_for(app, category)
-        tried.extend(f.url for f in feeds)
-        for part in chunks([f.model_dump() for f in feeds], size.sources_per_task):
-            sources.append({"category": category, "ddg": False, "feeds": list(part)})
-    found = await queue.run(SOURCES, sources)
-    per_category: dict[str, list[list[Any]]] = {c: [] for c in categories}
-    for args, result in zip(sources, found, strict=True):
+    found: list[list[Headline]] = []
+    for args, result in zip(sources, await queue.run(SOURCES, sources), strict=True):
         what = "ddg" if args["ddg"] else f"{len(args['feeds'])} feed(s)"
-        if (lost := task_failure(SOURCES, f"{args['category']}:{what}", result)) is not None:
+        if (lost := task_failure(SOURCES, f"{category}:{what}", result)) is not None:
             failures.append(lost)
             continue
         failures.extend(codec.failure(f) for f in result["failures"])
-        per_category[args["category"]].append([Headline.from_json(h) for h in result["headlines"]])
-    batches: list[dict[str, Any]] = []
-    for category in categories:
-        merged = merge_headlines(per_category[category])
-        for part in chunks([h.to_json() for h in merged], size.headlines_per_task):
-            batches.append({"category": category, "headlines": list(part)})
-    done = await queue.run(EXTRACT, batches)
-    totals = {c: CategoryReport(c) for c in categories}
-    for args, result in zip(batches, done, strict=True):
-        category = args["category"]
+        found.append([Headline.from_json(h) for h in result["headlines"]])
+    merged = [h.to_json() for h in merge_headlines(found)]
+    batches = [
+        {"category": category, "headlines": list(part)}
+        for part in chunks(merged, app.config.queue.headlines_per_task)
+    ]
+    total = CategoryReport(category)
+    for result in await queue.run(EXTRACT, batches):
         if (lost := task_failure(EXTRACT, category, result)) is not None:
             failures.append(lost)
             continue
-        totals[category] = totals[category].plus(
+        total = total.plus(
             CategoryReport(
                 category, result["headlines"], result["with_lede"], result["new"], result["updated"]
             )
         )
         failing_hosts.update(result["failing_hosts"])
-    for category in categories:
-        reports.append(totals[category])
-        log.info(
-            "collected %s: %d headlines, %d new",
-            category,
-            totals[category].headlines,
-            totals[category].new,
-        )
+    return total
 
 
 async def collect_claiming(app: App, categories: list[str] | None = None) -> CollectReport:

@@ -823,6 +823,8 @@ class NewsWeb:
         self._ports: list[int] = []
         self._runner: web.AppRunner | None = None
         self._closing = asyncio.Event()
+        self._gates: dict[str, asyncio.Event] = {}
+        self._loop: asyncio.AbstractEventLoop | None = None
 
     # -- set-up --------------------------------------------------------------------------------
 
@@ -834,6 +836,16 @@ class NewsWeb:
         """Delay answers on `path` (on one site, or on all when `site` is None)."""
         port = None if site is None else self._ports[site]
         self._latency[(port, path)] = seconds
+
+    def hold(self, path: str) -> Callable[[], None]:
+        """Answers on `path` wait until the function returned is called (from any thread)."""
+        gate = self._gates[path] = asyncio.Event()
+
+        def release() -> None:
+            assert self._loop is not None, "the news web is not serving"
+            self._loop.call_soon_threadsafe(gate.set)
+
+        return release
 
     def url(self, path: str, *, site: int = 0) -> str:
         return f"http://127.0.0.1:{self._ports[site]}{path}"
@@ -850,6 +862,7 @@ class NewsWeb:
         return next(a for a in ARTICLES if a.slug == slug)
 
     async def __aenter__(self) -> NewsWeb:
+        self._loop = asyncio.get_running_loop()
         app = web.Application()
         app.router.add_route("*", "/{tail:.*}", self._handle)
         self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=0.5)
@@ -862,6 +875,8 @@ class NewsWeb:
 
     async def __aexit__(self, *exc: object) -> None:
         self._closing.set()  # lets hanging handlers return
+        for gate in self._gates.values():
+            gate.set()
         if self._runner is not None:
             await self._runner.cleanup()
 
@@ -878,6 +893,8 @@ class NewsWeb:
         delay = self._latency.get((port, path), self._latency.get((None, path), route.latency))
         if delay:
             await asyncio.sleep(delay)
+        if (gate := self._gates.get(path)) is not None:
+            await gate.wait()
         if route.hang:
             await self._closing.wait()
             return web.Response(status=503)

@@ -222,6 +222,58 @@ def test_two_workers_never_run_the_same_delivery(tmp_path, schema, threaded_news
     assert sum(int(m.group(1)) for m in sent if m) == len(SUBSCRIBERS), results
 
 
+def test_a_category_is_extracted_while_another_category_s_feeds_are_still_read(tmp_path, schema):
+    """Headlines merge within a category, so a category's fast extraction need not wait for
+    the other categories' sources: technology's articles are stored while world's only feed
+    has not answered yet, and world's follow once it has."""
+    held = "/feeds/many/99.rss"
+    with contextlib.contextmanager(serve_in_thread)(NewsWeb()) as web:
+        release = web.hold(held)
+        configs.write_config(
+            tmp_path,
+            database={"url": schema_url(schema)},
+            queue={
+                "enabled": True,
+                "stalled_after": 8.0,
+                "sources_per_task": 2,
+                "headlines_per_task": 2,
+            },
+            sources={
+                "feeds": [
+                    *(configs.feed(web.url(f"/feeds/many/{n}.rss")) for n in range(4)),
+                    configs.feed(web.url(held), "world"),
+                ],
+                "ddg": False,
+                "feed_timeout": 120.0,  # world's feed is slow, not failing
+            },
+        )
+        from digest.store import open_store
+
+        with open_store(schema_url(schema)):  # its tables, to look at while collect runs
+            pass
+        by_category = "SELECT category, count(*) FROM articles GROUP BY category ORDER BY 1"
+        with workers(tmp_path, 1):
+            collect = subprocess.Popen(
+                [sys.executable, "-m", "digest", "collect"],
+                cwd=tmp_path,
+                env=environment(),
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            try:
+                stored = wait_for(lambda: sql(schema, by_category) == [("technology", 4)], 45)
+                asked = web.hits_for(web.url(held))
+                running = collect.poll() is None
+            finally:
+                release()
+            _, err = collect.communicate(timeout=120)
+    assert stored, (sql(schema, by_category), err)
+    assert (asked, running) == (1, True)  # world's feed was asked and had not answered
+    assert collect.returncode == 0, err
+    assert sql(schema, by_category) == [("technology", 4), ("world", 1)]
+
+
 def test_status_shows_the_queue_and_a_worker_refuses_a_queue_that_is_off(tmp_path, schema):
     configs.write_config(tmp_path, database={"url": schema_url(schema)})
     off = run_cli("worker", cwd=tmp_path)
