@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import fcntl
 import json
 import sys
 from collections.abc import Callable
@@ -282,6 +283,7 @@ class ParserPool:
             stderr=asyncio.subprocess.DEVNULL,
             env=child_env(),
         )
+        _widen_pipe(proc.stdin)
         worker = _Worker(proc)
         worker.ready = asyncio.ensure_future(worker.answer())
         self._live.add(worker)
@@ -316,3 +318,18 @@ class ParserPool:
         task = asyncio.ensure_future(worker.proc.wait())
         self._exits.add(task)
         task.add_done_callback(self._exits.discard)
+
+
+# Most pages go to their parser in one write: the default pipe holds 64 KB, so a larger page
+# took several, each waiting for the parser to read the one before (with the event loop's
+# callbacks between them). Not more: past `pipe-user-pages-soft` (64 MB by default) in all,
+# every new pipe of the user's processes would get a tiny buffer.
+_PIPE_BYTES = 256 << 10
+
+
+def _widen_pipe(stream: asyncio.StreamWriter | None) -> None:
+    pipe = stream.transport.get_extra_info("pipe") if stream is not None else None
+    if pipe is None or not hasattr(fcntl, "F_SETPIPE_SZ"):
+        return
+    with contextlib.suppress(OSError):  # a lower limit set by the machine: the default stays
+        fcntl.fcntl(pipe.fileno(), fcntl.F_SETPIPE_SZ, _PIPE_BYTES)
