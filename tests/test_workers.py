@@ -102,6 +102,18 @@ def start_worker(folder: Path, name: str, *extra: str) -> subprocess.Popen:
         )
 
 
+def start_cli(folder: Path, *args: str) -> subprocess.Popen:
+    """A `digest` command running beside the test, its output captured as text."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "digest", *args],
+        cwd=folder,
+        env=environment(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
 def logged(path: Path) -> list[str]:
     lines = path.read_text().splitlines() if path.exists() else []
     return [json.loads(line)["message"] for line in lines if line.startswith("{")]
@@ -202,17 +214,7 @@ def test_two_workers_never_run_the_same_delivery(tmp_path, schema, threaded_news
         with workers(tmp_path, 2):
             assert run_cli("collect", cwd=tmp_path, ddgs_script=tmp_path / "ddgs.json").code == 0
             # Two publications of one edition at once: each enqueues every batch of readers.
-            commands = [
-                subprocess.Popen(
-                    [sys.executable, "-m", "digest", "publish"],
-                    cwd=tmp_path,
-                    env=environment(),
-                    stdout=subprocess.PIPE,
-                    stderr=subprocess.PIPE,
-                    text=True,
-                )
-                for _ in range(2)
-            ]
+            commands = [start_cli(tmp_path, "publish") for _ in range(2)]
             results = [c.communicate(timeout=120) for c in commands]
             assert [c.returncode for c in commands] == [0, 0], results
         received = list(smtp.received)
@@ -253,14 +255,7 @@ def test_a_category_is_extracted_while_another_category_s_feeds_are_still_read(t
             pass
         by_category = "SELECT category, count(*) FROM articles GROUP BY category ORDER BY 1"
         with workers(tmp_path, 1):
-            collect = subprocess.Popen(
-                [sys.executable, "-m", "digest", "collect"],
-                cwd=tmp_path,
-                env=environment(),
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                text=True,
-            )
+            collect = start_cli(tmp_path, "collect")
             try:
                 stored = wait_for(lambda: sql(schema, by_category) == [("technology", 4)], 45)
                 asked = web.hits_for(web.url(held))
