@@ -408,6 +408,25 @@ async def test_smtp_delivers_the_message_intact(smtp: SmtpServer) -> None:
     assert parts(back) == parts(parse(msg))
 
 
+async def test_lines_that_begin_with_a_dot_arrive_as_written(smtp: SmtpServer) -> None:
+    # A line of one "." would end the message early if it were not doubled on the wire.
+    from digest.deliver import mime
+
+    text = ".\n.. a leading pair\n.hidden\nthe end"
+    msg = EmailMessage(policy=mime.POLICY)
+    msg["From"] = CONFIG.from_
+    msg["To"] = READER.email
+    msg["Message-ID"] = "<dots@news.example.org>"
+    mime.alternative(msg, text, f"<p>{text}</p>")
+    async with SmtpTransport(smtp_config(smtp)) as transport:
+        await transport.send(msg)
+        await transport.send(build())  # the connection is still in step after it
+
+    first, second = smtp.received
+    assert parts(first.message()) == (text + "\n", f"<p>{text}</p>\n")
+    assert second.message_id == build()["Message-ID"]
+
+
 async def test_smtp_reuses_one_connection_and_survives_an_idle_disconnect(
     smtp: SmtpServer,
 ) -> None:

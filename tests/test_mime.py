@@ -74,6 +74,17 @@ def test_the_one_pass_writer_writes_the_bytes_of_the_standard_generator(
         assert mime.as_bytes(msg) == msg.as_bytes()
 
 
+@given(texts, texts)
+@example("a\n.\n..\n.hidden\r\nend", ".first")
+def test_the_smtp_data_is_what_aiosmtplib_would_send_of_the_message(text: str, html: str) -> None:
+    # aiosmtplib's own preparation of a DATA body: CRLF line endings, then dot-stuffing.
+    from aiosmtplib.protocol import PERIOD_REGEX, normalize_message_line_endings
+
+    for msg in (fast(text, html), reference(text, html)):
+        wire = PERIOD_REGEX.sub(b"..", normalize_message_line_endings(msg.as_bytes())) + b".\r\n"
+        assert mime.smtp_data(msg) == wire
+
+
 SLOTS = ("@@address-slot@@", "@@unsubscribe-slot@@")
 
 

@@ -25,7 +25,7 @@ from email.message import EmailMessage, MIMEPart
 from email.policy import default as default_policy
 from functools import lru_cache
 
-__all__ = ["POLICY", "alternative", "as_bytes", "quoted_printable", "text_part"]
+__all__ = ["POLICY", "alternative", "as_bytes", "quoted_printable", "smtp_data", "text_part"]
 
 
 class _Headers(HeaderRegistry):
@@ -45,6 +45,7 @@ class _Headers(HeaderRegistry):
 
 # The email package's default policy (the one `EmailMessage` uses), with that registry.
 POLICY = default_policy.clone(header_factory=_Headers())
+_POLICY_CRLF = POLICY.clone(linesep="\r\n")  # the same, writing lines as SMTP sends them
 
 
 def text_part(
@@ -153,3 +154,28 @@ def as_bytes(msg: EmailMessage) -> bytes:
     out = io.BytesIO()
     _Generator(out, mangle_from_=False, policy=msg.policy).flatten(msg)
     return out.getvalue()
+
+
+def smtp_data(msg: EmailMessage) -> bytes:
+    """What goes over SMTP after DATA: ``msg.as_bytes()`` with every line ending in CRLF, a
+    dot doubled at the start of each line that has one (RFC 5321, 4.5.2) and the closing "."
+    line.
+
+    aiosmtplib's `data()` makes the same bytes with two regular expressions over the whole
+    message, a match per line: for a 130 KB edition, a third of a copy's CPU. Written with CRLF
+    from the start, the two become `bytes.replace` and `bytes.count` passes in C."""
+    policy = _POLICY_CRLF if msg.policy is POLICY else msg.policy.clone(linesep="\r\n")
+    out = io.BytesIO()
+    _Generator(out, mangle_from_=False, policy=policy).flatten(msg)
+    data = out.getvalue()
+    lines = data.count(b"\r\n")
+    if data.count(b"\r") != lines or data.count(b"\n") != lines:  # a lone CR or LF in a header
+        data = _LINE_ENDINGS.sub(b"\r\n", data)
+    if not data.endswith(b"\r\n"):
+        data += b"\r\n"
+    if data.startswith(b"."):
+        data = b"." + data
+    return data.replace(b"\r\n.", b"\r\n..") + b".\r\n"
+
+
+_LINE_ENDINGS = re.compile(rb"\r\n|\n|\r")

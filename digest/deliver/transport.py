@@ -151,7 +151,7 @@ class SmtpTransport(AsyncClosing):
 
     async def send(self, msg: EmailMessage) -> SendResult:
         sender, recipients = _envelope(msg)
-        data = mime.as_bytes(msg)
+        data = mime.smtp_data(msg)
         async with self._lock:
             reused = self._client is not None and self._client.is_connected
             try:
@@ -196,7 +196,7 @@ class SmtpTransport(AsyncClosing):
             for rcpt in recipients:
                 await client.rcpt(rcpt)
             stage = "data"
-            response = await client.data(data)
+            response = await _data(client, data)
         except aiosmtplib.SMTPResponseException as err:
             self._drop()
             raise self._reply_error(err, recipients) from err
@@ -257,6 +257,25 @@ class SmtpTransport(AsyncClosing):
             reply=reply,
             maybe_delivered=stage == "data",
         )
+
+
+async def _data(client: aiosmtplib.SMTP, data: bytes) -> aiosmtplib.SMTPResponse:
+    """The DATA command with `data` already as it goes on the wire (`mime.smtp_data`).
+
+    `client.data()` would normalize the line endings and double the leading dots again, with
+    two regular expressions over the whole message. This is the rest of what it does, through
+    the client's public commands; the transport's lock keeps one transaction at a time."""
+    start = await client.execute_command(b"DATA")
+    if start.code != aiosmtplib.SMTPStatus.start_input:
+        raise aiosmtplib.SMTPDataError(start.code, start.message)
+    protocol = client.protocol
+    if protocol is None:
+        raise aiosmtplib.SMTPServerDisconnected("Connection lost")
+    protocol.write(data)
+    response = await protocol.read_response(timeout=client.timeout)
+    if response.code != aiosmtplib.SMTPStatus.completed:
+        raise aiosmtplib.SMTPDataError(response.code, response.message)
+    return response
 
 
 class _StaleConnection(Exception):
