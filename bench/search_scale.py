@@ -54,7 +54,7 @@ from digest.store.search_query import COMMON
 
 PG_HOST, PG_PORT = "127.0.0.1", 5432
 DATABASE = "digest_bench_search"
-DATA = Path(__file__).resolve().parent.parent.parent.parent / "shared" / "data"
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data"  # ../shared/data
 DAYS = 365
 CATEGORIES = ("technology", "finance", "entertainment", "sports", "world", "health")
 GENERATOR = "scale-4"  # change when the generated text changes: cached archives are rebuilt
