@@ -27,6 +27,7 @@ from digest.deliver import (
     TemporaryDeliveryError,
     build_message,
     deliver,
+    mime,
     resend,
 )
 from digest.deliver.message import HTML_BUDGET
@@ -410,8 +411,6 @@ async def test_smtp_delivers_the_message_intact(smtp: SmtpServer) -> None:
 
 async def test_lines_that_begin_with_a_dot_arrive_as_written(smtp: SmtpServer) -> None:
     # A line of one "." would end the message early if it were not doubled on the wire.
-    from digest.deliver import mime
-
     text = ".\n.. a leading pair\n.hidden\nthe end"
     msg = EmailMessage(policy=mime.POLICY)
     msg["From"] = CONFIG.from_
