@@ -230,6 +230,11 @@ class ChannelsConfig(_Section):
     # Channels a subscriber adds on the preferences page may point at loopback or private
     # addresses (json://192.168.1.5/...). The operator's own (`--channel`) always may.
     allow_private_networks: bool = False
+    # More Apprise services a subscriber may add on the preferences page, by scheme (e.g.
+    # ["matrix"]), beyond json, ntfy, gotify, tgram, discord, slack... (PAGE_SCHEMES in
+    # digest/deliver/channels.py). Their arguments that name files, keys, relays, redirects or
+    # TLS verification are still refused there.
+    page_schemes: list[str] = Field(default_factory=list)
 
 
 class ServeConfig(_Section):
@@ -507,6 +512,7 @@ preferences_url = "http://localhost:8000/preferences?token={token}"   # in every
 [channels]                 # subscribers' channels besides email, as Apprise URLs (--channel)
 timeout = 10.0             # seconds a service (ntfy, Gotify, a webhook...) has for one message
 allow_private_networks = false   # true: page-given channels may point at private addresses
+# page_schemes = ["matrix"]      # more services subscribers may add on the preferences page
 
 [serve]
 host = "127.0.0.1"         # where `digest serve` listens; "0.0.0.0": every interface

@@ -143,7 +143,10 @@ def _channels(
             continue
         if url not in current.channels:
             url = check_channel(
-                url, from_page=from_page, allow_private=config.channels.allow_private_networks
+                url,
+                from_page=from_page,
+                allow_private=config.channels.allow_private_networks,
+                page_schemes=config.channels.page_schemes,
             )
         kept.append(url)
     if len(kept) > MAX_CHANNELS:

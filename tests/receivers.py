@@ -8,8 +8,9 @@ point Apprise at, on 127.0.0.1 only.
 
 Each message is keyed by what it is for (the hook's name, the ntfy topic, the Gotify token).
 `fail(key, *faults)` scripts the next answers for a key: "500", "503", "429", "400", "404", or
-"drop" (the connection is closed before the request is read: nothing was taken). A faulted
-request is not received; `received` holds every accepted message, in order.
+"drop" (the connection is closed before the request is read: nothing was taken), or a
+redirect ("301", "302", "307", "308") to the hook `<key>-redirected` on the same server. A
+faulted request is not received; `received` holds every accepted message, in order.
 """
 
 from __future__ import annotations
@@ -94,6 +95,8 @@ class Receivers:
             return web.Response(status=500)  # never reaches the client
         body = {"error": f"scripted {fault}", "code": int(fault)}
         headers = {"Retry-After": "1"} if fault == "429" else {}
+        if fault.startswith("3"):
+            headers = {"Location": f"http://127.0.0.1:{self.port}/hooks/{key}-redirected"}
         return web.json_response(body, status=int(fault), headers=headers)
 
     def _accept(

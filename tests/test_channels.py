@@ -4,12 +4,19 @@ store; and the compact digest each gets."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import re
+import socket
 from collections.abc import Iterator
 from dataclasses import replace
 from datetime import UTC, date, datetime, timedelta
+from typing import Any
+from unittest import mock
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from digest.deliver.channels import (
     AppriseTransport,
@@ -337,3 +344,217 @@ def test_a_story_not_in_the_readers_language_says_which_it_is_in() -> None:
     )
     assert "_(English)_" in markdown and "_(translated from English by the model)_" in markdown
     assert "(English)" in text
+
+
+# -- what a page may add: services that pick their own targets, redirects ----------------------
+
+
+class Listener:
+    """A loopback TCP listener that counts the connections it gets (and answers none)."""
+
+    def __init__(self) -> None:
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(16)
+        self.sock.settimeout(0.05)
+        self.port = self.sock.getsockname()[1]
+
+    def connections(self) -> int:
+        count = 0
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return count
+            conn.close()
+            count += 1
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+@pytest.fixture
+def listener() -> Iterator[Listener]:
+    found = Listener()
+    yield found
+    found.close()
+
+
+def page_urls(port: int) -> list[str]:
+    """The review's URLs that reached loopback from the page, and syslog."""
+    loop = f"127.0.0.1:{port}"
+    return [
+        f"vapid://reader@example.org/?keyfile=http://{loop}/key.pem"
+        f"&subfile=http://{loop}/sub.json&verify=no",
+        "vapid://reader@example.org/?keyfile=/etc/passwd&subfile=/etc/passwd",
+        f"zulip://bot@{loop}/{'a' * 32}?verify=no",
+        f"nostr://{'a1' * 32}/?relay=ws://{loop}/relay",
+        "syslog://",
+        "syslog://local5",
+    ]
+
+
+@pytest.mark.parametrize("index", range(6))
+def test_a_page_may_not_add_a_service_that_picks_its_own_targets(
+    index: int, listener: Listener
+) -> None:
+    url = page_urls(listener.port)[index]
+    with pytest.raises(InvalidChannelError, match="cannot be added on this page"):
+        check_channel(url, from_page=True, allow_private=index != 0)
+    assert listener.connections() == 0
+
+
+@pytest.mark.parametrize(
+    "argument",
+    ["verify=no", "redirect=yes", "cto=300", "retry=50", "template=/etc/passwd", "ping=@everyone"],
+)
+def test_a_page_channel_may_not_set_arguments_that_name_files_hosts_or_tls(argument: str) -> None:
+    name = argument.partition("=")[0]
+    for url in (
+        f"json://hooks.example.org/x?{argument}",
+        f"discord://1234567890/abcdef?{argument}",
+    ):
+        with pytest.raises(InvalidChannelError, match=f"cannot set {name}="):
+            check_channel(url, from_page=True)
+
+
+def test_the_operator_may_allow_more_services_on_the_page_but_not_their_dangerous_arguments(
+    listener: Listener,
+) -> None:
+    zulip = f"zulip://bot@zulip.example.org/{'a' * 32}"
+    assert check_channel(zulip, from_page=True, page_schemes=["zulip"]) == zulip
+    with pytest.raises(InvalidChannelError, match="cannot set verify="):
+        check_channel(f"{zulip}?verify=no", from_page=True, page_schemes=["zulip"])
+    vapid = page_urls(listener.port)[0]
+    with pytest.raises(InvalidChannelError, match="cannot set keyfile="):
+        check_channel(vapid, from_page=True, page_schemes=["vapid"])
+    assert listener.connections() == 0
+    assert check_channel("syslog://") == "syslog://"  # the operator's own: as before
+
+
+def test_services_self_hosters_use_can_be_added_on_the_page() -> None:
+    for url in (
+        "ntfys://93.184.215.14/news?priority=high&format=markdown",
+        "gotifys://93.184.215.14/AbCdEfGhIjKlMnO",
+        "json://93.184.215.14/news?method=PUT&+X-Token=abc",
+        "tgram://123456789:AAHsecretsecretsecretsecretsecret00/98765?silent=yes",
+        "discord://1234567890/abcdefghijklmnop",
+        "slack://T1JJ3T3L2/A1BRTD4JD/TIiajkdnlazkcOXrIdevi7FQ",
+        "mmosts://93.184.215.14/abcdefghijklmnopqrstuvwxyz",
+        "pover://uuuuuuuuuuuuuuuuuuuuuuuuuuuuuu@aaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+    ):
+        assert check_channel(url, from_page=True) == url
+
+
+@pytest.mark.parametrize("code", ["307", "302"])
+async def test_a_redirect_is_not_followed_and_the_ledger_says_so(
+    code: str, receivers: Receivers, store: Store
+) -> None:
+    # A page-given json:// on a checked host that answers with a redirect to another address
+    # (here both loopback, as allow_private_networks allows in this test).
+    key = f"redirecting-{code}-{store.engine.url.get_backend_name()}"
+    url = check_channel(receivers.json_url(key), from_page=True, allow_private=True)
+    receivers.fail(key, code)
+    msg = message(url)
+
+    report = await deliver(
+        SqlLedger(store), DAY, {("a@x.org", msg.channel): msg}, transport(), T0, policy=POLICY
+    )
+
+    assert receivers.requests[f"{key}-redirected"] == 0 and receivers.of(key) == []
+    (row,) = report.failed
+    assert row.last_reply == (
+        f"{code}: the service sent the message elsewhere (a redirect), which is not followed"
+    )
+
+
+async def test_the_operators_redirect_yes_is_not_followed_either(receivers: Receivers) -> None:
+    key = "operator-redirect"
+    receivers.fail(key, "308")
+    with pytest.raises(PermanentDeliveryError, match="redirect"):
+        await transport().send(message(receivers.json_url(key) + "?redirect=yes"))
+    assert receivers.requests[f"{key}-redirected"] == 0
+
+
+# Every form of a loopback or private host the review tried, and arguments that name targets.
+LOOPBACK_FORMS = [
+    "127.0.0.1", "localhost", "localhost.", "[::1]", "[::ffff:7f00:1]", "[::ffff:127.0.0.1]",
+    "2130706433", "0x7f000001", "127.1", "0177.0.0.1", "169.254.169.254", "10.0.0.1",
+    "192.168.1.5", "[fe80::1]", "[fd00::1]", "0.0.0.0", "100.64.0.1",
+]  # fmt: skip
+
+
+def _apprise_schemes() -> list[str]:
+    from apprise.manager_plugins import NotificationManager
+
+    return sorted(str(s) for s in NotificationManager().schemas())
+
+
+@st.composite
+def page_channel_urls(draw: st.DrawFn, port: int) -> tuple[str, str]:
+    """A URL a page might post, and the loopback/private host form it names somewhere."""
+    scheme = draw(st.sampled_from(_apprise_schemes()))
+    host = draw(st.sampled_from(LOOPBACK_FORMS))
+    target = f"{host}:{port}"
+    place = draw(st.sampled_from(["host", "argument", "both"]))
+    arguments = draw(
+        st.lists(
+            st.sampled_from(
+                [
+                    f"keyfile=http://{target}/k.pem", f"subfile=http://{target}/s.json",
+                    "keyfile=/etc/passwd", f"relay=ws://{target}/", "verify=no", "redirect=yes",
+                    "discovery=yes", f"attach=http://{target}/a", f"avatar_url=http://{target}/i",
+                    "mode=private", "mode=cloud", "format=markdown", f"to={host}",
+                    f"+Host={host}", "method=GET", "template=/etc/passwd",
+                ]
+            ),
+            max_size=3,
+        )
+    )  # fmt: skip
+    user = draw(st.sampled_from(["", "user@", "user:pw@", "bot@"]))
+    path = draw(st.sampled_from(["/hook", f"/{'a' * 32}", "/topic", "/", f"/{'a1' * 32}"]))
+    named = target if place != "argument" else "93.184.215.14"  # public: the check passes it
+    if place == "argument" and not any(host in a for a in arguments):
+        arguments = [*arguments, f"keyfile=http://{target}/k.pem"]
+    query = "&".join(arguments)
+    return f"{scheme}://{user}{named}{path}{'?' + query if query else ''}", host
+
+
+class NoNetwork:
+    """Stands in for name resolution while a channel sends: records every host looked up and
+    refuses all of them, so nothing leaves the machine (a plugin's fixed cloud host neither)."""
+
+    def __init__(self) -> None:
+        self.looked_up: list[str] = []
+
+    def getaddrinfo(self, host: object, *args: object, **kwargs: object) -> list[Any]:
+        self.looked_up.append(str(host))
+        raise socket.gaierror(socket.EAI_NONAME, "no network in this test")
+
+    def connect(self, sock: socket.socket, address: Any) -> None:
+        self.looked_up.append(str(address[0]) if isinstance(address, tuple) else str(address))
+        raise ConnectionRefusedError("no network in this test")
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_no_channel_a_page_adds_reaches_a_loopback_or_private_listener(data: st.DataObject) -> None:
+    found = Listener()
+    try:
+        url, host = data.draw(page_channel_urls(found.port))
+        try:
+            accepted = check_channel(url, from_page=True)
+        except InvalidChannelError:
+            return
+        network = NoNetwork()
+        with (
+            mock.patch("socket.getaddrinfo", network.getaddrinfo),
+            mock.patch.object(socket.socket, "connect", network.connect),
+            contextlib.suppress(TemporaryDeliveryError, PermanentDeliveryError),
+        ):
+            asyncio.run(transport(timeout=1.0).send(message(accepted)))
+        bare = host.strip("[]").rstrip(".")
+        assert not [h for h in network.looked_up if h.strip("[]").rstrip(".") == bare], url
+        assert found.connections() == 0, url
+    finally:
+        found.close()

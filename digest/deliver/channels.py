@@ -6,9 +6,20 @@ are resolved from the environment when a message is sent, never stored resolved.
 operator (`digest subscribers add/set --channel`) may use placeholders: a URL typed on the
 preferences page could otherwise send the service's own secrets to an address of the
 subscriber's choosing. For the same reason a page-given URL whose service talks to a host of the
-URL's choosing (json://, ntfy://, gotify://, mailto://...) must name a public address unless
+URL's choosing (json://, ntfy://, gotify://...) must name a public address unless
 `channels.allow_private_networks` is on (checked when it is saved; a name that later resolves
 elsewhere is not re-checked).
+
+Not every Apprise plugin names its host in the URL's host: vapid fetches `keyfile=` and
+`subfile=` (paths or URLs) and posts where the subscription file says, zulip builds its host
+from the organisation, nostr talks to any `relay=`, matrix follows the host's `.well-known`,
+syslog writes to this machine's log. So the page takes only the services of `PAGE_SCHEMES`,
+each read in Apprise 2.3's plugin to talk to its own fixed API host or to the URL's host (which
+is checked), and only the arguments listed for it: none that names a file, a key, another host,
+a redirect or TLS verification. The operator may allow more services (`channels.page_schemes`);
+those are checked the same way and refuse the arguments of `_NEVER_FROM_PAGE`. The operator's
+own channels (`--channel`) take any URL. Redirects are never followed, for any channel: a
+checked public host could otherwise send the message on to a private one.
 
 Apprise is synchronous (requests): each message is one `Apprise.notify` call in a worker
 thread, with the service's socket timeouts set from `channels.timeout` and the call bounded by
@@ -26,7 +37,7 @@ import ipaddress
 import logging
 import re
 import socket
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from email.message import EmailMessage
 from functools import cache
@@ -65,6 +76,41 @@ _HEADER_SCHEMES = frozenset({"json", "jsons", "form", "forms", "xml", "xmls"})
 MESSAGE_ID_HEADER = "X-Digest-Message-Id"
 _STAND_INS = ("placeholder", "123456789:AAHplaceholderplaceholderplaceholder0", "a1b2c3d4e5f60718")
 MAX_REPLY_CHARS = 300
+_NOT_FOLLOWED = "which is not followed"
+
+# Arguments any page-given URL may carry: how the text is shaped, nothing that is sent elsewhere.
+_SHAPE_ARGUMENTS = frozenset({"format", "overflow", "emojis", "tz"})
+# The services a subscriber may add on the preferences page, with the arguments each may carry
+# there beyond those. Read in each plugin (Apprise 2.3): a fixed API host (tgram, discord, slack,
+# pover, pbul, gchat) or the URL's own host, which `check_channel` checks; every one of them
+# sends with `allow_redirects=self.redirects`, which `AppriseTransport` turns off.
+PAGE_SCHEMES: Mapping[str, frozenset[str]] = {
+    **dict.fromkeys(("json", "jsons", "xml", "xmls", "form", "forms"), frozenset({"method"})),
+    **dict.fromkeys(("ntfy", "ntfys"), frozenset({"priority", "tags", "xtags", "auth", "token"})),
+    **dict.fromkeys(("gotify", "gotifys"), frozenset({"priority"})),
+    "tgram": frozenset({"to", "silent", "preview", "topic", "thread"}),
+    "discord": frozenset({"botname", "thread"}),
+    "slack": frozenset({"to", "footer", "blocks"}),
+    **dict.fromkeys(("mmost", "mmosts"), frozenset({"to", "channel", "channels", "botname"})),
+    "pover": frozenset({"to", "priority", "sound"}),
+    "pbul": frozenset({"to"}),
+    "gchat": frozenset(),
+    **dict.fromkeys(("signal", "signals"), frozenset({"to", "from", "batch", "status"})),
+    **dict.fromkeys(("rocket", "rockets"), frozenset({"to", "mode", "webhook"})),
+    **dict.fromkeys(("apprise", "apprises"), frozenset({"to", "tags", "method"})),
+    **dict.fromkeys(("hassio", "hassios"), frozenset({"to", "nid", "prefix"})),
+    **dict.fromkeys(("ncloud", "nclouds", "nctalk", "nctalks"), frozenset({"to", "url_prefix"})),
+}
+# Webhooks take headers (+name), query parameters (-name) and payload fields (:name).
+_WEBHOOK_EXTRAS = ("json", "jsons", "xml", "xmls", "form", "forms")
+# Arguments refused in a page-given URL even for a service the operator allowed: each names a
+# file, a key, another host, a redirect, TLS verification, or holds the sender up.
+_NEVER_FROM_PAGE = frozenset(
+    {
+        "keyfile", "subfile", "relay", "blossom", "discovery", "template", "attach",
+        "verify", "redirect", "cto", "rto", "retry", "wait", "store", "ping",
+    }
+)  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,12 +172,19 @@ def body_limit(url: str) -> int | None:
     return limit if isinstance(limit, int) and limit > 0 else None
 
 
-def check_channel(url: str, *, from_page: bool = False, allow_private: bool = False) -> str:
+def check_channel(
+    url: str,
+    *,
+    from_page: bool = False,
+    allow_private: bool = False,
+    page_schemes: Collection[str] = (),
+) -> str:
     """`url` stripped, if Apprise can send to it; InvalidChannelError saying why not.
 
-    `from_page`: the subscriber typed it on the preferences page, where environment
-    placeholders are refused, and so is a custom host that is not a public address (unless
-    `allow_private`). Resolves the host's name then: call it in a thread.
+    `from_page`: the subscriber typed it on the preferences page, where only the services of
+    `PAGE_SCHEMES` (and the operator's `page_schemes`) with their own arguments are taken,
+    environment placeholders are refused, and so is a custom host that is not a public address
+    (unless `allow_private`). Resolves the host's name then: call it in a thread.
     """
     url = url.strip()
     if not url or "://" not in url:
@@ -142,6 +195,8 @@ def check_channel(url: str, *, from_page: bool = False, allow_private: bool = Fa
     cls = _plugin_class(scheme)
     if cls is None or not getattr(cls, "enabled", True):
         raise InvalidChannelError(f"Apprise knows no service {scheme}:// (see its list of URLs)")
+    if from_page:
+        _check_page_scheme(scheme, page_schemes)
     names = placeholders(url)
     if names and from_page:
         raise InvalidChannelError(
@@ -164,9 +219,38 @@ def check_channel(url: str, *, from_page: bool = False, allow_private: bool = Fa
         raise InvalidChannelError(
             f"Apprise cannot use {shown_url(url)!r} ({scheme}:// needs another form)"
         )
-    if from_page and _custom_host(plugin, cls):
-        _check_host(str(plugin.host).strip("[]"), allow_private=allow_private)
+    if from_page:
+        _check_page_arguments(scheme, cls.parse_url(url) or {})
+        if _custom_host(plugin, cls):
+            _check_host(str(plugin.host).strip("[]"), allow_private=allow_private)
     return url
+
+
+def _check_page_scheme(scheme: str, extra: Collection[str]) -> None:
+    if scheme in PAGE_SCHEMES or scheme in {s.strip().lower() for s in extra}:
+        return
+    known = ", ".join(s for s in sorted(PAGE_SCHEMES) if s.removesuffix("s") not in PAGE_SCHEMES)
+    raise InvalidChannelError(
+        f"{scheme}:// channels cannot be added on this page (it can: {known}); "
+        "the operator can add it for you"
+    )
+
+
+def _check_page_arguments(scheme: str, parsed: Mapping[str, Any]) -> None:
+    """Refuse a page-given URL's arguments that are not its service's own harmless ones."""
+    allowed = PAGE_SCHEMES.get(scheme)
+    for name in parsed.get("qsd") or {}:
+        key = str(name).strip().lower()
+        if allowed is None:
+            ok = key not in _NEVER_FROM_PAGE
+        else:
+            extra = scheme in _WEBHOOK_EXTRAS and key[:1] in ("+", "-", ":")
+            ok = key in allowed or key in _SHAPE_ARGUMENTS or extra
+        if not ok:
+            raise InvalidChannelError(
+                f"a channel added on this page cannot set {key}= (an argument that can name "
+                "files, keys or other hosts, or weaken TLS, is only for the operator)"
+            )
 
 
 def _custom_host(plugin: Any, cls: Any) -> bool:
@@ -262,6 +346,11 @@ def outcome(
     sockets = [m for level, m in logs if m.startswith("Socket Exception:")]
     code = next((int(c) for m in reversed(problems) for c in _STATUS.findall(m)), None)
     said = problems[-1] if problems else "the service refused the message"
+    if code is not None and 300 <= code < 400:
+        reply = (
+            f"{code}: the service sent the message elsewhere (a redirect), which is not followed"
+        )
+        return PermanentDeliveryError(f"{service} answered {reply}", reply=reply, code=code)
     if code is not None:
         answer = _response(details[-1]) if details else ""
         reply = _reply(f"{code} {answer}".strip() if answer else f"{code} ({said})")
@@ -316,6 +405,7 @@ def _asset() -> Any:
         image_url_mask="",
         image_url_logo="",
         storage_mode="memory",
+        http_redirects=False,
     )
 
 
@@ -371,6 +461,7 @@ class AppriseTransport:
                 f"Apprise cannot use the channel {shown_url(msg.url)}",
                 reply="not sent: Apprise cannot use this URL",
             )
+        plugin.redirects = False  # whatever the URL says: see the module's docstring
         query = url.partition("?")[2]
         if "cto=" not in query:
             plugin.socket_connect_timeout = min(4.0, self.timeout)
