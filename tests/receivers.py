@@ -9,7 +9,8 @@ point Apprise at, on 127.0.0.1 only.
 Each message is keyed by what it is for (the hook's name, the ntfy topic, the Gotify token).
 `fail(key, *faults)` scripts the next answers for a key: "500", "503", "429", "400", "404", or
 "drop" (the connection is closed before the request is read: nothing was taken), or a
-redirect ("301", "302", "307", "308") to the hook `<key>-redirected` on the same server. A
+redirect ("301", "302", "307", "308") to the hook `<key>-redirected` on the same server, or
+"slow" (the message is taken after `slow_seconds`). A
 faulted request is not received; `received` holds every accepted message, in order.
 """
 
@@ -35,8 +36,10 @@ class Received:
 
 
 class Receivers:
-    def __init__(self) -> None:
-        self.received: list[Received] = []
+    def __init__(self, slow_seconds: float = 2.5, received: list[Received] | None = None) -> None:
+        self.slow_seconds = slow_seconds
+        # Another server's list may be shared: one order of arrival across both.
+        self.received: list[Received] = [] if received is None else received
         self.requests: defaultdict[str, int] = defaultdict(int)
         self._faults: defaultdict[str, deque[str]] = defaultdict(deque)
         self._runner: web.AppRunner | None = None
@@ -88,6 +91,9 @@ class Receivers:
         if not faults:
             return None
         fault = faults.popleft()
+        if fault == "slow":
+            await asyncio.sleep(self.slow_seconds)
+            return None
         if fault == "drop":
             assert request.transport is not None
             request.transport.close()

@@ -558,3 +558,45 @@ def test_no_channel_a_page_adds_reaches_a_loopback_or_private_listener(data: st.
         assert found.connections() == 0, url
     finally:
         found.close()
+
+
+# -- a slow subscriber -----------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def slow_server(receivers: Receivers) -> Iterator[Receivers]:
+    """Another host (another port): a subscriber's own webhook server, slow to answer. What it
+    takes goes into the same list as `receivers`', in order of arrival."""
+    yield from serve_in_thread(Receivers(slow_seconds=2.5, received=receivers.received))
+
+
+async def test_a_slow_subscribers_server_delays_no_one_else_and_waits_for_the_next_run(
+    receivers: Receivers, slow_server: Receivers, store: Store
+) -> None:
+    backend = store.engine.url.get_backend_name()
+    slow = [f"slow-{i}-{backend}" for i in range(3)]
+    fast = [f"fast-{i}-{backend}" for i in range(4)]
+    for key in slow:
+        slow_server.fail(key, "slow")
+    # The slow subscriber's rows come first: before, everyone waited behind them.
+    messages = [message(slow_server.json_url(k), f"a{i}@x.org") for i, k in enumerate(slow)]
+    messages += [message(receivers.json_url(k), f"b{i}@x.org") for i, k in enumerate(fast)]
+    sql = SqlLedger(store)
+
+    first = await deliver(
+        sql, DAY, {(m.recipient, m.channel): m for m in messages}, transport(timeout=4.0), T0,
+        policy=POLICY,
+    )  # fmt: skip
+
+    # Everyone else's digest arrived while the slow server still held the first message.
+    arrived = [r.key for r in receivers.received if r.key in (*slow, *fast)]
+    assert arrived == [*fast, slow[0]]
+    # It answered, but slowly (over half its time): its other two wait for the next run, untried.
+    assert [d.recipient for d in first.sent] == ["a0@x.org", *(f"b{i}@x.org" for i in range(4))]
+    assert [d.recipient for d in first.deferred] == ["a1@x.org", "a2@x.org"]
+    assert slow_server.requests[slow[1]] == slow_server.requests[slow[2]] == 0
+    second = await deliver(
+        sql, DAY, {(m.recipient, m.channel): m for m in messages}, transport(timeout=4.0), T0,
+        policy=POLICY,
+    )  # fmt: skip
+    assert [d.recipient for d in second.sent] == ["a1@x.org"]

@@ -26,8 +26,9 @@ thread, with the service's socket timeouts set from `channels.timeout` and the c
 it too. `notify` answers with a status and the log lines of the attempt (Apprise 2's
 `AppriseResult`); `outcome` reads them into the ledger's terms: the HTTP status and what the
 service answered, temporary (429, 408, 5xx, a connection that failed or timed out) or permanent
-(another 4xx). A connection that could not be made means the service is down: the rest of that
-host's messages wait for the next run (`Channels.scope`).
+(another 4xx). A connection that could not be made means the service is down, and one that
+took more than half its time is slow: the rest of that host's messages wait for the next run
+(`Channels.scope`), while other hosts' go on at once (`digest.deliver.sender.deliver`).
 """
 
 from __future__ import annotations
@@ -37,8 +38,10 @@ import ipaddress
 import logging
 import re
 import socket
+import time
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, replace
 from email.message import EmailMessage
 from functools import cache
 from typing import Any
@@ -340,6 +343,7 @@ def outcome(
             f"{service} did not answer within {timeout:g} s",
             reply=f"no answer within {timeout:g} s; it may have been delivered",
             maybe_delivered=True,
+            transport_down=True,  # slow: its other messages wait for the next run
         )
     problems = [m for level, m in logs if level in ("WARNING", "ERROR", "CRITICAL")]
     details = [m for level, m in logs if m.startswith("Response Details:")]
@@ -419,36 +423,55 @@ def _quiet_apprise() -> None:
 
 
 class AppriseTransport:
-    """Sends a `Notification` through Apprise, one call per message in a worker thread.
+    """Sends a `Notification` through Apprise, one call per message in a worker thread of its
+    own (`workers` of them: messages to several services go at once, and the store's threads
+    never wait behind a slow service).
 
     `environ` resolves the URLs' placeholders; `timeout` (seconds) bounds each message: the
-    service's connect and read timeouts, and the whole call.
+    service's connect and read timeouts, and the whole call. A service that takes more than
+    half of it is slow: the result says so, and `deliver` defers its other messages.
     """
 
-    def __init__(self, environ: Mapping[str, str], *, timeout: float = 10.0) -> None:
+    def __init__(
+        self, environ: Mapping[str, str], *, timeout: float = 10.0, workers: int = 16
+    ) -> None:
         self._environ = environ
         self.timeout = timeout
+        self._threads = ThreadPoolExecutor(workers, thread_name_prefix="apprise")
         _quiet_apprise()
 
     def scope(self, msg: Notification) -> str:
-        """The service host a message goes to: one that is down defers its other messages."""
+        """The service (host and port) a message goes to: one that is down or slow defers
+        its other messages."""
         try:
-            host = urlsplit(msg.url).hostname or ""
+            parts = urlsplit(msg.url)
+            host = f"{parts.hostname or ''}:{parts.port or ''}"
         except ValueError:
             host = ""
         return f"apprise:{_scheme(msg.url)}:{host}"
 
     async def send(self, msg: Notification) -> SendResult:
         url = resolve(msg.url, self._environ)
+        loop = asyncio.get_running_loop()
         try:
-            result = await asyncio.wait_for(
-                asyncio.to_thread(self._notify, url, msg), timeout=self.timeout + 5
+            result, took = await asyncio.wait_for(
+                loop.run_in_executor(self._threads, self._timed_notify, url, msg),
+                timeout=self.timeout + 5,
             )
         except TimeoutError:
-            result = outcome("TIMEOUT", [], service=_scheme(url), timeout=self.timeout)
+            result, took = outcome("TIMEOUT", [], service=_scheme(url), timeout=self.timeout), 0.0
+        slow = took > self.timeout / 2
         if isinstance(result, DeliveryError):
+            result.transport_down = result.transport_down or slow
             raise result
-        return result
+        return replace(result, slow=True) if slow else result
+
+    def _timed_notify(
+        self, url: str, msg: Notification
+    ) -> tuple[SendResult | DeliveryError, float]:
+        started = time.monotonic()
+        result = self._notify(url, msg)
+        return result, time.monotonic() - started
 
     def _notify(self, url: str, msg: Notification) -> SendResult | DeliveryError:
         import apprise
@@ -491,7 +514,7 @@ class AppriseTransport:
         return found
 
     async def aclose(self) -> None:
-        return None
+        self._threads.shutdown(wait=False, cancel_futures=True)
 
 
 class Channels:

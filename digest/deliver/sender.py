@@ -21,6 +21,7 @@ most once per row.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -91,6 +92,9 @@ class Sends(Protocol):
 
 log = logging.getLogger(__name__)
 
+# Servers sent to at once by one `deliver` (each one message at a time).
+CONCURRENT_SERVERS = 8
+
 
 class LedgerStore(Protocol):
     """Where ledger rows live. One row per (edition_day, recipient, channel): UNIQUE in the
@@ -159,6 +163,7 @@ async def deliver(
     now: datetime,
     *,
     policy: RetryPolicy,
+    concurrency: int = CONCURRENT_SERVERS,
 ) -> DeliveryReport:
     """Send the edition of `edition_day` to every recipient in `messages` that still needs it.
 
@@ -169,7 +174,12 @@ async def deliver(
     for new keys; rows already sent, failed, skipped, stuck in sending or waiting for their
     retry time are left alone. `now` is the time of the run: it decides what is due and stamps
     rows. When a server itself is unreachable (refused connection, failed login), the rest of
-    the rows for that server (`Sends.scope`) are left pending for the next run.
+    the rows for that server (`Sends.scope`) are left pending for the next run; so are those
+    of a server that was slow to answer (`SendResult.slow`).
+
+    Messages to one server go one after another; up to `concurrency` servers are sent to at
+    once, so that a slow subscriber's webhook does not hold everyone's digest. The emails are
+    one lane, as before.
     """
     # The row's key -> the key of its message in `messages` (which may build it only when
     # asked: `LazyMessages`).
@@ -204,84 +214,144 @@ async def deliver(
             d.message_id,
         )
 
-    sent: list[Delivery] = []
-    retrying: list[Delivery] = []
-    failed: list[Delivery] = []
+    # Each row's lane: the server its message goes to. Emails share one (built one at a time
+    # as they are sent); a channel's message is small and built now to learn its server.
+    lanes: dict[str, list[tuple[int, Delivery, Any]]] = {}
     missing: list[Delivery] = []
-    raced: list[Delivery] = []
-    deferred: list[Delivery] = []
-    skipped: list[Delivery] = []
-    down: set[str] = set()  # scopes whose server is down this run
-    # The outcome of the last message sent, written with the next claim (one commit a message)
-    # or at the end; never later than it would have been on its own, before that claim.
-    unsaved: Delivery | None = None
-
-    async def claim(row: Delivery, new: Delivery) -> bool:
-        nonlocal unsaved
-        save, unsaved = unsaved, None  # a failing write loses it, as a failing save would
-        return await store.claim(row, new, save=save)
-
-    try:
-        for row in due:
-            key = keyed.get((row.recipient, row.channel))
-            if key is None:
-                missing.append(row)
-                continue
+    for index, row in enumerate(due):
+        key = keyed.get((row.recipient, row.channel))
+        if key is None:
+            missing.append(row)
+        elif row.channel == EMAIL:
+            lanes.setdefault(EMAIL, []).append((index, row, key))
+        else:
             msg = messages[key]
-            if isinstance(msg, Skip):
-                left = ledger.skip(row, msg.reason, now)
-                (skipped if await claim(row, left) else raced).append(left)
-                continue
-            scope = "" if isinstance(msg, DeliveryError) else _scope(transport, msg)
-            if scope in down:
-                deferred.append(row)
-                continue
-            claimed = ledger.claim(row, now, message_id=_mid(msg))
-            if not await claim(row, claimed):
-                raced.append(row)
-                continue
-            try:
-                if isinstance(msg, DeliveryError):
-                    raise msg  # never built: nothing to hand to the transport
-                result = await transport.send(msg)
-            except DeliveryError as err:
-                outcome = ledger.record_failure(
-                    claimed,
-                    err.reply,
-                    now,
-                    permanent=isinstance(err, PermanentDeliveryError),
-                    policy=policy,
-                )
-                unsaved = outcome
-                (failed if outcome.state == "failed" else retrying).append(outcome)
-                state = "failed" if outcome.state == "failed" else "retrying"
-                metrics.messages_failed.labels(metrics.channel_kind(row.channel), state).inc()
-                log.info("delivery of %s to %s: %s", edition_day, row.addressee, err)
-                if err.transport_down:
-                    down.add(scope)
-                continue
-            unsaved = ledger.record_sent(claimed, result.reply, now)
-            sent.append(unsaved)
-            metrics.messages_sent.labels(metrics.channel_kind(row.channel)).inc()
-    finally:
-        if unsaved is not None:
-            last, unsaved = unsaved, None
-            await store.save(last)
+            server = "" if isinstance(msg, Skip | DeliveryError) else _scope(transport, msg)
+            lanes.setdefault(f"channel:{server}", []).append((index, row, _Built(msg)))
+    run = _Run(store, messages, transport, now, policy, edition_day)
+    hosts = asyncio.Semaphore(max(1, concurrency))
 
+    async def send_lane(rows: list[tuple[int, Delivery, Any]]) -> None:
+        async with hosts:
+            await run.lane(rows)
+
+    tasks = [asyncio.create_task(send_lane(rows)) for rows in lanes.values()]
+    try:
+        await asyncio.gather(*tasks)
+    finally:  # one lane's failure (the store's) stops the others, as it stopped the loop
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+    def ordered(found: list[tuple[int, Delivery]]) -> tuple[Delivery, ...]:
+        return tuple(d for _, d in sorted(found, key=lambda pair: pair[0]))
+
+    sent, retrying, failed = ordered(run.sent), ordered(run.retrying), ordered(run.failed)
+    deferred, raced, skipped = ordered(run.deferred), ordered(run.raced), ordered(run.skipped)
     return DeliveryReport(
         edition_day=edition_day,
-        sent=tuple(sent),
-        retrying=tuple(retrying),
-        failed=tuple(failed),
+        sent=sent,
+        retrying=retrying,
+        failed=failed,
         stuck=stuck,
         waiting=waiting,
-        deferred=tuple(deferred),
+        deferred=deferred,
         missing=tuple(missing),
-        raced=tuple(raced),
-        skipped=tuple(skipped),
+        raced=raced,
+        skipped=skipped,
         already_sent=sum(1 for d in rows if d.state == "sent"),
         already_failed=sum(1 for d in rows if d.state == "failed"),
     )
+
+
+@dataclass(frozen=True, slots=True)
+class _Built:
+    """A message built before its lane ran (a channel's), as opposed to a key to build by."""
+
+    msg: Any
+
+
+class _Run:
+    """One `deliver` run's lanes and what became of their rows. Each lane sends its rows one
+    after another; lanes run side by side (bounded by `deliver`'s `concurrency`). A lane's
+    server that is down, or slow (`SendResult.slow`), defers the lane's remaining rows and
+    those of any other lane with the same scope."""
+
+    def __init__(
+        self,
+        store: LedgerStore,
+        messages: Mapping[Any, Any],
+        transport: Sends,
+        now: datetime,
+        policy: RetryPolicy,
+        edition_day: date,
+    ) -> None:
+        self.store, self.messages, self.transport = store, messages, transport
+        self.now, self.policy, self.edition_day = now, policy, edition_day
+        self.sent: list[tuple[int, Delivery]] = []
+        self.retrying: list[tuple[int, Delivery]] = []
+        self.failed: list[tuple[int, Delivery]] = []
+        self.deferred: list[tuple[int, Delivery]] = []
+        self.raced: list[tuple[int, Delivery]] = []
+        self.skipped: list[tuple[int, Delivery]] = []
+        self.down: set[str] = set()  # scopes whose server is down (or slow) this run
+
+    async def lane(self, rows: list[tuple[int, Delivery, Any]]) -> None:
+        # The outcome of the lane's last message, written with its next claim (one commit a
+        # message) or at the end; never later than it would have been on its own.
+        unsaved: Delivery | None = None
+
+        async def claim(row: Delivery, new: Delivery) -> bool:
+            nonlocal unsaved
+            save, unsaved = unsaved, None  # a failing write loses it, as a failing save would
+            return await self.store.claim(row, new, save=save)
+
+        now = self.now
+        try:
+            for index, row, source in rows:
+                msg = source.msg if isinstance(source, _Built) else self.messages[source]
+                if isinstance(msg, Skip):
+                    left = ledger.skip(row, msg.reason, now)
+                    (self.skipped if await claim(row, left) else self.raced).append((index, left))
+                    continue
+                scope = "" if isinstance(msg, DeliveryError) else _scope(self.transport, msg)
+                if scope in self.down:
+                    self.deferred.append((index, row))
+                    continue
+                claimed = ledger.claim(row, now, message_id=_mid(msg))
+                if not await claim(row, claimed):
+                    self.raced.append((index, row))
+                    continue
+                try:
+                    if isinstance(msg, DeliveryError):
+                        raise msg  # never built: nothing to hand to the transport
+                    result = await self.transport.send(msg)
+                except DeliveryError as err:
+                    outcome = ledger.record_failure(
+                        claimed,
+                        err.reply,
+                        now,
+                        permanent=isinstance(err, PermanentDeliveryError),
+                        policy=self.policy,
+                    )
+                    unsaved = outcome
+                    final = outcome.state == "failed"
+                    (self.failed if final else self.retrying).append((index, outcome))
+                    kind = metrics.channel_kind(row.channel)
+                    metrics.messages_failed.labels(kind, "failed" if final else "retrying").inc()
+                    log.info("delivery of %s to %s: %s", self.edition_day, row.addressee, err)
+                    if err.transport_down:
+                        self.down.add(scope)
+                    continue
+                unsaved = ledger.record_sent(claimed, result.reply, now)
+                self.sent.append((index, unsaved))
+                metrics.messages_sent.labels(metrics.channel_kind(row.channel)).inc()
+                if result.slow:
+                    self.down.add(scope)
+        finally:
+            if unsaved is not None:
+                last, unsaved = unsaved, None
+                await self.store.save(last)
 
 
 async def resend(

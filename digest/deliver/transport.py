@@ -31,6 +31,9 @@ __all__ = ["OutboxTransport", "SendResult", "SmtpTransport", "Transport", "outbo
 @dataclass(frozen=True, slots=True)
 class SendResult:
     reply: str  # what the server said on accepting the message, e.g. "250 2.0.0 Ok: queued"
+    # The server took so long (over half its time) that its other messages wait for the next
+    # run rather than hold everyone else's (`digest.deliver.sender.deliver`).
+    slow: bool = False
 
 
 class Transport(Protocol):
