@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import re
 import socket
 from collections.abc import Iterator
@@ -600,3 +601,74 @@ async def test_a_slow_subscribers_server_delays_no_one_else_and_waits_for_the_ne
         policy=POLICY,
     )  # fmt: skip
     assert [d.recipient for d in second.sent] == ["a1@x.org"]
+
+
+# -- mentions --------------------------------------------------------------------------------------
+
+PINGS = "@everyone @here @room @channel <!everyone> <!channel> <!here> <@123456789> <@&987654321>"
+
+
+def pinging(url: str) -> Notification:
+    """A digest whose first headline (scraped) tries to ping a whole channel or room."""
+    edition = make_edition(DAY)
+    story = replace(edition.sections[0].stories[0], title=f"{PINGS} Chipmaker news")
+    section = replace(edition.sections[0], stories=(story, *edition.sections[0].stories[1:]))
+    edition = replace(edition, sections=(section, *edition.sections[1:]))
+    return build_notification(
+        edition, "a@x.org", Channel(url, channel_key(url)), archive_url=ARCHIVE,
+        preferences_url=PREFS, title="digest", sender="digest@news.example.org",
+    )  # fmt: skip
+
+
+def assert_pings_no_one(body: str) -> None:
+    assert not re.search(r"@(everyone|here|room|channel)|<\\?[!@#]|allow_mentions|👉", body)
+    assert "Chipmaker news" in body  # the headline itself is there
+
+
+async def test_a_headline_that_mentions_everyone_pings_no_one_on_a_webhook(
+    receivers: Receivers,
+) -> None:
+    await transport().send(pinging(receivers.json_url("mentions")))
+    (got,) = receivers.of("mentions")
+    assert_pings_no_one(got.message)
+
+
+class AtTheRequestsBoundary:
+    """Takes what a plugin sends to its fixed cloud host (which no test may reach): each
+    request's body, answered with `status` and `text`."""
+
+    def __init__(self, status: int, text: str = "") -> None:
+        self.bodies: list[str] = []
+        self.status, self.text = status, text
+
+    def send(self, request: Any, **kwargs: object) -> Any:
+        import requests
+
+        body = request.body or b""
+        self.bodies.append(body.decode() if isinstance(body, bytes) else str(body))
+        response = requests.Response()
+        response.status_code, response._content = self.status, self.text.encode()
+        response.url, response.request = request.url, request
+        return response
+
+
+@pytest.mark.parametrize(
+    ("url", "status", "text"),
+    [
+        ("discord://1234567890/abcdefghijklmnop", 204, ""),
+        ("discord://1234567890/abcdefghijklmnop?format=text", 204, ""),
+        ("slack://T1JJ3T3L2/A1BRTD4JD/TIiajkdnlazkcOXrIdevi7FQ", 200, "ok"),
+        ("tgram://123456789:AAHsecretsecretsecretsecretsecret00/98765", 200, '{"ok": true}'),
+    ],
+)
+async def test_a_headline_that_mentions_everyone_pings_no_one_in_chat_services(
+    url: str, status: int, text: str
+) -> None:
+    import requests
+
+    boundary = AtTheRequestsBoundary(status, text)
+    with mock.patch.object(requests.adapters.HTTPAdapter, "send", boundary.send):
+        await transport().send(pinging(url))
+    assert boundary.bodies
+    for body in boundary.bodies:
+        assert_pings_no_one(str(json.loads(body)) if body.startswith("{") else body)

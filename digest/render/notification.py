@@ -8,8 +8,9 @@ service as is where it understands Markdown and turns into HTML where the servic
 and plain text (`digest.txt`) for services that show text only. Either stays within `budget`
 characters (the service's limit, and a compact digest's): stories are dropped from the end of
 each category, then whole categories, and the message says how many are in the archive.
-Scraped text is cleaned (`text_line`) and Markdown's special characters are escaped; links are
-http(s) only (`safe_url`).
+Scraped text is cleaned (`text_line`: tag-like `<!channel>` and `<@123>` go with the tags),
+Markdown's special characters are escaped, and mentions are broken (`quiet_mentions`), so a
+headline saying "@everyone" pings no one; links are http(s) only (`safe_url`).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from digest.render.email import story_mark, text_line
 from digest.render.sanitize import safe_url
 from digest.render.templating import environment, long_date, md_url
 
-__all__ = ["COMPACT_CHARS", "render_notification"]
+__all__ = ["COMPACT_CHARS", "quiet_mentions", "render_notification"]
 
 # However much a service takes, a compact digest stays about one phone screen or three.
 COMPACT_CHARS = 4_000
@@ -33,6 +34,27 @@ BRIEF_CHARS = 240
 NAME_CHARS = 40
 OUTLETS_SHOWN = 3
 HEADLINES_SHOWN = 5  # of a category that has no story
+
+
+# "@" before a word: a mention in Discord and Slack (@everyone, @here, @channel), Matrix
+# (@room, @user:server), Mattermost and Rocket.Chat (@all), Telegram (@username). Inside an
+# address too: Apprise's discord plugin takes any "@word" of the body for a mention to add.
+_MENTION = re.compile(r"@(?=\w)")
+# Slack's <!channel>, <!here>, <!everyone> and <@U123>, Discord's <@123>, <@&role>, <#channel>.
+_ANGLE_MENTION = re.compile(r"<(?=[!@#])")
+# After the "@", a zero-width space: shown the same, matched by no service's mention syntax
+# (Discord's own escape for @everyone; Apprise's discord plugin would otherwise add the ping).
+_NO_MENTION = "@\u200b"
+
+
+def quiet_mentions(text: str) -> str:
+    """Scraped text with every mention broken, for every service (see `_MENTION`)."""
+    return _ANGLE_MENTION.sub("<\u200b", _MENTION.sub(_NO_MENTION, text))
+
+
+def _line(value: str | None, limit: int) -> str:
+    """A scraped line for the compact digest: `text_line`, and no mentions."""
+    return quiet_mentions(text_line(value, limit))
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,11 +178,11 @@ def _story(story: EditionStory) -> _Story:
     for outlet in story.outlets:
         url = safe_url(outlet.url)
         if url:
-            links.append(_Link(text_line(outlet.name, NAME_CHARS) or "source", url))
+            links.append(_Link(_line(outlet.name, NAME_CHARS) or "source", url))
     return _Story(
-        title=text_line(story.title, TITLE_CHARS) or "(untitled)",
+        title=_line(story.title, TITLE_CHARS) or "(untitled)",
         url=links[0].url if links else None,
-        brief=text_line(story.brief_summary or story.summary, BRIEF_CHARS),
+        brief=_line(story.brief_summary or story.summary, BRIEF_CHARS),
         mark=story_mark(story),
         outlets=tuple(links[:OUTLETS_SHOWN]),
         more_outlets=max(0, len(links) - OUTLETS_SHOWN),
@@ -168,7 +190,7 @@ def _story(story: EditionStory) -> _Story:
 
 
 def _headline(headline: EditionHeadline) -> _Headline:
-    return _Headline(text_line(headline.title, TITLE_CHARS) or "(untitled)", safe_url(headline.url))
+    return _Headline(_line(headline.title, TITLE_CHARS) or "(untitled)", safe_url(headline.url))
 
 
 def _render(view: _View) -> tuple[str, str]:
