@@ -20,6 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from digest.deliver.channels import (
+    PAGE_SCHEMES,
     AppriseTransport,
     Channels,
     Notification,
@@ -494,7 +495,8 @@ def _apprise_schemes() -> list[str]:
 @st.composite
 def page_channel_urls(draw: st.DrawFn, port: int) -> tuple[str, str]:
     """A URL a page might post, and the loopback/private host form it names somewhere."""
-    scheme = draw(st.sampled_from(_apprise_schemes()))
+    page = sorted(PAGE_SCHEMES)
+    scheme = draw(st.one_of(st.sampled_from(page), st.sampled_from(_apprise_schemes())))
     host = draw(st.sampled_from(LOOPBACK_FORMS))
     target = f"{host}:{port}"
     place = draw(st.sampled_from(["host", "argument", "both"]))
