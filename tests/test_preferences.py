@@ -113,3 +113,21 @@ def test_a_csrf_token_is_for_one_subscriber_and_one_day() -> None:
         f"{int(now) + 1}.{csrf.split('.')[1]}",
     ):
         assert not csrf_valid("key", "alice", forged, now)
+
+
+def test_the_page_takes_a_service_only_when_the_list_or_the_operator_allows_it() -> None:
+    zulip = f"zulip://bot@zulip.example.org/{'a' * 32}"
+    syslog = "syslog://"
+    for url in (zulip, syslog):
+        with pytest.raises(InvalidChannelError, match="cannot be added on this page"):
+            apply_changes(Preferences(), PreferenceChanges(channels=(url,)), CONFIG, from_page=True)
+    allowing = parse_config({"channels": {"page_schemes": ["zulip"]}})
+    changed = apply_changes(
+        Preferences(), PreferenceChanges(channels=(zulip,)), allowing, from_page=True
+    )
+    assert changed.channels == (zulip,)
+    with pytest.raises(InvalidChannelError, match="cannot set verify="):
+        apply_changes(
+            Preferences(), PreferenceChanges(channels=(zulip + "?verify=no",)), allowing,
+            from_page=True,
+        )  # fmt: skip
