@@ -13,7 +13,7 @@ from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
 from digest.summarize import ArticleInput, Source, Summarizer
-from digest.summarize.claims import SourceIndex, check_summary, claims_of
+from digest.summarize.claims import MAX_SENTENCE, SourceIndex, check_summary, claims_of
 from digest.summarize.llm import LLMSummarizer
 from digest.summarize.text import split_sentences
 from tests import llmserver
@@ -230,6 +230,27 @@ def test_the_kept_text_keeps_grouping_spaces_and_each_citation_with_its_sentence
     # 1 200, $52 million, 7.1%, and Acme twice (at the start of a sentence, but a known name);
     # the citations are not claims.
     assert (check.claims, check.found) == (5, 4)
+
+
+# -- pages built to be slow ---------------------------------------------------------------------
+
+
+def test_a_page_of_one_endless_paragraph_backs_a_summary_read_in_bounded_pieces() -> None:
+    # One paragraph with no full stop, 200,000 characters of `“ a ` between the facts: the
+    # check reads it in pieces of at most MAX_SENTENCE characters (it used to take minutes).
+    page = FUNDING.replace(". ", ", ") + " " + "“ a " * 50_000 + HARBOUR.replace(". ", ", ")
+    filler = " ".join(["and the bridge carries two tram lines"] * (MAX_SENTENCE // 20))
+    summary = (
+        f"Acme Robotics raised $48 million {filler} and Mayor Lena Brandt opened the bridge "
+        f"{filler} and Acme raised $52 million."
+    )
+    check = check_summary(summary, [page])
+
+    assert all(len(v.sentence) <= MAX_SENTENCE for v in check.sentences)
+    assert len(check.sentences) >= 3 and [v.kept for v in check.sentences][-1] is False
+    assert check.text.startswith("Acme Robotics raised $48 million and the bridge")
+    assert "Mayor Lena Brandt" in check.text and "$52 million" not in check.text
+    assert [c.kind for c in check.unfound] == ["amount"]
 
 
 # -- the fake LLM server's inventions are caught -------------------------------------------------

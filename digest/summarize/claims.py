@@ -3,7 +3,10 @@
 A model that summarizes can invent a figure, a date, a quote or a person. Every checkable claim
 in each sentence of a summary must be found in the sources; a sentence with a claim that is not
 found is removed (`check_summary`). Pure and cheap: no I/O, a few milliseconds for a summary of
-20 sentences against three articles (`bench/claims.py`).
+20 sentences against three articles (`bench/claims.py`). Linear in the length of the sources: a
+sentence longer than MAX_SENTENCE characters is read in pieces cut at a space, and each kind of
+claim is masked in one pass (a page of one 600,000-character paragraph is indexed in about a
+second; `bench/hostile.py --only claims`).
 
 What counts as a claim, per sentence (split as the extractive summarizer splits; an answer's
 citation markers, `[1]`, `[2, 3]`, are not claims):
@@ -68,12 +71,13 @@ What it cannot catch (limits to keep in mind when reading a verdict):
 
 from __future__ import annotations
 
+import bisect
 import datetime
 import functools
 import itertools
 import re
 import unicodedata
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from typing import Literal
@@ -94,6 +98,9 @@ _LEADING_CITATIONS = re.compile(rf"(?:{_CITATION.pattern}\s*)+")
 # private-use character, read as "'" (the Swiss separator), and is given back in the sentences
 # shown. The split keeps every other character in order, so they are given back one by one.
 _HIDDEN = "\ue000"
+# The longest sentence read as one: news sentences are far shorter, and a longer one (a page of
+# one paragraph without a full stop) is read in pieces, so that the work per sentence is bounded.
+MAX_SENTENCE = 2000
 _HIDE = re.compile(r"(?<=\d)[\u00a0\u202f\u2009](?=\d{3}(?!\d))|\ue000")
 
 
@@ -104,7 +111,7 @@ def _sentences(text: str) -> list[tuple[str, str]]:
     source)."""
     originals = iter(m.group(0) for m in _HIDE.finditer(text))
     out: list[str] = []
-    for sentence in split_sentences(_HIDE.sub(_HIDDEN, text)):
+    for sentence in _capped(split_sentences(_HIDE.sub(_HIDDEN, text))):
         lead = _LEADING_CITATIONS.match(sentence)
         if lead and out:
             out[-1] += " " + lead.group(0).strip()
@@ -112,6 +119,21 @@ def _sentences(text: str) -> list[tuple[str, str]]:
         if sentence:
             out.append(sentence)
     return [(s, re.sub(_HIDDEN, lambda _: next(originals), s)) for s in out]
+
+
+def _capped(sentences: Iterable[str]) -> Iterator[str]:
+    """Each sentence, one longer than MAX_SENTENCE cut into pieces at the last space before the
+    bound (anywhere when there is none): a page of one endless sentence costs what a page of
+    many short ones does."""
+    for sentence in sentences:
+        while len(sentence) > MAX_SENTENCE:
+            cut = sentence.rfind(" ", 0, MAX_SENTENCE + 1)
+            if cut <= 0:
+                cut = MAX_SENTENCE
+            yield sentence[:cut]
+            sentence = sentence[cut:].lstrip(" ")
+        if sentence:
+            yield sentence
 
 
 _DOTTED_ACRONYM = re.compile(r"(?<![^\W\d_])(?:[^\W\d_]\.){2,}(?![^\W\d_])")
@@ -613,14 +635,14 @@ def _date_key(y: int | None, m: int | None, d: int | None) -> DateKey | None:
 
 def _scan_dates(text: str, first_word_end: int) -> list[tuple[int, int, frozenset[DateKey]]]:
     """Dates as (start, end, candidate keys), longer forms first, none overlapping."""
-    taken: list[tuple[int, int]] = []
+    taken = bytearray(len(text))  # 1 where a date was found
     out: list[tuple[int, int, frozenset[DateKey]]] = []
 
     def free(a: int, b: int) -> bool:
-        return all(b <= s or a >= e for s, e in taken)
+        return 1 not in taken[a:b]
 
     def take(a: int, b: int, keys: frozenset[DateKey]) -> None:
-        taken.append((a, b))
+        taken[a:b] = b"\x01" * (b - a)
         out.append((a, b, keys))
 
     calendar = list(_CALENDAR_WORD.finditer(text))
@@ -774,7 +796,7 @@ def _scan_names(
             else:
                 close()
             continue
-        if not run and _CLAUSE_START.search(text, 0, start):
+        if not run and _CLAUSE_START.search(text, spans[i - 1][1] if i else 0, start):
             # The first word of a sentence or clause is a name when the sources know it as
             # one, or when it opens a run of names ("Jean Dupont said") and the sources never
             # write it in lower case.
@@ -809,29 +831,36 @@ def _claims(
     """The claims of one sentence: quotes first, then dates, figures and names in what is left
     (a claim's text is masked once taken, so "12 March 2025" is one date, not three numbers)."""
     text = _prepare(" ".join(sentence.split()))
-    chars = list(text)
 
-    def mask(start: int, end: int) -> str:
-        chars[start:end] = _MASK * (end - start)
-        return "".join(chars)
+    def mask(masked: str, spans: Iterable[tuple[int, int]]) -> str:
+        """`masked` with the spans taken by one kind of claim overwritten, in one pass."""
+        pieces: list[str] = []
+        at = 0
+        for start, end in sorted(spans):
+            if start < at:
+                start = at
+            pieces += [masked[at:start], _MASK * (end - start)]
+            at = max(at, end)
+        return "".join([*pieces, masked[at:]]) if pieces else masked
 
     claims: list[Claim] = []
-    masked = text
-    for m in _CITATION.finditer(text):
-        masked = mask(m.start(), m.end())
-    for start, end, inner, parts in _scan_quotes(masked):
+    masked = mask(text, (m.span() for m in _CITATION.finditer(text)))
+    quotes = _scan_quotes(masked)
+    for _, _, inner, parts in quotes:
         claims.append(Claim("quote", inner, words=parts))
-        masked = mask(start, end)
+    masked = mask(masked, ((start, end) for start, end, _, _ in quotes))
     first = _WORD_SPAN.search(masked)
-    for start, end, keys in _scan_dates(masked, first.end() if first else 0):
+    dates = _scan_dates(masked, first.end() if first else 0)
+    for start, end, keys in dates:
         claims.append(Claim("date", text[start:end].strip(" .,"), dates=keys))
-        masked = mask(start, end)
-    for n in _scan_numbers(masked, words=number_words):
+    masked = mask(masked, ((start, end) for start, end, _ in dates))
+    numbers = _scan_numbers(masked, words=number_words)
+    for n in numbers:
         kind: ClaimKind = (
             "percent" if n.unit in (PERCENT, POINTS) else "amount" if n.unit else "number"
         )
         claims.append(Claim(kind, text[n.start : n.end].strip(), values=n.values, unit=n.unit))
-        masked = mask(n.start, n.end)
+    masked = mask(masked, ((n.start, n.end) for n in numbers))
     if names:
         for written, words in _scan_names(masked, known, lowercase, single_names):
             claims.append(Claim("name", written, words=(words,)))
@@ -955,26 +984,38 @@ class SourceIndex:
             return True
         for positions in self._positions:
             if self.capitalizes_nouns:  # German word order moves names about: any order
-                if all(self._lookup(positions, w) for w in words):
+                if all(any(self._lookup(positions, w)) for w in words):
                     return True
                 continue
-            for start in self._lookup(positions, words[0]):
-                at = start
-                for w in words[1:]:
-                    nxt = [p for p in self._lookup(positions, w) if at < p <= at + 1 + _NAME_GAP]
-                    if not nxt:
-                        break
-                    at = min(nxt)
-                else:
-                    return True
+            for found in self._lookup(positions, words[0]):
+                for start in found:
+                    at = start
+                    for w in words[1:]:
+                        nxt = self._next(positions, w, at)
+                        if nxt is None:
+                            break
+                        at = nxt
+                    else:
+                        return True
         return False
 
     @staticmethod
-    def _lookup(positions: dict[str, list[int]], word: str) -> list[int]:
+    def _lookup(positions: dict[str, list[int]], word: str) -> tuple[list[int], ...]:
+        """The positions of a word, and of the word without a genitive `s` (each in order)."""
         found = positions.get(word, [])
         if word.endswith("s") and len(word) > 3:
-            found = found + positions.get(word[:-1], [])
-        return found
+            return found, positions.get(word[:-1], [])
+        return (found,)
+
+    @classmethod
+    def _next(cls, positions: dict[str, list[int]], word: str, at: int) -> int | None:
+        """The first position of `word` after `at`, at most _NAME_GAP other words between."""
+        candidates = []
+        for found in cls._lookup(positions, word):
+            k = bisect.bisect_right(found, at)
+            if k < len(found) and found[k] <= at + 1 + _NAME_GAP:
+                candidates.append(found[k])
+        return min(candidates, default=None)
 
     def found(self, claim: Claim) -> bool:
         """Whether the sources back `claim` (the rules are in the module docstring)."""
