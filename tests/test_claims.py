@@ -108,6 +108,53 @@ def test_a_sentence_with_an_invented_claim_is_removed_and_the_rest_kept(kind: st
     assert check.unfound and "not found" in check.describe()
 
 
+@pytest.mark.parametrize(
+    "quoted",
+    [
+        "‹a turning point for farming›",
+        "›a turning point for farming‹",
+        "″a turning point for farming″",
+        "『a turning point for farming』",
+        "``a turning point for farming''",
+        "”a turning point for farming”",
+        "〝a turning point for farming〞",
+        "《a turning point for farming》",
+        "＂a turning point for farming＂",
+    ],
+)
+def test_a_quote_in_the_marks_of_any_script_is_checked_as_a_quote(quoted: str) -> None:
+    invented = f"O'Brien called the deal {quoted}."
+    check = check_summary(f"Acme Robotics raised $48 million. {invented}", SOURCES)
+    assert [v.sentence for v in check.sentences if not v.kept] == [invented]
+    assert [c.kind for c in check.unfound] == ["quote"]
+
+    said = quoted.replace("a turning point for farming", "to build robots that farmers can")
+    assert removed(f"O'Brien said the company wanted {said}.") == []
+
+
+def test_an_ellipsis_may_not_leave_out_a_negation() -> None:
+    source = "The chief executive said: “We will not raise prices this year.”"
+    assert removed("She said “we will … raise prices”.", [source])
+    assert removed("She said “we will ... raise prices”.", [source])
+    assert removed("She said “we will [...] raise prices”.", [source])
+    # Leaving out other words is fine; the parts must come in the source's order.
+    kept = "The chief executive said: “We will, as planned, raise prices this year.”"
+    assert removed("She said “we will … raise prices”.", [kept]) == []
+    assert removed("She said “raise prices … we will”.", [kept])
+    assert removed("Er sagte „wir werden … erhöhen“.", ["„Wir werden die Preise nicht erhöhen.“"])
+
+
+def test_a_name_written_in_lower_case_is_still_checked() -> None:
+    assert removed("The round was led by mr jonathan pryce.")
+    assert removed("the round was led by jonathan pryce.")
+    assert removed("Acme Robotics raised $48 million, dr pryce said.")
+    # The same sentences with what the sources say are kept.
+    assert removed("the round was led by sequoia capital.") == []
+    assert removed("acme robotics raised $48 million.") == []
+    assert removed("Mayor Lena Brandt opened it, mr jones said nothing.", [HARBOUR]) != []
+    assert removed("The bridge was opened by mayor lena brandt.", [HARBOUR]) == []
+
+
 def test_the_unfound_claims_are_listed_for_the_logs() -> None:
     summary = " ".join([INVENTED["amount"], INVENTED["name"], INVENTED["quote"]])
     check = check_summary(summary, SOURCES)

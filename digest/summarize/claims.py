@@ -26,15 +26,19 @@ citation markers, `[1]`, `[2, 3]`, are not claims):
 - **dates**: `12 March 2025`, `March 12, 2025`, `12. März`, `March 2025`, `2025-03-12`,
   `12.03.2025`, `12/03/2025` (both day-month orders when both fit), a month named mid-sentence,
   and weekday names (English, German, French, Spanish).
-- **quoted phrases**: between “…”, „…“, «…», »…«, "…", ‘…’ (with space or punctuation
-  outside), ‚…‘ and 「…」; an ellipsis inside a quote (`…`, `...`, `[…]`) splits it into parts.
+- **quoted phrases**: between the quote marks of the scripts a digest meets: “…”, „…“, ‟…”,
+  ”…”, «…», »…«, ‹…›, ›…‹, "…", ＂…＂, ″…″, ``…'', 〝…〞, ❝…❞, ‘…’ (with space or punctuation
+  outside), ‚…‘, 「…」, 『…』, 《…》 and 〈…〉; an ellipsis inside a quote (`…`, `...`, `[…]`)
+  splits it into parts.
 - **proper names**: runs of capitalized words (`Saint-Étienne`, `O'Brien`, `McDonald's`,
   `iPhone`, `Bank of England`, `Ludwig van Beethoven`), not at the start of a sentence (or after
   a colon) unless the sources know the word as a name or it starts a run of two; function words
   (`The`, `However`, `Der`), months and weekdays, personal titles (`President`, `Dr`) and
   nationality adjectives (`Chinese`) are not names. When the sources capitalize nouns (German:
   over a fifth of the words inside sentences), only names of two or more words are checked, and
-  their words may occur in any order.
+  their words may occur in any order. Names in lower case: the words after an honorific (`mr
+  pryce`, `dr jones`), and, in a sentence written without any capital, every word the sources
+  do not write in lower case (`the round was led by jonathan pryce`).
 
 All matching is on a normal form: NFKD without diacritics (`Zürich` is `Zurich`), case folded,
 `’` as `'`, dotted acronyms without dots (`U.S.` is `US`). A claim is found when:
@@ -47,7 +51,9 @@ All matching is on a normal form: NFKD without diacritics (`Zürich` is `Zurich`
   year accepts the claim's year when that year occurs in the sources); a weekday is found when
   the sources name it or give a full date that falls on it;
 - a quote: each part's words occur one after another in one source, punctuation and spacing
-  aside;
+  aside, the parts in their order, and what an ellipsis leaves out holds no negation (`not`,
+  `never`, `won't`, `nicht`, `kein`, `pas`, ...): "We will … raise prices" is not found in "We
+  will not raise prices";
 - a name: its words (the connectors `of`, `van`, ... and single letters aside) occur in order in
   one source, at most two other words between each, a possessive or genitive `s` aside
   (`Merkels`, `Trump's`); `US`/`United States`/`America`, `UK`/`Britain`, `EU`, `UN`, `AI`
@@ -65,6 +71,9 @@ What it cannot catch (limits to keep in mind when reading a verdict):
   5%), and what a glued `m` means (metres or million);
 - a single invented name at the very start of a sentence ("Smith said ..."), a made-up
   nationality, title or month, names in a text whose sources capitalize nouns (single words);
+  a name written in lower case in a sentence that has capitals, with no honorific before it
+  ("The round was led by jonathan pryce" is kept); a quote shortened in a way that turns it
+  around without leaving out a negation ("we will stop … raising prices");
 - names in another spelling or language (`Zuerich`, `Munich`/`München`, `St-Étienne`) are not
   found, and their sentence is removed: the checker errs towards removing.
 """
@@ -328,6 +337,9 @@ NATIONALITIES = _folded(
     chinesischen amerikanische amerikanischen europäische europäischen
     """.split()
 )
+# Titles that only ever stand before a name: the words after one are a name in any case.
+HONORIFICS = _folded("mr mrs dr prof sir dame herr frau mme mlle monsieur madame".split())
+_MAX_LOWER_NAME = 3  # words of a lower-case name after an honorific
 # Words inside a name that are written in lower case: "Bank of England", "Charles de Gaulle".
 CONNECTORS = frozenset("of de del della der den van von da di du la le bin ibn al el zu y".split())
 # Spellings of one name: a claim written one way is found when the sources use another.
@@ -347,6 +359,22 @@ ALIASES: tuple[tuple[str, ...], ...] = (
 _ALIAS_OF: dict[str, tuple[str, ...]] = {name: group for group in ALIASES for name in group}
 
 _NAME_GAP = 2  # other words allowed between two words of a name in the sources
+# Words that turn a statement around: an ellipsis in a quote may not leave one out.
+NEGATIONS = _folded(
+    """
+    not no never nor neither none nobody nothing nowhere cannot without
+    nicht kein keine keinen keinem keiner keines nie niemals nichts weder
+    ne pas jamais aucun aucune rien ni non nunca jamas ningun ninguna ninguno nada tampoco
+    niet geen nooit
+    """.split()
+)
+
+
+def _negation(word: str) -> bool:
+    """Whether a folded word negates: a negation word, or a contraction (`won't`, `n'a`)."""
+    return word in NEGATIONS or word.endswith("n't") or word.startswith("n'")
+
+
 _CAPITALIZED_NOUNS = 0.2  # share of capitalized words inside sentences: a German-like text
 
 # -- claims ----------------------------------------------------------------------------------
@@ -694,15 +722,29 @@ def _scan_dates(text: str, first_word_end: int) -> list[tuple[int, int, frozense
 
 # -- quotes ----------------------------------------------------------------------------------
 
+# Quote marks of the scripts a digest meets, as `_prepare` leaves them (NFKD writes the double
+# prime ″ as two primes, the full-width ＂ and ｢｣ as "" and 「」). A closing mark may double as
+# an opening one (Swedish ”…”, German »…«, ›…‹); ASCII single quotes are apostrophes.
 _QUOTES = re.compile(
     r"“([^“”]{1,800})[”“]"
     r"|„([^„“”]{1,800})[“”]"
+    r"|[‟⹂]([^‟⹂“”]{1,800})[”“]"
+    r"|”([^“”]{1,800})”"
     r"|«([^«»]{1,800})»"
     r"|»([^«»]{1,800})«"
+    r"|‹([^‹›]{1,800})›"
+    r"|›([^‹›]{1,800})‹"
     r'|"([^"]{1,800})"'
-    r"|(?<![^\W_])‘([^‘’']{1,800})['’](?![^\W_])"
-    r"|‚([^‚‘]{1,800})‘"
+    r"|′′([^′]{1,800})′′"
+    r"|〝([^〝〞〟]{1,800})[〞〟]"
+    r"|❝([^❝❞]{1,800})❞"
+    r"|``([^`]{1,800}?)''"
+    r"|(?<![^\W_])[‘‛]([^‘‛’']{1,800})['’](?![^\W_])"
+    r"|‚([^‚‘’]{1,800})[‘’]"
     r"|「([^「」]{1,800})」"
+    r"|『([^『』]{1,800})』"
+    r"|《([^《》]{1,800})》"
+    r"|〈([^〈〉]{1,800})〉"
 )
 _ELLIPSIS = re.compile(r"\[ ?\.\.\. ?\]|\.\.\.")
 
@@ -759,12 +801,20 @@ def _name_words(written: str) -> tuple[str, ...]:
 
 
 def _scan_names(
-    text: str, known: frozenset[str], lowercase: frozenset[str], single_words: bool
+    text: str,
+    known: frozenset[str],
+    lowercase: frozenset[str],
+    single_words: bool,
+    caseless: bool = False,
 ) -> list[tuple[str, tuple[str, ...]]]:
-    """Runs of capitalized words as (text as written, words to find)."""
+    """Runs of capitalized words as (text as written, words to find). A name written in lower
+    case counts too where case says nothing: after an honorific ("mr pryce"), and in a
+    `caseless` sentence (one written without a capital letter), any word that the sources do
+    not write in lower case."""
     spans = [(m.start(), m.end(), m.group(0)) for m in _WORD_SPAN.finditer(text)]
     names: list[tuple[str, tuple[str, ...]]] = []
     run: list[int] = []  # indexes into spans
+    lower_names = 0  # how many more lower-case words may be a name (after an honorific)
 
     def close() -> None:
         while run and _fold(spans[run[-1]][2]) in CONNECTORS:
@@ -790,7 +840,15 @@ def _scan_names(
         if run and _fold(word) in CONNECTORS:
             run.append(i)
             continue
-        if not _capitalized(word) or _not_a_name(word):
+        lower_name = word.islower() and (
+            lower_names > 0 or (caseless and _key(word) not in lowercase)
+        )
+        named = (_capitalized(word) or lower_name) and not _not_a_name(word)
+        if _key(word) in HONORIFICS:
+            lower_names = _MAX_LOWER_NAME
+        else:
+            lower_names = lower_names - 1 if named and lower_name else 0
+        if not named:
             if run and len(word) == 1 and word.isupper():
                 run.append(i)  # an initial: "George W. Bush"
             else:
@@ -827,9 +885,12 @@ def _claims(
     names: bool = True,
     single_names: bool = True,
     number_words: bool = False,
+    whole: bool = False,
 ) -> list[Claim]:
     """The claims of one sentence: quotes first, then dates, figures and names in what is left
-    (a claim's text is masked once taken, so "12 March 2025" is one date, not three numbers)."""
+    (a claim's text is masked once taken, so "12 March 2025" is one date, not three numbers).
+    In a `whole` sentence (not a fragment such as a quote) written without a capital, case
+    tells nothing: its lower-case words are read as names too (see _scan_names)."""
     text = _prepare(" ".join(sentence.split()))
 
     def mask(masked: str, spans: Iterable[tuple[int, int]]) -> str:
@@ -862,7 +923,8 @@ def _claims(
         claims.append(Claim(kind, text[n.start : n.end].strip(), values=n.values, unit=n.unit))
     masked = mask(masked, ((n.start, n.end) for n in numbers))
     if names:
-        for written, words in _scan_names(masked, known, lowercase, single_names):
+        caseless = whole and not any(c.isupper() for c in masked)
+        for written, words in _scan_names(masked, known, lowercase, single_names, caseless):
             claims.append(Claim("name", written, words=(words,)))
     unique: dict[tuple[object, ...], Claim] = {}
     for c in claims:
@@ -903,6 +965,8 @@ class SourceIndex:
         self.weekdays: set[int] = set()
         self._texts: list[str] = []  # each source's words, space-separated, spaces around
         self._positions: list[dict[str, list[int]]] = []
+        self._words: list[list[str]] = []  # each source's words
+        self._negation_counts: dict[int, list[int]] = {}
         known: set[str] = set()
         lowercase: set[str] = set()
         inside = capitals = 0
@@ -928,6 +992,7 @@ class SourceIndex:
                     self._add(claim)
                 words.extend(sentence_words)
             self._texts.append(" " + " ".join(words) + " ")
+            self._words.append(words)
             positions: dict[str, list[int]] = {}
             for i, w in enumerate(words):
                 key = _name_key(w)
@@ -978,6 +1043,48 @@ class SourceIndex:
         needle = " " + " ".join(words) + " "
         return any(needle in text for text in self._texts)
 
+    def _has_quote(self, parts: tuple[tuple[str, ...], ...]) -> bool:
+        """Whether one source has the parts of a quote in order, with no negation in what an
+        ellipsis leaves out ("We will … raise prices" is not "We will not raise prices")."""
+        if len(parts) == 1:
+            return self._has_phrase(parts[0])
+        for i in range(len(self._words)):
+            negations = self._negations(i)
+            ends = [p + len(parts[0]) for p in self._occurrences(i, parts[0])]
+            for part in parts[1:]:
+                reached: list[int] = []
+                latest, j = -1, 0
+                for p in self._occurrences(i, part):
+                    while j < len(ends) and ends[j] <= p:
+                        latest, j = ends[j], j + 1
+                    if latest >= 0 and negations[p] == negations[latest]:
+                        reached.append(p + len(part))
+                ends = reached
+                if not ends:
+                    break
+            if ends:
+                return True
+        return False
+
+    def _occurrences(self, i: int, phrase: Sequence[str]) -> list[int]:
+        """Where `phrase` starts in source i, in word positions, in order."""
+        words = self._words[i]
+        n, wanted = len(phrase), list(phrase)
+        return [
+            p
+            for p in self._positions[i].get(_name_key(phrase[0]), ())
+            if words[p : p + n] == wanted
+        ]
+
+    def _negations(self, i: int) -> list[int]:
+        """For source i, how many negations precede each word position (and the end)."""
+        if i not in self._negation_counts:
+            counts = [0]
+            for w in self._words[i]:
+                counts.append(counts[-1] + _negation(w))
+            self._negation_counts[i] = counts
+        return self._negation_counts[i]
+
     def _has_name(self, words: tuple[str, ...]) -> bool:
         group = _ALIAS_OF.get(" ".join(words))
         if group and any(self._has_phrase(alias.split()) for alias in group):
@@ -1024,17 +1131,18 @@ class SourceIndex:
         if claim.kind == "date":
             return self._has_date(claim)
         if claim.kind == "quote":
-            return all(self._has_phrase(part) for part in claim.words)
+            return self._has_quote(claim.words)
         return all(self._has_name(words) for words in claim.words)
 
-    def claims(self, sentence: str) -> list[Claim]:
-        """The claims of one sentence of a summary, names told apart with what the sources
-        know."""
+    def claims(self, sentence: str, *, whole: bool = False) -> list[Claim]:
+        """The claims of one sentence of a summary (a `whole` one, not a fragment such as a
+        quote's text), names told apart with what the sources know."""
         return _claims(
             sentence,
             known=self.known_names,
             lowercase=self.lowercase,
             single_names=not self.capitalizes_nouns,
+            whole=whole,
         )
 
     def check(self, summary: str) -> ClaimCheck:
@@ -1044,7 +1152,7 @@ class SourceIndex:
         for paragraph in re.split(r"\n\s*\n", summary):
             kept: list[str] = []
             for hidden, sentence in _sentences(paragraph):
-                claims = self.claims(hidden)
+                claims = self.claims(hidden, whole=True)
                 unfound = tuple(c for c in claims if not self.found(c))
                 verdicts.append(SentenceVerdict(sentence, tuple(claims), unfound))
                 if not unfound:
