@@ -585,7 +585,9 @@ _names = st.builds(
     st.from_regex(r"evil[a-z0-9]{0,6}(-[a-z0-9]{1,4})?", fullmatch=True),
     _tlds,
 )
-_foreign_hosts = st.one_of(_names, _names.map(str.upper), _names.map(str.title))
+_foreign_hosts = st.one_of(
+    _names, _names.map(str.upper), _names.map(str.title), _names.map(lambda h: h.replace(".", "。"))
+)
 _ports = st.integers(1, 65535)
 _ipv4 = st.tuples(*[st.integers(0, 255)] * 4).map(lambda t: ".".join(map(str, t)))
 _foreign = st.one_of(

@@ -125,9 +125,12 @@ _HTML_TAG = re.compile(r"</?[A-Za-z][A-Za-z0-9:-]*(?:\s[^<>]*)?/?>|<!--.*?-->", 
 _AUTOLINK = re.compile(r"<([A-Za-z][A-Za-z0-9+.-]*:[^<>\s]*)>")
 _SCHEME = re.compile(r"(?i)(?:^|[^A-Za-z0-9+.-])(?:mailto|javascript|vbscript|data|file|tel|sms):")
 _DOMAIN_PATH = re.compile(r"(?:[\w-]+\.)+[^\W\d_]{2,}(?::\d+)?/")
-_LINK_HINT = re.compile(r"[:/@.]|(?i:www\.)")
+_LINK_HINT = re.compile(r"[:/@.。．｡]|(?i:www\.)")
 # What a host name can be part of in a token: "evil.example:8080/x" is the host evil.example.
-_NOT_HOST = re.compile(r"[^\w.-]+")
+_NOT_HOST = re.compile(r"[^\w.\-。．｡]+")
+# Full stops that IDNA (and so browsers) read as the dot between labels: "evil-example。com"
+# (read so only in an ASCII name: in Chinese or Japanese text "。" ends a sentence).
+_DOTS = str.maketrans("。．｡", "...")
 _PORT_AFTER = re.compile(r":\d{1,5}(?!\d)")
 _BRACKETED_IP = re.compile(r"\[([0-9A-Fa-f:.]{2,45})\]")
 _BARE_IPV6 = re.compile(r"(?<![\w:])[0-9A-Fa-f]{0,4}(?::[0-9A-Fa-f]{0,4}){2,7}(?:%\w+)?")
@@ -202,7 +205,10 @@ def hosts_in(token: str) -> list[str]:
     at = 0
     for piece in _NOT_HOST.split(token):
         at = token.find(piece, at) + len(piece)
-        name = _POSSESSIVE.sub("", piece).strip(".-")
+        dotted = piece.translate(_DOTS)
+        if not dotted.isascii():  # Chinese or Japanese text: "。" ends its sentences
+            dotted = piece
+        name = _POSSESSIVE.sub("", dotted).strip(".-")
         labels = name.split(".")
         if len(labels) >= 2 and labels[-2] and _is_top_level_domain(labels[-1]):
             found.append(name)
