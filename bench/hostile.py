@@ -176,7 +176,8 @@ def old_check(ref: str, shape: str, size: int, limit: float) -> float | None:
 
 
 def claims_section(repeat: int, ref: str | None, limit: float) -> None:
-    print(f"(d) claim check of a long page: CPU seconds, median of {repeat}; baseline: {ref}")
+    baseline = f"the check at {ref}" if ref else "skipped"
+    print(f"(d) claim check of a long page: CPU seconds, median of {repeat}; baseline: {baseline}")
     print(f"  {'shape':10} {'characters':>10} {'ours':>8} {'per 100k':>9} {'baseline':>10}")
     for shape in ("paragraph", "quotes"):
         over = False

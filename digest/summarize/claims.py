@@ -135,14 +135,17 @@ def _capped(sentences: Iterable[str]) -> Iterator[str]:
     bound (anywhere when there is none): a page of one endless sentence costs what a page of
     many short ones does."""
     for sentence in sentences:
-        while len(sentence) > MAX_SENTENCE:
-            cut = sentence.rfind(" ", 0, MAX_SENTENCE + 1)
-            if cut <= 0:
-                cut = MAX_SENTENCE
-            yield sentence[:cut]
-            sentence = sentence[cut:].lstrip(" ")
-        if sentence:
-            yield sentence
+        start = 0
+        while len(sentence) - start > MAX_SENTENCE:
+            cut = sentence.rfind(" ", start, start + MAX_SENTENCE + 1)
+            if cut <= start:
+                cut = start + MAX_SENTENCE
+            yield sentence[start:cut]
+            start = cut
+            while sentence.startswith(" ", start):
+                start += 1
+        if start < len(sentence):
+            yield sentence[start:]
 
 
 _DOTTED_ACRONYM = re.compile(r"(?<![^\W\d_])(?:[^\W\d_]\.){2,}(?![^\W\d_])")
