@@ -12,8 +12,15 @@ Run from the repository root:
 (b) `digest extract` of 200,000 nested `<div>` and a normal article (the CLI, wall time);
 (c) `digest collect` of one feed with three hostile links and one normal item: wall time, CPU of
     the command and its parser processes, and whether the normal item kept its lede.
+(d) the claim check (`SourceIndex` of a page, then a summary checked against it) on pages of
+    50,000 to 600,000 characters of two shapes: one paragraph without a full stop, and a run of
+    `“ a `: CPU seconds, which should grow linearly with the size; beside them the baseline, the
+    claim check of `--baseline-ref` (default `main`: git's copy of claims.py and text.py, loaded
+    as a module of their own), in a child killed after `--claims-limit` seconds (a baseline
+    once over the limit is not tried at the larger sizes).
 Figures are medians over the repeats. The news web runs in a thread of this process; the CLI
-commands run as subprocesses, so their CPU is measured apart from it.
+commands run as subprocesses, so their CPU is measured apart from it. `--only claims` runs (d)
+alone.
 """
 
 from __future__ import annotations
@@ -29,6 +36,8 @@ import subprocess
 import sys
 import tempfile
 import time
+import types
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -39,6 +48,8 @@ from digest.config import FetchConfig  # noqa: E402
 from digest.fetch.client import HttpClient  # noqa: E402
 from digest.fetch.fast import FastExtractor  # noqa: E402
 from digest.fetch.parsers import ParserPool  # noqa: E402
+from digest.summarize import claims  # noqa: E402
+from digest.summarize.text import split_sentences  # noqa: E402
 from tests.conftest import serve_in_thread  # noqa: E402
 from tests.newsweb import ARTICLES, HOSTILE_SHAPES, NewsWeb, Route, hostile_page  # noqa: E402
 
@@ -93,11 +104,111 @@ def cli(args: list[str], cwd: Path) -> tuple[float, float, subprocess.CompletedP
     return wall, cpu, proc
 
 
+# -- (d) the claim check on long pages ----------------------------------------------------------
+
+CLAIM_SIZES = (50_000, 100_000, 300_000, 600_000)
+CLAIM_SUMMARY = (
+    "Halvard Microsystems is spending 4.2 billion euros on its third plant on the Elbe. "
+    "The company expects its first wafers in 2028 and plans to hire 1,800 people. "
+    "Analysts at Brackenridge Partners expect 3,400 job cuts."
+)
+
+
+def claim_page(shape: str, size: int) -> str:
+    """A page of `size` characters: the test articles' sentences joined into one paragraph
+    with no full stop, each with a figure, a date and an amount ("paragraph"), or a run of
+    `“ a ` ("quotes")."""
+    if shape == "quotes":
+        return ("“ a " * (size // 4 + 1))[:size]
+    sentences = [s for a in ARTICLES for s in split_sentences(" ".join([a.lede, *a.paragraphs]))]
+    clauses = [
+        f"{s.rstrip('.!?')}, with {100 + i} staff from {1 + i % 28} March and €{i}m"
+        for i, s in enumerate(sentences)
+    ]
+    text = " and ".join(clauses)
+    return ((text + " and ") * (size // len(text) + 1))[:size]
+
+
+def check_page(module: types.ModuleType, page: str) -> float:
+    """CPU seconds of indexing `page` and checking a summary (three sentences and the page's
+    first 2,000 characters) against it."""
+    started = time.process_time()
+    module.SourceIndex([page]).check(CLAIM_SUMMARY + "\n\n" + page[:2000])
+    return time.process_time() - started
+
+
+def old_claims(ref: str) -> types.ModuleType:
+    """claims.py as it is at git `ref`, with the text.py of the same ref, as modules apart."""
+
+    def load(path: str, name: str, source: str) -> types.ModuleType:
+        module = types.ModuleType(name)
+        sys.modules[name] = module
+        exec(compile(source, f"{ref}:{path}", "exec"), module.__dict__)
+        return module
+
+    def show(path: str) -> str:
+        return subprocess.run(
+            ["git", "show", f"{ref}:{path}"], cwd=ROOT, capture_output=True, text=True, check=True
+        ).stdout
+
+    load("digest/summarize/text.py", "_old_text", show("digest/summarize/text.py"))
+    source = show("digest/summarize/claims.py").replace(
+        "from digest.summarize.text import", "from _old_text import"
+    )
+    return load("digest/summarize/claims.py", "_old_claims", source)
+
+
+def _old_check(ref: str, shape: str, size: int, out: mp.connection.Connection) -> None:
+    out.send(check_page(old_claims(ref), claim_page(shape, size)))
+
+
+def old_check(ref: str, shape: str, size: int, limit: float) -> float | None:
+    """CPU seconds of the claim check at `ref` in a child (None: not done within `limit`)."""
+    ctx = mp.get_context("spawn")
+    parent, child = ctx.Pipe()
+    proc = ctx.Process(target=_old_check, args=(ref, shape, size, child), daemon=True)
+    proc.start()
+    try:
+        return parent.recv() if parent.poll(limit) else None
+    finally:
+        proc.kill()
+        proc.join()
+
+
+def claims_section(repeat: int, ref: str | None, limit: float) -> None:
+    baseline = f"the check at {ref}" if ref else "skipped"
+    print(f"(d) claim check of a long page: CPU seconds, median of {repeat}; baseline: {baseline}")
+    print(f"  {'shape':10} {'characters':>10} {'ours':>8} {'per 100k':>9} {'baseline':>10}")
+    for shape in ("paragraph", "quotes"):
+        over = False
+        for size in CLAIM_SIZES:
+            page = claim_page(shape, size)
+            ours = statistics.median(check_page(claims, page) for _ in range(repeat))
+            old: float | str | None = "skipped"
+            if ref is not None:
+                old = None if over else old_check(ref, shape, size, limit)
+                over = old is None
+            old_text = old if isinstance(old, str) else f"{old:.2f} s" if old else f"> {limit:g} s"
+            print(
+                f"  {shape:10} {size:>10,} {ours:7.2f}s {ours * 100_000 / size:8.3f}s "
+                f"{old_text:>10}"
+            )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--skip-baseline", action="store_true")
+    parser.add_argument("--only", help="run one section: claims")
+    parser.add_argument("--baseline-ref", default="main", help="git ref of the claim baseline")
+    parser.add_argument("--claims-limit", type=float, default=120.0)
     args = parser.parse_args()
+    run_claims: Callable[[], None] = lambda: claims_section(  # noqa: E731
+        args.repeat, None if args.skip_baseline else args.baseline_ref, args.claims_limit
+    )
+    if args.only == "claims":
+        run_claims()
+        return
 
     for web in serve_in_thread(NewsWeb()):
         print(f"(a) quick path, hostile page + normal article, median of {args.repeat}")
@@ -157,6 +268,8 @@ def main() -> None:
             f"  wall {statistics.median(walls):.2f} s, CPU {statistics.median(cpus):.2f} s "
             f"(the command and its parsers), normal lede kept {kept}/{args.repeat}"
         )
+    print()
+    run_claims()
 
 
 if __name__ == "__main__":

@@ -13,7 +13,7 @@ from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
 from digest.summarize import ArticleInput, Source, Summarizer
-from digest.summarize.claims import SourceIndex, check_summary, claims_of
+from digest.summarize.claims import MAX_SENTENCE, SourceIndex, check_summary, claims_of
 from digest.summarize.llm import LLMSummarizer
 from digest.summarize.text import split_sentences
 from tests import llmserver
@@ -106,6 +106,53 @@ def test_a_sentence_with_an_invented_claim_is_removed_and_the_rest_kept(kind: st
     assert check.text == "Acme Robotics raised $48 million. The round closed on 12 March 2025."
     assert check.removed == 1 and check.found == check.claims - len(check.unfound)
     assert check.unfound and "not found" in check.describe()
+
+
+@pytest.mark.parametrize(
+    "quoted",
+    [
+        "‹a turning point for farming›",
+        "›a turning point for farming‹",
+        "″a turning point for farming″",
+        "『a turning point for farming』",
+        "``a turning point for farming''",
+        "”a turning point for farming”",
+        "〝a turning point for farming〞",
+        "《a turning point for farming》",
+        "＂a turning point for farming＂",
+    ],
+)
+def test_a_quote_in_the_marks_of_any_script_is_checked_as_a_quote(quoted: str) -> None:
+    invented = f"O'Brien called the deal {quoted}."
+    check = check_summary(f"Acme Robotics raised $48 million. {invented}", SOURCES)
+    assert [v.sentence for v in check.sentences if not v.kept] == [invented]
+    assert [c.kind for c in check.unfound] == ["quote"]
+
+    said = quoted.replace("a turning point for farming", "to build robots that farmers can")
+    assert removed(f"O'Brien said the company wanted {said}.") == []
+
+
+def test_an_ellipsis_may_not_leave_out_a_negation() -> None:
+    source = "The chief executive said: “We will not raise prices this year.”"
+    assert removed("She said “we will … raise prices”.", [source])
+    assert removed("She said “we will ... raise prices”.", [source])
+    assert removed("She said “we will [...] raise prices”.", [source])
+    # Leaving out other words is fine; the parts must come in the source's order.
+    kept = "The chief executive said: “We will, as planned, raise prices this year.”"
+    assert removed("She said “we will … raise prices”.", [kept]) == []
+    assert removed("She said “raise prices … we will”.", [kept])
+    assert removed("Er sagte „wir werden … erhöhen“.", ["„Wir werden die Preise nicht erhöhen.“"])
+
+
+def test_a_name_written_in_lower_case_is_still_checked() -> None:
+    assert removed("The round was led by mr jonathan pryce.")
+    assert removed("the round was led by jonathan pryce.")
+    assert removed("Acme Robotics raised $48 million, dr pryce said.")
+    # The same sentences with what the sources say are kept.
+    assert removed("the round was led by sequoia capital.") == []
+    assert removed("acme robotics raised $48 million.") == []
+    assert removed("Mayor Lena Brandt opened it, mr jones said nothing.", [HARBOUR]) != []
+    assert removed("The bridge was opened by mayor lena brandt.", [HARBOUR]) == []
 
 
 def test_the_unfound_claims_are_listed_for_the_logs() -> None:
@@ -230,6 +277,27 @@ def test_the_kept_text_keeps_grouping_spaces_and_each_citation_with_its_sentence
     # 1 200, $52 million, 7.1%, and Acme twice (at the start of a sentence, but a known name);
     # the citations are not claims.
     assert (check.claims, check.found) == (5, 4)
+
+
+# -- pages built to be slow ---------------------------------------------------------------------
+
+
+def test_a_page_of_one_endless_paragraph_backs_a_summary_read_in_bounded_pieces() -> None:
+    # One paragraph with no full stop, 200,000 characters of `“ a ` between the facts: the
+    # check reads it in pieces of at most MAX_SENTENCE characters (it used to take minutes).
+    page = FUNDING.replace(". ", ", ") + " " + "“ a " * 50_000 + HARBOUR.replace(". ", ", ")
+    filler = " ".join(["and the bridge carries two tram lines"] * (MAX_SENTENCE // 20))
+    summary = (
+        f"Acme Robotics raised $48 million {filler} and Mayor Lena Brandt opened the bridge "
+        f"{filler} and Acme raised $52 million."
+    )
+    check = check_summary(summary, [page])
+
+    assert all(len(v.sentence) <= MAX_SENTENCE for v in check.sentences)
+    assert len(check.sentences) >= 3 and [v.kept for v in check.sentences][-1] is False
+    assert check.text.startswith("Acme Robotics raised $48 million and the bridge")
+    assert "Mayor Lena Brandt" in check.text and "$52 million" not in check.text
+    assert [c.kind for c in check.unfound] == ["amount"]
 
 
 # -- the fake LLM server's inventions are caught -------------------------------------------------

@@ -7,16 +7,17 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 
 from tests.configs import write_config
-from tests.conftest import run_cli
+from tests.conftest import run_cli, serve_in_thread
 from tests.fake_ddgs import story_rows, write_script
 from tests.llmserver import INVENTED_NAMES, INVENTED_QUOTES, LLMServer, sentences
-from tests.newsweb import ARTICLES, RETELLINGS, NewsWeb
+from tests.newsweb import ARTICLES, RETELLINGS, NewsWeb, Route, render_article
 
 # Each test runs the CLI five to eight times: slow on a busy machine.
 pytestmark = pytest.mark.timeout(600)
@@ -76,6 +77,30 @@ INVENTED_BITS = {
     "invent_name": [w for pair in INVENTED_NAMES for w in pair],
     "invent_quote": list(INVENTED_QUOTES),
 }
+
+
+def test_a_host_a_page_plants_reaches_neither_the_archive_nor_a_feed_nor_an_email(
+    tmp_path, threaded_llm_server
+):
+    """A page tells its readers to go to a host of its own; the model repeats it, and the check
+    finds it in the page. Mail and chat clients make links of bare hosts: none is published."""
+    planted = replace(
+        CHIP,
+        lede=CHIP.lede + " Renew your subscription at evil-example.com before Friday, or at "
+        "203.0.113.5/renew or renew.example:8443.",
+    )
+    for web in serve_in_thread(NewsWeb()):
+        web.add(Route(CHIP.path, render_article(planted)))
+        setup(tmp_path, web, threaded_llm_server)
+        deepen(tmp_path)
+        chip = next(s for s in stories(tmp_path) if s["outlet_count"] == 3)
+        assert "Renew your subscription at" in chip["summary"]  # the model repeated it
+
+        published = publish(tmp_path)
+        assert sentences(CHIP.lede)[0][:60] in published
+        assert "Renew your subscription at" in published
+        for host in ("evil-example.com", "203.0.113.5", "renew.example:8443"):
+            assert host not in published, f"{host!r} was published"
 
 
 @pytest.mark.parametrize("fault", list(INVENTED_BITS))

@@ -3,7 +3,10 @@
 A model that summarizes can invent a figure, a date, a quote or a person. Every checkable claim
 in each sentence of a summary must be found in the sources; a sentence with a claim that is not
 found is removed (`check_summary`). Pure and cheap: no I/O, a few milliseconds for a summary of
-20 sentences against three articles (`bench/claims.py`).
+20 sentences against three articles (`bench/claims.py`). Linear in the length of the sources: a
+sentence longer than MAX_SENTENCE characters is read in pieces cut at a space, and each kind of
+claim is masked in one pass (a page of one 600,000-character paragraph is indexed in about a
+second; `bench/hostile.py --only claims`).
 
 What counts as a claim, per sentence (split as the extractive summarizer splits; an answer's
 citation markers, `[1]`, `[2, 3]`, are not claims):
@@ -23,15 +26,19 @@ citation markers, `[1]`, `[2, 3]`, are not claims):
 - **dates**: `12 March 2025`, `March 12, 2025`, `12. März`, `March 2025`, `2025-03-12`,
   `12.03.2025`, `12/03/2025` (both day-month orders when both fit), a month named mid-sentence,
   and weekday names (English, German, French, Spanish).
-- **quoted phrases**: between “…”, „…“, «…», »…«, "…", ‘…’ (with space or punctuation
-  outside), ‚…‘ and 「…」; an ellipsis inside a quote (`…`, `...`, `[…]`) splits it into parts.
+- **quoted phrases**: between the quote marks of the scripts a digest meets: “…”, „…“, ‟…”,
+  ”…”, «…», »…«, ‹…›, ›…‹, "…", ＂…＂, ″…″, ``…'', 〝…〞, ❝…❞, ‘…’ (with space or punctuation
+  outside), ‚…‘, 「…」, 『…』, 《…》 and 〈…〉; an ellipsis inside a quote (`…`, `...`, `[…]`)
+  splits it into parts.
 - **proper names**: runs of capitalized words (`Saint-Étienne`, `O'Brien`, `McDonald's`,
   `iPhone`, `Bank of England`, `Ludwig van Beethoven`), not at the start of a sentence (or after
   a colon) unless the sources know the word as a name or it starts a run of two; function words
   (`The`, `However`, `Der`), months and weekdays, personal titles (`President`, `Dr`) and
   nationality adjectives (`Chinese`) are not names. When the sources capitalize nouns (German:
   over a fifth of the words inside sentences), only names of two or more words are checked, and
-  their words may occur in any order.
+  their words may occur in any order. Names in lower case: the words after an honorific (`mr
+  pryce`, `dr jones`), and, in a sentence written without any capital, every word the sources
+  do not write in lower case (`the round was led by jonathan pryce`).
 
 All matching is on a normal form: NFKD without diacritics (`Zürich` is `Zurich`), case folded,
 `’` as `'`, dotted acronyms without dots (`U.S.` is `US`). A claim is found when:
@@ -44,7 +51,9 @@ All matching is on a normal form: NFKD without diacritics (`Zürich` is `Zurich`
   year accepts the claim's year when that year occurs in the sources); a weekday is found when
   the sources name it or give a full date that falls on it;
 - a quote: each part's words occur one after another in one source, punctuation and spacing
-  aside;
+  aside, the parts in their order, and what an ellipsis leaves out holds no negation (`not`,
+  `never`, `won't`, `nicht`, `kein`, `pas`, ...): "We will … raise prices" is not found in "We
+  will not raise prices";
 - a name: its words (the connectors `of`, `van`, ... and single letters aside) occur in order in
   one source, at most two other words between each, a possessive or genitive `s` aside
   (`Merkels`, `Trump's`); `US`/`United States`/`America`, `UK`/`Britain`, `EU`, `UN`, `AI`
@@ -62,18 +71,22 @@ What it cannot catch (limits to keep in mind when reading a verdict):
   5%), and what a glued `m` means (metres or million);
 - a single invented name at the very start of a sentence ("Smith said ..."), a made-up
   nationality, title or month, names in a text whose sources capitalize nouns (single words);
+  a name written in lower case in a sentence that has capitals, with no honorific before it
+  ("The round was led by jonathan pryce" is kept); a quote shortened in a way that turns it
+  around without leaving out a negation ("we will stop … raising prices");
 - names in another spelling or language (`Zuerich`, `Munich`/`München`, `St-Étienne`) are not
   found, and their sentence is removed: the checker errs towards removing.
 """
 
 from __future__ import annotations
 
+import bisect
 import datetime
 import functools
 import itertools
 import re
 import unicodedata
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from typing import Literal
@@ -94,6 +107,9 @@ _LEADING_CITATIONS = re.compile(rf"(?:{_CITATION.pattern}\s*)+")
 # private-use character, read as "'" (the Swiss separator), and is given back in the sentences
 # shown. The split keeps every other character in order, so they are given back one by one.
 _HIDDEN = "\ue000"
+# The longest sentence read as one: news sentences are far shorter, and a longer one (a page of
+# one paragraph without a full stop) is read in pieces, so that the work per sentence is bounded.
+MAX_SENTENCE = 2000
 _HIDE = re.compile(r"(?<=\d)[\u00a0\u202f\u2009](?=\d{3}(?!\d))|\ue000")
 
 
@@ -104,7 +120,7 @@ def _sentences(text: str) -> list[tuple[str, str]]:
     source)."""
     originals = iter(m.group(0) for m in _HIDE.finditer(text))
     out: list[str] = []
-    for sentence in split_sentences(_HIDE.sub(_HIDDEN, text)):
+    for sentence in _capped(split_sentences(_HIDE.sub(_HIDDEN, text))):
         lead = _LEADING_CITATIONS.match(sentence)
         if lead and out:
             out[-1] += " " + lead.group(0).strip()
@@ -112,6 +128,24 @@ def _sentences(text: str) -> list[tuple[str, str]]:
         if sentence:
             out.append(sentence)
     return [(s, re.sub(_HIDDEN, lambda _: next(originals), s)) for s in out]
+
+
+def _capped(sentences: Iterable[str]) -> Iterator[str]:
+    """Each sentence, one longer than MAX_SENTENCE cut into pieces at the last space before the
+    bound (anywhere when there is none): a page of one endless sentence costs what a page of
+    many short ones does."""
+    for sentence in sentences:
+        start = 0
+        while len(sentence) - start > MAX_SENTENCE:
+            cut = sentence.rfind(" ", start, start + MAX_SENTENCE + 1)
+            if cut <= start:
+                cut = start + MAX_SENTENCE
+            yield sentence[start:cut]
+            start = cut
+            while sentence.startswith(" ", start):
+                start += 1
+        if start < len(sentence):
+            yield sentence[start:]
 
 
 _DOTTED_ACRONYM = re.compile(r"(?<![^\W\d_])(?:[^\W\d_]\.){2,}(?![^\W\d_])")
@@ -306,6 +340,9 @@ NATIONALITIES = _folded(
     chinesischen amerikanische amerikanischen europäische europäischen
     """.split()
 )
+# Titles that only ever stand before a name: the words after one are a name in any case.
+HONORIFICS = _folded("mr mrs dr prof sir dame herr frau mme mlle monsieur madame".split())
+_MAX_LOWER_NAME = 3  # words of a lower-case name after an honorific
 # Words inside a name that are written in lower case: "Bank of England", "Charles de Gaulle".
 CONNECTORS = frozenset("of de del della der den van von da di du la le bin ibn al el zu y".split())
 # Spellings of one name: a claim written one way is found when the sources use another.
@@ -325,6 +362,22 @@ ALIASES: tuple[tuple[str, ...], ...] = (
 _ALIAS_OF: dict[str, tuple[str, ...]] = {name: group for group in ALIASES for name in group}
 
 _NAME_GAP = 2  # other words allowed between two words of a name in the sources
+# Words that turn a statement around: an ellipsis in a quote may not leave one out.
+NEGATIONS = _folded(
+    """
+    not no never nor neither none nobody nothing nowhere cannot without
+    nicht kein keine keinen keinem keiner keines nie niemals nichts weder
+    ne pas jamais aucun aucune rien ni non nunca jamas ningun ninguna ninguno nada tampoco
+    niet geen nooit
+    """.split()
+)
+
+
+def _negation(word: str) -> bool:
+    """Whether a folded word negates: a negation word, or a contraction (`won't`, `n'a`)."""
+    return word in NEGATIONS or word.endswith("n't") or word.startswith("n'")
+
+
 _CAPITALIZED_NOUNS = 0.2  # share of capitalized words inside sentences: a German-like text
 
 # -- claims ----------------------------------------------------------------------------------
@@ -613,14 +666,14 @@ def _date_key(y: int | None, m: int | None, d: int | None) -> DateKey | None:
 
 def _scan_dates(text: str, first_word_end: int) -> list[tuple[int, int, frozenset[DateKey]]]:
     """Dates as (start, end, candidate keys), longer forms first, none overlapping."""
-    taken: list[tuple[int, int]] = []
+    taken = bytearray(len(text))  # 1 where a date was found
     out: list[tuple[int, int, frozenset[DateKey]]] = []
 
     def free(a: int, b: int) -> bool:
-        return all(b <= s or a >= e for s, e in taken)
+        return 1 not in taken[a:b]
 
     def take(a: int, b: int, keys: frozenset[DateKey]) -> None:
-        taken.append((a, b))
+        taken[a:b] = b"\x01" * (b - a)
         out.append((a, b, keys))
 
     calendar = list(_CALENDAR_WORD.finditer(text))
@@ -672,15 +725,29 @@ def _scan_dates(text: str, first_word_end: int) -> list[tuple[int, int, frozense
 
 # -- quotes ----------------------------------------------------------------------------------
 
+# Quote marks of the scripts a digest meets, as `_prepare` leaves them (NFKD writes the double
+# prime ″ as two primes, the full-width ＂ and ｢｣ as "" and 「」). A closing mark may double as
+# an opening one (Swedish ”…”, German »…«, ›…‹); ASCII single quotes are apostrophes.
 _QUOTES = re.compile(
     r"“([^“”]{1,800})[”“]"
     r"|„([^„“”]{1,800})[“”]"
+    r"|[‟⹂]([^‟⹂“”]{1,800})[”“]"
+    r"|”([^“”]{1,800})”"
     r"|«([^«»]{1,800})»"
     r"|»([^«»]{1,800})«"
+    r"|‹([^‹›]{1,800})›"
+    r"|›([^‹›]{1,800})‹"
     r'|"([^"]{1,800})"'
-    r"|(?<![^\W_])‘([^‘’']{1,800})['’](?![^\W_])"
-    r"|‚([^‚‘]{1,800})‘"
+    r"|′′([^′]{1,800})′′"
+    r"|〝([^〝〞〟]{1,800})[〞〟]"
+    r"|❝([^❝❞]{1,800})❞"
+    r"|``([^`]{1,800}?)''"
+    r"|(?<![^\W_])[‘‛]([^‘‛’']{1,800})['’](?![^\W_])"
+    r"|‚([^‚‘’]{1,800})[‘’]"
     r"|「([^「」]{1,800})」"
+    r"|『([^『』]{1,800})』"
+    r"|《([^《》]{1,800})》"
+    r"|〈([^〈〉]{1,800})〉"
 )
 _ELLIPSIS = re.compile(r"\[ ?\.\.\. ?\]|\.\.\.")
 
@@ -737,12 +804,20 @@ def _name_words(written: str) -> tuple[str, ...]:
 
 
 def _scan_names(
-    text: str, known: frozenset[str], lowercase: frozenset[str], single_words: bool
+    text: str,
+    known: frozenset[str],
+    lowercase: frozenset[str],
+    single_words: bool,
+    caseless: bool = False,
 ) -> list[tuple[str, tuple[str, ...]]]:
-    """Runs of capitalized words as (text as written, words to find)."""
+    """Runs of capitalized words as (text as written, words to find). A name written in lower
+    case counts too where case says nothing: after an honorific ("mr pryce"), and in a
+    `caseless` sentence (one written without a capital letter), any word that the sources do
+    not write in lower case."""
     spans = [(m.start(), m.end(), m.group(0)) for m in _WORD_SPAN.finditer(text)]
     names: list[tuple[str, tuple[str, ...]]] = []
     run: list[int] = []  # indexes into spans
+    lower_names = 0  # how many more lower-case words may be a name (after an honorific)
 
     def close() -> None:
         while run and _fold(spans[run[-1]][2]) in CONNECTORS:
@@ -768,13 +843,21 @@ def _scan_names(
         if run and _fold(word) in CONNECTORS:
             run.append(i)
             continue
-        if not _capitalized(word) or _not_a_name(word):
+        lower_name = word.islower() and (
+            lower_names > 0 or (caseless and _key(word) not in lowercase)
+        )
+        named = (_capitalized(word) or lower_name) and not _not_a_name(word)
+        if _key(word) in HONORIFICS:
+            lower_names = _MAX_LOWER_NAME
+        else:
+            lower_names = lower_names - 1 if named and lower_name else 0
+        if not named:
             if run and len(word) == 1 and word.isupper():
                 run.append(i)  # an initial: "George W. Bush"
             else:
                 close()
             continue
-        if not run and _CLAUSE_START.search(text, 0, start):
+        if not run and _CLAUSE_START.search(text, spans[i - 1][1] if i else 0, start):
             # The first word of a sentence or clause is a name when the sources know it as
             # one, or when it opens a run of names ("Jean Dupont said") and the sources never
             # write it in lower case.
@@ -805,35 +888,46 @@ def _claims(
     names: bool = True,
     single_names: bool = True,
     number_words: bool = False,
+    whole: bool = False,
 ) -> list[Claim]:
     """The claims of one sentence: quotes first, then dates, figures and names in what is left
-    (a claim's text is masked once taken, so "12 March 2025" is one date, not three numbers)."""
+    (a claim's text is masked once taken, so "12 March 2025" is one date, not three numbers).
+    In a `whole` sentence (not a fragment such as a quote) written without a capital, case
+    tells nothing: its lower-case words are read as names too (see _scan_names)."""
     text = _prepare(" ".join(sentence.split()))
-    chars = list(text)
 
-    def mask(start: int, end: int) -> str:
-        chars[start:end] = _MASK * (end - start)
-        return "".join(chars)
+    def mask(masked: str, spans: Iterable[tuple[int, int]]) -> str:
+        """`masked` with the spans taken by one kind of claim overwritten, in one pass."""
+        pieces: list[str] = []
+        at = 0
+        for start, end in sorted(spans):
+            if start < at:
+                start = at
+            pieces += [masked[at:start], _MASK * (end - start)]
+            at = max(at, end)
+        return "".join([*pieces, masked[at:]]) if pieces else masked
 
     claims: list[Claim] = []
-    masked = text
-    for m in _CITATION.finditer(text):
-        masked = mask(m.start(), m.end())
-    for start, end, inner, parts in _scan_quotes(masked):
+    masked = mask(text, (m.span() for m in _CITATION.finditer(text)))
+    quotes = _scan_quotes(masked)
+    for _, _, inner, parts in quotes:
         claims.append(Claim("quote", inner, words=parts))
-        masked = mask(start, end)
+    masked = mask(masked, ((start, end) for start, end, _, _ in quotes))
     first = _WORD_SPAN.search(masked)
-    for start, end, keys in _scan_dates(masked, first.end() if first else 0):
+    dates = _scan_dates(masked, first.end() if first else 0)
+    for start, end, keys in dates:
         claims.append(Claim("date", text[start:end].strip(" .,"), dates=keys))
-        masked = mask(start, end)
-    for n in _scan_numbers(masked, words=number_words):
+    masked = mask(masked, ((start, end) for start, end, _ in dates))
+    numbers = _scan_numbers(masked, words=number_words)
+    for n in numbers:
         kind: ClaimKind = (
             "percent" if n.unit in (PERCENT, POINTS) else "amount" if n.unit else "number"
         )
         claims.append(Claim(kind, text[n.start : n.end].strip(), values=n.values, unit=n.unit))
-        masked = mask(n.start, n.end)
+    masked = mask(masked, ((n.start, n.end) for n in numbers))
     if names:
-        for written, words in _scan_names(masked, known, lowercase, single_names):
+        caseless = whole and not any(c.isupper() for c in masked)
+        for written, words in _scan_names(masked, known, lowercase, single_names, caseless):
             claims.append(Claim("name", written, words=(words,)))
     unique: dict[tuple[object, ...], Claim] = {}
     for c in claims:
@@ -874,6 +968,8 @@ class SourceIndex:
         self.weekdays: set[int] = set()
         self._texts: list[str] = []  # each source's words, space-separated, spaces around
         self._positions: list[dict[str, list[int]]] = []
+        self._words: list[list[str]] = []  # each source's words
+        self._negation_counts: dict[int, list[int]] = {}
         known: set[str] = set()
         lowercase: set[str] = set()
         inside = capitals = 0
@@ -899,6 +995,7 @@ class SourceIndex:
                     self._add(claim)
                 words.extend(sentence_words)
             self._texts.append(" " + " ".join(words) + " ")
+            self._words.append(words)
             positions: dict[str, list[int]] = {}
             for i, w in enumerate(words):
                 key = _name_key(w)
@@ -949,32 +1046,86 @@ class SourceIndex:
         needle = " " + " ".join(words) + " "
         return any(needle in text for text in self._texts)
 
+    def _has_quote(self, parts: tuple[tuple[str, ...], ...]) -> bool:
+        """Whether one source has the parts of a quote in order, with no negation in what an
+        ellipsis leaves out ("We will … raise prices" is not "We will not raise prices")."""
+        if len(parts) == 1:
+            return self._has_phrase(parts[0])
+        for i in range(len(self._words)):
+            negations = self._negations(i)
+            ends = [p + len(parts[0]) for p in self._occurrences(i, parts[0])]
+            for part in parts[1:]:
+                reached: list[int] = []
+                latest, j = -1, 0
+                for p in self._occurrences(i, part):
+                    while j < len(ends) and ends[j] <= p:
+                        latest, j = ends[j], j + 1
+                    if latest >= 0 and negations[p] == negations[latest]:
+                        reached.append(p + len(part))
+                ends = reached
+                if not ends:
+                    break
+            if ends:
+                return True
+        return False
+
+    def _occurrences(self, i: int, phrase: Sequence[str]) -> list[int]:
+        """Where `phrase` starts in source i, in word positions, in order."""
+        words = self._words[i]
+        n, wanted = len(phrase), list(phrase)
+        return [
+            p
+            for p in self._positions[i].get(_name_key(phrase[0]), ())
+            if words[p : p + n] == wanted
+        ]
+
+    def _negations(self, i: int) -> list[int]:
+        """For source i, how many negations precede each word position (and the end)."""
+        if i not in self._negation_counts:
+            counts = [0]
+            for w in self._words[i]:
+                counts.append(counts[-1] + _negation(w))
+            self._negation_counts[i] = counts
+        return self._negation_counts[i]
+
     def _has_name(self, words: tuple[str, ...]) -> bool:
         group = _ALIAS_OF.get(" ".join(words))
         if group and any(self._has_phrase(alias.split()) for alias in group):
             return True
         for positions in self._positions:
             if self.capitalizes_nouns:  # German word order moves names about: any order
-                if all(self._lookup(positions, w) for w in words):
+                if all(any(self._lookup(positions, w)) for w in words):
                     return True
                 continue
-            for start in self._lookup(positions, words[0]):
-                at = start
-                for w in words[1:]:
-                    nxt = [p for p in self._lookup(positions, w) if at < p <= at + 1 + _NAME_GAP]
-                    if not nxt:
-                        break
-                    at = min(nxt)
-                else:
-                    return True
+            for found in self._lookup(positions, words[0]):
+                for start in found:
+                    at = start
+                    for w in words[1:]:
+                        nxt = self._next(positions, w, at)
+                        if nxt is None:
+                            break
+                        at = nxt
+                    else:
+                        return True
         return False
 
     @staticmethod
-    def _lookup(positions: dict[str, list[int]], word: str) -> list[int]:
+    def _lookup(positions: dict[str, list[int]], word: str) -> tuple[list[int], ...]:
+        """The positions of a word, and of the word without a genitive `s` (each in order)."""
         found = positions.get(word, [])
         if word.endswith("s") and len(word) > 3:
-            found = found + positions.get(word[:-1], [])
-        return found
+            return found, positions.get(word[:-1], [])
+        return (found,)
+
+    @classmethod
+    def _next(cls, positions: dict[str, list[int]], word: str, at: int) -> int | None:
+        """The first position of `word` after `at`, at most _NAME_GAP other words between."""
+        candidates = []
+        for found in cls._lookup(positions, word):
+            k = bisect.bisect_right(found, at)
+            if k < len(found) and found[k] <= at + 1 + _NAME_GAP:
+                candidates.append(found[k])
+        return min(candidates, default=None)
 
     def found(self, claim: Claim) -> bool:
         """Whether the sources back `claim` (the rules are in the module docstring)."""
@@ -983,17 +1134,18 @@ class SourceIndex:
         if claim.kind == "date":
             return self._has_date(claim)
         if claim.kind == "quote":
-            return all(self._has_phrase(part) for part in claim.words)
+            return self._has_quote(claim.words)
         return all(self._has_name(words) for words in claim.words)
 
-    def claims(self, sentence: str) -> list[Claim]:
-        """The claims of one sentence of a summary, names told apart with what the sources
-        know."""
+    def claims(self, sentence: str, *, whole: bool = False) -> list[Claim]:
+        """The claims of one sentence of a summary (a `whole` one, not a fragment such as a
+        quote's text), names told apart with what the sources know."""
         return _claims(
             sentence,
             known=self.known_names,
             lowercase=self.lowercase,
             single_names=not self.capitalizes_nouns,
+            whole=whole,
         )
 
     def check(self, summary: str) -> ClaimCheck:
@@ -1003,7 +1155,7 @@ class SourceIndex:
         for paragraph in re.split(r"\n\s*\n", summary):
             kept: list[str] = []
             for hidden, sentence in _sentences(paragraph):
-                claims = self.claims(hidden)
+                claims = self.claims(hidden, whole=True)
                 unfound = tuple(c for c in claims if not self.found(c))
                 verdicts.append(SentenceVerdict(sentence, tuple(claims), unfound))
                 if not unfound:

@@ -7,11 +7,15 @@ in tests/test_summarize.py hold it to that).
 from __future__ import annotations
 
 import functools
+import ipaddress
 import json
 import re
 import unicodedata
 from collections.abc import Iterable
 from typing import Any
+from urllib.parse import urlsplit
+
+import tld
 
 # -- tolerant JSON -------------------------------------------------------------------------------
 
@@ -121,7 +125,16 @@ _HTML_TAG = re.compile(r"</?[A-Za-z][A-Za-z0-9:-]*(?:\s[^<>]*)?/?>|<!--.*?-->", 
 _AUTOLINK = re.compile(r"<([A-Za-z][A-Za-z0-9+.-]*:[^<>\s]*)>")
 _SCHEME = re.compile(r"(?i)(?:^|[^A-Za-z0-9+.-])(?:mailto|javascript|vbscript|data|file|tel|sms):")
 _DOMAIN_PATH = re.compile(r"(?:[\w-]+\.)+[^\W\d_]{2,}(?::\d+)?/")
-_LINK_HINT = re.compile(r"[:/@]|(?i:www\.)")
+_LINK_HINT = re.compile(r"[:/@.。．｡]|(?i:www\.)")
+# What a host name can be part of in a token: "evil.example:8080/x" is the host evil.example.
+_NOT_HOST = re.compile(r"[^\w.\-。．｡]+")
+# Full stops that IDNA (and so browsers) read as the dot between labels: "evil-example。com"
+# (read so only in an ASCII name: in Chinese or Japanese text "。" ends a sentence).
+_DOTS = str.maketrans("。．｡", "...")
+_PORT_AFTER = re.compile(r":\d{1,5}(?!\d)")
+_BRACKETED_IP = re.compile(r"\[([0-9A-Fa-f:.]{2,45})\]")
+_BARE_IPV6 = re.compile(r"(?<![\w:])[0-9A-Fa-f]{0,4}(?::[0-9A-Fa-f]{0,4}){2,7}(?:%\w+)?")
+_POSSESSIVE = re.compile(r"['’]s$", re.IGNORECASE)
 _WWW = re.compile(r"(?:^|[^\w.-])www\.")
 _EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)*\.[^\W\d_]{2,}")
 _LEADING = "([{<\"'“‘«*_`"
@@ -143,7 +156,8 @@ def _canonical(url: str) -> str:
 def is_link_like(token: str) -> bool:
     """Whether a whitespace-free token is (or contains) a link a renderer or mail client might
     turn into one: anything with "://", "www." hosts, mailto:/javascript:/data: and the like,
-    e-mail addresses, and host names followed by a path ("evil.example/offer")."""
+    e-mail addresses, host names followed by a path ("evil.example/offer"), and hosts on their
+    own (`hosts_in`): "evil-example.com", "evil.example:8080", "203.0.113.5", "[::1]"."""
     if not _LINK_HINT.search(token):
         return False
     core = _core(token)
@@ -157,11 +171,78 @@ def is_link_like(token: str) -> bool:
         or bool(_SCHEME.search(core))
         or bool(_EMAIL.search(core))
         or bool(_DOMAIN_PATH.match(core))
+        or bool(hosts_in(core))
     )
+
+
+@functools.lru_cache(maxsize=4096)
+def _is_top_level_domain(label: str) -> bool:
+    """Whether `label` is a top-level domain of the Public Suffix List (ICANN section) as the
+    `tld` package bundles it: `com`, `io`, `рф` are; `js`, `m`, `g`, `example` are not."""
+    if not (label.isalpha() or label.startswith("xn--")) or len(label) < 2:
+        return False
+    try:
+        return tld.is_tld(label.lower(), search_private=False)
+    except ValueError:
+        return False
+
+
+def _is_ip(text: str) -> bool:
+    try:
+        ipaddress.ip_address(text)
+    except ValueError:
+        return False
+    return True
+
+
+def hosts_in(token: str) -> list[str]:
+    """The host names and addresses in a whitespace-free token that a mail or chat client could
+    make a link of: a name whose last label is a top-level domain ("evil-example.com",
+    "Evil-Example.COM's"), any name or address with a port ("evil.example:8080",
+    "localhost:631"), IPv4 addresses ("203.0.113.5/renew") and IPv6 ones ("[::1]",
+    "2001:db8::1"). Ordinary text has none: "U.S.", "e.g.", "a.m.", "Node.js", "3.11"."""
+    found: list[str] = []
+    at = 0
+    for piece in _NOT_HOST.split(token):
+        at = token.find(piece, at) + len(piece)
+        dotted = piece.translate(_DOTS)
+        if not dotted.isascii():  # Chinese or Japanese text: "。" ends its sentences
+            dotted = piece
+        name = _POSSESSIVE.sub("", dotted).strip(".-")
+        labels = name.split(".")
+        if len(labels) >= 2 and labels[-2] and _is_top_level_domain(labels[-1]):
+            found.append(name)
+        elif len(labels) == 4 and all(x.isdigit() and len(x) <= 3 for x in labels):
+            if _is_ip(name):
+                found.append(name)
+        elif name and _PORT_AFTER.match(token, at):
+            named = (len(labels) >= 2 and all(labels)) or name.lower() == "localhost"
+            if named and labels[-1][:1].isalpha():
+                found.append(name)
+    found += [m.group(1) for m in _BRACKETED_IP.finditer(token) if _is_ip(m.group(1))]
+    if token.count(":") >= 2:
+        ipv6 = (m.group(0) for m in _BARE_IPV6.finditer(token))
+        found += [a for a in ipv6 if any(c.isdigit() for c in a) and _is_ip(a)]
+    return found
+
+
+def _host(url: str) -> str:
+    """The host of an outlet's URL as a reader would write it: lower case, no `www.`."""
+    try:
+        host = urlsplit(url.strip()).hostname or ""
+    except ValueError:
+        return ""
+    return host.removeprefix("www.")
 
 
 def _allowed(target: str, allowed: frozenset[str]) -> bool:
     return _canonical(target) in allowed and _core(target) == target.strip()
+
+
+def _outlet_host(token: str, hosts: frozenset[str]) -> bool:
+    """Whether a token is just the host of one of the story's outlets ("reuters.com")."""
+    core = _POSSESSIVE.sub("", _core(token)).lower()
+    return bool(hosts) and core.removeprefix("www.") in hosts
 
 
 @functools.cache
@@ -187,14 +268,18 @@ def clean_control(text: str) -> str:
 
 
 def strip_links(text: str, allowed_urls: Iterable[str] = ()) -> str:
-    """Remove every link except bare allowed URLs: markdown links become their text, images
-    their alt text, HTML tags and comments are dropped, and so are bare URLs, e-mail addresses
-    and host/path tokens.
+    """Remove every link except bare allowed URLs and their hosts: markdown links become their
+    text, images their alt text, HTML tags and comments are dropped, and so are bare URLs,
+    e-mail addresses, host/path tokens and hosts on their own (`hosts_in`: "evil-example.com",
+    "evil.example:8080", IP addresses), unless the host is an allowed URL's ("reuters.com" in
+    a summary of a Reuters story).
 
     Every step only deletes characters, so repeating until nothing changes reaches a fixed point
-    that holds no link-like token (`find_links`) other than an allowed URL.
+    that holds no link-like token (`find_links`) other than an allowed URL or its host.
     """
-    allowed = frozenset(_canonical(u) for u in allowed_urls if u)
+    urls = [u for u in allowed_urls if u]
+    allowed = frozenset(_canonical(u) for u in urls)
+    hosts = frozenset(h for h in map(_host, urls) if h)
 
     def autolink(m: re.Match[str]) -> str:
         return m.group(1) if _allowed(m.group(1), allowed) else ""
@@ -209,21 +294,21 @@ def strip_links(text: str, allowed_urls: Iterable[str] = ()) -> str:
         text = _AUTOLINK.sub(autolink, text)
         text = _HTML_BLOCK.sub("", text)
         text = _HTML_TAG.sub("", text)
-        text = _tidy(_strip_link_tokens(text, allowed))
+        text = _tidy(_strip_link_tokens(text, allowed, hosts))
         if text == before:
             return text
-    return _strip_link_tokens(text, allowed).strip()
+    return _strip_link_tokens(text, allowed, hosts).strip()
 
 
-def _strip_link_tokens(text: str, allowed: frozenset[str]) -> str:
+def _strip_link_tokens(text: str, allowed: frozenset[str], hosts: frozenset[str]) -> str:
     """Delete link-like tokens (whitespace-separated), keeping the whitespace around them."""
-    return re.sub(
-        r"\S+",
-        lambda m: (
-            "" if is_link_like(m.group(0)) and _canonical(m.group(0)) not in allowed else m.group(0)
-        ),
-        text,
-    )
+
+    def keep(token: str) -> bool:
+        if not is_link_like(token):
+            return True
+        return _canonical(token) in allowed or _outlet_host(token, hosts)
+
+    return re.sub(r"\S+", lambda m: m.group(0) if keep(m.group(0)) else "", text)
 
 
 def _tidy(text: str) -> str:

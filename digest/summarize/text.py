@@ -66,18 +66,22 @@ STOPWORDS = frozenset(
 
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*", re.UNICODE)
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
-_CJK_END = re.compile(r"[。！？][\"'”’」』)）]*$")
+_CJK_STOPS = "。！？"
+_CJK_CLOSING = "\"'”’」』)）"
 
 # A candidate boundary: terminal punctuation, optional closing quotes/brackets, then whitespace
 # (or, after CJK full-width punctuation, nothing at all).
 _BOUNDARY = re.compile(r"([.!?…]+|[。！？]+)([\"'”’»)\]]*)(\s+|(?<=[。！？])(?=\S))")
 _TOKEN_BEFORE = re.compile(r"(\S+)$")
+_FIRST_CHARACTER = re.compile("[\"'“‘„«(\\[¿¡\\-–—]*(.)")
+_LOOKAHEAD = 40  # characters after a boundary that decide it (the next word: a month?)
 
 
-def _starts_sentence(rest: str) -> bool:
-    """A new sentence starts with a capital, a digit or a letter of a script without case."""
-    first = rest.lstrip("\"'“‘„«([¿¡-–—")[:1]
-    return bool(first) and first.isalnum() and not first.islower()
+def _starts_sentence(line: str, at: int) -> bool:
+    """Whether a new sentence starts at `at`: with a capital, a digit or a letter of a script
+    without case (after opening quotes, brackets and dashes)."""
+    first = _FIRST_CHARACTER.match(line, at)
+    return first is not None and first.group(1).isalnum() and not first.group(1).islower()
 
 
 def _is_abbreviation(before: str, punct: str, closing: str, after: str) -> bool:
@@ -118,12 +122,15 @@ def split_sentences(text: str) -> list[str]:
         start = 0
         for m in _BOUNDARY.finditer(line):
             end = m.end(2)
-            rest = line[m.end() :]
-            if not rest:
+            if m.end() == len(line):
                 continue
-            if not _starts_sentence(rest):
+            # Only the word before the boundary and the start of what follows are read, never
+            # the whole rest of the line: a line of many boundaries is split in linear time.
+            rest = line[m.end() : m.end() + _LOOKAHEAD]
+            if not _starts_sentence(line, m.end()):
                 continue  # "e.g. the", "3.5 million", a lowercase continuation
-            if _is_abbreviation(line[start : m.start()], m.group(1), m.group(2), rest):
+            word_start = max(start, line.rfind(" ", start, m.start()) + 1)
+            if _is_abbreviation(line[word_start : m.start()], m.group(1), m.group(2), rest):
                 continue
             piece = line[start:end].strip()
             if piece:
@@ -148,10 +155,15 @@ def cjk_bigrams(token: str) -> list[str]:
 
 def join_sentences(sentences: list[str]) -> str:
     """Sentences joined with a space, except after CJK full stops (those scripts use none)."""
-    out = ""
+    out: list[str] = []
+    empty = True
+    cjk_end = False  # whether the text so far ends with a CJK full stop (and closing marks)
     for s in sentences:
-        out += ("" if not out or _CJK_END.search(out) else " ") + s
-    return out
+        out += ["" if empty or cjk_end else " ", s]
+        empty = empty and not s
+        if tail := s.rstrip(_CJK_CLOSING):  # else the end is unchanged: only closing marks
+            cjk_end = tail[-1] in _CJK_STOPS
+    return "".join(out)
 
 
 def words(text: str) -> list[str]:
