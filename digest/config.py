@@ -30,7 +30,9 @@ PositiveInt = Annotated[int, Field(gt=0)]
 
 
 class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+    # Every number of the file is finite: `header_timeout = inf` (or 1e309, which TOML reads as
+    # inf) would hold a slow client for ever, and no duration, size or ratio means "no limit".
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True, allow_inf_nan=False)
 
 
 class DatabaseConfig(_Section):
