@@ -35,6 +35,7 @@ from typing import Any
 from urllib.parse import quote, urlsplit
 
 from aiohttp import web
+from multidict import MultiDictProxy
 
 from digest.app import App
 from digest.config import ServeConfig
@@ -93,7 +94,9 @@ def make_app(app: App, archive_dir: Path, *, middlewares: tuple[Any, ...] = ()) 
                 "This form was sent from another site. Open your preferences from the link "
                 "in your digest.",
             )
-        form = await request.post()
+        form = await posted_form(request)
+        if form is None:
+            return _page(400, "This form could not be read. Reload the page and try again.")
         if not csrf_valid(key, token, str(form.get("csrf", "")), time.time()):
             return _page(403, "This form has expired. Reload the page and try again.")
         try:
@@ -174,12 +177,22 @@ def csrf_token(key: str, token: str, now: float) -> str:
 def csrf_valid(key: str, token: str, csrf: str, now: float, *, ttl: float = CSRF_TTL) -> bool:
     """Whether `csrf` was issued for `token` under `key` within `ttl` seconds before `now`."""
     issued, _, mac = csrf.partition(".")
-    if not issued.isdigit() or not mac:
+    # str.isdigit() passes "²" (int() raises) and "٣" (int() reads 3), int() raises past 4,300
+    # digits, and compare_digest on text that is not ASCII: a token is ASCII, of its own length.
+    if not (_ascii_number(issued) and mac.isascii() and len(mac) == _MAC_LENGTH):
         return False
     age = now - int(issued)
     if age > ttl or age < -300:  # a little clock skew between processes
         return False
     return hmac.compare_digest(mac, _mac(key, token, issued))
+
+
+_MAC_LENGTH = hashlib.sha256().digest_size * 2  # hex
+
+
+def _ascii_number(text: str, *, digits: int = 12) -> bool:
+    """Whether `text` is a whole number of at most `digits` ASCII digits."""
+    return 0 < len(text) <= digits and text.isascii() and text.isdigit()
 
 
 def _mac(key: str, token: str, issued: str) -> str:
@@ -212,6 +225,15 @@ def _origin(url: str) -> str:
     return f"{parts.scheme}://{parts.netloc.rpartition('@')[2]}".lower()
 
 
+async def posted_form(request: web.Request) -> MultiDictProxy[Any] | None:
+    """The posted form, or None when it cannot be read as one: bytes that are not text in its
+    charset, a charset nobody knows, a multipart body of the wrong shape."""
+    try:
+        return await request.post()
+    except (ValueError, LookupError):
+        return None
+
+
 def form_changes(form: Any, sub: Subscriber) -> Any:
     """What the preferences form asks to change: every preference, as the page shows them all;
     the channels kept are the subscriber's own URLs (the page never sees them), less those
@@ -223,9 +245,12 @@ def form_changes(form: Any, sub: Subscriber) -> Any:
         return str(form.get(name, default))[:2000]
 
     raw_max = text("max_stories", "0").strip() or "0"
-    if not raw_max.isdigit():
-        raise InvalidPreferenceError(f"stories per category must be a number, not {raw_max!r}")
-    removed = set(form.getall("remove", []))
+    if not _ascii_number(raw_max, digits=6):
+        shown = raw_max if len(raw_max) <= 20 else f"{raw_max[:20]}…"
+        raise InvalidPreferenceError(
+            f"stories per category must be a whole number (digits 0 to 9), not {shown!r}"
+        )
+    removed = {str(key) for key in form.getall("remove", [])}
     kept = tuple(c.url for c in sub.channels if c.key not in removed)
     new = text("new_channel").strip()
     return PreferenceChanges(
