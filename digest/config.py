@@ -247,6 +247,9 @@ class ServeConfig(_Section):
     # connection is closed after idle_timeout, and connections beyond max_connections get 503.
     header_timeout: PositiveFloat = 10.0
     idle_timeout: PositiveFloat = 15.0
+    # A request's body (a form) must arrive in full within body_timeout seconds of its head,
+    # else 408; at most half of max_connections may be receiving one at once (more get 503).
+    body_timeout: PositiveFloat = 10.0
     max_connections: PositiveInt = 100
 
 
@@ -516,6 +519,7 @@ port = 8000
 daemon = false             # true: `digest run` also serves the archive and unsubscribe links
 header_timeout = 10.0      # seconds a client has to send its request after connecting
 idle_timeout = 15.0        # an idle keep-alive connection is closed after this many seconds
+body_timeout = 10.0        # seconds a request's body (a form) has to arrive in full
 max_connections = 100      # more connections at once are answered 503
 
 [metrics]                  # Prometheus: GET /metrics on the daemon and on each worker

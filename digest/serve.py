@@ -18,6 +18,14 @@ digest allows applies it to a connection that never completes its first request:
 sending their headers a byte at a time held 50 connections for as long as they liked. Here
 `keepalive_timeout` is `idle_timeout`, `_ConnectionGuard` gives each connection `header_timeout`
 to get its first request in, and answers 503 beyond `max_connections`.
+
+A body has no limit of its own in aiohttp either: 100 connections trickling a form a byte every
+5 s held every slot, and new readers (the archive, unsubscribe links) got 503. So a body still on
+its way when its head is in gets `body_timeout` to arrive in full, whoever reads it (the form, or
+nobody: the rest of a body a handler leaves is read and dropped within the same time), else 408
+and the connection closes; and at most half of `max_connections` may be receiving one at once
+(more get 503 at once), so slow senders never take the slots of readers. The size cap is
+aiohttp's `client_max_size` (1 MiB), as before.
 """
 
 from __future__ import annotations
@@ -279,14 +287,23 @@ def _page(status: int, body: str, *, raw: bool = False) -> web.Response:
     )
 
 
+class _BodyLate(Exception):
+    """A request's body did not arrive in full within `body_timeout` (set on its stream, so
+    whoever waits for the body gets it)."""
+
+
 class _ConnectionGuard:
     """In front of aiohttp's protocol factory: each connection must get a whole request head in
     within `header_timeout` (after that, aiohttp's keep-alive timeout applies), and connections
-    beyond `max_connections` (counted as each is accepted) get 503 and are closed."""
+    beyond `max_connections` (counted as each is accepted) get 503 and are closed. Behind it
+    (`middleware`), a body has `body_timeout` to arrive in full, half the connections at most
+    receiving one at a time."""
 
     def __init__(self, limits: ServeConfig) -> None:
         self._limits = limits
         self._waiting: set[web.RequestHandler] = set()  # connected, no request head yet
+        self._receiving = 0  # requests whose body is still on its way
+        self._body_slots = max(1, limits.max_connections // 2)
 
     def connection(self, server: web.Server) -> asyncio.BaseProtocol:
         if len(server.connections) >= self._limits.max_connections:
@@ -303,9 +320,56 @@ class _ConnectionGuard:
 
     @web.middleware
     async def middleware(self, request: web.Request, handler: Any) -> web.StreamResponse:
-        """Runs once a request head is in: its connection is no longer on the clock."""
+        """Runs once a request head is in: its connection is no longer on the clock for the
+        head, and a body still on its way is (see the module's docstring)."""
         self._waiting.discard(request.protocol)
-        return await handler(request)
+        body = request.content
+        if body.is_eof():  # no body, or all of it came with the head
+            return await handler(request)
+        if self._receiving >= self._body_slots:
+            return await _answer_and_close(request, _busy_page())
+        self._receiving += 1
+        late = asyncio.get_running_loop().call_later(
+            self._limits.body_timeout, body.set_exception, _BodyLate()
+        )
+        receiving = [True]
+
+        def arrived() -> None:  # the whole body is in, or the request is over
+            late.cancel()
+            if receiving:
+                receiving.clear()
+                self._receiving -= 1
+
+        body.on_eof(arrived)
+        try:
+            response = await handler(request)
+            while not body.is_eof():  # what the handler did not read, read and dropped
+                await body.readany()
+            return response
+        except _BodyLate:
+            return await _answer_and_close(request, _late_page())
+        finally:
+            arrived()
+
+
+def _busy_page() -> web.Response:
+    response = _page(503, "The server is busy. Try again in a few seconds.")
+    response.headers["Retry-After"] = "5"
+    return response
+
+
+def _late_page() -> web.Response:
+    return _page(408, "The request did not arrive in time. Try again.")
+
+
+async def _answer_and_close(request: web.Request, response: web.Response) -> web.Response:
+    """Send `response`, then close the connection at once: aiohttp would otherwise go on reading
+    (and dropping) the rest of the body for its lingering time, holding the slot."""
+    response.force_close()
+    await response.prepare(request)
+    await response.write_eof()
+    request.protocol.force_close()
+    return response
 
 
 class _Busy(asyncio.Protocol):
