@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlsplit
 
-from aiohttp import web
+from aiohttp import StreamReader, web
 from multidict import MultiDictProxy
 
 from digest.app import App
@@ -342,14 +342,24 @@ class _ConnectionGuard:
 
         body.on_eof(arrived)
         try:
-            response = await handler(request)
-            while not body.is_eof():  # what the handler did not read, read and dropped
-                await body.readany()
+            try:
+                response: web.StreamResponse = await handler(request)
+            except web.HTTPException:  # a raised answer (a redirect, 405) is an answer too
+                await _drained(body)
+                raise
+            await _drained(body)
             return response
         except _BodyLate:
             return await _answer_and_close(request, _late_page())
         finally:
             arrived()
+
+
+async def _drained(body: StreamReader) -> None:
+    """Read and drop what a handler left of a body: within the body's deadline, where aiohttp
+    would linger over it for up to 10 s after answering."""
+    while not body.is_eof():
+        await body.readany()
 
 
 def _busy_page() -> web.Response:

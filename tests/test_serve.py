@@ -204,9 +204,13 @@ async def test_slow_posts_get_408_while_new_readers_are_answered(limited):
     got 503): a body now has body_timeout to arrive in full, and only half the connections may
     be receiving one at a time."""
     path = f"/preferences?token={TOKEN[0]}"
-    posts = [asyncio.create_task(slow_post(limited, path)) for _ in range(MAX_CONNECTIONS - 1)]
-    # A handler that never reads the body (a bad token) does not let it linger either.
-    posts.append(asyncio.create_task(slow_post(limited, "/unsubscribe?token=nope")))
+    # An answer that never reads the body (a bad token, a method not allowed) does not let
+    # the body linger either. These go first, to be among the slots for bodies: a request
+    # answered after them was read after them.
+    posts = [asyncio.create_task(slow_post(limited, p)) for p in ("/unsubscribe?token=x", "/")]
+    await asyncio.sleep(0.1)
+    assert (await asyncio.to_thread(get, f"http://127.0.0.1:{limited}/index.html"))[0] == 200
+    posts += [asyncio.create_task(slow_post(limited, path)) for _ in range(MAX_CONNECTIONS - 2)]
     await asyncio.sleep(0.5)
     assert not all(p.done() for p in posts)  # some are still trickling
     for url in ("/index.html", f"/unsubscribe?token={TOKEN[0]}"):
@@ -216,6 +220,7 @@ async def test_slow_posts_get_408_while_new_readers_are_answered(limited):
     status, body = await asyncio.to_thread(get, f"http://127.0.0.1:{limited}{path}", b"csrf=x")
     assert status == 403 and "expired" in body
     answers = await asyncio.gather(*posts)
+    assert [a.split(b"\r\n", 1)[0] for a in answers[:2]] == [b"HTTP/1.1 408 Request Timeout"] * 2
     firsts = sorted({a.split(b"\r\n", 1)[0].decode() for a in answers})
     assert set(firsts) <= {"HTTP/1.1 408 Request Timeout", "HTTP/1.1 503 Service Unavailable"}
     assert "HTTP/1.1 408 Request Timeout" in firsts
