@@ -332,12 +332,13 @@ class _ConnectionGuard:
         late = asyncio.get_running_loop().call_later(
             self._limits.body_timeout, body.set_exception, _BodyLate()
         )
-        receiving = [True]
+        counted = True
 
         def arrived() -> None:  # the whole body is in, or the request is over
+            nonlocal counted
             late.cancel()
-            if receiving:
-                receiving.clear()
+            if counted:
+                counted = False
                 self._receiving -= 1
 
         body.on_eof(arrived)

@@ -224,3 +224,5 @@ async def test_slow_posts_get_408_while_new_readers_are_answered(limited):
     firsts = sorted({a.split(b"\r\n", 1)[0].decode() for a in answers})
     assert set(firsts) <= {"HTTP/1.1 408 Request Timeout", "HTTP/1.1 503 Service Unavailable"}
     assert "HTTP/1.1 408 Request Timeout" in firsts
+    # Every slot for bodies is free again: the next slow post is received (and cut), not 503.
+    assert (await slow_post(limited, path)).startswith(b"HTTP/1.1 408 Request Timeout")
