@@ -30,7 +30,9 @@ PositiveInt = Annotated[int, Field(gt=0)]
 
 
 class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+    # Every number of the file is finite: `header_timeout = inf` (or 1e309, which TOML reads as
+    # inf) would hold a slow client for ever, and no duration, size or ratio means "no limit".
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True, allow_inf_nan=False)
 
 
 class DatabaseConfig(_Section):
@@ -250,6 +252,9 @@ class ServeConfig(_Section):
     # connection is closed after idle_timeout, and connections beyond max_connections get 503.
     header_timeout: PositiveFloat = 10.0
     idle_timeout: PositiveFloat = 15.0
+    # A request's body (a form) must arrive in full within body_timeout seconds of its head,
+    # else 408; at most half of max_connections may be receiving one at once (more get 503).
+    body_timeout: PositiveFloat = 10.0
     max_connections: PositiveInt = 100
 
 
@@ -520,6 +525,7 @@ port = 8000
 daemon = false             # true: `digest run` also serves the archive and unsubscribe links
 header_timeout = 10.0      # seconds a client has to send its request after connecting
 idle_timeout = 15.0        # an idle keep-alive connection is closed after this many seconds
+body_timeout = 10.0        # seconds a request's body (a form) has to arrive in full
 max_connections = 100      # more connections at once are answered 503
 
 [metrics]                  # Prometheus: GET /metrics on the daemon and on each worker

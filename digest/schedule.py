@@ -12,8 +12,10 @@ from collections.abc import Iterable
 from datetime import UTC, date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
-_INTERVAL = re.compile(r"^\s*(\d+)\s*(s|m|h|d)\s*$")
+_INTERVAL = re.compile(r"^\s*([0-9]{1,9})\s*(s|m|h|d)\s*$")  # ASCII digits: "٣m" is not 3m
 _UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days"}
+_LONGEST = timedelta(days=366)  # beyond, the scheduler's next run overflows a datetime
+_CLOCK = re.compile(r"\s*([0-9]{1,2})\s*:\s*([0-9]{1,2})\s*")
 
 
 def parse_interval(text: str) -> timedelta:
@@ -24,16 +26,18 @@ def parse_interval(text: str) -> timedelta:
     delta = timedelta(**{_UNITS[match.group(2)]: int(match.group(1))})
     if delta < timedelta(seconds=10):
         raise ValueError(f"interval {text!r} is shorter than 10 seconds")
+    if delta > _LONGEST:
+        raise ValueError(f"interval {text!r} is longer than a year")
     return delta
 
 
 def parse_clock(text: str) -> time:
-    """ "07:00" → time(7, 0)."""
-    try:
-        hour, minute = (int(part) for part in text.strip().split(":"))
-        return time(hour, minute)
-    except ValueError:
-        raise ValueError(f"not a time of day: {text!r} (use HH:MM)") from None
+    """ "07:00" → time(7, 0); ASCII digits only ("٠٧:٠٠" is refused, not read as 07:00)."""
+    match = _CLOCK.fullmatch(text)
+    hour, minute = (int(part) for part in match.groups()) if match else (-1, -1)
+    if not (0 <= hour < 24 and 0 <= minute < 60):
+        raise ValueError(f"not a time of day: {text!r} (use HH:MM)")
+    return time(hour, minute)
 
 
 def collect_period(now: datetime, every: timedelta) -> datetime:

@@ -18,6 +18,14 @@ digest allows applies it to a connection that never completes its first request:
 sending their headers a byte at a time held 50 connections for as long as they liked. Here
 `keepalive_timeout` is `idle_timeout`, `_ConnectionGuard` gives each connection `header_timeout`
 to get its first request in, and answers 503 beyond `max_connections`.
+
+A body has no limit of its own in aiohttp either: 100 connections trickling a form a byte every
+5 s held every slot, and new readers (the archive, unsubscribe links) got 503. So a body still on
+its way when its head is in gets `body_timeout` to arrive in full, whoever reads it (the form, or
+nobody: the rest of a body a handler leaves is read and dropped within the same time), else 408
+and the connection closes; and at most half of `max_connections` may be receiving one at once
+(more get 503 at once), so slow senders never take the slots of readers. The size cap is
+aiohttp's `client_max_size` (1 MiB), as before.
 """
 
 from __future__ import annotations
@@ -34,7 +42,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlsplit
 
-from aiohttp import web
+from aiohttp import StreamReader, web
+from multidict import MultiDictProxy
 
 from digest.app import App
 from digest.config import ServeConfig
@@ -93,7 +102,9 @@ def make_app(app: App, archive_dir: Path, *, middlewares: tuple[Any, ...] = ()) 
                 "This form was sent from another site. Open your preferences from the link "
                 "in your digest.",
             )
-        form = await request.post()
+        form = await posted_form(request)
+        if form is None:
+            return _page(400, "This form could not be read. Reload the page and try again.")
         if not csrf_valid(key, token, str(form.get("csrf", "")), time.time()):
             return _page(403, "This form has expired. Reload the page and try again.")
         try:
@@ -174,12 +185,22 @@ def csrf_token(key: str, token: str, now: float) -> str:
 def csrf_valid(key: str, token: str, csrf: str, now: float, *, ttl: float = CSRF_TTL) -> bool:
     """Whether `csrf` was issued for `token` under `key` within `ttl` seconds before `now`."""
     issued, _, mac = csrf.partition(".")
-    if not issued.isdigit() or not mac:
+    # str.isdigit() passes "²" (int() raises) and "٣" (int() reads 3), int() raises past 4,300
+    # digits, and compare_digest on text that is not ASCII: a token is ASCII, of its own length.
+    if not (_ascii_number(issued) and mac.isascii() and len(mac) == _MAC_LENGTH):
         return False
     age = now - int(issued)
     if age > ttl or age < -300:  # a little clock skew between processes
         return False
     return hmac.compare_digest(mac, _mac(key, token, issued))
+
+
+_MAC_LENGTH = hashlib.sha256().digest_size * 2  # hex
+
+
+def _ascii_number(text: str, *, digits: int = 12) -> bool:
+    """Whether `text` is a whole number of at most `digits` ASCII digits."""
+    return 0 < len(text) <= digits and text.isascii() and text.isdigit()
 
 
 def _mac(key: str, token: str, issued: str) -> str:
@@ -212,6 +233,15 @@ def _origin(url: str) -> str:
     return f"{parts.scheme}://{parts.netloc.rpartition('@')[2]}".lower()
 
 
+async def posted_form(request: web.Request) -> MultiDictProxy[Any] | None:
+    """The posted form, or None when it cannot be read as one: bytes that are not text in its
+    charset, a charset nobody knows, a multipart body of the wrong shape."""
+    try:
+        return await request.post()
+    except (ValueError, LookupError):
+        return None
+
+
 def form_changes(form: Any, sub: Subscriber) -> Any:
     """What the preferences form asks to change: every preference, as the page shows them all;
     the channels kept are the subscriber's own URLs (the page never sees them), less those
@@ -223,9 +253,12 @@ def form_changes(form: Any, sub: Subscriber) -> Any:
         return str(form.get(name, default))[:2000]
 
     raw_max = text("max_stories", "0").strip() or "0"
-    if not raw_max.isdigit():
-        raise InvalidPreferenceError(f"stories per category must be a number, not {raw_max!r}")
-    removed = set(form.getall("remove", []))
+    if not _ascii_number(raw_max, digits=6):
+        shown = raw_max if len(raw_max) <= 20 else f"{raw_max[:20]}…"
+        raise InvalidPreferenceError(
+            f"stories per category must be a whole number (digits 0 to 9), not {shown!r}"
+        )
+    removed = {str(key) for key in form.getall("remove", [])}
     kept = tuple(c.url for c in sub.channels if c.key not in removed)
     new = text("new_channel").strip()
     return PreferenceChanges(
@@ -254,14 +287,23 @@ def _page(status: int, body: str, *, raw: bool = False) -> web.Response:
     )
 
 
+class _BodyLate(Exception):
+    """A request's body did not arrive in full within `body_timeout` (set on its stream, so
+    whoever waits for the body gets it)."""
+
+
 class _ConnectionGuard:
     """In front of aiohttp's protocol factory: each connection must get a whole request head in
     within `header_timeout` (after that, aiohttp's keep-alive timeout applies), and connections
-    beyond `max_connections` (counted as each is accepted) get 503 and are closed."""
+    beyond `max_connections` (counted as each is accepted) get 503 and are closed. Behind it
+    (`middleware`), a body has `body_timeout` to arrive in full, half the connections at most
+    receiving one at a time."""
 
     def __init__(self, limits: ServeConfig) -> None:
         self._limits = limits
         self._waiting: set[web.RequestHandler] = set()  # connected, no request head yet
+        self._receiving = 0  # requests whose body is still on its way
+        self._body_slots = max(1, limits.max_connections // 2)
 
     def connection(self, server: web.Server) -> asyncio.BaseProtocol:
         if len(server.connections) >= self._limits.max_connections:
@@ -278,9 +320,67 @@ class _ConnectionGuard:
 
     @web.middleware
     async def middleware(self, request: web.Request, handler: Any) -> web.StreamResponse:
-        """Runs once a request head is in: its connection is no longer on the clock."""
+        """Runs once a request head is in: its connection is no longer on the clock for the
+        head, and a body still on its way is (see the module's docstring)."""
         self._waiting.discard(request.protocol)
-        return await handler(request)
+        body = request.content
+        if body.is_eof():  # no body, or all of it came with the head
+            return await handler(request)
+        if self._receiving >= self._body_slots:
+            return await _answer_and_close(request, _busy_page())
+        self._receiving += 1
+        late = asyncio.get_running_loop().call_later(
+            self._limits.body_timeout, body.set_exception, _BodyLate()
+        )
+        counted = True
+
+        def arrived() -> None:  # the whole body is in, or the request is over
+            nonlocal counted
+            late.cancel()
+            if counted:
+                counted = False
+                self._receiving -= 1
+
+        body.on_eof(arrived)
+        try:
+            try:
+                response: web.StreamResponse = await handler(request)
+            except web.HTTPException:  # a raised answer (a redirect, 405) is an answer too
+                await _drained(body)
+                raise
+            await _drained(body)
+            return response
+        except _BodyLate:
+            return await _answer_and_close(request, _late_page())
+        finally:
+            arrived()
+
+
+async def _drained(body: StreamReader) -> None:
+    """Read and drop what a handler left of a body: within the body's deadline, where aiohttp
+    would linger over it for up to 10 s after answering."""
+    while not body.is_eof():
+        await body.readany()
+
+
+def _busy_page() -> web.Response:
+    response = _page(503, "The server is busy. Try again in a few seconds.")
+    response.headers["Retry-After"] = "5"
+    return response
+
+
+def _late_page() -> web.Response:
+    return _page(408, "The request did not arrive in time. Try again.")
+
+
+async def _answer_and_close(request: web.Request, response: web.Response) -> web.Response:
+    """Send `response`, then close the connection at once: aiohttp would otherwise go on reading
+    (and dropping) the rest of the body for its lingering time, holding the slot."""
+    response.force_close()
+    await response.prepare(request)
+    await response.write_eof()
+    request.protocol.force_close()
+    return response
 
 
 class _Busy(asyncio.Protocol):

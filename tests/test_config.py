@@ -209,3 +209,44 @@ def test_the_queue_needs_postgresql():
     )
     assert on_pg.queue.enabled and on_pg.queue.stalled_after == 30.0
     assert parse_config({}).queue.enabled is False
+
+
+def _is_float(annotation: object) -> bool:
+    origin = typing.get_origin(annotation)
+    args = [a for a in typing.get_args(annotation) if a is not type(None)]
+    if origin is typing.Annotated or origin in (typing.Union, types.UnionType):
+        return len(args) >= 1 and _is_float(args[0])
+    return annotation is float
+
+
+FLOATS = [
+    (section, key)
+    for section, model in _sections()
+    for key, inner in _keys(model)
+    if _is_float(inner.rebuild_annotation())
+]
+
+
+@pytest.mark.parametrize("value", ["inf", "+inf", "-inf", "nan", "1e309"])
+@pytest.mark.parametrize(("section", "key"), FLOATS, ids=lambda v: str(v))
+def test_no_number_in_the_file_is_infinite_or_not_a_number(tmp_path, section, key, value):
+    """`serve.header_timeout = inf` held a slow client for ever: every duration (every float
+    of the file) is finite, refused by name otherwise."""
+    extra = 'model = "m"\n' if section == "llm" else ""
+    path = tmp_path / "digest.toml"
+    path.write_text(f"[{section}]\n{extra}{key} = {value}\n")
+    with pytest.raises(ConfigError, match=rf"'{section}\.{key}'.*finite"):
+        load_config(path)
+
+
+def test_every_timeout_is_among_the_checked_numbers():
+    timeouts = {(s, k) for s, model in _sections() for k, _ in _keys(model) if "timeout" in k}
+    assert ("serve", "header_timeout") in FLOATS and ("channels", "timeout") in FLOATS
+    assert timeouts <= set(FLOATS)
+
+
+@pytest.mark.parametrize("key", ["collect_every", "deliver_every"])
+@pytest.mark.parametrize("value", ["1000000000d", "99999999999999999999s", "٣m", "3 m 2"])
+def test_an_interval_out_of_range_or_in_other_digits_is_refused_by_name(key, value):
+    with pytest.raises(ConfigError, match=rf"'schedule\.{key}'"):
+        parse_config({"schedule": {key: value}})

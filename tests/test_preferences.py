@@ -4,6 +4,8 @@ without a server or a browser."""
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from digest.config import Config, parse_config
 from digest.errors import InvalidChannelError, InvalidPreferenceError, UnknownCategoryError
@@ -131,3 +133,21 @@ def test_the_page_takes_a_service_only_when_the_list_or_the_operator_allows_it()
             Preferences(), PreferenceChanges(channels=(zulip + "?verify=no",)), allowing,
             from_page=True,
         )  # fmt: skip
+
+
+tokens = st.one_of(
+    st.text(max_size=80),
+    st.builds(
+        lambda issued, mac: f"{issued}.{mac}",
+        st.one_of(
+            st.text(st.characters(categories=["Nd", "No"]), max_size=12), st.just("1" * 4300)
+        ),
+        st.one_of(st.text(max_size=70), st.text("0123456789abcdef", min_size=64, max_size=64)),
+    ),
+)
+
+
+@given(csrf=tokens)
+def test_reading_a_csrf_token_of_any_shape_never_raises(csrf: str) -> None:
+    now = 1_800_000_000.0
+    assert csrf_valid("key", "alice", csrf, now) is (csrf == csrf_token("key", "alice", now))

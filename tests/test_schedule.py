@@ -39,6 +39,12 @@ def test_intervals_and_clock_times_parse():
             parse_clock(bad)
 
 
+@pytest.mark.parametrize("bad", ["٠٧:٠٠", "0²:00", "07:0" + "0" * 5000, "07:00:00", "+7:00"])
+def test_a_clock_time_is_ascii_digits_only(bad: str) -> None:
+    with pytest.raises(ValueError, match="not a time of day"):
+        parse_clock(bad)
+
+
 def test_bad_schedule_values_name_the_key():
     with pytest.raises(ConfigError, match=r"schedule\.collect_every"):
         parse_config({"schedule": {"collect_every": "often"}})

@@ -18,7 +18,11 @@ from pathlib import Path
 
 import pytest
 
+from digest.store import open_store
 from tests.conftest import ROOT, run_cli
+
+READER = "reader@example.org"
+TOKEN: list[str] = []  # the `limited` server's subscriber
 
 
 def free_port() -> int:
@@ -76,20 +80,24 @@ def test_serve_shows_the_archive_and_unsubscribes_with_one_post(tmp_path: Path):
 # -- slow and idle clients ----------------------------------------------------------------------
 
 HEADER_TIMEOUT = 1.0
+BODY_TIMEOUT = 2.0
 MAX_CONNECTIONS = 60
 MARGIN = 1.5
 
 
 @pytest.fixture(scope="module")
 def limited(tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
-    """`digest serve` with a short header timeout and a connection limit; its port."""
+    """`digest serve` with short header and body timeouts and a connection limit, over a store
+    with one subscriber (their token in `TOKEN[0]`); its port."""
     root = tmp_path_factory.mktemp("serve")
     (root / "site").mkdir()
     (root / "site" / "index.html").write_text("<!doctype html><title>digest</title><p>archive")
     (root / "digest.toml").write_text(
         f"[serve]\nheader_timeout = {HEADER_TIMEOUT}\nidle_timeout = 3.0\n"
-        f"max_connections = {MAX_CONNECTIONS}\n"
+        f"body_timeout = {BODY_TIMEOUT}\nmax_connections = {MAX_CONNECTIONS}\n"
     )
+    with open_store(f"sqlite:///{root / 'digest.db'}") as store:
+        TOKEN[:] = [store.add_subscriber(READER, categories=None, timezone="UTC").token]
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("DIGEST_")}
     env["PYTHONPATH"] = str(ROOT)
@@ -166,3 +174,55 @@ async def test_connections_over_the_limit_get_503_until_slots_free_up(limited):
             held_writer.close()
     status, _ = await asyncio.to_thread(get, f"http://127.0.0.1:{limited}/index.html")
     assert status == 200
+
+
+async def slow_post(port: int, path: str, *, size: int = 100_000) -> bytes:
+    """What the server answers a form of `size` bytes sent a byte every 0.2 s (b"" if it
+    closed the connection without a word; the client gives up after 60 s)."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    head = (
+        f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+        f"Content-Type: application/x-www-form-urlencoded\r\nContent-Length: {size}\r\n\r\n"
+    )
+    writer.write(head.encode() + b"csrf=")
+    try:
+        async with asyncio.timeout(60):
+            while True:
+                try:
+                    return await asyncio.wait_for(reader.read(200), 0.2)
+                except TimeoutError:
+                    writer.write(b"x")
+                    await writer.drain()
+    except ConnectionError:
+        return b""
+    finally:
+        writer.close()
+
+
+async def test_slow_posts_get_408_while_new_readers_are_answered(limited):
+    """With any valid token, connections trickling a form once held every slot (new readers
+    got 503): a body now has body_timeout to arrive in full, and only half the connections may
+    be receiving one at a time."""
+    path = f"/preferences?token={TOKEN[0]}"
+    # An answer that never reads the body (a bad token, a method not allowed) does not let
+    # the body linger either. These go first, to be among the slots for bodies: a request
+    # answered after them was read after them.
+    posts = [asyncio.create_task(slow_post(limited, p)) for p in ("/unsubscribe?token=x", "/")]
+    await asyncio.sleep(0.1)
+    assert (await asyncio.to_thread(get, f"http://127.0.0.1:{limited}/index.html"))[0] == 200
+    posts += [asyncio.create_task(slow_post(limited, path)) for _ in range(MAX_CONNECTIONS - 2)]
+    await asyncio.sleep(0.5)
+    assert not all(p.done() for p in posts)  # some are still trickling
+    for url in ("/index.html", f"/unsubscribe?token={TOKEN[0]}"):
+        status, body = await asyncio.to_thread(get, f"http://127.0.0.1:{limited}{url}")
+        assert status == 200 and ("archive" in body or READER in body)
+    # A form sent whole is read at once (this one has no valid CSRF token).
+    status, body = await asyncio.to_thread(get, f"http://127.0.0.1:{limited}{path}", b"csrf=x")
+    assert status == 403 and "expired" in body
+    answers = await asyncio.gather(*posts)
+    assert [a.split(b"\r\n", 1)[0] for a in answers[:2]] == [b"HTTP/1.1 408 Request Timeout"] * 2
+    firsts = sorted({a.split(b"\r\n", 1)[0].decode() for a in answers})
+    assert set(firsts) <= {"HTTP/1.1 408 Request Timeout", "HTTP/1.1 503 Service Unavailable"}
+    assert "HTTP/1.1 408 Request Timeout" in firsts
+    # Every slot for bodies is free again: the next slow post is received (and cut), not 503.
+    assert (await slow_post(limited, path)).startswith(b"HTTP/1.1 408 Request Timeout")
