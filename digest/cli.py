@@ -1,6 +1,7 @@
 """The command line: parse arguments, build the app from config, call one function, print.
 
-No business logic lives here. Every `DigestError` becomes one line on stderr and exit status 1.
+No business logic lives here. Every `DigestError` becomes one line on stderr and exit status 1;
+Ctrl+C or SIGTERM during a command, "interrupted during STEP" and 130 or 143.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ import asyncio
 import json
 import logging
 import re
+import signal
 import sys
 from collections.abc import Awaitable, Callable
 from datetime import UTC, date, datetime, time, timedelta
@@ -19,7 +21,7 @@ from zoneinfo import ZoneInfo
 import click
 
 from digest.config import STARTER, Config, load_config
-from digest.errors import DigestError
+from digest.errors import DigestError, RunInterrupted
 
 T = TypeVar("T")
 log = logging.getLogger("digest")
@@ -31,6 +33,8 @@ class _Group(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
+        except RunInterrupted as err:
+            _fail(str(err), code=err.exit_code)
         except DigestError as err:
             _fail(str(err))
         except KeyboardInterrupt:
@@ -72,7 +76,43 @@ def _run(ctx: click.Context, fn: Callable[[Any], Awaitable[T]]) -> T:
         async with App(config) as app:
             return await fn(app)
 
-    return asyncio.run(main())
+    return _until_signal(_step_name(ctx), main)
+
+
+def _step_name(ctx: click.Context) -> str:
+    """The command as the user typed it, without the program: "collect", "feeds add"."""
+    return ctx.command_path.partition(" ")[2] or ctx.command_path
+
+
+def _until_signal(step: str, main: Callable[[], Awaitable[T]]) -> T:
+    """Run `main` in a new event loop; Ctrl+C or SIGTERM cancels it, so that a job's run is
+    recorded as interrupted on the way out, and raises RunInterrupted naming `step` (exit
+    status 130 or 143). Without this, SIGTERM would end the process before any cleanup."""
+    received: list[int] = []
+
+    async def guarded() -> T:
+        loop = asyncio.get_running_loop()
+        task = asyncio.current_task()
+        assert task is not None
+
+        def stop(signum: int) -> None:
+            received.append(signum)
+            task.cancel()
+
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(signum, stop, signum)
+        try:
+            return await main()
+        finally:
+            for signum in (signal.SIGINT, signal.SIGTERM):
+                loop.remove_signal_handler(signum)
+
+    try:
+        return asyncio.run(guarded())
+    except asyncio.CancelledError:
+        if not received:
+            raise
+        raise RunInterrupted(step, received[0]) from None
 
 
 def _echo_json(data: Any) -> None:
@@ -667,9 +707,11 @@ def run(ctx: click.Context, once: bool) -> None:
     """Run the daemon in the foreground: collect, deepen and publish on schedule (and serve the
     archive and unsubscribe links when serve.daemon is on).
 
-    SIGTERM or Ctrl+C stops it cleanly. One daemon per database. With --once, the exit status
-    is 1 when a step failed (every source failed, no page could be read, no email could be
-    sent), naming the step on stderr; a step that only partly failed is reported there too.
+    SIGTERM or Ctrl+C stops it cleanly: idle, with exit status 0; in the middle of a step,
+    naming the step on stderr, with the step's run recorded as interrupted and exit status 130
+    (Ctrl+C) or 143 (SIGTERM). One daemon per database. With --once, the exit status is 1 when
+    a step failed (every source failed, no page could be read, no email could be sent), naming
+    the step on stderr; a step that only partly failed is reported there too.
     """
     from digest.daemon import run_daemon
 

@@ -423,6 +423,9 @@ async def publish(
                     )
                 )
         status = "partial" if errors else "ok"
+    except (asyncio.CancelledError, KeyboardInterrupt):  # Ctrl+C, SIGTERM: not a failure
+        status = "interrupted"
+        raise
     finally:
         await asyncio.to_thread(
             store.finish_run,
