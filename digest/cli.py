@@ -412,7 +412,10 @@ def _parse_day(value: str | None) -> date | None:
 
 @cli.command()
 @click.option(
-    "--date", "day", help="Edition day, YYYY-MM-DD (default: today in the config's zone)."
+    "--date",
+    "day",
+    help="Edition day, YYYY-MM-DD (default: today in the config's zone); not a future day, "
+    "nor a past one without articles collected on it.",
 )
 @click.option("--no-send", is_flag=True, help="Build the edition and the archive; send no email.")
 @click.pass_context
@@ -698,6 +701,42 @@ def feeds_export(ctx: click.Context, file: Path | None) -> None:
         sys.stdout.flush()
     else:
         click.echo(f"wrote {exported.feeds} feed(s) in {exported.categories} categories to {file}")
+
+
+@cli.group()
+def editions() -> None:
+    """The editions published: list them, or remove one made by mistake."""
+
+
+@editions.command("list")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a list.")
+@click.pass_context
+def editions_list(ctx: click.Context, as_json: bool) -> None:
+    """Every edition, newest first: its stories and headlines, and its messages in the ledger."""
+    from digest import editions_manage
+    from digest.cli_output import print_editions
+
+    found = _run(ctx, editions_manage.list_editions)
+    _echo_json([e.to_json() for e in found]) if as_json else print_editions(found)
+
+
+@editions.command("remove")
+@click.argument("day", metavar="DATE")
+@click.pass_context
+def editions_remove(ctx: click.Context, day: str) -> None:
+    """Remove the edition of DATE (YYYY-MM-DD) and write the archive again without it: its
+    pages go, the index, latest.html and the feeds are rebuilt.
+
+    Messages of it already sent stay in the ledger (`digest deliveries` keeps the record of
+    who got it; they are not sent that day again); messages not sent yet are skipped, so nobody
+    gets an edition that is gone. The day may be published again.
+    """
+    from digest import editions_manage
+    from digest.cli_output import print_removed_edition
+
+    the_day = _parse_day(day)
+    assert the_day is not None
+    print_removed_edition(_run(ctx, lambda app: editions_manage.remove_edition(app, the_day)))
 
 
 @cli.command()

@@ -124,6 +124,14 @@ class DaemonRunningError(DigestError):
     """Another daemon holds the database."""
 
 
+class InvalidEditionDayError(DigestError, ValueError):
+    """An edition asked for a day it cannot be made of (a future day, a day with no articles)."""
+
+
+class NoSuchEditionError(DigestError, LookupError):
+    """No edition of that day is stored."""
+
+
 class RunInterrupted(DigestError):
     """A signal (Ctrl+C, SIGTERM) stopped a command or a daemon's job part-way: the CLI exits
     128 + the signal's number (130, 143), as a shell reports a process the signal ended."""

@@ -20,7 +20,7 @@ from zoneinfo import ZoneInfo
 from digest import metrics
 from digest.app import App
 from digest.clustering import top_stories
-from digest.errors import StoreError
+from digest.errors import InvalidEditionDayError, StoreError
 from digest.models import (
     Edition,
     EditionHeadline,
@@ -476,15 +476,44 @@ def _source(row: Any) -> str:
     return f"{row.channel}:{row.recipient}"
 
 
+def edition_day_refusal(day: date, today: date, articles_seen: int) -> str | None:
+    """Why an edition of `day` must not be made by hand, or None. A future day would be an
+    empty edition at the top of the archive (its `latest.html`); a past day without articles
+    collected on it would file other days' stories under it."""
+    if day > today:
+        return f"{day} is in the future (today is {today}): an edition is made on its day"
+    if day < today and not articles_seen:
+        return (
+            f"no articles were collected on {day}: an edition of it would hold other days' "
+            "stories (`digest editions list` shows the editions there are)"
+        )
+    return None
+
+
+async def check_edition_day(app: App, day: date, now: datetime) -> None:
+    """Raise InvalidEditionDayError when `edition_day_refusal` refuses `day`."""
+    tz = app.config.schedule.timezone
+    store = await app.store()
+    seen = await asyncio.to_thread(store.articles_seen, *day_bounds(day, tz))
+    refusal = edition_day_refusal(day, edition_day(now, tz), seen)
+    if refusal is not None:
+        raise InvalidEditionDayError(f"cannot publish {day}: {refusal}")
+
+
 async def publish_claiming(
     app: App, day: date | None = None, *, send: bool = True
 ) -> PublishReport:
     """A publication by hand: it claims the day's scheduled run when that is still free, so the
-    daemon does not publish the same edition again (the ledger already prevents double emails)."""
+    daemon does not publish the same edition again (the ledger already prevents double emails).
+    A day given by hand is checked first (`edition_day_refusal`): nothing is written for a
+    refused one."""
     from digest.errors import RunExistsError
     from digest.schedule import publish_key
 
-    the_day = day or edition_day(datetime.now(UTC), app.config.schedule.timezone)
+    now = datetime.now(UTC)
+    if day is not None:
+        await check_edition_day(app, day, now)
+    the_day = day or edition_day(now, app.config.schedule.timezone)
     if not send:
         return await publish(app, the_day, send=False)
     try:
