@@ -591,7 +591,9 @@ def judge_cycle(
     if publish is not None:
         errors = [f"{e.source}: {e.error}" for e in publish.errors]
         c = publish.counts
-        sent, unsent = c.get("sent", 0), c.get("failed", 0) + c.get("retrying", 0)
+        # This run's failures: messages still waiting from an earlier run are only partial.
+        unsent = c.get("failed", 0) + c.get("retrying_now", c.get("retrying", 0))
+        sent = c.get("sent", 0)
         no_archive = any(e.source == "archive" for e in publish.errors)
         if unsent and not sent:
             failures.append(f"publish failed: no email could be sent ({_some(errors)})")

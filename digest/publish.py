@@ -404,9 +404,14 @@ async def publish(
                             f"original sent instead; last: {stats.last_error}",
                         )
                     )
+            # What waits for a retry is every pending message of this edition or an earlier
+            # one, as `digest status` counts them: not only those that failed in this run.
+            pending = await asyncio.to_thread(store.deliveries, None, states=("pending",))
+            waiting = [d for d in pending if d.edition_day <= day]
             counts.update(
                 sent=len(report.sent),
-                retrying=len(report.retrying),
+                retrying=len(waiting),
+                retrying_now=len(report.retrying),
                 failed=len(report.failed),
                 stuck=len(report.stuck),
                 skipped=len(report.skipped),
@@ -414,6 +419,10 @@ async def publish(
             )
             for row in (*report.failed, *report.retrying):
                 errors.append(Failure(_source(row), row.last_reply or ""))
+            tried = {d.key for d in report.retrying}
+            for row in waiting:
+                if row.key not in tried:
+                    errors.append(Failure(_source(row), waiting_reason(row)))
             for row in report.stuck:
                 errors.append(
                     Failure(
@@ -469,6 +478,17 @@ def _email(
     except InvalidRecipientError as err:
         log.warning("%s; the other subscribers still get the edition", err)
         return err
+
+
+def waiting_reason(row: Any) -> str:
+    """Why a pending message of an earlier run is not sent yet, and when it will be tried."""
+    when = (
+        f"at {row.next_attempt_at.isoformat(timespec='seconds')}"
+        if row.next_attempt_at
+        else "by the next run"
+    )
+    last = f" (last reply: {row.last_reply})" if row.last_reply else ""
+    return f"edition {row.edition_day}: waiting to be sent again {when}{last}"
 
 
 def _source(row: Any) -> str:

@@ -132,3 +132,63 @@ def test_editions_remove_takes_an_edition_out_of_the_archive_and_keeps_the_ledge
     again = run_cli("editions", "remove", today(), cwd=tmp_path)
     assert again.code == 1
     assert f"there is no edition of {today()}" in again.stderr
+
+
+def smtp_email(port: int) -> dict:
+    return {"transport": "smtp", "host": "127.0.0.1", "port": port, "security": "none"}
+
+
+def test_publish_counts_the_emails_still_waiting_for_a_retry_as_status_does(
+    tmp_path, threaded_news_web
+):
+    """An email that failed for now (451, as after a full disk) waits for its retry
+    time; the next publish, before that time, says it waits, as `digest status` does."""
+    from tests.smtpserver import SmtpServer
+
+    with SmtpServer() as smtp:
+        collected(tmp_path, threaded_news_web, "reader@example.org")
+        write_config(
+            tmp_path,
+            schedule={"timezone": "UTC"},
+            email=smtp_email(smtp.port) | {"retry_backoff": 3600.0},
+        )
+        smtp.fail("451")
+        first = run_cli("publish", cwd=tmp_path)
+        assert first.code == 0, first.stderr
+        assert "1 to retry" in first.stdout
+
+        again = run_cli("publish", cwd=tmp_path)
+
+        assert again.code == 0, again.stderr
+        assert "0 sent" in again.stdout and "1 to retry" in again.stdout, again.stdout
+        assert "waiting to be sent again at" in again.stdout
+        status = json.loads(run_cli("status", "--json", cwd=tmp_path).stdout)
+        assert status["deliveries"]["pending"] == 1
+        assert status["last_runs"]["publish"]["status"] == "partial"
+        assert status["last_runs"]["publish"]["counts"]["retrying"] == 1
+        assert smtp.received == []
+
+
+def test_publish_counts_an_earlier_editions_email_still_waiting(tmp_path, threaded_news_web):
+    from tests.smtpserver import SmtpServer
+
+    with SmtpServer() as smtp:
+        script = collected(tmp_path, threaded_news_web, "reader@example.org")
+        write_config(
+            tmp_path,
+            schedule={"timezone": "UTC"},
+            email=smtp_email(smtp.port) | {"retry_backoff": 3600.0},
+        )
+        yesterday = (datetime.now(UTC) - timedelta(days=1)).date().isoformat()
+        backdate(tmp_path)
+        smtp.fail("451")
+        assert run_cli("publish", "--date", yesterday, cwd=tmp_path).code == 0
+        assert run_cli("collect", cwd=tmp_path, ddgs_script=script).code == 0
+
+        today_ = run_cli("publish", cwd=tmp_path)
+
+        assert today_.code == 0, today_.stderr
+        assert "1 sent" in today_.stdout and "1 to retry" in today_.stdout, today_.stdout
+        assert f"edition {yesterday}: waiting to be sent again" in today_.stdout
+        status = json.loads(run_cli("status", "--json", cwd=tmp_path).stdout)
+        assert status["deliveries"]["pending"] == 1
