@@ -165,7 +165,7 @@ async def build_edition(app: App, day: date, *, now: datetime | None = None) -> 
     found: list[tuple[str, list[StoryView], list[EditionHeadline]]] = []
     for category in config.sources.categories:
         stories = await asyncio.to_thread(
-            top_stories, store, category, since=start, limit=config.stories.top
+            top_stories, store, category, since=start, until=end, limit=config.stories.top
         )
         in_stories = {a.url for s in stories for a in s.articles}
         items = await asyncio.to_thread(

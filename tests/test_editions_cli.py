@@ -192,3 +192,22 @@ def test_publish_counts_an_earlier_editions_email_still_waiting(tmp_path, thread
         assert f"edition {yesterday}: waiting to be sent again" in today_.stdout
         status = json.loads(run_cli("status", "--json", cwd=tmp_path).stdout)
         assert status["deliveries"]["pending"] == 1
+
+
+def test_an_edition_of_a_past_day_holds_no_story_that_began_after_it(tmp_path, threaded_news_web):
+    web = threaded_news_web
+    write_config(tmp_path, schedule={"timezone": "UTC"})
+    tech = write_script(tmp_path / "tech.json", news={"technology news": news_rows(web, TECH)})
+    world = write_script(tmp_path / "world.json", news={"world news": news_rows(web, WORLD)})
+    assert run_cli("collect", "--category", "technology", cwd=tmp_path, ddgs_script=tech).code == 0
+    backdate(tmp_path)  # technology was collected yesterday, world today
+    assert run_cli("collect", "--category", "world", cwd=tmp_path, ddgs_script=world).code == 0
+    assert run_cli("deepen", "--top", "2", cwd=tmp_path).code == 0
+    yesterday = (datetime.now(UTC) - timedelta(days=1)).date()
+
+    published = run_cli("publish", "--date", yesterday.isoformat(), "--no-send", cwd=tmp_path)
+
+    assert published.code == 0, published.stderr
+    page = (tmp_path / "site" / edition_path(yesterday)).read_text()
+    assert any(a.title in page for a in TECH)
+    assert not any(a.title in page for a in WORLD)
