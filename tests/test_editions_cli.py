@@ -211,3 +211,27 @@ def test_an_edition_of_a_past_day_holds_no_story_that_began_after_it(tmp_path, t
     page = (tmp_path / "site" / edition_path(yesterday)).read_text()
     assert any(a.title in page for a in TECH)
     assert not any(a.title in page for a in WORLD)
+
+
+def test_removing_an_edition_skips_its_messages_not_sent_yet(tmp_path, threaded_news_web):
+    from digest.editions_manage import EDITION_REMOVED
+    from tests.smtpserver import SmtpServer
+
+    with SmtpServer() as smtp:
+        collected(tmp_path, threaded_news_web, "reader@example.org")
+        write_config(
+            tmp_path,
+            schedule={"timezone": "UTC"},
+            email=smtp_email(smtp.port) | {"retry_backoff": 1.0},
+        )
+        smtp.fail("451")
+        assert run_cli("publish", cwd=tmp_path).code == 0
+
+        removed = run_cli("editions", "remove", today(), cwd=tmp_path)
+
+        assert removed.code == 0, removed.stderr
+        assert "1 message(s) of it not sent yet are skipped" in removed.stdout
+        (row,) = json.loads(run_cli("deliveries", "--json", cwd=tmp_path).stdout)
+        assert (row["state"], row["reply"]) == ("skipped", EDITION_REMOVED)
+        assert run_cli("publish", "--no-send", cwd=tmp_path).code == 0  # the day again
+        assert smtp.received == []

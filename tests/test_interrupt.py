@@ -149,3 +149,23 @@ def test_a_signal_during_collect_run_alone_is_reported_and_recorded(
     assert "digest: error: interrupted during collect (SIG" in last_word(tmp_path)
     found, _ = status(tmp_path)
     assert found["last_runs"]["collect"]["status"] == "interrupted"
+
+
+def test_ctrl_c_during_deepen_run_alone_is_reported_and_recorded(tmp_path, threaded_news_web):
+    from tests.smtpserver import SmtpServer
+
+    web = threaded_news_web
+    with SmtpServer() as smtp:
+        script, gate = kill_setup(tmp_path, web, smtp.port, "deepen")
+        assert run_cli("collect", cwd=tmp_path, ddgs_script=script).code == 0
+        proc = start(tmp_path, script, "deepen")
+        try:
+            assert wait_for(lambda: running_now(tmp_path, "deepen"), 60), last_word(tmp_path)
+            assert wait_for(lambda: web.hits[gate.path] >= 2, 60)  # the crawl waits for it
+        finally:
+            exit_code = stop(proc, signal.SIGINT)
+
+    assert exit_code == 130, last_word(tmp_path)
+    assert "digest: error: interrupted during deepen (SIGINT)" in last_word(tmp_path)
+    found, _ = status(tmp_path)
+    assert found["last_runs"]["deepen"]["status"] == "interrupted"
