@@ -1,6 +1,7 @@
 """The command line: parse arguments, build the app from config, call one function, print.
 
-No business logic lives here. Every `DigestError` becomes one line on stderr and exit status 1.
+No business logic lives here. Every `DigestError` becomes one line on stderr and exit status 1;
+Ctrl+C or SIGTERM during a command, "interrupted during STEP" and 130 or 143.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ import asyncio
 import json
 import logging
 import re
+import signal
 import sys
 from collections.abc import Awaitable, Callable
 from datetime import UTC, date, datetime, time, timedelta
@@ -19,7 +21,7 @@ from zoneinfo import ZoneInfo
 import click
 
 from digest.config import STARTER, Config, load_config
-from digest.errors import DigestError
+from digest.errors import DigestError, RunInterrupted
 
 T = TypeVar("T")
 log = logging.getLogger("digest")
@@ -31,6 +33,8 @@ class _Group(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
+        except RunInterrupted as err:
+            _fail(str(err), code=err.exit_code)
         except DigestError as err:
             _fail(str(err))
         except KeyboardInterrupt:
@@ -72,7 +76,43 @@ def _run(ctx: click.Context, fn: Callable[[Any], Awaitable[T]]) -> T:
         async with App(config) as app:
             return await fn(app)
 
-    return asyncio.run(main())
+    return _until_signal(_step_name(ctx), main)
+
+
+def _step_name(ctx: click.Context) -> str:
+    """The command as the user typed it, without the program: "collect", "feeds add"."""
+    return ctx.command_path.partition(" ")[2] or ctx.command_path
+
+
+def _until_signal(step: str, main: Callable[[], Awaitable[T]]) -> T:
+    """Run `main` in a new event loop; Ctrl+C or SIGTERM cancels it, so that a job's run is
+    recorded as interrupted on the way out, and raises RunInterrupted naming `step` (exit
+    status 130 or 143). Without this, SIGTERM would end the process before any cleanup."""
+    received: list[int] = []
+
+    async def guarded() -> T:
+        loop = asyncio.get_running_loop()
+        task = asyncio.current_task()
+        assert task is not None
+
+        def stop(signum: int) -> None:
+            received.append(signum)
+            task.cancel()
+
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(signum, stop, signum)
+        try:
+            return await main()
+        finally:
+            for signum in (signal.SIGINT, signal.SIGTERM):
+                loop.remove_signal_handler(signum)
+
+    try:
+        return asyncio.run(guarded())
+    except asyncio.CancelledError:
+        if not received:
+            raise
+        raise RunInterrupted(step, received[0]) from None
 
 
 def _echo_json(data: Any) -> None:
@@ -372,7 +412,10 @@ def _parse_day(value: str | None) -> date | None:
 
 @cli.command()
 @click.option(
-    "--date", "day", help="Edition day, YYYY-MM-DD (default: today in the config's zone)."
+    "--date",
+    "day",
+    help="Edition day, YYYY-MM-DD (default: today in the config's zone); not a future day, "
+    "nor a past one without articles collected on it.",
 )
 @click.option("--no-send", is_flag=True, help="Build the edition and the archive; send no email.")
 @click.pass_context
@@ -660,6 +703,42 @@ def feeds_export(ctx: click.Context, file: Path | None) -> None:
         click.echo(f"wrote {exported.feeds} feed(s) in {exported.categories} categories to {file}")
 
 
+@cli.group()
+def editions() -> None:
+    """The editions published: list them, or remove one made by mistake."""
+
+
+@editions.command("list")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a list.")
+@click.pass_context
+def editions_list(ctx: click.Context, as_json: bool) -> None:
+    """Every edition, newest first: its stories and headlines, and its messages in the ledger."""
+    from digest import editions_manage
+    from digest.cli_output import print_editions
+
+    found = _run(ctx, editions_manage.list_editions)
+    _echo_json([e.to_json() for e in found]) if as_json else print_editions(found)
+
+
+@editions.command("remove")
+@click.argument("day", metavar="DATE")
+@click.pass_context
+def editions_remove(ctx: click.Context, day: str) -> None:
+    """Remove the edition of DATE (YYYY-MM-DD) and write the archive again without it: its
+    pages go, the index, latest.html and the feeds are rebuilt.
+
+    Messages of it already sent stay in the ledger (`digest deliveries` keeps the record of
+    who got it; they are not sent that day again); messages not sent yet are skipped, so nobody
+    gets an edition that is gone. The day may be published again.
+    """
+    from digest import editions_manage
+    from digest.cli_output import print_removed_edition
+
+    the_day = _parse_day(day)
+    assert the_day is not None
+    print_removed_edition(_run(ctx, lambda app: editions_manage.remove_edition(app, the_day)))
+
+
 @cli.command()
 @click.option("--once", is_flag=True, help="One full cycle (collect, deepen, publish), then exit.")
 @click.pass_context
@@ -667,9 +746,11 @@ def run(ctx: click.Context, once: bool) -> None:
     """Run the daemon in the foreground: collect, deepen and publish on schedule (and serve the
     archive and unsubscribe links when serve.daemon is on).
 
-    SIGTERM or Ctrl+C stops it cleanly. One daemon per database. With --once, the exit status
-    is 1 when a step failed (every source failed, no page could be read, no email could be
-    sent), naming the step on stderr; a step that only partly failed is reported there too.
+    SIGTERM or Ctrl+C stops it cleanly: idle, with exit status 0; in the middle of a step,
+    naming the step on stderr, with the step's run recorded as interrupted and exit status 130
+    (Ctrl+C) or 143 (SIGTERM). One daemon per database. With --once, the exit status is 1 when
+    a step failed (every source failed, no page could be read, no email could be sent), naming
+    the step on stderr; a step that only partly failed is reported there too.
     """
     from digest.daemon import run_daemon
 

@@ -21,6 +21,7 @@ from rich.text import Text
 from digest.collect import CollectReport
 from digest.daemon import CycleReport
 from digest.deepen import NO_EMBEDDINGS, DeepenReport
+from digest.editions_manage import ListedEdition, RemovedEdition
 from digest.feeds_manage import AddedFeed, ImportReport
 from digest.models import Extract, Item, ListedFeed, SearchHit, SubscribedFeed, Subscriber
 from digest.publish import PublishReport
@@ -496,3 +497,37 @@ def print_import_report(report: ImportReport) -> None:
             f"folders that name no configured category: {folders}; "
             "give --category to import their feeds into one"
         )
+
+
+# --- editions ----------------------------------------------------------------------------------
+
+
+def print_editions(found: list[ListedEdition]) -> None:
+    """`editions list`: one line an edition (day, stories, headlines, messages per state)."""
+    if not found:
+        click.echo("no editions yet")
+        return
+    for e in found:
+        messages = ", ".join(f"{n} {state}" for state, n in e.deliveries.items()) or "none"
+        click.echo(
+            clean_text(
+                f"{e.day.isoformat()}\t{e.stories} stories, {e.headlines} headlines\t"
+                f"messages: {messages}"
+            )
+        )
+
+
+def print_removed_edition(removed: RemovedEdition) -> None:
+    """`editions remove`: what went, and what the ledger keeps."""
+    click.echo(
+        f"removed the edition of {removed.day.isoformat()}: archive written again "
+        f"({removed.pages_removed} pages removed, {removed.pages_written} written)"
+    )
+    if removed.sent:
+        click.echo(
+            f"digest: warning: {removed.sent} message(s) of it were sent already: they stay "
+            "in the ledger (digest deliveries) and the day is not sent to them again",
+            err=True,
+        )
+    if removed.skipped:
+        click.echo(f"{removed.skipped} message(s) of it not sent yet are skipped")

@@ -105,9 +105,12 @@ async def candidate_vectors(
     return CandidateVectors(known, embedded)
 
 
-def top_stories(store: Store, category: str, *, since: datetime, limit: int) -> list[StoryView]:
-    """The category's best `limit` stories seen since `since`."""
-    return best_first(store.stories_since(category, since=since))[:limit]
+def top_stories(
+    store: Store, category: str, *, since: datetime, limit: int, until: datetime | None = None
+) -> list[StoryView]:
+    """The category's best `limit` stories seen since `since` (and, with `until`, first seen
+    before it: an edition of a past day holds no story that began after it)."""
+    return best_first(store.stories_since(category, since=since, until=until))[:limit]
 
 
 def stories(store: Store, category: str | None, *, since: datetime) -> list[StoryView]:

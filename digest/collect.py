@@ -273,6 +273,9 @@ async def collect(
             reports.append(report)
             log.info("collected %s: %d headlines, %d new", category, report.headlines, report.new)
         status = run_status(sum(r.headlines for r in reports), len(failures))
+    except (asyncio.CancelledError, KeyboardInterrupt):  # Ctrl+C, SIGTERM: not a failure
+        status = "interrupted"
+        raise
     finally:
         counts = {
             "headlines": sum(r.headlines for r in reports),

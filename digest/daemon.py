@@ -24,7 +24,13 @@ from zoneinfo import ZoneInfo
 
 from digest.app import App
 from digest.config import Config
-from digest.errors import DaemonLockLostError, DaemonRunningError, DigestError, RunExistsError
+from digest.errors import (
+    DaemonLockLostError,
+    DaemonRunningError,
+    DigestError,
+    RunExistsError,
+    RunInterrupted,
+)
 from digest.models import RunRecord
 from digest.schedule import (
     collect_key,
@@ -125,6 +131,7 @@ class Daemon:
         self.app = app
         self.config = app.config
         self._busy = asyncio.Lock()  # one job at a time: collect, deepen, publish share a browser
+        self.steps = Steps()
 
     async def collect_job(self, *, force: bool = False) -> None:
         """Collect this period (once), then deepen. `force`: also when the period was done.
@@ -147,13 +154,14 @@ class Daemon:
         every = parse_interval(self.config.schedule.collect_every)
         key = collect_key(collect_period(datetime.now(UTC), every))
         log.info("collect: starting period %s", key)
-        try:
-            report = await collect(self.app, run_key=key)
-        except RunExistsError:
-            if not force:
-                log.info("collect: period %s already done", key)
-                return None
-            report = await collect(self.app)
+        with self.steps.doing("collect"):
+            try:
+                report = await collect(self.app, run_key=key)
+            except RunExistsError:
+                if not force:
+                    log.info("collect: period %s already done", key)
+                    return None
+                report = await collect(self.app)
         log.info("collect: %s, %d headlines", report.status, report.headlines)
         for f in report.failures:
             log.warning("collect: source failed: %s: %s", f.source, f.error)
@@ -163,7 +171,8 @@ class Daemon:
         from digest.deepen import deepen
 
         log.info("deepen: starting")
-        deep = await deepen(self.app)
+        with self.steps.doing("deepen"):
+            deep = await deepen(self.app)
         log.info("deepen: %s, %s", deep.status, deep.counts)
         for e in deep.errors:
             log.warning("deepen: %s: %s", e.source, e.error)
@@ -186,7 +195,8 @@ class Daemon:
         async with self._busy:
             log.info("publish %s: starting", day)
             try:
-                report = await publish(self.app, day, due_only=True, run_key=publish_key(day))
+                with self.steps.doing("publish"):
+                    report = await publish(self.app, day, due_only=True, run_key=publish_key(day))
             except RunExistsError:
                 log.info("publish: edition %s already published", day)
                 return
@@ -211,7 +221,10 @@ class Daemon:
         for i, edition in enumerate(editions):
             newer = [e.day for e in editions[i + 1 :]]
             async with self._busy:
-                report = await send_edition(self.app, edition, now=now, due_only=True, newer=newer)
+                with self.steps.doing("deliver"):
+                    report = await send_edition(
+                        self.app, edition, now=now, due_only=True, newer=newer
+                    )
             if report.sent or report.failed or report.retrying or report.skipped:
                 log.info(
                     "deliver %s: %d sent, %d to retry, %d failed, %d skipped",
@@ -223,8 +236,9 @@ class Daemon:
                 )
 
     async def recover(self) -> None:
-        """Runs left 'running' by a process that died (kill -9, power loss) are failed and their
-        periods freed: this daemon holds the lock, so no other daemon is running them."""
+        """Runs left 'running' by a process that died (kill -9, power loss) are marked
+        interrupted and their periods freed: this daemon holds the lock, so no other daemon is
+        running them."""
         store = await self.app.store()
         freed = await asyncio.to_thread(store.recover_interrupted, datetime.now(UTC))
         for key in freed:
@@ -301,7 +315,9 @@ class Daemon:
         )
         return scheduler
 
-    async def run(self, stop: asyncio.Event) -> None:
+    async def run(self, stop: asyncio.Event) -> str | None:
+        """Run the jobs on schedule until `stop`; return the step a stop interrupted (its run
+        is recorded as interrupted), or None when the daemon was idle."""
         scheduler = self.build_scheduler(datetime.now(UTC))
         scheduler.start()
         log.info("daemon started: %s", ", ".join(j.id for j in scheduler.get_jobs()))
@@ -309,15 +325,42 @@ class Daemon:
             await stop.wait()
         finally:
             log.info("stopping")
+            interrupted = self.steps.current
+            current = self.steps.tasks()
             scheduler.shutdown(wait=False)
-            current = [
-                t
-                for t in asyncio.all_tasks()
-                if t is not asyncio.current_task() and not t.done() and _is_job(t)
-            ]
             for task in current:
                 task.cancel()
+            # Each job records its run on the way out, before the store closes.
             await asyncio.gather(*current, return_exceptions=True)
+        if interrupted is not None:
+            log.warning("stopped during %s: its run is recorded as interrupted", interrupted)
+        return interrupted
+
+
+class Steps:
+    """Which step the daemon is at and the tasks doing steps: a stop cancels those tasks and
+    tells the operator which step it interrupted."""
+
+    def __init__(self) -> None:
+        self.current: str | None = None
+        self._tasks: dict[asyncio.Task[Any], int] = {}
+
+    @contextlib.contextmanager
+    def doing(self, step: str):
+        task = asyncio.current_task()
+        assert task is not None
+        previous, self.current = self.current, step
+        self._tasks[task] = self._tasks.get(task, 0) + 1
+        try:
+            yield
+        finally:
+            self.current = previous
+            self._tasks[task] -= 1
+            if not self._tasks[task]:
+                del self._tasks[task]
+
+    def tasks(self) -> list[asyncio.Task[Any]]:
+        return [t for t in self._tasks if not t.done()]
 
 
 def edition_trigger(publish_at: time, tz: str):
@@ -342,34 +385,35 @@ def edition_trigger(publish_at: time, tz: str):
 
 def deepen_owed(recent: Iterable[RunRecord]) -> bool:
     """Does the newest collection still lack its deepen pass? `recent`: runs, newest first.
-    Yes when no deepen run started after it, or the one that did failed (`recover` fails a run
-    that a killed process left running)."""
+    Yes when no deepen run started after it, or the one that did failed or was interrupted
+    (by a signal, or by its process dying: `recover`)."""
     for run in recent:
         if run.kind == "deepen":
-            return run.status == "failed"
+            return run.status in ("failed", "interrupted")
         if run.kind == "collect":
             return run.status != "running"
     return False
 
 
-def _is_job(task: asyncio.Task) -> bool:
-    coro = task.get_coro()
-    name = getattr(coro, "__qualname__", "")
-    return name.startswith("Daemon.")
-
-
 async def run_daemon(config: Config, *, once: bool = False) -> CycleReport | None:
     """The daemon in the foreground until SIGTERM/SIGINT; `once`: one full cycle and exit, with
-    what it did (None when stopped before the end)."""
+    what it did. A signal that stops a step part-way (the cycle of `once`, a job of the daemon)
+    raises RunInterrupted naming the step; one that finds the daemon idle stops it quietly."""
     stop = asyncio.Event()
+    received: list[int] = []
     loop = asyncio.get_running_loop()
+
+    def on_signal(signum: int) -> None:
+        received.append(signum)
+        stop.set()
+
     for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, stop.set)
+        loop.add_signal_handler(sig, on_signal, sig)
     with single_daemon(config) as still_held:
         lost = asyncio.Event()
         watchdog = asyncio.ensure_future(watch_lock(still_held, stop, lost))
         try:
-            cycle = await _run_locked(config, stop, once=once)
+            cycle, interrupted = await _run_locked(config, stop, once=once)
         finally:
             watchdog.cancel()
         if lost.is_set():
@@ -377,6 +421,8 @@ async def run_daemon(config: Config, *, once: bool = False) -> CycleReport | Non
                 "lost the daemon lock (the database connection holding it dropped): stopped; "
                 "start the daemon again"
             )
+        if interrupted is not None and received:
+            raise RunInterrupted(interrupted, received[0])
         return cycle
 
 
@@ -394,7 +440,10 @@ async def watch_lock(
             stop.set()
 
 
-async def _run_locked(config: Config, stop: asyncio.Event, *, once: bool) -> CycleReport | None:
+async def _run_locked(
+    config: Config, stop: asyncio.Event, *, once: bool
+) -> tuple[CycleReport | None, str | None]:
+    """(what `once` did, the step a stop interrupted); (None, None): the daemon stopped idle."""
     async with App(config) as app:
         daemon = Daemon(app)
         await daemon.recover()
@@ -402,17 +451,17 @@ async def _run_locked(config: Config, stop: asyncio.Event, *, once: bool) -> Cyc
             from digest import metrics
 
             async with _serving(app), metrics.serving(config.metrics):
-                await daemon.run(stop)
-            return None
+                return None, await daemon.run(stop)
         cycle = asyncio.ensure_future(_cycle(daemon))
         stopper = asyncio.ensure_future(stop.wait())
         done, _ = await asyncio.wait({cycle, stopper}, return_when="FIRST_COMPLETED")
         if cycle not in done:
+            interrupted = daemon.steps.current or "the cycle"
             cycle.cancel()
             await asyncio.gather(cycle, return_exceptions=True)
-            return None
+            return None, interrupted
         stopper.cancel()
-        return cycle.result()
+        return cycle.result(), None
 
 
 @contextlib.asynccontextmanager
@@ -473,7 +522,8 @@ async def _cycle(daemon: Daemon) -> CycleReport:
         return False
 
     async def publish_now() -> PublishReport:
-        report = await publish(daemon.app)
+        with daemon.steps.doing("publish"):
+            report = await publish(daemon.app)
         log.info("publish: %s, %s", report.status, report.counts)
         for e in report.errors:
             log.warning("publish: %s: %s", e.source, e.error)
@@ -541,7 +591,9 @@ def judge_cycle(
     if publish is not None:
         errors = [f"{e.source}: {e.error}" for e in publish.errors]
         c = publish.counts
-        sent, unsent = c.get("sent", 0), c.get("failed", 0) + c.get("retrying", 0)
+        # This run's failures: messages still waiting from an earlier run are only partial.
+        unsent = c.get("failed", 0) + c.get("retrying_now", c.get("retrying", 0))
+        sent = c.get("sent", 0)
         no_archive = any(e.source == "archive" for e in publish.errors)
         if unsent and not sent:
             failures.append(f"publish failed: no email could be sent ({_some(errors)})")

@@ -162,6 +162,9 @@ async def deepen(
                 ok = await _summarize_stories(app, stories, counts, errors, progress)
             own = [e for e in errors if e.source != EMBEDDINGS]  # pages and summaries
             status = "ok" if not errors else ("partial" if ok or not own else "failed")
+        except (asyncio.CancelledError, KeyboardInterrupt):  # Ctrl+C, SIGTERM: not a failure
+            status = "interrupted"
+            raise
         finally:
             counts["llm_calls"] += own_calls[
                 0

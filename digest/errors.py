@@ -4,6 +4,8 @@ Every `DigestError` carries a message that is shown as-is on one line by the CLI
 derives from the builtin a caller would expect, so `except ValueError` keeps working.
 """
 
+import signal
+
 
 class DigestError(Exception):
     """Base class: a problem the user can understand and act on."""
@@ -120,6 +122,28 @@ class DaemonLockLostError(DigestError):
 
 class DaemonRunningError(DigestError):
     """Another daemon holds the database."""
+
+
+class InvalidEditionDayError(DigestError, ValueError):
+    """An edition asked for a day it cannot be made of (a future day, a day with no articles)."""
+
+
+class NoSuchEditionError(DigestError, LookupError):
+    """No edition of that day is stored."""
+
+
+class RunInterrupted(DigestError):
+    """A signal (Ctrl+C, SIGTERM) stopped a command or a daemon's job part-way: the CLI exits
+    128 + the signal's number (130, 143), as a shell reports a process the signal ended."""
+
+    def __init__(self, step: str, signum: int) -> None:
+        self.step = step
+        self.signum = signum
+        super().__init__(f"interrupted during {step} ({signal.Signals(signum).name})")
+
+    @property
+    def exit_code(self) -> int:
+        return 128 + self.signum
 
 
 class BrowserUnavailableError(DigestError, RuntimeError):

@@ -20,7 +20,7 @@ from zoneinfo import ZoneInfo
 from digest import metrics
 from digest.app import App
 from digest.clustering import top_stories
-from digest.errors import StoreError
+from digest.errors import InvalidEditionDayError, StoreError
 from digest.models import (
     Edition,
     EditionHeadline,
@@ -165,7 +165,7 @@ async def build_edition(app: App, day: date, *, now: datetime | None = None) -> 
     found: list[tuple[str, list[StoryView], list[EditionHeadline]]] = []
     for category in config.sources.categories:
         stories = await asyncio.to_thread(
-            top_stories, store, category, since=start, limit=config.stories.top
+            top_stories, store, category, since=start, until=end, limit=config.stories.top
         )
         in_stories = {a.url for s in stories for a in s.articles}
         items = await asyncio.to_thread(
@@ -404,9 +404,14 @@ async def publish(
                             f"original sent instead; last: {stats.last_error}",
                         )
                     )
+            # What waits for a retry is every pending message of this edition or an earlier
+            # one, as `digest status` counts them: not only those that failed in this run.
+            pending = await asyncio.to_thread(store.deliveries, None, states=("pending",))
+            waiting = [d for d in pending if d.edition_day <= day]
             counts.update(
                 sent=len(report.sent),
-                retrying=len(report.retrying),
+                retrying=len(waiting),
+                retrying_now=len(report.retrying),
                 failed=len(report.failed),
                 stuck=len(report.stuck),
                 skipped=len(report.skipped),
@@ -414,6 +419,10 @@ async def publish(
             )
             for row in (*report.failed, *report.retrying):
                 errors.append(Failure(_source(row), row.last_reply or ""))
+            tried = {d.key for d in report.retrying}
+            for row in waiting:
+                if row.key not in tried:
+                    errors.append(Failure(_source(row), waiting_reason(row)))
             for row in report.stuck:
                 errors.append(
                     Failure(
@@ -423,6 +432,9 @@ async def publish(
                     )
                 )
         status = "partial" if errors else "ok"
+    except (asyncio.CancelledError, KeyboardInterrupt):  # Ctrl+C, SIGTERM: not a failure
+        status = "interrupted"
+        raise
     finally:
         await asyncio.to_thread(
             store.finish_run,
@@ -468,20 +480,60 @@ def _email(
         return err
 
 
+def waiting_reason(row: Any) -> str:
+    """Why a pending message of an earlier run is not sent yet, and when it will be tried."""
+    when = (
+        f"at {row.next_attempt_at.isoformat(timespec='seconds')}"
+        if row.next_attempt_at
+        else "by the next run"
+    )
+    last = f" (last reply: {row.last_reply})" if row.last_reply else ""
+    return f"edition {row.edition_day}: waiting to be sent again {when}{last}"
+
+
 def _source(row: Any) -> str:
     """Which message of a ledger row failed: "email:a@b.org", "json:5d41402abc4b:a@b.org"."""
     return f"{row.channel}:{row.recipient}"
+
+
+def edition_day_refusal(day: date, today: date, articles_seen: int) -> str | None:
+    """Why an edition of `day` must not be made by hand, or None. A future day would be an
+    empty edition at the top of the archive (its `latest.html`); a past day without articles
+    collected on it would file other days' stories under it."""
+    if day > today:
+        return f"{day} is in the future (today is {today}): an edition is made on its day"
+    if day < today and not articles_seen:
+        return (
+            f"no articles were collected on {day}: an edition of it would hold other days' "
+            "stories (`digest editions list` shows the editions there are)"
+        )
+    return None
+
+
+async def check_edition_day(app: App, day: date, now: datetime) -> None:
+    """Raise InvalidEditionDayError when `edition_day_refusal` refuses `day`."""
+    tz = app.config.schedule.timezone
+    store = await app.store()
+    seen = await asyncio.to_thread(store.articles_seen, *day_bounds(day, tz))
+    refusal = edition_day_refusal(day, edition_day(now, tz), seen)
+    if refusal is not None:
+        raise InvalidEditionDayError(f"cannot publish {day}: {refusal}")
 
 
 async def publish_claiming(
     app: App, day: date | None = None, *, send: bool = True
 ) -> PublishReport:
     """A publication by hand: it claims the day's scheduled run when that is still free, so the
-    daemon does not publish the same edition again (the ledger already prevents double emails)."""
+    daemon does not publish the same edition again (the ledger already prevents double emails).
+    A day given by hand is checked first (`edition_day_refusal`): nothing is written for a
+    refused one."""
     from digest.errors import RunExistsError
     from digest.schedule import publish_key
 
-    the_day = day or edition_day(datetime.now(UTC), app.config.schedule.timezone)
+    now = datetime.now(UTC)
+    if day is not None:
+        await check_edition_day(app, day, now)
+    the_day = day or edition_day(now, app.config.schedule.timezone)
     if not send:
         return await publish(app, the_day, send=False)
     try:

@@ -491,7 +491,7 @@ def test_kill_9_in_a_step_then_restart_runs_it_again_and_sends_the_edition_once(
         tmp_path, "select status, key, errors from runs where kind = ? order by id", kind
     )
     interrupted, *again = runs_of
-    assert interrupted[0] == "failed" and "interrupted" in interrupted[2]
+    assert interrupted[0] == "interrupted" and "interrupted" in interrupted[2]
     assert again, f"the interrupted {kind} was not run again"
     if kind == "collect":
         assert again[-1][:2] == ("ok", killed[0])  # the same period, collected in full
@@ -520,7 +520,8 @@ def test_a_period_whose_deepen_did_not_finish_is_deepened_at_restart():
 
     assert not deepen_owed([run("deepen", "ok"), run("collect", "ok")])
     assert not deepen_owed([run("publish", "ok"), run("deepen", "partial"), run("collect", "ok")])
-    assert deepen_owed([run("deepen", "failed"), run("collect", "ok")])  # killed during deepen
+    assert deepen_owed([run("deepen", "interrupted"), run("collect", "ok")])  # killed during it
+    assert deepen_owed([run("deepen", "failed"), run("collect", "ok")])
     assert deepen_owed([run("collect", "ok"), run("deepen", "ok")])  # killed before deepen
     assert not deepen_owed([run("collect", "running")])  # a collection by hand, still going
     assert not deepen_owed([])

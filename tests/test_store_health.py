@@ -75,7 +75,7 @@ def test_recovery_fails_the_runs_of_dead_processes_and_leaves_live_ones(store):
         )
         status = {r.id: r.status for r in store.recent_runs(10)}
         assert status[mine] == status[cli] == status[elsewhere] == "running"
-        assert status[crashed] == status[legacy] == "failed"
+        assert status[crashed] == status[legacy] == "interrupted"
     finally:
         live.kill()
         live.wait()

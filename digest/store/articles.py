@@ -106,6 +106,17 @@ class ArticlesMixin(StoreBase):
         with self._read() as conn:
             return bool(conn.execute(select(seen)).scalar())
 
+    def articles_seen(self, start: datetime, end: datetime) -> int:
+        """How many articles were collected between `start` and `end` (seen at any time in it):
+        the articles an edition of that span can be made of."""
+        require_aware(start, "start")
+        require_aware(end, "end")
+        query = select(func.count()).where(
+            articles.c.first_seen < end, articles.c.last_seen >= start
+        )
+        with self._read() as conn:
+            return int(conn.execute(query).scalar_one())
+
     def article_by_url(self, url: str) -> ArticleView | None:
         """The stored article for `url` (any variant of its canonical URL), or None."""
         try:

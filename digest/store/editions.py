@@ -12,7 +12,7 @@ from digest.models import Edition
 from digest.store.base import StoreBase, insert, now, require_aware
 from digest.store.edition_codec import content_hash as edition_hash
 from digest.store.edition_codec import decode_edition, encode_edition
-from digest.store.schema import editions
+from digest.store.schema import deliveries, editions, runs
 
 
 class EditionsMixin(StoreBase):
@@ -72,6 +72,28 @@ class EditionsMixin(StoreBase):
         query = select(editions.c.day).order_by(editions.c.day.desc())
         with self._read() as conn:
             return list(conn.execute(query).scalars())
+
+    def remove_edition(
+        self, day: date, *, run_key: str | None, reason: str, at: datetime | None = None
+    ) -> int | None:
+        """Delete the edition of `day`; None when there is none. In the same transaction its
+        messages not sent yet (pending) end skipped with `reason`, so that nobody gets an edition
+        that is gone, and the run that published it gives up `run_key`, so that the scheduler
+        can publish the day again. Sent, failed and stuck messages stay as they are: the ledger
+        keeps what was sent. Returns how many messages were skipped."""
+        at = at or now()
+        require_aware(at, "at")
+        with self._write() as conn:
+            if not conn.execute(editions.delete().where(editions.c.day == day)).rowcount:
+                return None
+            skipped = conn.execute(
+                update(deliveries)
+                .where(deliveries.c.edition_day == day, deliveries.c.state == "pending")
+                .values(state="skipped", last_reply=reason, next_attempt_at=None, updated_at=at)
+            ).rowcount
+            if run_key is not None:
+                conn.execute(update(runs).where(runs.c.key == run_key).values(key=None))
+        return int(skipped or 0)
 
 
 def _edition(day: date, payload: Any) -> Edition:

@@ -16,7 +16,9 @@ from digest.store.base import StoreBase, now
 from digest.store.owners import current_owner, owner_alive
 from digest.store.schema import runs
 
-FINISHED_STATUSES = ("ok", "partial", "failed")
+FINISHED_STATUSES = ("ok", "partial", "failed", "interrupted")
+# A run stopped part-way: by a signal (Ctrl+C, SIGTERM), or by its process dying (recovered).
+INTERRUPTED = "interrupted"
 
 
 class RunsMixin(StoreBase):
@@ -52,7 +54,8 @@ class RunsMixin(StoreBase):
         counts: Mapping[Any, Any],
         errors: Iterable[Mapping[Any, Any]],
     ) -> None:
-        """Record how a run ended: `status` is ok, partial (some sources failed) or failed."""
+        """Record how a run ended: `status` is ok, partial (some sources failed), failed, or
+        interrupted (a signal stopped it part-way)."""
         if status not in FINISHED_STATUSES:
             raise ValueError(f"run status must be one of {FINISHED_STATUSES}, not {status!r}")
         values = {
@@ -85,7 +88,7 @@ class RunsMixin(StoreBase):
             ]
 
     def recover_interrupted(self, started_before: datetime) -> list[str]:
-        """Runs a dead process left 'running': mark them failed and free their period keys, so
+        """Runs a dead process left 'running': mark them interrupted and free their period keys, so
         that a restarted daemon runs those periods again. A run whose process is still alive (a
         CLI command at work, digest.store.owners) is left alone. Returns the freed keys (or
         ids)."""
@@ -104,7 +107,7 @@ class RunsMixin(StoreBase):
                     update(runs)
                     .where(runs.c.id == run_id)
                     .values(
-                        status="failed",
+                        status=INTERRUPTED,
                         key=None,
                         errors=[*(errors or []), {"source": "run", "error": "interrupted"}],
                     )

@@ -40,7 +40,7 @@ NAMING_CONVENTION = {
     "pk": "pk_%(table_name)s",
 }
 
-RUN_STATUSES = ("running", "ok", "partial", "failed")
+RUN_STATUSES = ("running", "ok", "partial", "failed", "interrupted")
 # digest.deliver.ledger.STATES (not imported: the store does not load the mail code).
 DELIVERY_STATES = ("pending", "sending", "sent", "failed", "skipped")
 FEED_ORIGINS = ("cli", "opml")  # digest.models.FeedOrigin

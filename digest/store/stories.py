@@ -137,11 +137,17 @@ class StoriesMixin(StoreBase):
             stories=len(plans),
         )
 
-    def stories_since(self, category: str | None, *, since: datetime) -> list[StoryView]:
-        """Stories seen since `since`, of one category or (None) of all, in no particular order
-        (`digest.stories.rank.best_first` decides which comes first)."""
+    def stories_since(
+        self, category: str | None, *, since: datetime, until: datetime | None = None
+    ) -> list[StoryView]:
+        """Stories seen since `since` (and first seen before `until`, when given), of one
+        category or (None) of all, in no particular order (`digest.stories.rank.best_first`
+        decides which comes first)."""
         require_aware(since, "since")
         query = select(stories).where(stories.c.last_seen >= since)
+        if until is not None:
+            require_aware(until, "until")
+            query = query.where(stories.c.first_seen < until)
         if category is not None:
             query = query.where(stories.c.category == category)
         with self._read() as conn:

@@ -1,0 +1,171 @@
+"""Ctrl+C (SIGINT) or SIGTERM in the middle of a job, as an operator meets it: the real
+`digest` process says which step it stopped, exits 130 or 143, and `digest status` shows the
+step's run as interrupted, not failed."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT, run_cli, wait_for
+from tests.fake_ddgs import ENV as FAKE_DDGS_ENV
+from tests.test_daemon import kill_setup, logged, running
+
+pytestmark = pytest.mark.slow
+
+
+def start(folder: Path, script: Path, *args: str) -> subprocess.Popen:
+    """`digest ARGS` in the background, its stderr (JSON logs and the last word) to err.log."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("DIGEST_")}
+    env.update({"PYTHONPATH": str(ROOT), FAKE_DDGS_ENV: str(script)})
+    with (folder / "err.log").open("a") as err, (folder / "daemon.log").open("a") as log:
+        daemon = args[-1] == "run"
+        return subprocess.Popen(
+            [sys.executable, "-m", "tests.fake_ddgs", "--log-format", "json", "--log-level",
+             "info", *args],
+            cwd=folder,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=log if daemon or "--once" in args else err,
+        )  # fmt: skip
+
+
+def last_word(folder: Path) -> str:
+    """The line the CLI ends with on stderr (after any JSON log lines)."""
+    lines = []
+    for name in ("daemon.log", "err.log"):
+        if (folder / name).exists():
+            lines += (folder / name).read_text().splitlines()
+    return "\n".join(line for line in lines if line.startswith("digest:"))
+
+
+def status(folder: Path) -> tuple[dict, str]:
+    as_json = run_cli("status", "--json", cwd=folder)
+    text = run_cli("status", cwd=folder)
+    assert as_json.code == text.code == 0, as_json.stderr + text.stderr
+    return json.loads(as_json.stdout), text.stdout
+
+
+def wait_in_deepen(folder: Path, web, gate) -> None:
+    assert wait_for(lambda: logged(folder, "deepen: starting"), 90), last_word(folder)
+    assert wait_for(lambda: running(folder, "deepen"), 30)
+    # The fast path tried the gate page once during collect; now the deep crawl waits for it.
+    assert wait_for(lambda: web.hits[gate.path] >= 2, 60)
+
+
+def running_now(folder: Path, kind: str) -> bool:
+    """A run of `kind` is `running` (False while the database is still being created)."""
+    if not (folder / "digest.db").exists():
+        return False
+    try:
+        return bool(running(folder, kind))
+    except sqlite3.OperationalError:
+        return False
+
+
+def stop(proc: subprocess.Popen, sig: int) -> int:
+    proc.send_signal(sig)
+    try:
+        return proc.wait(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+@pytest.mark.parametrize(
+    ("sig", "code", "name"), [(signal.SIGINT, 130, "SIGINT"), (signal.SIGTERM, 143, "SIGTERM")]
+)
+def test_a_signal_during_run_once_names_the_step_and_status_shows_it_interrupted(
+    sig, code, name, tmp_path, threaded_news_web
+):
+    from tests.smtpserver import SmtpServer
+
+    web = threaded_news_web
+    with SmtpServer() as smtp:
+        script, gate = kill_setup(tmp_path, web, smtp.port, "deepen")
+        proc = start(tmp_path, script, "run", "--once")
+        try:
+            wait_in_deepen(tmp_path, web, gate)
+        finally:
+            exit_code = stop(proc, sig)
+
+    assert exit_code == code, last_word(tmp_path)
+    assert f"digest: error: interrupted during deepen ({name})" in last_word(tmp_path)
+    found, text = status(tmp_path)
+    assert found["last_runs"]["deepen"]["status"] == "interrupted"
+    assert found["last_runs"]["collect"]["status"] == "ok"
+    assert "publish" not in found["last_runs"]  # the cycle stopped where it was
+    (row,) = [line for line in text.splitlines() if " deepen " in line]  # the runs table
+    assert "interrupted" in row and "failed" not in row
+    assert running(tmp_path, "deepen") == []
+
+
+def test_sigterm_stops_the_daemon_mid_job_and_its_run_is_recorded_interrupted(
+    tmp_path, threaded_news_web
+):
+    from tests.smtpserver import SmtpServer
+
+    web = threaded_news_web
+    with SmtpServer() as smtp:
+        script, gate = kill_setup(tmp_path, web, smtp.port, "deepen")
+        proc = start(tmp_path, script, "run")
+        try:
+            wait_in_deepen(tmp_path, web, gate)
+        finally:
+            exit_code = stop(proc, signal.SIGTERM)
+
+    assert exit_code == 143, last_word(tmp_path)
+    assert "digest: error: interrupted during deepen (SIGTERM)" in last_word(tmp_path)
+    found, _ = status(tmp_path)
+    assert found["last_runs"]["deepen"]["status"] == "interrupted"
+    assert found["daemon_running"] is False
+
+
+@pytest.mark.parametrize(("sig", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_a_signal_during_collect_run_alone_is_reported_and_recorded(
+    sig, code, tmp_path, threaded_news_web
+):
+    from tests.smtpserver import SmtpServer
+
+    web = threaded_news_web
+    with SmtpServer() as smtp:
+        script, gate = kill_setup(tmp_path, web, smtp.port, "collect")
+        proc = start(tmp_path, script, "collect")
+        try:
+            assert wait_for(lambda: running_now(tmp_path, "collect"), 60), last_word(tmp_path)
+            assert wait_for(lambda: web.hits[gate.path] >= 1, 60)  # held fetching the gate
+        finally:
+            exit_code = stop(proc, sig)
+
+    assert exit_code == code, last_word(tmp_path)
+    assert "digest: error: interrupted during collect (SIG" in last_word(tmp_path)
+    found, _ = status(tmp_path)
+    assert found["last_runs"]["collect"]["status"] == "interrupted"
+
+
+def test_ctrl_c_during_deepen_run_alone_is_reported_and_recorded(tmp_path, threaded_news_web):
+    from tests.smtpserver import SmtpServer
+
+    web = threaded_news_web
+    with SmtpServer() as smtp:
+        script, gate = kill_setup(tmp_path, web, smtp.port, "deepen")
+        assert run_cli("collect", cwd=tmp_path, ddgs_script=script).code == 0
+        proc = start(tmp_path, script, "deepen")
+        try:
+            assert wait_for(lambda: running_now(tmp_path, "deepen"), 60), last_word(tmp_path)
+            assert wait_for(lambda: web.hits[gate.path] >= 2, 60)  # the crawl waits for it
+        finally:
+            exit_code = stop(proc, signal.SIGINT)
+
+    assert exit_code == 130, last_word(tmp_path)
+    assert "digest: error: interrupted during deepen (SIGINT)" in last_word(tmp_path)
+    found, _ = status(tmp_path)
+    assert found["last_runs"]["deepen"]["status"] == "interrupted"
