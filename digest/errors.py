@@ -77,6 +77,10 @@ class RunExistsError(StoreError):
     """A run with this key was started before: that (job, period) is done or in progress."""
 
 
+class SubscriberExistsError(StoreError, ValueError):
+    """`subscribers add` of an address that is subscribed already (`subscribers set` changes it)."""
+
+
 class InvalidSubscriberError(StoreError, ValueError):
     """A subscriber that cannot be stored: a malformed address, or an unknown time zone."""
 
