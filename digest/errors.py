@@ -73,6 +73,10 @@ class StoreError(DigestError):
     """The database could not be opened, migrated or written."""
 
 
+class NoDatabaseError(StoreError, LookupError):
+    """A command that only reads found no database where the config points: it makes none."""
+
+
 class RunExistsError(StoreError):
     """A run with this key was started before: that (job, period) is done or in progress."""
 

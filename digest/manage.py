@@ -70,7 +70,7 @@ async def set_subscriber(app: App, email: str, changes: PreferenceChanges) -> Su
     they are; DigestError when nobody has that address."""
     from digest.preferences import apply_changes
 
-    store = await app.store()
+    store = await app.store(create=False)
     current = await asyncio.to_thread(store.subscriber, email)
     if current is None:
         raise DigestError(f"no subscriber {email!r} (add them with `digest subscribers add`)")
@@ -83,20 +83,20 @@ async def set_subscriber(app: App, email: str, changes: PreferenceChanges) -> Su
 
 async def subscribers(app: App) -> list[Subscriber]:
     """Every subscriber, by address."""
-    store = await app.store()
+    store = await app.store(create=False)
     return await asyncio.to_thread(store.subscribers)
 
 
 async def remove_subscriber(app: App, email: str) -> None:
     """Unsubscribe `email`; DigestError when it was not subscribed."""
-    store = await app.store()
+    store = await app.store(create=False)
     if not await asyncio.to_thread(store.remove_subscriber, email):
         raise DigestError(f"no subscriber {email!r}")
 
 
 async def deliveries(app: App) -> list[Delivery]:
     """The delivery ledger, newest edition first."""
-    store = await app.store()
+    store = await app.store(create=False)
     return await asyncio.to_thread(store.deliveries)
 
 
@@ -105,5 +105,5 @@ async def resend(app: App, day: date) -> list[Delivery]:
     next publish."""
     from digest.deliver.sender import resend as reopen
 
-    store = await app.store()
+    store = await app.store(create=False)
     return await reopen(SqlLedger(store), day, datetime.now(UTC))

@@ -122,6 +122,7 @@ def test_adding_an_existing_subscriber_is_refused_pointing_to_set(workdir: Path)
 def test_a_bad_preference_is_one_line_and_nothing_is_written(
     workdir: Path, args: list[str], message: str
 ) -> None:
+    assert run_cli("db", "upgrade", cwd=workdir).code == 0
     result = run_cli("subscribers", "add", "r@example.org", *args, cwd=workdir)
     assert result.code != 0
     assert message in result.stderr and "Traceback" not in result.stderr
@@ -129,6 +130,7 @@ def test_a_bad_preference_is_one_line_and_nothing_is_written(
 
 
 def test_set_of_an_unknown_subscriber_says_so(workdir: Path) -> None:
+    assert run_cli("db", "upgrade", cwd=workdir).code == 0
     result = run_cli("subscribers", "set", "nobody@example.org", "--send-at", "07:00", cwd=workdir)
     assert result.code == 1
     assert result.stderr.strip() == (
