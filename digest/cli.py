@@ -345,7 +345,7 @@ def deepen(ctx: click.Context, categories: tuple[str, ...], top: int | None) -> 
         )
     print_deepen_report(report)
     if report.status == "failed":
-        _fail(f"nothing could be read: {len(report.errors)} page(s) failed")
+        _fail(f"nothing could be read: {len(report.failed_pages)} page(s) failed")
 
 
 @cli.command()

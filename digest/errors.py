@@ -122,6 +122,10 @@ class SummarizeError(DigestError):
         self.completion_tokens = completion_tokens
 
 
+class ListenError(DigestError, OSError):
+    """`digest serve` (or the daemon's server) cannot listen: the port is taken, say."""
+
+
 class DaemonLockLostError(DigestError):
     """The daemon's lock was taken away while it ran (its PostgreSQL session ended)."""
 
