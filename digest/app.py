@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self
 
 from digest.config import Config
+from digest.errors import NoDatabaseError
 from digest.fetch.client import HttpClient
 from digest.fetch.fast import FastExtractor
 from digest.fetch.parsers import ParserPool
@@ -175,9 +176,30 @@ class App:
                 self._queue = await self._stack.enter_async_context(Queue(self.config))
             return self._queue
 
-    async def store(self) -> Store:
-        """The database, opened and upgraded on first use (in a thread: it is blocking I/O)."""
+    async def store(self, *, create: bool = True) -> Store:
+        """The database, opened and upgraded on first use (in a thread: it is blocking I/O).
+
+        `create=False` is for what only reads: where the configured database does not exist,
+        NoDatabaseError says where it was looked for and how to make one, and none is made."""
         async with self._store_lock:
             if self._store is None:
-                self._store = await asyncio.to_thread(open_store, self.config.database_url())
+                url = self.config.database_url()
+                try:
+                    self._store = await asyncio.to_thread(open_store, url, create=create)
+                except NoDatabaseError as err:
+                    raise NoDatabaseError(f"{err} {how_to_start(self.config)}") from None
             return self._store
+
+
+def how_to_start(config: Config) -> str:
+    """Where a missing database was looked for and what to do: the usual cause is a command run
+    outside the folder of the deployment's digest.toml, which then takes the defaults."""
+    if config.path is None:
+        return (
+            "(no digest.toml here: the defaults): run digest in the folder of your digest.toml "
+            "or give --config; to start one here, `digest init` then `digest collect`"
+        )
+    return (
+        f"(database.url of {config.path}): `digest collect` starts it, `digest db upgrade` "
+        "makes it empty"
+    )

@@ -385,7 +385,7 @@ def deepen(ctx: click.Context, categories: tuple[str, ...], top: int | None) -> 
         )
     print_deepen_report(report)
     if report.status == "failed":
-        _fail(f"nothing could be read: {len(report.errors)} page(s) failed")
+        _fail(f"nothing could be read: {len(report.failed_pages)} page(s) failed")
 
 
 @cli.command()
@@ -548,12 +548,12 @@ def _categories(text: str | None) -> list[str] | None:
 def subscribers_add(
     ctx: click.Context, email: str, categories: str | None, tz: str | None, **prefs: Any
 ) -> None:
-    """Add a subscriber (or change an existing one), with their preferences.
+    """Add a subscriber, with their preferences.
 
     EMAIL is checked by the rule sending uses: ASCII before the @, a domain with a dot
     (internationalized ones too; not localhost or another special-use name). It is stored
-    lower-cased. An existing subscriber keeps what is not given but their categories and time
-    zone, which take the defaults as before.
+    lower-cased. An address that is subscribed already is refused and left as it is: `digest
+    subscribers set EMAIL ...` changes it.
     """
     from digest import manage
     from digest.cli_output import print_subscriber

@@ -244,7 +244,7 @@ def print_publish_report(report: PublishReport) -> None:
     c = report.counts
     console.print(
         f"publish run {report.run_id}: {report.status} · edition {report.day} "
-        f"({'updated' if report.edition_changed else 'unchanged'}; {c.get('stories', 0)} stories, "
+        f"({report.edition_state}; {c.get('stories', 0)} stories, "
         f"{c.get('headlines', 0)} headlines) · archive: {report.pages_written} pages written, "
         f"{report.pages_unchanged} unchanged · emails: {c.get('sent', 0)} sent, "
         f"{c.get('already_sent', 0)} already sent, {c.get('retrying', 0)} to retry, "
@@ -367,7 +367,9 @@ def print_status(status: Status) -> None:
     console.print(f"browser: configured {status.browser_configured}, last used {last_used or '-'}")
     used, why = status.similarity_last_used
     if status.embeddings_configured is None:
-        console.print("embeddings: off (no [stories.embeddings]): stories by their words alone")
+        console.print(
+            f"embeddings: off (no {_e('[stories.embeddings]')}): stories by their words alone"
+        )
     elif used == "lexical" and why not in (None, NO_EMBEDDINGS):
         console.print(
             f"embeddings: [red]{_e(status.embeddings_configured)} failed[/red] in the last "

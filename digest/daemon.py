@@ -31,7 +31,7 @@ from digest.errors import (
     RunExistsError,
     RunInterrupted,
 )
-from digest.models import RunRecord
+from digest.models import Failure, RunRecord
 from digest.schedule import (
     collect_key,
     collect_period,
@@ -139,13 +139,17 @@ class Daemon:
         process killed during it): deepen runs have no period key of their own."""
         async with self._busy:
             report = await self.collect(force=force)
+            for f in report.failures if report else ():
+                log.warning("collect: source failed: %s: %s", f.source, f.error)
             if not self.config.schedule.deepen_after_collect:
                 return
             if report is None:
                 if not await self._deepen_owed():
                     return
                 log.info("collect: the period's deepen never ended: deepening")
-            await self.deepen()
+            deep = await self.deepen()
+            for e in deep.errors:
+                log.warning("deepen: %s: %s", e.source, e.error)
 
     async def collect(self, *, force: bool = False) -> CollectReport | None:
         """Collect this period; None when it was collected already (unless `force`)."""
@@ -163,8 +167,6 @@ class Daemon:
                     return None
                 report = await collect(self.app)
         log.info("collect: %s, %d headlines", report.status, report.headlines)
-        for f in report.failures:
-            log.warning("collect: source failed: %s: %s", f.source, f.error)
         return report
 
     async def deepen(self) -> DeepenReport:
@@ -174,8 +176,6 @@ class Daemon:
         with self.steps.doing("deepen"):
             deep = await deepen(self.app)
         log.info("deepen: %s, %s", deep.status, deep.counts)
-        for e in deep.errors:
-            log.warning("deepen: %s: %s", e.source, e.error)
         return deep
 
     async def _deepen_owed(self) -> bool:
@@ -478,10 +478,8 @@ async def _serving(app: App) -> AsyncIterator[None]:
         try:
             server = running(app, host=serve.host, port=serve.port)
             archive_dir = await stack.enter_async_context(server)
-        except OSError as err:  # the port is taken, or the address is not this machine's
-            raise DigestError(
-                f"cannot serve on {serve.host}:{serve.port} (serve.daemon): {err.strerror or err}"
-            ) from None
+        except OSError as err:  # the port is taken (ListenError says so), or the archive folder
+            raise DigestError(f"serve.daemon: {err}") from None
         log.info("serving %s on http://%s:%d/", archive_dir, serve.host, serve.port)
         yield
 
@@ -525,9 +523,7 @@ async def _cycle(daemon: Daemon) -> CycleReport:
         with daemon.steps.doing("publish"):
             report = await publish(daemon.app)
         log.info("publish: %s, %s", report.status, report.counts)
-        for e in report.errors:
-            log.warning("publish: %s: %s", e.source, e.error)
-        return report
+        return report  # its errors are in the printed report and the verdict, not logged again
 
     config = daemon.config
     async with daemon._busy:
@@ -566,13 +562,16 @@ def judge_cycle(
     all; deepen could read none of the pages it tried; publish had emails to send and sent
     none, or wrote no archive and sent no email. Partial: some sources, pages or emails failed
     (or the archive could not be written) while the step still did its job.
+
+    Each step's report, printed before, names every failure; these lines count them, so that
+    none is printed twice.
     """
     failures: list[str] = []
     warnings: list[str] = []
     if collect is not None:
         errors = [f"{f.source}: {f.error}" for f in collect.failures]
         if collect.status == "failed":
-            failures.append(f"collect failed: every source failed ({_some(errors)})")
+            failures.append(f"collect failed: every source failed ({_count(errors, 'source')})")
         elif not collect.headlines and not (
             config.sources.ddg or config.sources.feeds or collect.feeds
         ):
@@ -581,29 +580,37 @@ def judge_cycle(
                 "no [[sources.feeds]], nor feeds added with digest feeds)"
             )
         elif errors:
-            warnings.append(f"collect partial: {len(errors)} source(s) failed ({_some(errors)})")
+            warnings.append(f"collect partial: {_count(errors, 'source')} failed")
     if deepen is not None:
-        errors = [f"{e.source}: {e.error}" for e in deepen.errors]
+        pages = deepen.failed_pages
+        shortfalls = [f"{_count(pages, 'page')} failed"] if pages else []
+        shortfalls += [_gist(e) for e in deepen.errors if e not in pages]
         if deepen.status == "failed":
-            failures.append(f"deepen failed: no page could be read ({_some(errors)})")
-        elif errors:
-            warnings.append(f"deepen partial: {len(errors)} page(s) failed ({_some(errors)})")
+            failures.append(f"deepen failed: no page could be read ({'; '.join(shortfalls)})")
+        elif shortfalls:
+            warnings.append(f"deepen partial: {'; '.join(shortfalls)}")
     if publish is not None:
-        errors = [f"{e.source}: {e.error}" for e in publish.errors]
         c = publish.counts
         # This run's failures: messages still waiting from an earlier run are only partial.
         unsent = c.get("failed", 0) + c.get("retrying_now", c.get("retrying", 0))
         sent = c.get("sent", 0)
         no_archive = any(e.source == "archive" for e in publish.errors)
+        messages = [e for e in publish.errors if e.source not in ("archive", "translate")]
+        shortfalls = [f"{_count(messages, 'message')} not sent"] if messages else []
+        shortfalls += [_gist(e) for e in publish.errors if e.source in ("archive", "translate")]
         if unsent and not sent:
-            failures.append(f"publish failed: no email could be sent ({_some(errors)})")
+            failures.append(f"publish failed: no email could be sent ({'; '.join(shortfalls)})")
         elif no_archive and not sent:
-            failures.append(f"publish failed: no archive written, no email sent ({_some(errors)})")
-        elif errors:
-            warnings.append(f"publish partial: {_some(errors)}")
+            failures.append("publish failed: no archive written, no email sent")
+        elif shortfalls:
+            warnings.append(f"publish partial: {'; '.join(shortfalls)}")
     return failures, warnings
 
 
-def _some(errors: list[str], shown: int = 3) -> str:
-    more = len(errors) - shown
-    return "; ".join(errors[:shown]) + (f"; and {more} more" if more > 0 else "")
+def _count(things: list[Any], what: str) -> str:
+    return f"{len(things)} {what}{'' if len(things) == 1 else 's'}"
+
+
+def _gist(failure: Failure) -> str:
+    """A run-level failure in short: its source and the first clause of its error."""
+    return f"{failure.source}: {failure.error.split(': ', 1)[0]}"

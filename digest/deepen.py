@@ -60,6 +60,17 @@ class DeepenReport:
     similarity: str = "lexical"  # how stories were told apart: "embeddings" or "lexical"
     similarity_reason: str = ""  # why lexical: no [stories.embeddings], or the endpoint's error
 
+    @property
+    def failed_pages(self) -> list[Failure]:
+        """The pages that could not be read. The other errors are the run's own (the
+        embeddings endpoint, the LLM, its budget, a lost task): no page failed in them."""
+        return [e for e in self.errors if is_page(e)]
+
+
+def is_page(failure: Failure) -> bool:
+    """A failure of one page (named by its URL), not of the run."""
+    return failure.source.startswith(("http://", "https://"))
+
 
 async def summarize_text(
     app: App, *, url: str, title: str, text: str, source: str = "", article_id: int | None = None

@@ -57,7 +57,7 @@ class RemovedEdition:
 
 async def list_editions(app: App) -> list[ListedEdition]:
     """Every stored edition, newest first, with its messages per state in the ledger."""
-    store = await app.store()
+    store = await app.store(create=False)
     found = []
     for edition in await asyncio.to_thread(store.editions):
         counts = await asyncio.to_thread(store.ledger_counts, edition.day)
@@ -77,7 +77,7 @@ async def remove_edition(app: App, day: date) -> RemovedEdition:
     """Remove the edition of `day` from the store and the archive (see the module docstring).
     The day's publish run gives up its key: the daemon may publish the day again when it is
     due, though a reader its message already reached is not sent the day again."""
-    store = await app.store()
+    store = await app.store(create=False)
     sent = (await asyncio.to_thread(store.ledger_counts, day))["sent"]
     skipped = await asyncio.to_thread(
         store.remove_edition,

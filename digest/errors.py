@@ -75,8 +75,16 @@ class StoreError(DigestError):
     """The database could not be opened, migrated or written."""
 
 
+class NoDatabaseError(StoreError, LookupError):
+    """A command that only reads found no database where the config points: it makes none."""
+
+
 class RunExistsError(StoreError):
     """A run with this key was started before: that (job, period) is done or in progress."""
+
+
+class SubscriberExistsError(StoreError, ValueError):
+    """`subscribers add` of an address that is subscribed already (`subscribers set` changes it)."""
 
 
 class InvalidSubscriberError(StoreError, ValueError):
@@ -114,6 +122,10 @@ class SummarizeError(DigestError):
         super().__init__(message)
         self.prompt_tokens = prompt_tokens
         self.completion_tokens = completion_tokens
+
+
+class ListenError(DigestError, OSError):
+    """`digest serve` (or the daemon's server) cannot listen: the port is taken, say."""
 
 
 class DaemonLockLostError(DigestError):

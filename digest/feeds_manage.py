@@ -244,7 +244,7 @@ async def add_feed(
 
 async def list_feeds(app: App) -> list[ListedFeed]:
     """Every feed, from the config file and the database, with its health."""
-    store = await app.store()
+    store = await app.store(create=False)
     subscribed = await asyncio.to_thread(store.subscribed_feeds)
     states = await asyncio.to_thread(store.feed_states)
     return listing(app.config, subscribed, states)
@@ -255,7 +255,7 @@ async def remove_feed(app: App, url: str) -> SubscribedFeed:
     refused with where to remove it."""
     key = canonical_url(url)
     in_config = key in {_key(f.url) for f in app.config.sources.feeds}
-    store = await app.store()
+    store = await app.store(create=False)
     removed = await asyncio.to_thread(store.remove_subscribed_feed, url, forget_state=not in_config)
     if removed is not None:
         return removed

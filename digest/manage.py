@@ -14,10 +14,10 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from digest.app import App
 from digest.config import Config
 from digest.deliver.ledger import Delivery
-from digest.errors import DigestError, InvalidSubscriberError
+from digest.errors import DigestError, InvalidSubscriberError, SubscriberExistsError
 from digest.models import Subscriber
 from digest.preferences import PreferenceChanges
-from digest.store import SqlLedger, open_store
+from digest.store import SqlLedger, normalize_email, open_store
 
 
 def upgrade_database(config: Config) -> None:
@@ -33,9 +33,10 @@ async def add_subscriber(
     timezone: str | None,
     changes: PreferenceChanges | None = None,
 ) -> Subscriber:
-    """Subscribe `email` (or change an existing subscription): its categories (configured
-    ones; None: all) and time zone (default: the configuration's) as given, and `changes` to
-    its other preferences. Everything is checked before anything is written."""
+    """Subscribe `email`: its categories (configured ones; None: all) and time zone (default:
+    the configuration's) as given, and `changes` to its other preferences. Everything is
+    checked before anything is written. An address that is subscribed already is refused
+    (SubscriberExistsError, naming `subscribers set`) and keeps every preference it had."""
     from digest.preferences import apply_changes, defaults
 
     cats = tuple(app.config.check_category(c) for c in categories) if categories else None
@@ -44,14 +45,19 @@ async def add_subscriber(
         ZoneInfo(zone)
     except (ZoneInfoNotFoundError, ValueError):
         raise InvalidSubscriberError(f"unknown time zone {zone!r}") from None
-    store = await app.store()
-    current = await asyncio.to_thread(store.subscriber, email)
-    base = current.preferences if current else defaults(app.config)
-    base = replace(base, categories=cats, timezone=zone)
+    base = replace(defaults(app.config), categories=cats, timezone=zone)
     prefs = await asyncio.to_thread(apply_changes, base, changes or PreferenceChanges(), app.config)
-    sub = await asyncio.to_thread(
-        store.add_subscriber, email, categories=prefs.categories, timezone=prefs.timezone
-    )
+    store = await app.store()
+    try:
+        sub = await asyncio.to_thread(
+            store.add_subscriber, email, categories=prefs.categories, timezone=prefs.timezone
+        )
+    except SubscriberExistsError as err:
+        address = normalize_email(email)
+        raise SubscriberExistsError(
+            f"{err}, nothing changed: `digest subscribers set {address} --categories ... "
+            "--timezone ...` changes the preferences given and keeps the others"
+        ) from None
     if prefs == sub.preferences:
         return sub
     saved = await asyncio.to_thread(store.save_preferences, sub.email, prefs)
@@ -64,7 +70,7 @@ async def set_subscriber(app: App, email: str, changes: PreferenceChanges) -> Su
     they are; DigestError when nobody has that address."""
     from digest.preferences import apply_changes
 
-    store = await app.store()
+    store = await app.store(create=False)
     current = await asyncio.to_thread(store.subscriber, email)
     if current is None:
         raise DigestError(f"no subscriber {email!r} (add them with `digest subscribers add`)")
@@ -77,20 +83,20 @@ async def set_subscriber(app: App, email: str, changes: PreferenceChanges) -> Su
 
 async def subscribers(app: App) -> list[Subscriber]:
     """Every subscriber, by address."""
-    store = await app.store()
+    store = await app.store(create=False)
     return await asyncio.to_thread(store.subscribers)
 
 
 async def remove_subscriber(app: App, email: str) -> None:
     """Unsubscribe `email`; DigestError when it was not subscribed."""
-    store = await app.store()
+    store = await app.store(create=False)
     if not await asyncio.to_thread(store.remove_subscriber, email):
         raise DigestError(f"no subscriber {email!r}")
 
 
 async def deliveries(app: App) -> list[Delivery]:
     """The delivery ledger, newest edition first."""
-    store = await app.store()
+    store = await app.store(create=False)
     return await asyncio.to_thread(store.deliveries)
 
 
@@ -99,5 +105,5 @@ async def resend(app: App, day: date) -> list[Delivery]:
     next publish."""
     from digest.deliver.sender import resend as reopen
 
-    store = await app.store()
+    store = await app.store(create=False)
     return await reopen(SqlLedger(store), day, datetime.now(UTC))

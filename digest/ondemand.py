@@ -13,7 +13,7 @@ from datetime import datetime
 from digest.app import App
 from digest.clustering import stories
 from digest.collect import collect
-from digest.errors import InvalidQueryError, NoSourceError, SourceError
+from digest.errors import InvalidQueryError, NoDatabaseError, NoSourceError, SourceError
 from digest.feeds_manage import feeds_for
 from digest.fetch.guard import check_url
 from digest.models import Extract, Item, Page, SearchHit, StoryView
@@ -42,7 +42,7 @@ async def news(app: App, category: str, *, limit: int = 8, live: bool = False) -
 async def todays_stories(app: App, category: str | None = None) -> list[StoryView]:
     """Today's stories (of one category, or all), by category, best first."""
     cat = app.config.check_category(category) if category else None
-    store = await app.store()
+    store = await app.store(create=False)
     return await asyncio.to_thread(stories, store, cat, since=app.config.today_start())
 
 
@@ -64,10 +64,12 @@ async def search_archive(
     limit: int = 10,
     any_word: bool = False,
 ) -> list[SearchHit]:
-    """What the stored archive says about `text`: offline, best stories first."""
-    store = await app.store()
+    """What the stored archive says about `text`: offline, best stories first. A category
+    must be a configured one, as everywhere; a missing database is NoDatabaseError."""
+    cat = app.config.check_category(category) if category is not None else None
+    store = await app.store(create=False)
     return await asyncio.to_thread(
-        store.search, text, category=category, since=since, limit=limit, any_word=any_word
+        store.search, text, category=cat, since=since, limit=limit, any_word=any_word
     )
 
 
@@ -84,10 +86,10 @@ async def query_both(
         try:
             # A question, not a search: stories that share any of its words, best first.
             result.archive = await search_archive(app, text, limit=k, any_word=True)
-        except InvalidQueryError:
+        except (InvalidQueryError, NoDatabaseError):
             if not live:
                 raise
-            result.archive = []  # nothing the archive can search for; the web may still answer
+            result.archive = []  # nothing the archive can search (or no archive): the web may
 
     async def web() -> None:
         try:

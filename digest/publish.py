@@ -51,7 +51,7 @@ class PublishReport:
     run_id: int
     day: date
     status: str
-    edition_changed: bool
+    edition_state: str  # "new", "updated" or "unchanged"
     pages_written: int
     pages_unchanged: int
     counts: dict[str, int] = field(default_factory=dict)
@@ -205,14 +205,15 @@ async def build_edition(app: App, day: date, *, now: datetime | None = None) -> 
     )
 
 
-async def save_edition(app: App, edition: Edition) -> tuple[Edition, bool]:
-    """Store the edition; an unchanged rebuild keeps the stored one (and its timestamp)."""
+async def save_edition(app: App, edition: Edition) -> tuple[Edition, str]:
+    """Store the edition; an unchanged rebuild keeps the stored one (and its timestamp).
+    Returns the edition and what happened to it: "new", "updated" or "unchanged"."""
     store = await app.store()
     stored = await asyncio.to_thread(store.edition, edition.day)
     if stored is not None and replace(edition, generated_at=stored.generated_at) == stored:
-        return stored, False
-    await asyncio.to_thread(store.save_edition, edition)
-    return edition, True
+        return stored, "unchanged"
+    created, changed = await asyncio.to_thread(store.save_edition, edition)
+    return edition, "new" if created else "updated" if changed else "unchanged"
 
 
 def _unsubscribe_url(template: str, token: str) -> str:
@@ -376,9 +377,9 @@ async def publish(
     run_id = await asyncio.to_thread(store.start_run, "publish", run_key)
     counts: dict[str, int] = {}
     errors: list[Failure] = []
-    status, changed, archive = "failed", False, None
+    status, state, archive = "failed", "unchanged", None
     try:
-        edition, changed = await save_edition(app, await build_edition(app, day, now=now))
+        edition, state = await save_edition(app, await build_edition(app, day, now=now))
         counts["stories"] = sum(len(s.stories) for s in edition.sections)
         counts["headlines"] = sum(len(s.headlines) for s in edition.sections)
         try:
@@ -448,7 +449,7 @@ async def publish(
         run_id,
         day,
         status,
-        changed,
+        state,
         len(archive.written) if archive else 0,
         len(archive.unchanged) if archive else 0,
         counts,

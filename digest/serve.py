@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import hashlib
 import hmac
 import html
@@ -47,7 +48,7 @@ from multidict import MultiDictProxy
 
 from digest.app import App
 from digest.config import ServeConfig
-from digest.errors import DigestError
+from digest.errors import DigestError, ListenError
 from digest.models import Subscriber
 from digest.render.preferences import PREFERENCES_CSP
 
@@ -410,14 +411,31 @@ async def running(app: App, *, host: str, port: int) -> AsyncIterator[Path]:
     listener: asyncio.Server | None = None
     try:
         loop = asyncio.get_running_loop()
-        listener = await loop.create_server(
-            partial(guard.connection, runner.server), host, port, reuse_address=True
-        )
+        try:
+            listener = await loop.create_server(
+                partial(guard.connection, runner.server), host, port, reuse_address=True
+            )
+        except OSError as err:
+            raise ListenError(f"cannot listen on {host}:{port}: {why_not_listening(err)}") from err
         yield archive_dir
     finally:
         if listener is not None:
             listener.close()
         await runner.cleanup()
+
+
+def why_not_listening(err: OSError) -> str:
+    """Why a server cannot listen, in words; a port in use is by far the usual reason."""
+    if err.errno == errno.EADDRINUSE:
+        return (
+            "the address is in use (another digest serve or daemon?): choose another with "
+            "--port or serve.port"
+        )
+    if err.errno == errno.EADDRNOTAVAIL:
+        return "that address is not one of this machine's"
+    if err.errno == errno.EACCES:
+        return "permission denied (ports below 1024 need privileges)"
+    return err.strerror or str(err)
 
 
 async def serve(app: App, *, host: str, port: int, ready: asyncio.Event | None = None) -> None:

@@ -184,7 +184,7 @@ def failed_deliveries(store: Store, limit: int = FAILED_DELIVERIES_SHOWN) -> lis
 
 
 async def status(app: App) -> Status:
-    store = await app.store()
+    store = await app.store(create=False)
     now = datetime.now(UTC)
     sched = app.config.schedule
     llm = app.config.llm

@@ -211,7 +211,7 @@ def test_loopback_is_blocked_by_default(tmp_path, threaded_news_web):
 def test_unreachable_search_is_one_clear_line(workdir, tmp_path):
     offline = write_script(tmp_path / "offline.json", fail="offline")
     result = run_cli("query", "anything", cwd=workdir, ddgs_script=offline)
-    assert_one_line_error(result, "cannot reach DuckDuckGo")
+    assert_one_line_error(result, "web search for 'anything' (ddgs: ", "DNS lookup failed")
 
 
 def test_a_category_of_many_slow_pages_gets_every_lede_one_batch_at_a_time(tmp_path):
@@ -245,7 +245,7 @@ def test_collect_with_every_source_down_fails_but_records_the_run(tmp_path):
     offline = write_script(tmp_path / "offline.json", fail="offline")
     result = run_cli("collect", cwd=tmp_path, ddgs_script=offline)
     assert result.code == 1
-    assert "cannot reach DuckDuckGo" in result.stdout
+    assert "news search for 'technology' (ddgs: " in result.stdout
     assert "nothing collected" in result.stderr
     status = rows(tmp_path / "digest.db", "select status from runs")
     assert status == [("failed",)]
@@ -316,9 +316,9 @@ def test_query_keeps_the_archive_answer_when_the_live_search_fails(collected, tm
     result = run_cli("query", "chip plant water", cwd=collected, ddgs_script=offline)
     assert result.code == 0, result.stderr
     assert ARTICLES[0].title in result.stdout
-    assert "live search failed" in result.stdout and "cannot reach DuckDuckGo" in result.stdout
+    assert "live search failed" in result.stdout and "DNS lookup failed" in result.stdout
     nothing = run_cli("query", "zebra crossing", cwd=collected, ddgs_script=offline)
-    assert_one_line_error(nothing, "cannot reach DuckDuckGo")
+    assert_one_line_error(nothing, "web search for 'zebra crossing' (ddgs: ", "DNS lookup failed")
 
 
 def test_titles_that_look_like_terminal_markup_are_printed_as_they_are(workdir, tmp_path):

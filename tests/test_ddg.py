@@ -3,20 +3,28 @@
 from __future__ import annotations
 
 import asyncio
+import socket
 import threading
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
+from urllib.parse import urlsplit
 
 import primp
 import pytest
+from ddgs import DDGS
+from ddgs.engines import ENGINES
 from ddgs.exceptions import DDGSException, RatelimitException, TimeoutException
 
 from digest.config import SourcesConfig
 from digest.errors import ConfigError, InvalidQueryError, NetworkUnreachableError, SourceError
 from digest.sources.ddg import DuckDuckGo, parse_published
 from tests.fake_ddgs import ddgs_no_network_error
+
+# How a failure names what ddgs tried for news: its engines for news (ddgs 9.16: bing,
+# duckduckgo, yahoo), any of which may be the one whose error is re-raised.
+NEWS = "ddgs: " + ", ".join(sorted(ENGINES["news"]))
 
 Behaviour = list[dict[str, Any]] | BaseException | Callable[[], list[dict[str, Any]]]
 
@@ -231,7 +239,7 @@ async def test_always_rate_limited_gives_up_naming_the_source_after_all_attempts
     with pytest.raises(SourceError) as info:
         await source(fake, sleeps, ddg_retries=2).news("finance")
 
-    assert str(info.value) == "DuckDuckGo news for 'finance': rate limited after 3 attempts"
+    assert str(info.value) == f"news search for 'finance' ({NEWS}): rate limited after 3 attempts"
     assert len(fake.calls) == 3
     assert len(sleeps.delays) == 2
 
@@ -275,7 +283,7 @@ async def test_a_hung_call_fails_quickly_once_ddg_timeout_passes() -> None:
 
     assert elapsed < 2
     assert str(info.value) == (
-        "DuckDuckGo news for 'finance': no answer within 0.1 s after 2 attempts"
+        f"news search for 'finance' ({NEWS}): no answer within 0.1 s after 2 attempts"
     )
 
 
@@ -285,8 +293,10 @@ async def test_no_network_raises_network_unreachable_at_once() -> None:
     with pytest.raises(NetworkUnreachableError) as info:
         await source(fake, sleeps).news("finance")
 
-    assert str(info.value).startswith("cannot reach DuckDuckGo: DNS lookup failed")
-    assert "duckduckgo.com" in str(info.value)
+    assert str(info.value) == (
+        f"news search for 'finance' ({NEWS}) failed: DNS lookup failed for duckduckgo.com (is "
+        "this machine offline?)"
+    )
     assert "\n" not in str(info.value)
     assert len(fake.calls) == 1
     assert sleeps.delays == []
@@ -300,6 +310,42 @@ async def test_refused_connection_is_network_unreachable_too() -> None:
         await source(FakeDDGS(DDGSException(inner))).search("anything")
 
 
+def closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.mark.parametrize(("kind", "search"), [("news", "news"), ("text", "search")])
+async def test_a_failure_of_real_ddgs_names_its_backends_and_the_host_it_could_not_reach(
+    kind: str, search: str
+) -> None:
+    # The real DDGS, every engine's request sent to a closed port on loopback (as a proxy):
+    # ddgs tries each engine of the kind, then re-raises the last engine's error.
+    proxy = f"http://127.0.0.1:{closed_port()}"
+    adapter = DuckDuckGo(
+        SourcesConfig(categories=["finance"], ddg_retries=0),
+        ddgs_factory=lambda: DDGS(proxy=proxy, timeout=5),  # type: ignore[arg-type]
+    )
+    with pytest.raises(NetworkUnreachableError) as info:
+        await getattr(adapter, search)("finance")
+
+    message = str(info.value)
+    backends = ", ".join(sorted(ENGINES[kind]))
+    assert message.startswith(f"{'news' if kind == 'news' else 'web'} search for 'finance' ")
+    assert f"(ddgs: {backends}) failed: connection failed for " in message
+    # The host named is one of the engines' own, and the message does not say DuckDuckGo's
+    # unless it is.
+    host = message.split("connection failed for ", 1)[1].split(" ", 1)[0]
+    sites = {_site(urlsplit(e.search_url).hostname or "") for e in ENGINES[kind].values()}
+    assert _site(host) in sites, host
+    assert "DuckDuckGo" not in message
+
+
+def _site(host: str) -> str:
+    return ".".join(host.split(".")[-2:])
+
+
 async def test_no_results_from_ddgs_is_an_empty_list_not_an_error() -> None:
     fake = FakeDDGS(DDGSException("No results found."))
     assert await source(fake).news("finance") == []
@@ -310,7 +356,7 @@ async def test_other_ddgs_errors_fail_with_one_line_naming_the_source() -> None:
     with pytest.raises(SourceError) as info:
         await source(fake).news("finance")
     assert str(info.value) == (
-        "DuckDuckGo news for 'finance' failed: JSONDecodeError: Expecting value line 1"
+        f"news search for 'finance' ({NEWS}) failed: JSONDecodeError: Expecting value line 1"
     )
     assert not isinstance(info.value, NetworkUnreachableError)
 

@@ -13,6 +13,7 @@ from sqlalchemy import func, select, text
 
 from digest.deliver import ledger
 from digest.deliver.ledger import Delivery
+from digest.errors import SubscriberExistsError
 from digest.models import Preferences, channel_key
 from digest.store import Store, make_engine, open_store, upgrade
 from digest.store.engine import alembic_config
@@ -74,16 +75,18 @@ def test_saving_again_replaces_the_channels_in_their_new_order(store: Store) -> 
     assert count(store, channels) == 1
 
 
-def test_adding_an_existing_address_keeps_its_preferences_and_channels(store: Store) -> None:
-    first = store.add_subscriber("a@x.org", categories=None, timezone="UTC")
-    store.save_preferences(
-        "a@x.org", Preferences(timezone="UTC", include=("fed",), channels=(HOOK,))
+def test_adding_an_existing_address_keeps_every_preference_and_channel(store: Store) -> None:
+    store.add_subscriber("a@x.org", categories=None, timezone="UTC")
+    saved = store.save_preferences(
+        "a@x.org",
+        Preferences(
+            categories=("world",), timezone="Asia/Tokyo", include=("fed",), channels=(HOOK,)
+        ),
     )
-    again = store.add_subscriber("a@x.org", categories=("world",), timezone="Asia/Tokyo")
+    with pytest.raises(SubscriberExistsError):
+        store.add_subscriber("a@x.org", categories=None, timezone="UTC")
 
-    assert again.token == first.token
-    assert (again.categories, again.timezone) == (("world",), "Asia/Tokyo")
-    assert again.include == ("fed",) and [c.url for c in again.channels] == [HOOK]
+    assert store.subscribers() == [saved]
 
 
 def test_new_subscribers_have_the_defaults(store: Store) -> None:

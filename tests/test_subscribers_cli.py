@@ -88,16 +88,23 @@ def test_set_changes_only_what_it_is_given(workdir: Path) -> None:
     assert [c["url"] for c in sub["channels"]] == [NTFY] and sub["email_digest"] is True
 
 
-def test_adding_again_keeps_the_preferences_not_given(workdir: Path) -> None:
-    run_cli(
-        "subscribers", "add", "r@example.org", "--include", "fed", "--channel", HOOK, cwd=workdir
-    )
-    assert (
-        run_cli("subscribers", "add", "r@example.org", "--timezone", "Asia/Tokyo", cwd=workdir).code
-        == 0
-    )
-    (sub,) = listed(workdir)
-    assert (sub["timezone"], sub["include"], len(sub["channels"])) == ("Asia/Tokyo", ["fed"], 1)
+def test_adding_an_existing_subscriber_is_refused_pointing_to_set(workdir: Path) -> None:
+    first = run_cli(
+        "subscribers", "add", "r@example.org", "--categories", "world", "--timezone", "Asia/Tokyo",
+        "--include", "fed", "--channel", HOOK, cwd=workdir,
+    )  # fmt: skip
+    assert first.code == 0, first.stderr
+    before = listed(workdir)
+
+    again = run_cli("subscribers", "add", "R@example.org", cwd=workdir)
+
+    assert again.code == 1
+    (line,) = again.stderr.splitlines()
+    assert line.startswith("digest: error: r@example.org is subscribed already, nothing changed")
+    assert "`digest subscribers set r@example.org --categories ..." in line
+    # Their categories and time zone are not reset to the defaults, nor anything else.
+    assert listed(workdir) == before
+    assert (before[0]["categories"], before[0]["timezone"]) == (["world"], "Asia/Tokyo")
 
 
 @pytest.mark.parametrize(
@@ -115,6 +122,7 @@ def test_adding_again_keeps_the_preferences_not_given(workdir: Path) -> None:
 def test_a_bad_preference_is_one_line_and_nothing_is_written(
     workdir: Path, args: list[str], message: str
 ) -> None:
+    assert run_cli("db", "upgrade", cwd=workdir).code == 0
     result = run_cli("subscribers", "add", "r@example.org", *args, cwd=workdir)
     assert result.code != 0
     assert message in result.stderr and "Traceback" not in result.stderr
@@ -122,6 +130,7 @@ def test_a_bad_preference_is_one_line_and_nothing_is_written(
 
 
 def test_set_of_an_unknown_subscriber_says_so(workdir: Path) -> None:
+    assert run_cli("db", "upgrade", cwd=workdir).code == 0
     result = run_cli("subscribers", "set", "nobody@example.org", "--send-at", "07:00", cwd=workdir)
     assert result.code == 1
     assert result.stderr.strip() == (

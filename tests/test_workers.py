@@ -277,6 +277,7 @@ def test_status_shows_the_queue_and_a_worker_refuses_a_queue_that_is_off(tmp_pat
     off = run_cli("worker", cwd=tmp_path)
     assert off.code == 1
     assert "set [queue] enabled = true" in off.stderr
+    assert run_cli("db", "upgrade", cwd=tmp_path).code == 0  # status reads; it makes no tables
     assert json.loads(run_cli("status", "--json", cwd=tmp_path).stdout)["queue"] == {
         "enabled": False
     }

@@ -93,7 +93,7 @@ class DuckDuckGo:
         if not query:
             raise InvalidQueryError(f"the search query for category {category!r} is empty")
         rows = await self._call(
-            f"DuckDuckGo news for {category!r}",
+            f"news search for {category!r}",
             "news",
             query,
             region=self._config.region,
@@ -113,7 +113,7 @@ class DuckDuckGo:
         if not query:
             raise InvalidQueryError("the search query is empty")
         rows = await self._call(
-            f"DuckDuckGo search for {_clip(query, 60)!r}",
+            f"web search for {_clip(query, 60)!r}",
             "text",
             query,
             region=self._config.region,
@@ -122,7 +122,8 @@ class DuckDuckGo:
         )
         return _take((_text_headline(row) for row in rows), k)
 
-    async def _call(self, what: str, method: str, query: str, **kwargs: Any) -> list[Any]:
+    async def _call(self, search: str, method: str, query: str, **kwargs: Any) -> list[Any]:
+        what = f"{search} ({ddgs_backends(method)})"
         cfg = self._config
         attempts = cfg.ddg_retries + 1
         reason = ""
@@ -160,9 +161,20 @@ class DuckDuckGo:
             if "Could not extract vqd" in message:
                 raise _Retryable("rate limited") from None
             if unreachable := _unreachable_reason(err):
-                raise NetworkUnreachableError(f"cannot reach DuckDuckGo: {unreachable}") from err
+                raise NetworkUnreachableError(f"{what} failed: {unreachable}") from err
             raise SourceError(f"{what} failed: {_clip(message, 200)}") from err
         return list(rows or [])
+
+
+def ddgs_backends(method: str) -> str:
+    """Who a search of ddgs goes to, as its failures name them: "ddgs: bing, duckduckgo,
+    yahoo" for news in ddgs 9.16. ddgs's backend "auto" tries every engine of its registry
+    for the kind of search (in random order, re-raising the last error), so the host in an
+    error may be any of them: not DuckDuckGo's, as the name of this module would suggest."""
+    from ddgs.engines import ENGINES  # importing it loads every engine (and lxml): when used
+
+    engines = sorted(ENGINES.get(method, {}))
+    return f"ddgs: {', '.join(engines)}" if engines else "ddgs"
 
 
 def _check_limit(name: str, value: int) -> None:

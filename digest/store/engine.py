@@ -21,7 +21,7 @@ from sqlalchemy import Connection, Engine, create_engine, event, text
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 
-from digest.errors import StoreError
+from digest.errors import NoDatabaseError, StoreError
 
 SQLITE_BUSY_TIMEOUT_MS = 10_000
 POSTGRES_CONNECT_TIMEOUT_S = 10
@@ -53,13 +53,36 @@ def make_engine(url: str) -> Engine:
     return engine
 
 
+def require_database(url: str) -> None:
+    """NoDatabaseError when `url` names a SQLite file that does not exist: checked before the
+    first connection, which would create it (and its folder). A server's database is checked
+    by `upgrade(engine, create=False)` instead."""
+    parsed = _parse(url)
+    if parsed.get_backend_name() != "sqlite":
+        return
+    path = sqlite_file(parsed)
+    if path is not None and not path.exists():
+        raise NoDatabaseError(f"no database at {path}")
+
+
+def sqlite_file(url: URL) -> Path | None:
+    """The file of a SQLite URL (plain path or `file:` URI); None for an in-memory one."""
+    database = url.database or ""
+    if database in ("", ":memory:") or "mode=memory" in database:
+        return None
+    if database.startswith("file:"):
+        database = database.removeprefix("file:").split("?", 1)[0]
+    return Path(database).absolute()
+
+
 def backend(url: str) -> str:
     """The backend of a database URL, "sqlite" or "postgresql"; StoreError for any other."""
     return _parse(url).get_backend_name()
 
 
-def upgrade(engine: Engine) -> None:
+def upgrade(engine: Engine, *, create: bool = True) -> None:
     """Bring the schema to the newest revision; a no-op (one read) when it is there already.
+    With `create` False, a database without digest's schema is NoDatabaseError, left as it is.
 
     The whole upgrade runs in one transaction (both backends have transactional DDL) holding the
     write lock (SQLite) or an advisory lock (PostgreSQL): a daemon and a CLI that start together
@@ -72,6 +95,8 @@ def upgrade(engine: Engine) -> None:
             current = MigrationContext.configure(conn).get_current_revision()
         if current == head:
             return
+        if current is None and not create:
+            raise NoDatabaseError(f"database {_shown(engine.url)} holds no digest tables yet")
         if current is not None and not _known(script, current):
             raise StoreError(
                 f"database {_shown(engine.url)} has schema revision {current!r}, newer than this "

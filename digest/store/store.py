@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from digest.store.articles import ArticlesMixin
 from digest.store.editions import EditionsMixin
-from digest.store.engine import make_engine, upgrade
+from digest.store.engine import make_engine, require_database, upgrade
 from digest.store.feeds import FeedsMixin
 from digest.store.health import HealthMixin
 from digest.store.ledger import LedgerMixin
@@ -46,11 +46,17 @@ class Store(
     secrets and translations of stories in one SQLite or PostgreSQL database. See `open_store`."""
 
 
-def open_store(url: str) -> Store:
-    """Open (creating or upgrading as needed) the database at `url`: what every command calls."""
+def open_store(url: str, *, create: bool = True) -> Store:
+    """Open (creating or upgrading as needed) the database at `url`: what every command calls.
+
+    With `create` False (commands that only read), a database that does not exist, or has no
+    digest tables, is NoDatabaseError and nothing is made: a command run in the wrong folder
+    must not leave an empty database there."""
+    if not create:
+        require_database(url)
     engine = make_engine(url)
     try:
-        upgrade(engine)
+        upgrade(engine, create=create)
     except BaseException:
         engine.dispose()
         raise

@@ -12,7 +12,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from sqlalchemy import Connection, select
 
-from digest.errors import AddressError, InvalidSubscriberError
+from digest.errors import AddressError, InvalidSubscriberError, SubscriberExistsError
 from digest.models import Channel, Preferences, Subscriber, channel_key
 from digest.store.base import CHUNK, StoreBase, insert, now
 from digest.store.schema import channels, subscribers
@@ -26,9 +26,9 @@ class SubscribersMixin(StoreBase):
     ) -> Subscriber:
         """Subscribe `email` (lower-cased) to `categories` (None or empty: all of them).
 
-        Adding an address that is subscribed already changes its categories and time zone and
-        keeps its token (unsubscribe links already sent keep working). Raises
-        InvalidSubscriberError for a malformed address or an unknown time zone.
+        An address that is subscribed already is SubscriberExistsError and is left as it was
+        (its preferences change with `save_preferences`). Raises InvalidSubscriberError for a
+        malformed address or an unknown time zone.
         """
         address = normalize_email(email)
         zone = _check_timezone(timezone)
@@ -42,12 +42,11 @@ class SubscribersMixin(StoreBase):
         }
         with self._write() as conn:
             stmt = insert(conn, subscribers).values(values)
-            stmt = stmt.on_conflict_do_update(
-                index_elements=["email"],
-                set_={"categories": stmt.excluded.categories, "timezone": stmt.excluded.timezone},
-            )
-            row = conn.execute(stmt.returning(*subscribers.c)).mappings().one()
-            return _subscriber(row, _channels_of(conn, [row["id"]]).get(row["id"], ()))
+            stmt = stmt.on_conflict_do_nothing(index_elements=["email"])
+            row = conn.execute(stmt.returning(*subscribers.c)).mappings().first()
+            if row is None:
+                raise SubscriberExistsError(f"{address} is subscribed already")
+            return _subscriber(row, ())
 
     def save_preferences(self, email: str, prefs: Preferences) -> Subscriber | None:
         """Write every preference of the subscriber `email` (as typed or normalized), channels
