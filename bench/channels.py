@@ -2,14 +2,15 @@
 
 Run from the repository root:
 
-    .venv/bin/python bench/channels.py [--slow 10] [--normal 40] [--delay 9.5]
+    .venv/bin/python bench/channels.py [--slow 10] [--normal 40] [--delay 9.5] [--baseline REF]
 
 `--slow` subscribers added a json:// webhook on the preferences page that points at a server
 answering after `--delay` seconds (under the 10 s channel timeout); `--normal` others point at
 a server that answers at once (another port: another host to `deliver`). One `deliver` over the
 in-memory ledger sends them all through Apprise, as `digest publish` does, and the wall time is
-printed with what was sent and deferred; then the same on main's code (`git archive main` into a
-temporary folder, run in a child process), the baseline. The review measured 3.5 s → 98 s.
+printed with what was sent and deferred; then the same on the code of `--baseline` (default
+407e74a, the last commit before channels were sent in lanes: `git archive` into a temporary
+folder, run in a child process). The review measured 3.5 s → 98 s.
 """
 
 from __future__ import annotations
@@ -112,11 +113,17 @@ async def measure(slow: int, normal: int, delay: float) -> dict[str, float]:
     }
 
 
+# The last commit before this checkout's lanes and slow-server deferral (issue 27).
+BASELINE = "407e74a"
+
+
 def baseline(args: argparse.Namespace) -> dict[str, float] | None:
-    """The same measurement on main's code, in a child process."""
+    """The same measurement on the baseline's code, in a child process."""
     with tempfile.TemporaryDirectory() as tmp:
         archive = subprocess.run(
-            ["git", "-C", str(ROOT), "archive", "main", "digest"], capture_output=True, check=False
+            ["git", "-C", str(ROOT), "archive", args.baseline, "digest"],
+            capture_output=True,
+            check=False,
         )
         if archive.returncode != 0:
             return None
@@ -141,7 +148,8 @@ def main() -> None:
     parser.add_argument("--slow", type=int, default=10)
     parser.add_argument("--normal", type=int, default=40)
     parser.add_argument("--delay", type=float, default=9.5)
-    parser.add_argument("--json", action="store_true", help="print one JSON line (for main's run)")
+    parser.add_argument("--json", action="store_true", help="one JSON line (the baseline run)")
+    parser.add_argument("--baseline", default=BASELINE, help="git ref measured as the baseline")
     args = parser.parse_args()
     found = asyncio.run(measure(args.slow, args.normal, args.delay))
     if args.json:
@@ -150,7 +158,7 @@ def main() -> None:
     print(f"{args.slow} webhooks answering after {args.delay:g} s, {args.normal} answering at once")
     print(f"  this checkout: {found}")
     before = baseline(args)
-    print(f"  main:          {before}" if before else "  main: could not be measured")
+    print(f"  {args.baseline}: {before}" if before else "  baseline: could not be measured")
     if before:
         print(f"  wall time: {before['wall_s']} s -> {found['wall_s']} s")
 

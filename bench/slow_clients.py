@@ -1,7 +1,7 @@
 """Slow senders against new readers: does `digest serve` still answer while many connections
 trickle a form at it?
 
-    .venv/bin/python -m bench.slow_clients [--baseline main] [--senders 100] [--readers 40]
+    .venv/bin/python -m bench.slow_clients [--baseline 407e74a] [--senders 100] [--readers 40]
                                            [--window 20] [--drip 1.0]
 
 For this checkout and, as the baseline in the same run, the source of `--baseline` (a git ref,
@@ -220,7 +220,11 @@ async def run(args: argparse.Namespace) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--baseline", default="main", help="git ref measured as the baseline")
+    parser.add_argument(
+        "--baseline",
+        default="407e74a",
+        help="git ref of the baseline (before body_timeout)",
+    )
     parser.add_argument("--senders", type=int, default=100)
     parser.add_argument("--readers", type=int, default=40)
     parser.add_argument("--window", type=float, default=20.0, help="seconds")
