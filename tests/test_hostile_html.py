@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 from selectolax.lexbor import LexborHTMLParser
 
@@ -97,6 +97,8 @@ _tokens = st.one_of(
 
 
 @given(st.lists(_tokens, max_size=60), st.integers(min_value=0, max_value=600))
+@example(tokens=["<table>", "<td>"], nesting=127)  # the <tbody> and <tr> it implies count
+@example(tokens=["<table>", "</div>", "<td>"], nesting=127)  # </div> cannot close a table
 def test_bound_keeps_every_character_of_text_and_caps_depth(tokens, nesting):
     html = "<div>" * nesting + "".join(tokens)
     bounded = bound_html(html)

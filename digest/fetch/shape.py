@@ -77,6 +77,14 @@ _IMPLIED_PARENTS: dict[str, dict[str, tuple[str, ...]]] = {
     "th": {"table": ("tbody", "tr"), "tbody": ("tr",), "thead": ("tr",), "tfoot": ("tr",)},
 }
 _FOREIGN = ("svg", "math")
+# The elements an end tag cannot close past (the HTML standard's "has an element in scope").
+_SCOPE = frozenset("applet caption html table td th marquee object template".split())
+_TABLE_SCOPE = frozenset(("html", "table", "template"))
+_SCOPE_BOUNDARIES = {
+    "li": _SCOPE | {"ol", "ul"},
+    "p": _SCOPE | {"button"},
+    **dict.fromkeys(("table", "tbody", "thead", "tfoot", "tr", "td", "th"), _TABLE_SCOPE),
+}
 
 # One token: a comment, a doctype / processing instruction, or a start or end tag with its
 # attributes (possessive quantifiers and an atomic group: no backtracking on hostile input).
@@ -108,7 +116,12 @@ def bound_html(html: str) -> str:
         name = name.lower()
         if token.group(1):  # an end tag
             if name in stack:
-                del stack[len(stack) - 1 - stack[::-1].index(name) :]
+                # It closes its element only when no scope boundary (a table, a cell...) sits
+                # above it: the tree builder ignores `<table></div>` and keeps the table open.
+                opened = len(stack) - 1 - stack[::-1].index(name)
+                if not _SCOPE_BOUNDARIES.get(name, _SCOPE).isdisjoint(stack[opened + 1 :]):
+                    continue
+                del stack[opened:]
                 if foreign and name in _FOREIGN:
                     foreign -= 1
             continue
@@ -139,6 +152,11 @@ def bound_html(html: str) -> str:
             del stack[len(stack) - 1 - stack[::-1].index("p") :]
         if stack and name in _IMPLIED_PARENTS:  # a table's rows sit in an implied <tbody>
             implied = _IMPLIED_PARENTS[name].get(stack[-1], ())
+            if len(stack) + len(implied) >= MAX_DEPTH and implied:
+                # The elements the tree builder would insert around it open too deep as well
+                # (closing one would only make it insert them again): the tag is left out.
+                edits.append((start, pos, ""))
+                continue
             stack.extend(implied)
         if len(stack) >= MAX_DEPTH:
             # As Chromium does: the element becomes a sibling of the deepest one, not its child.
