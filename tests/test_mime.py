@@ -57,6 +57,7 @@ def test_a_reader_gets_the_same_text_and_html_as_the_email_package_writes(
 
 
 @given(texts, texts)
+@example("", "00000\x1f\x1f\x08\x80\x80\x80\x80\x80\x80\U00010000\U00010000\t")  # "=09" at 77
 def test_every_line_of_the_message_keeps_the_76_characters_of_quoted_printable(
     text: str, html: str
 ) -> None:

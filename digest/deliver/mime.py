@@ -125,7 +125,26 @@ def _body(data: bytes) -> bytes:
 
 def _encode(data: bytes | str) -> str:
     raw = data.encode("utf-8") if isinstance(data, str) else data
-    return binascii.b2a_qp(raw, istext=True).decode("ascii")
+    encoded = binascii.b2a_qp(raw, istext=True).decode("ascii")
+    # b2a_qp does not count the escape of a line's trailing space or tab ("=09") against the
+    # 76 characters: such a line can come out at 77 or 78.
+    return _short_lines(encoded) if _LONG_LINE.search(encoded) else encoded
+
+
+_LONG_LINE = re.compile(r"[^\n]{77}")
+
+
+def _short_lines(encoded: str) -> str:
+    """`encoded` with every line over 76 characters broken by soft line breaks, never inside
+    an =XX escape."""
+    lines: list[str] = []
+    for line in encoded.split("\n"):
+        while len(line) > 76:
+            cut = 75 - (1 if line[74] == "=" else 2 if line[73] == "=" else 0)
+            lines.append(f"{line[:cut]}=")
+            line = line[cut:]
+        lines.append(line)
+    return "\n".join(lines)
 
 
 def _fits(encoded: str) -> str:
