@@ -21,6 +21,14 @@ Run from the repository root:
 Figures are medians over the repeats. The news web runs in a thread of this process; the CLI
 commands run as subprocesses, so their CPU is measured apart from it. `--only claims` runs (d)
 alone.
+
+`--only opml` measures OPML nesting instead (no news web):
+(o1) `parse_opml` of folders nested 10,000 to 300,000 deep (a feed at the bottom), CPU seconds
+    and growth of peak memory in a child process, beside the old reader (a tree, then a walk
+    that copied every folder path) timed the same way and stopped after 60 s;
+(o2) files at the nesting limit, repeated to 1-8 MB: the time of files that are read grows
+    with their size;
+(o3) `digest feeds import` of the 300,000-level file (9.6 MB): wall, CPU and peak memory.
 """
 
 from __future__ import annotations
@@ -48,6 +56,7 @@ from digest.config import FetchConfig  # noqa: E402
 from digest.fetch.client import HttpClient  # noqa: E402
 from digest.fetch.fast import FastExtractor  # noqa: E402
 from digest.fetch.parsers import ParserPool  # noqa: E402
+from digest.sources.opml import MAX_OPML_NESTING  # noqa: E402
 from digest.summarize import claims  # noqa: E402
 from digest.summarize.text import split_sentences  # noqa: E402
 from tests.conftest import serve_in_thread  # noqa: E402
@@ -199,7 +208,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--skip-baseline", action="store_true")
-    parser.add_argument("--only", help="run one section: claims")
+    parser.add_argument("--only", help="run one section: claims or opml")
     parser.add_argument("--baseline-ref", default="main", help="git ref of the claim baseline")
     parser.add_argument("--claims-limit", type=float, default=120.0)
     args = parser.parse_args()
@@ -208,6 +217,9 @@ def main() -> None:
     )
     if args.only == "claims":
         run_claims()
+        return
+    if args.only == "opml":
+        opml_section(args.repeat, baseline=not args.skip_baseline)
         return
 
     for web in serve_in_thread(NewsWeb()):
@@ -270,6 +282,132 @@ def main() -> None:
         )
     print()
     run_claims()
+
+
+# --- OPML nesting ------------------------------------------------------------------------------
+
+OPML_DEPTHS = (10_000, 30_000, 100_000, 300_000)
+
+
+def nested_opml(depth: int, copies: int = 1) -> bytes:
+    """`copies` trees of `depth` folders, one in the other, each with a feed at the bottom."""
+    tree = (
+        b'<outline text="world">' * depth
+        + b'<outline text="deep" xmlUrl="https://deep.example/rss"/>'
+        + b"</outline>" * depth
+    )
+    return (
+        b"<opml version='2.0'><head><title>t</title></head><body>"
+        + tree * copies
+        + b"</body></opml>"
+    )
+
+
+def _old_parse_opml(data: bytes) -> int:
+    """The reader before the stream: a whole tree, then a walk that copied the folder path of
+    every level (as digest.sources.opml did)."""
+    import defusedxml.ElementTree as SafeET
+
+    root = SafeET.fromstring(data, forbid_dtd=False, forbid_entities=True, forbid_external=True)
+    body = next(c for c in root if c.tag == "body")
+    stack = [(child, ()) for child in reversed(list(body))]
+    found = 0
+    while stack:
+        element, folders = stack.pop()
+        if element.get("xmlUrl"):
+            found += 1
+            continue
+        inner = (*folders, element.get("text") or "")
+        stack.extend((child, inner) for child in reversed(list(element)))
+    return found
+
+
+def _new_parse_opml(data: bytes) -> int:
+    from digest.errors import OpmlError
+    from digest.sources.opml import parse_opml
+
+    try:
+        return len(parse_opml(data).feeds)
+    except OpmlError:
+        return -1  # refused (too deep)
+
+
+def _timed_parse(which: str, depth: int, copies: int, out: mp.connection.Connection) -> None:
+    data = nested_opml(depth, copies)
+    parse = _old_parse_opml if which == "old" else _new_parse_opml
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    started = time.process_time()
+    found = parse(data)
+    cpu = time.process_time() - started
+    out.send((cpu, (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024, found))
+
+
+def timed_parse(which: str, depth: int, copies: int = 1) -> tuple[float, float, int] | None:
+    """CPU seconds, MB the peak memory of the process grew by, and feeds found (-1: refused)
+    when `which` reader ("old" or "new") reads the file, in a child of its own; None when it
+    ran over 60 s."""
+    ctx = mp.get_context("spawn")
+    parent, child = ctx.Pipe()
+    proc = ctx.Process(target=_timed_parse, args=(which, depth, copies, child), daemon=True)
+    proc.start()
+    try:
+        return parent.recv() if parent.poll(BASELINE_LIMIT) else None
+    finally:
+        proc.kill()
+        proc.join()
+
+
+def _shown_parse(result: tuple[float, float, int] | None) -> str:
+    if result is None:
+        return f"> {BASELINE_LIMIT:.0f} s"
+    cpu, peak, found = result
+    what = "refused" if found < 0 else f"{found} feed(s)"
+    return f"{cpu:6.2f} s +{peak:4.0f} MB {what}"
+
+
+def opml_section(repeat: int, *, baseline: bool) -> None:
+    # First: the peak memory of waited-for children is a maximum over all of them so far.
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        (work / "digest.toml").write_text('[sources]\ncategories = ["world"]\nddg = false\n')
+        (work / "deep.opml").write_bytes(nested_opml(OPML_DEPTHS[-1]))
+        imports = [cli(["feeds", "import", "deep.opml"], work) for _ in range(repeat)]
+        import_peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+
+    print(
+        "(o1) parse_opml of folders nested N deep, CPU and growth of peak memory in a child, "
+        f"best of {repeat}"
+    )
+    print(f"  {'levels':>8} {'size':>7}   {'ours':<30} {'old reader':<30}")
+    for depth in OPML_DEPTHS:
+        size = len(nested_opml(depth)) / 1e6
+        runs = [r for r in (timed_parse("new", depth) for _ in range(repeat)) if r]
+        ours = _shown_parse(min(runs, key=lambda r: r[0]) if runs else None)
+        old = _shown_parse(timed_parse("old", depth)) if baseline else "skipped"
+        print(f"  {depth:>8,} {size:5.1f} MB   {ours:<30} {old:<30}")
+
+    print(
+        f"\n(o2) files at the nesting limit ({MAX_OPML_NESTING} levels), repeated, best of {repeat}"
+    )
+    unit = len(nested_opml(MAX_OPML_NESTING))
+    for megabytes in (1, 2, 4, 8):
+        copies = megabytes * 1_000_000 // unit
+        runs = [
+            r for r in (timed_parse("new", MAX_OPML_NESTING, copies) for _ in range(repeat)) if r
+        ]
+        best = min(runs, key=lambda r: r[0])
+        print(
+            f"  {megabytes} MB ({copies:,} trees): {best[0]:.2f} s CPU, "
+            f"{best[0] / megabytes:.3f} s a MB, peak +{best[1]:.0f} MB, {best[2]:,} feeds"
+        )
+
+    print(f"\n(o3) digest feeds import of {OPML_DEPTHS[-1]:,} levels, median of {repeat}")
+    print(
+        f"  wall {statistics.median(r[0] for r in imports):.2f} s (Python start included), "
+        f"CPU {statistics.median(r[1] for r in imports):.2f} s, peak {import_peak:.0f} MB; "
+        f"exit {imports[-1][2].returncode}: "
+        f"{(imports[-1][2].stderr or imports[-1][2].stdout).strip()[:160]}"
+    )
 
 
 if __name__ == "__main__":

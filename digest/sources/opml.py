@@ -3,7 +3,9 @@
 `parse_opml` does no I/O, and an OPML file is untrusted input: it is parsed by defusedxml, which
 refuses every entity declaration (the "billion laughs" bomb, external entities that would read a
 file or a URL) and never fetches an external DTD, and it is capped at `MAX_OPML_BYTES`. Anything
-it cannot read is an `OpmlError`, never a partial list.
+it cannot read is an `OpmlError`, never a partial list. It is read as a stream (no tree is
+built): time grows with the file and memory with what it holds, and outlines nested more than
+`MAX_OPML_NESTING` deep are refused (readers nest two or three; 300,000 levels once cost 135 s).
 
 Readers nest feeds under folders in the same way (OPML 1.0 and 2.0 alike): a feed is an
 `<outline>` with an `xmlUrl`; an outline without one is a folder, named by its `text` (or
@@ -19,7 +21,7 @@ from __future__ import annotations
 
 import re
 import xml.etree.ElementTree as ET
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.utils import format_datetime
@@ -30,6 +32,7 @@ import defusedxml.ElementTree as SafeET
 from digest.errors import OpmlError
 
 MAX_OPML_BYTES = 10 * 1024 * 1024  # a 200-feed export is about 40 KB
+MAX_OPML_NESTING = 100  # outlines in outlines; every feed keeps the names of its folders
 _TEXT_CHARS = 500  # longer titles and folder names are cut
 _TERMINAL_CONTROLS = re.compile("[\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
@@ -54,26 +57,20 @@ class OpmlDocument:
 
 def parse_opml(data: bytes, *, source: str = "the OPML file") -> OpmlDocument:
     """The feeds of an OPML 1.0/2.0 document, in document order, or OpmlError naming `source`
-    and why it cannot be read (malformed XML, an entity declaration, not OPML, too big)."""
+    and why it cannot be read (malformed XML, an entity declaration, not OPML, too big, too
+    deeply nested)."""
     if len(data) > MAX_OPML_BYTES:
         raise OpmlError(
             f"{source} is {len(data)} bytes, over the {MAX_OPML_BYTES // (1024 * 1024)} MB limit"
         )
-    root = _parse_xml(data, source)
-    if _local(root.tag).lower() != "opml":
+    reader = _parse_xml(data, source)
+    if reader.root.lower() != "opml":
         raise OpmlError(
-            f"{source} is not an OPML file: its root element is <{_shown(_local(root.tag))}>"
+            f"{source} is not an OPML file: its root element is <{_shown(reader.root)}>"
         )
-    body = next((c for c in root if _local(c.tag).lower() == "body"), None)
-    if body is None:
+    if not reader.has_body:
         raise OpmlError(f"{source} is not an OPML file: it has no <body>")
-    head = next((c for c in root if _local(c.tag).lower() == "head"), None)
-    title = ""
-    if head is not None:
-        title_element = next((c for c in head if _local(c.tag).lower() == "title"), None)
-        if title_element is not None:
-            title = _text(title_element.text)
-    return OpmlDocument(title=title, feeds=tuple(_feeds(body)))
+    return OpmlDocument(title=_text("".join(reader.title)), feeds=tuple(reader.feeds))
 
 
 def render_opml(
@@ -107,11 +104,21 @@ def render_opml(
 # --- reading -----------------------------------------------------------------------------------
 
 
-def _parse_xml(data: bytes, source: str) -> ET.Element:
+def _parse_xml(data: bytes, source: str) -> _OutlineReader:
+    reader = _OutlineReader()
     try:
         # The defaults, spelled out: a DOCTYPE alone is harmless (its DTD is never fetched),
         # any entity declaration or external reference is refused.
-        return SafeET.fromstring(data, forbid_dtd=False, forbid_entities=True, forbid_external=True)
+        parser = SafeET.DefusedXMLParser(
+            target=reader, forbid_dtd=False, forbid_entities=True, forbid_external=True
+        )
+        parser.feed(data)
+        parser.close()
+    except _TooDeep:
+        raise OpmlError(
+            f"{source} is refused: its outlines nest more than {MAX_OPML_NESTING} deep "
+            "(a reader's folders nest two or three)"
+        ) from None
     except defusedxml.EntitiesForbidden as err:
         what = "an external entity" if err.sysid or err.pubid else "an entity"
         raise OpmlError(
@@ -127,39 +134,97 @@ def _parse_xml(data: bytes, source: str) -> ET.Element:
     except Exception as err:  # expat on hostile input: anything else still means "unreadable"
         reason = _shown(f"{type(err).__name__}: {err}")
         raise OpmlError(f"{source} cannot be read: {reason}") from None
+    return reader
 
 
-def _feeds(body: ET.Element) -> Iterator[OpmlFeed]:
-    """Feed outlines in document order; a feed's own children are not feeds (a walk with its
-    own stack: the nesting is the file's to choose)."""
-    stack: list[tuple[ET.Element, tuple[str, ...]]] = [
-        (child, ()) for child in reversed(list(body))
-    ]
-    while stack:
-        element, folders = stack.pop()
-        if not isinstance(element.tag, str) or _local(element.tag).lower() != "outline":
-            continue  # a comment, a processing instruction, an element of another kind
-        attrs = _attributes(element)
+class _TooDeep(Exception):
+    pass
+
+
+# What an open element's children are to the reader.
+_SKIP, _ROOT, _HEAD, _TITLE, _FOLDER = range(5)
+
+
+class _OutlineReader:
+    """The parser's target: it keeps the feed outlines as they are read, in document order,
+    and of the tree only the open elements (a state each) and the open folders' names. A feed's
+    own children are not feeds; elements of another kind are skipped with their content."""
+
+    def __init__(self) -> None:
+        self.root = ""  # the root element's local name
+        self.has_body = False
+        self.title: list[str] = []  # the first <head>'s first <title>'s text
+        self.feeds: list[OpmlFeed] = []
+        self._open: list[int] = []  # the state of each open element
+        self._named: list[bool] = []  # per open folder: whether it added a name
+        self._names: list[str] = []
+        self._folders: tuple[str, ...] | None = ()  # `_names` as a tuple, None when stale
+        self._seen_head = self._seen_title = False
+
+    def start(self, tag: str, attrib: dict[str, str]) -> None:
+        name = _local(tag).lower()
+        parent = self._open[-1] if self._open else None
+        state = _SKIP
+        if parent is None:
+            self.root = _local(tag)
+            state = _ROOT if name == "opml" else _SKIP
+        elif parent == _ROOT:
+            if name == "body" and not self.has_body:
+                self.has_body, state = True, _FOLDER
+                self._named.append(False)
+            elif name == "head" and not self._seen_head:
+                self._seen_head, state = True, _HEAD
+        elif parent == _HEAD:
+            if name == "title" and not self._seen_title:
+                self._seen_title, state = True, _TITLE
+        elif parent == _FOLDER and name == "outline":
+            state = self._outline(attrib)
+        self._open.append(state)
+
+    def end(self, tag: str) -> None:
+        if self._open.pop() == _FOLDER and self._named.pop():
+            self._names.pop()
+            self._folders = None
+
+    def data(self, text: str) -> None:
+        # A title's text up to its first child element, as ElementTree's `.text`.
+        if self._open and self._open[-1] == _TITLE:
+            self.title.append(text)
+
+    def close(self) -> None:
+        return None
+
+    def _outline(self, attrib: dict[str, str]) -> int:
+        attrs = _attributes(attrib)
         label = _text(attrs.get("text")) or _text(attrs.get("title"))
         url = (attrs.get("xmlurl") or "").strip()
         if url:
-            yield OpmlFeed(
-                url=url,
-                title=label,
-                site_url=(attrs.get("htmlurl") or "").strip() or None,
-                folders=folders,
-                categories=_category_paths(attrs.get("category") or ""),
-                kind=(attrs.get("type") or "").strip(),
+            if self._folders is None:
+                self._folders = tuple(self._names)  # shared by the feeds of one folder
+            self.feeds.append(
+                OpmlFeed(
+                    url=url,
+                    title=label,
+                    site_url=(attrs.get("htmlurl") or "").strip() or None,
+                    folders=self._folders,
+                    categories=_category_paths(attrs.get("category") or ""),
+                    kind=(attrs.get("type") or "").strip(),
+                )
             )
-            continue
-        inner = (*folders, label) if label else folders
-        stack.extend((child, inner) for child in reversed(list(element)))
+            return _SKIP
+        if len(self._named) > MAX_OPML_NESTING:  # the body and the folders around this one
+            raise _TooDeep
+        self._named.append(bool(label))
+        if label:
+            self._names.append(label)
+            self._folders = None
+        return _FOLDER
 
 
-def _attributes(element: ET.Element) -> dict[str, str]:
+def _attributes(attrib: dict[str, str]) -> dict[str, str]:
     """Un-namespaced attributes by lower-cased name (the first spelling wins)."""
     found: dict[str, str] = {}
-    for name, value in element.attrib.items():
+    for name, value in attrib.items():
         if not name.startswith("{"):
             found.setdefault(name.lower(), value)
     return found
