@@ -60,11 +60,13 @@ class App:
 
     async def __aenter__(self) -> Self:
         self.http = await self._stack.enter_async_context(HttpClient(self.config.fetch))
-        # A parser per core, and two at least, so that a page that keeps one busy until its
-        # deadline leaves another. No more: parsing is all CPU, and 4 per worker on 2 cores
-        # cost 4 workers 25% more CPU per page than 2 did (bench/scale.py).
+        # Two parsers per core, and four at least: a parse is judged by the CPU time it had, so
+        # a page that keeps a parser busy until its deadline (three hostile links in one feed)
+        # no longer leaves the normal pages waiting for one. Only a core's worth start at once.
+        # (When wall time judged parses, 4 per worker on 2 cores cost 4 workers 25% more CPU
+        # per page than 2 did, bench/scale.py: late parses were killed and restarted.)
         parsers = await self._stack.enter_async_context(
-            ParserPool(size=max(2, usable_cores()), preload=("lede",))
+            ParserPool(size=max(4, 2 * usable_cores()), preload=("lede",))
         )
         self.extractor = FastExtractor(self.http, self.config.fetch, parsers)
         # Feeds have a pool of their own: a burst of feed documents never holds up a lede,

@@ -59,6 +59,11 @@ class ParseTimeoutError(ParseError, TimeoutError):
     """Parsing a page took longer than the time left for it; the parser was stopped."""
 
 
+class ParseOverrunError(ParseTimeoutError):
+    """The parser process used more CPU time on a page than the page was allowed: the page's
+    shape, not a busy machine, made it late."""
+
+
 class SourceError(DigestError):
     """A headline source (DuckDuckGo, a feed) failed after its retries."""
 

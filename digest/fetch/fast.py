@@ -24,6 +24,7 @@ from digest.errors import (
     FetchTimeoutError,
     InvalidURLError,
     ParseError,
+    ParseOverrunError,
 )
 from digest.fetch.cache import FailureCache, TTLCache, host_of
 from digest.fetch.client import HttpClient, Stream
@@ -72,12 +73,16 @@ class _Page:
     lede: Lede | None = None
     lede_at: int = -1  # len(buf) when `lede` was computed
     parse_stopped: bool = False  # a parse of this page outlasted its time: do not try again
-    # The request's own deadline. Waiting for a parser process to start is not the page's time:
-    # it moves the deadline on by as long as it took, up to `parse_cap`; the parse itself counts.
+    # The request's own deadline. A parse is not the page's wall time: while one runs the
+    # deadline is `parse_cap`, and it moves on by as long as the parse took, up to `parse_cap`;
+    # the parse itself is judged by the CPU time its parser had (see `FastExtractor._lede`).
     timer: asyncio.Timeout | None = None
     parse_cap: float = 0.0
     result: Extract | None = None
     host_fault: bool = False  # failed by the host's doing, not cut short by the call's budget
+    # Gives back the page's connection slot for its host (once): after the last byte is read,
+    # the last parse needs no connection, and the host's other pages may go.
+    leave_host: Callable[[], None] = lambda: None
 
 
 class FastExtractor:
@@ -207,7 +212,17 @@ class FastExtractor:
         if slots is None:
             slots = asyncio.Semaphore(self.config.per_host_connections)
             self._host_slots[host_of(page.url)] = slots
-        async with slots:
+        await slots.acquire()
+        left = False
+
+        def leave_host() -> None:
+            nonlocal left
+            if not left:
+                left = True
+                slots.release()
+
+        page.leave_host = leave_host
+        try:
             page.started = loop.time()
             own_deadline = page.started + self.config.request_timeout
             # A parse under way at the page's deadline is stopped by it (and its worker killed);
@@ -223,6 +238,9 @@ class FastExtractor:
             except FetchTimeoutError as err:  # the request's own connect/read/total timeout
                 page.host_fault = True
                 page.result = await self._late(page, deadline=page.parse_by, reason=str(err))
+            except ParseOverrunError as err:  # its parse used the page's time in CPU
+                page.host_fault = True
+                page.result = await self._late(page, deadline=page.parse_by, reason=str(err))
             except ParseError as err:  # the page's HTML broke or outlasted its parser
                 page.result = self._finish(page, "error", error=str(err))
             except TimeoutError:
@@ -233,6 +251,8 @@ class FastExtractor:
             except (FetchError, InvalidURLError) as err:
                 page.host_fault = page.http_status is None  # refused, reset, unresolvable...
                 page.result = self._finish(page, "error", error=str(err))
+        finally:
+            leave_host()
 
     async def _fetch(self, page: _Page) -> Extract:
         async with self.http.open(
@@ -266,6 +286,7 @@ class FastExtractor:
                     next_check *= 2
         if not sniffed and _looks_binary(page.buf):
             return self._finish(page, "not_html", error="binary content")
+        page.leave_host()  # all read
         kind = (await self._lede(page, page.parse_by)).kind
         status: ExtractStatus = "ok" if kind == "article" else "meta" if kind == "meta" else "empty"
         return self._finish(page, status)
@@ -276,20 +297,24 @@ class FastExtractor:
             size = len(page.buf)
             loop = asyncio.get_running_loop()
             began = loop.time()
-            # The request's deadline is never past `parse_cap` (the pages' budget).
+            # The page's time left is its parse's allowance of CPU, not of wall time: on a busy
+            # machine a parser may wait for a core longer than it parses. The request's own
+            # deadline moves to `parse_cap` (the pages' budget) meanwhile, then on by as long
+            # as the parse took, up to `parse_cap`.
             timer, due = page.timer, page.timer.when() if page.timer else None
+            allowance = None
             if timer is not None and due is not None:
-                timer.reschedule(page.parse_cap)  # while a parser starts
-
-            def handed() -> None:  # the parser has the page: from now on it is the page's time
+                allowance = max(due - began, 0.0)
+                timer.reschedule(page.parse_cap)
+            page.parse_stopped = True  # until the parse is over
+            try:
+                page.lede = await self.parsers.lede(
+                    bytes(page.buf), page.charset, self.lede_chars, timeout=deadline - began,
+                    cpu_timeout=allowance,
+                )  # fmt: skip
+            finally:
                 if timer is not None and due is not None:
                     timer.reschedule(min(due + loop.time() - began, page.parse_cap))
-
-            page.parse_stopped = True  # until the parse is over
-            page.lede = await self.parsers.lede(
-                bytes(page.buf), page.charset, self.lede_chars, timeout=deadline - began,
-                on_handed=handed,
-            )  # fmt: skip
             page.lede_at, page.parse_stopped = size, False
         return page.lede
 

@@ -5,8 +5,12 @@ than the page (`digest.fetch.shape` bounds the known ones), and a parser that ru
 loop, or in a thread that cannot be stopped, turns one such page into a frozen quick path.
 So the lede finder, the main-text extractor and the feed parser run in a small pool of worker
 processes (`digest.fetch._parse_worker`): a call gets the caller's remaining time, waiting for a
-free worker included. When that time is up the caller has its answer (late) at once, and a
-worker still busy a `grace` later is killed (SIGKILL) and replaced. A killed or crashed parse is
+free worker included. A lede call may also get a CPU allowance: a parse is judged hostile when
+its worker has used that much CPU on it (read from /proc), not when the clock says so, since on
+a machine busy with other processes a normal page's parse can wait for a core for longer than
+it parses (91 local pages kept 73 ledes at load 4-5 on 2 cores when wall time judged).
+When either is used up the caller has its answer (late) at once, and a worker still busy a
+`grace` later is killed (SIGKILL) and replaced. A killed or crashed parse is
 that page's error; the other pages, and the service, carry on.
 
 Workers start when first needed and stop after `idle_timeout` without work, so an idle daemon
@@ -20,12 +24,13 @@ import asyncio
 import contextlib
 import fcntl
 import json
+import os
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Self
 
-from digest.errors import FeedError, ParseError, ParseTimeoutError
+from digest.errors import FeedError, ParseError, ParseOverrunError, ParseTimeoutError
 from digest.fetch._parse_worker import FRAME
 from digest.fetch.lede import Lede
 from digest.models import MainText
@@ -35,6 +40,7 @@ if TYPE_CHECKING:
     from digest.sources.feed_parser import ParsedFeed
 
 _KINDS = frozenset(("article", "meta", ""))
+_CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
 
 @dataclass(eq=False)
@@ -44,10 +50,20 @@ class _Worker:
     # Reads the worker's unasked first answer: done once it has imported its modules.
     ready: asyncio.Task[dict[str, Any]] | None = None
     busy: bool = False  # handed a request: a late answer means the worker must go
+    cpu_at_hand: float | None = None  # its CPU seconds when handed the request, if known
 
     @property
     def alive(self) -> bool:
         return self.proc.returncode is None
+
+    def cpu_seconds(self) -> float | None:
+        """User and system CPU time the process has had so far (None: not on Linux)."""
+        try:
+            with open(f"/proc/{self.proc.pid}/stat", "rb") as stat:
+                fields = stat.read().rpartition(b")")[2].split()
+        except OSError:
+            return None
+        return (int(fields[11]) + int(fields[12])) / _CLOCK_TICKS  # utime, stime
 
     async def ask(
         self, header: dict[str, Any], body: bytes, on_handed: Callable[[], None] | None = None
@@ -57,6 +73,7 @@ class _Worker:
         if self.ready is not None:
             await asyncio.shield(self.ready)  # cancelling the wait leaves the worker whole
         self.busy = True
+        self.cpu_at_hand = self.cpu_seconds()
         if on_handed is not None:
             on_handed()
         data = json.dumps(header).encode()
@@ -117,12 +134,14 @@ class ParserPool:
         max_chars: int,
         *,
         timeout: float,  # noqa: ASYNC109  (the deadline is the point: it kills the worker)
+        cpu_timeout: float | None = None,
         on_handed: Callable[[], None] | None = None,
     ) -> Lede:
-        """`find_lede` of the page in `body`, decoded by `decode_html`, within `timeout`;
+        """`find_lede` of the page in `body`, decoded by `decode_html`, within `timeout`, and
+        ParseOverrunError once its worker has spent `cpu_timeout` seconds of CPU on it;
         `on_handed` is called when a ready worker gets the page (after any wait for one)."""
         header = {"op": "lede", "charset": charset, "max_chars": max_chars}
-        answer = await self._call(header, body, timeout, on_handed)
+        answer = await self._call(header, body, timeout, on_handed, cpu_timeout)
         kind = answer.get("kind")
         if kind not in _KINDS or not isinstance(answer.get("text"), str):
             raise ParseError("the parser answered nonsense")
@@ -190,6 +209,7 @@ class ParserPool:
         body: bytes,
         timeout: float,  # noqa: ASYNC109
         on_handed: Callable[[], None] | None = None,
+        cpu_timeout: float | None = None,
     ) -> dict[str, Any]:
         if self._closed:
             raise ParseError("the parser pool is closed")
@@ -211,12 +231,12 @@ class ParserPool:
             async with asyncio.timeout_at(deadline):
                 worker = self._idle.pop() if self._idle else await self._spawn()
                 ask = asyncio.ensure_future(worker.ask(header, body, on_handed))
-                answer = await asyncio.shield(ask)
+                answer = await _within_cpu(worker, ask, cpu_timeout)
         except (TimeoutError, asyncio.CancelledError) as err:
             if worker is not None and ask is not None and worker.busy and not ask.done():
                 handed_over = True
                 self._finish_late(worker, ask)
-            if isinstance(err, asyncio.CancelledError):
+            if isinstance(err, (asyncio.CancelledError, ParseOverrunError)):
                 raise
             raise ParseTimeoutError(late) from None
         except (OSError, asyncio.IncompleteReadError, ValueError) as err:
@@ -319,6 +339,33 @@ class ParserPool:
         self._exits.add(task)
         task.add_done_callback(self._exits.discard)
 
+
+async def _within_cpu(
+    worker: _Worker, ask: asyncio.Future[dict[str, Any]], cpu_timeout: float | None
+) -> dict[str, Any]:
+    """The worker's answer, or ParseOverrunError once it has had `cpu_timeout` seconds of CPU
+    since it was handed the request. Looked at when that much wall time has passed since the
+    last look (CPU time never runs faster than the clock), so a quick parse costs no look."""
+    if cpu_timeout is None:
+        return await asyncio.shield(ask)
+    left = cpu_timeout
+    while True:
+        done, _ = await asyncio.wait({ask}, timeout=max(left, _MIN_LOOK))
+        if done:
+            return ask.result()
+        if not worker.busy:
+            continue  # still starting: its parse has not begun
+        now = worker.cpu_seconds()
+        if worker.cpu_at_hand is None or now is None:
+            return await asyncio.shield(ask)  # no CPU clock: the caller's deadline alone
+        left = cpu_timeout - (now - worker.cpu_at_hand)
+        if left <= 0:
+            raise ParseOverrunError(
+                f"parsing used its {cpu_timeout:.2f} s of CPU time and was given up"
+            )
+
+
+_MIN_LOOK = 0.02  # seconds between looks at a parser's CPU time, at least (a clock tick: 0.01)
 
 # Most pages go to their parser in one write: the default pipe holds 64 KB, so a larger page
 # took several, each waiting for the parser to read the one before (with the event loop's
