@@ -12,6 +12,7 @@ import asyncio
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 import time
@@ -25,7 +26,7 @@ from selectolax.lexbor import LexborHTMLParser
 
 from digest.config import CrawlConfig, FetchConfig
 from digest.crawl import Crawler
-from digest.errors import ParseError, ParseTimeoutError
+from digest.errors import ParseError, ParseOverrunError, ParseTimeoutError
 from digest.fetch.client import HttpClient
 from digest.fetch.fast import FastExtractor
 from digest.fetch.lede import find_lede
@@ -138,6 +139,28 @@ async def test_a_parse_past_its_time_and_grace_is_stopped_and_its_worker_replace
         page = render_article(CHIP).decode()
         main = await pool.main_text(page, "http://example.org/a", timeout=10)
         assert CHIP.lede[:40] in main.text
+
+
+async def test_a_parse_starved_of_cpu_is_not_taken_for_a_hostile_one():
+    page = render_article(CHIP)
+    async with ParserPool(size=1) as pool:
+        await pool.start(wait=True)
+        [worker] = pool._live
+        # Stopped for a second: no CPU at all, as on a machine busy with other processes.
+        os.kill(worker.proc.pid, signal.SIGSTOP)
+        asyncio.get_running_loop().call_later(1.0, os.kill, worker.proc.pid, signal.SIGCONT)
+        lede = await pool.lede(page, None, 300, timeout=10, cpu_timeout=0.3)
+        assert lede.kind == "article" and lede.text.startswith(CHIP.lede[:40])
+
+
+async def test_a_parse_that_used_its_cpu_time_is_given_up_and_the_pool_goes_on():
+    html = hostile_page("nested-div")  # bounding alone costs about 0.3 s of CPU
+    async with ParserPool(size=1, grace=0.2) as pool:
+        await pool.start(wait=True)
+        with pytest.raises(ParseOverrunError, match="CPU time"):
+            await pool.lede(html, None, 300, timeout=30, cpu_timeout=0.05)
+        lede = await pool.lede(render_article(CHIP), None, 300, timeout=10)
+        assert lede.text.startswith(CHIP.lede[:40])
 
 
 async def test_a_caller_giving_up_stops_its_parse():
