@@ -7,7 +7,11 @@ Run from the repository root:
 (a) a query-sized call: 6 URLs on 6 sites (4 answer in 20-80 ms, 1 in 250 ms, 1 hangs);
 (b) a collect-sized pass: 48 URLs (6 categories x 8) on 8 sites, latencies 20-300 ms, 3 slow
     (450 ms), 3 hanging;
-(c) with --dataset, `bench/lede_quality.py`'s `run(dataset_dir)` (lede quality on saved pages).
+(c) with --dataset, `bench/lede_quality.py`'s `run(dataset_dir)` (lede quality on saved pages);
+(d) with --busy, `digest collect` of one feed of 91 local article pages, quiet and then beside
+    two busy CPU loops (processes that spin), in one run: ledes kept, wall and CPU of the
+    command. With --baseline-code DIR (a checkout, e.g. main's), the same runs of that code's
+    `digest` come first, for a before/after in one run.
 
 Pages in (a) and (b) have their first article paragraph at realistic depths: drawn from the
 distribution measured on 181 real news pages (12% within 20 KB, median 53 KB, p90 181 KB).
@@ -27,12 +31,15 @@ import argparse
 import asyncio
 import bisect
 import importlib.util
+import json
 import multiprocessing as mp
 import os
 import random
 import resource
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -320,6 +327,89 @@ def run_lede_quality(dataset: str) -> None:
     module.run(dataset)
 
 
+BUSY_PAGES = 91
+
+
+def collect_ledes(code: Path, work: Path) -> tuple[int, float, float]:
+    """Article ledes kept (hostile pages left out), wall and CPU seconds (the command and its
+    parsers) of `digest collect` run from the checkout `code`; `digest news` counts them."""
+    env = {**os.environ, "PYTHONPATH": str(code)}
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
+    subprocess.run(
+        [sys.executable, "-m", "digest", "collect"], cwd=work, env=env, capture_output=True
+    )
+    wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    news = subprocess.run(
+        [sys.executable, "-m", "digest", "news", "technology", "--json", "--limit", "500"],
+        cwd=work, env=env, capture_output=True, text=True,
+    )  # fmt: skip
+    items = json.loads(news.stdout or "[]")
+    kept = sum(1 for n in items if "/hostile/" not in n["url"] and n.get("full_content"))
+    return kept, wall, cpu
+
+
+def busy_loops(n: int) -> list[subprocess.Popen[bytes]]:
+    return [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(n)]
+
+
+def busy_section(repeat: int, baseline_code: str | None) -> None:
+    from tests.conftest import serve_in_thread
+
+    codes = [("baseline", Path(baseline_code))] if baseline_code else []
+    codes.append(("ours", ROOT))
+    for web in serve_in_thread(NewsWeb()):
+        articles = [f"{ARTICLES[i % len(ARTICLES)].path}?copy={i}" for i in range(BUSY_PAGES)]
+        hostile = [f"/hostile/{s}.html" for s in ("nested-div", "nested-list", "attributes")]
+        feeds = {
+            f"{BUSY_PAGES} articles": (articles, BUSY_PAGES),
+            "3 hostile + 1": ([*hostile, ARTICLES[0].path], 1),
+        }
+        for paths, _expected in feeds.values():
+            items = "".join(
+                f"<item><title>Story {i}</title><link>{web.url(path)}</link></item>"
+                for i, path in enumerate(paths)
+            )
+            feed = f'<?xml version="1.0"?><rss version="2.0"><channel><title>t</title>{items}'
+            web.add(Route(f"/bench/{len(paths)}.rss", (feed + "</channel></rss>").encode()))
+        feed_routes = {name: f"/bench/{len(paths)}.rss" for name, (paths, _) in feeds.items()}
+        print("\n(d) digest collect of local pages, quiet and beside 2 busy CPU loops (median)")
+        print(
+            f"  {'feed':15} {'code':9} {'load':13} {'article ledes kept':>18} {'runs':>12} "
+            f"{'wall':>6} {'CPU':>6}"
+        )
+        for name, (_paths, expected) in feeds.items():
+            for label, code in codes:
+                for load in (0, 2):
+                    runs = []
+                    for _ in range(repeat):
+                        with tempfile.TemporaryDirectory() as tmp:
+                            work = Path(tmp)
+                            (work / "digest.toml").write_text(
+                                '[sources]\ncategories = ["technology"]\nddg = false\n'
+                                f'[[sources.feeds]]\nurl = "{web.url(feed_routes[name])}"\n'
+                                'category = "technology"\n'
+                                '[fetch]\nallowed_networks = ["127.0.0.1/32"]\n'
+                            )
+                            loops = busy_loops(load)
+                            try:
+                                runs.append(collect_ledes(code, work))
+                            finally:
+                                for loop in loops:
+                                    loop.kill()
+                                    loop.wait()
+                    kept = statistics.median(r[0] for r in runs)
+                    each = "/".join(str(r[0]) for r in runs)
+                    print(
+                        f"  {name:15} {label:9} {'quiet' if not load else '2 busy loops':13} "
+                        f"{kept:>13.0f}/{expected:<4} {each:>12} "
+                        f"{statistics.median(r[1] for r in runs):5.1f}s "
+                        f"{statistics.median(r[2] for r in runs):5.1f}s"
+                    )
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawTextHelpFormatter
@@ -327,7 +417,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--repeat", type=int, default=5, help="runs per scenario (default 5)")
     parser.add_argument("--dataset", help="saved pages for part (c), see bench/lede_quality.py")
     parser.add_argument("--seed", type=int, default=7, help="random seed for the page mix")
+    parser.add_argument("--busy", action="store_true", help="only part (d): collect under load")
+    parser.add_argument("--baseline-code", help="for (d): a checkout whose digest runs first")
     args = parser.parse_args(argv)
+    if args.busy:
+        busy_section(args.repeat, args.baseline_code)
+        return
 
     rng = random.Random(args.seed)
     specs_a, specs_b = query_specs(rng), collect_specs(rng)
