@@ -57,6 +57,9 @@ _CACHEABLE: frozenset[ExtractStatus] = frozenset({"ok", "meta", "empty", "not_ht
 # than `_MIN_SALVAGE_TIME` left, it is not tried.
 _SALVAGE_MARGIN = 0.02
 _MIN_SALVAGE_TIME = 0.01
+# A parse may use at least this much CPU, however little of its page's time is left (a normal
+# page's lede costs 1-20 ms).
+_MIN_PARSE_CPU = 0.05
 
 
 @dataclass(eq=False)
@@ -304,17 +307,15 @@ class FastExtractor:
             timer, due = page.timer, page.timer.when() if page.timer else None
             allowance = None
             if timer is not None and due is not None:
-                allowance = max(due - began, 0.0)
+                allowance = max(due - began, _MIN_PARSE_CPU)
                 timer.reschedule(page.parse_cap)
             page.parse_stopped = True  # until the parse is over
-            try:
-                page.lede = await self.parsers.lede(
-                    bytes(page.buf), page.charset, self.lede_chars, timeout=deadline - began,
-                    cpu_timeout=allowance,
-                )  # fmt: skip
-            finally:
-                if timer is not None and due is not None:
-                    timer.reschedule(min(due + loop.time() - began, page.parse_cap))
+            page.lede = await self.parsers.lede(
+                bytes(page.buf), page.charset, self.lede_chars, timeout=deadline - began,
+                cpu_timeout=allowance,
+            )  # fmt: skip
+            if timer is not None and due is not None:
+                timer.reschedule(min(due + loop.time() - began, page.parse_cap))
             page.lede_at, page.parse_stopped = size, False
         return page.lede
 
