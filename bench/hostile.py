@@ -15,9 +15,9 @@ Run from the repository root:
 (d) the claim check (`SourceIndex` of a page, then a summary checked against it) on pages of
     50,000 to 600,000 characters of two shapes: one paragraph without a full stop, and a run of
     `“ a `: CPU seconds, which should grow linearly with the size; beside them the baseline, the
-    claim check of `--baseline-ref` (default `main`: git's copy of claims.py and text.py, loaded
-    as a module of their own), in a child killed after `--claims-limit` seconds (a baseline
-    once over the limit is not tried at the larger sizes).
+    claim check of `--baseline-ref` (default 407e74a, before the linear check: git's copy of
+    claims.py and text.py, loaded as a module of their own), in a child killed after
+    `--claims-limit` seconds (a baseline once over the limit is not tried at the larger sizes).
 Figures are medians over the repeats. The news web runs in a thread of this process; the CLI
 commands run as subprocesses, so their CPU is measured apart from it. `--only claims` runs (d)
 alone.
@@ -209,7 +209,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--skip-baseline", action="store_true")
     parser.add_argument("--only", help="run one section: claims or opml")
-    parser.add_argument("--baseline-ref", default="main", help="git ref of the claim baseline")
+    parser.add_argument("--baseline-ref", default="407e74a", help="git ref of the claim baseline")
     parser.add_argument("--claims-limit", type=float, default=120.0)
     args = parser.parse_args()
     run_claims: Callable[[], None] = lambda: claims_section(  # noqa: E731
