@@ -47,6 +47,7 @@ import time
 import types
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
@@ -77,12 +78,18 @@ def _old_parse(shape: str, out: mp.connection.Connection) -> None:
 
 def baseline(shape: str) -> float | None:
     """Seconds the old quick path spent parsing the page on its event loop (None: over 60 s)."""
+    return in_child(_old_parse, (shape,), BASELINE_LIMIT)
+
+
+def in_child(target: Callable[..., None], args: tuple[Any, ...], limit: float) -> Any:
+    """What `target(*args, pipe)` sends on its pipe, run in a spawned child that is killed
+    after `limit` seconds (None then)."""
     ctx = mp.get_context("spawn")
     parent, child = ctx.Pipe()
-    proc = ctx.Process(target=_old_parse, args=(shape, child), daemon=True)
+    proc = ctx.Process(target=target, args=(*args, child), daemon=True)
     proc.start()
     try:
-        return parent.recv() if parent.poll(BASELINE_LIMIT) else None
+        return parent.recv() if parent.poll(limit) else None
     finally:
         proc.kill()
         proc.join()
@@ -173,15 +180,7 @@ def _old_check(ref: str, shape: str, size: int, out: mp.connection.Connection) -
 
 def old_check(ref: str, shape: str, size: int, limit: float) -> float | None:
     """CPU seconds of the claim check at `ref` in a child (None: not done within `limit`)."""
-    ctx = mp.get_context("spawn")
-    parent, child = ctx.Pipe()
-    proc = ctx.Process(target=_old_check, args=(ref, shape, size, child), daemon=True)
-    proc.start()
-    try:
-        return parent.recv() if parent.poll(limit) else None
-    finally:
-        proc.kill()
-        proc.join()
+    return in_child(_old_check, (ref, shape, size), limit)
 
 
 def claims_section(repeat: int, ref: str | None, limit: float) -> None:
@@ -346,15 +345,7 @@ def timed_parse(which: str, depth: int, copies: int = 1) -> tuple[float, float, 
     """CPU seconds, MB the peak memory of the process grew by, and feeds found (-1: refused)
     when `which` reader ("old" or "new") reads the file, in a child of its own; None when it
     ran over 60 s."""
-    ctx = mp.get_context("spawn")
-    parent, child = ctx.Pipe()
-    proc = ctx.Process(target=_timed_parse, args=(which, depth, copies, child), daemon=True)
-    proc.start()
-    try:
-        return parent.recv() if parent.poll(BASELINE_LIMIT) else None
-    finally:
-        proc.kill()
-        proc.join()
+    return in_child(_timed_parse, (which, depth, copies), BASELINE_LIMIT)
 
 
 def _shown_parse(result: tuple[float, float, int] | None) -> str:

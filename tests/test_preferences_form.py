@@ -5,7 +5,6 @@ UTF-8, a charset nobody knows), the answer is a page that says what is wrong, ne
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -23,7 +22,7 @@ from hypothesis import strategies as st
 
 from digest.store import open_store
 from tests.configs import write_config
-from tests.conftest import ROOT
+from tests.conftest import ROOT, free_port
 
 pytestmark = pytest.mark.slow
 
@@ -31,12 +30,6 @@ READER = "reader@example.org"
 # Every field of the page's form but the new channel (whose checks are the channels' own).
 FIELDS = ("csrf", "category", "timezone", "send_at", "include", "exclude", "max_stories")
 FIELDS += ("language", "send_email", "remove")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @dataclass

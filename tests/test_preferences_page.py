@@ -36,7 +36,7 @@ from digest.publish import send_edition
 from digest.store import open_store
 from tests import axe
 from tests.configs import write_config
-from tests.conftest import CHROMIUM_ARGS, ROOT, chromium_path, serve_in_thread
+from tests.conftest import CHROMIUM_ARGS, ROOT, chromium_path, free_port, serve_in_thread
 from tests.editions import CATEGORIES, make_edition
 from tests.receivers import Receivers
 
@@ -51,12 +51,6 @@ document.addEventListener("securitypolicyviolation", (e) => {
   window.__violations.push(e.violatedDirective + " " + e.blockedURI);
 });
 """
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @dataclass

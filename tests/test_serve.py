@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import math
 import os
-import socket
 import sqlite3
 import subprocess
 import sys
@@ -19,16 +18,10 @@ from pathlib import Path
 import pytest
 
 from digest.store import open_store
-from tests.conftest import ROOT, run_cli
+from tests.conftest import ROOT, free_port, run_cli
 
 READER = "reader@example.org"
 TOKEN: list[str] = []  # the `limited` server's subscriber
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def get(url: str, data: bytes | None = None) -> tuple[int, str]:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-import socket
 import time
 
 import openai
@@ -22,6 +21,7 @@ from digest.summarize import ArticleInput, Summarizer, prompts
 from digest.summarize.llm import LLMSummarizer, counted_calls
 from digest.summarize.output import find_links, hosts_in, parse_json_object, strip_links
 from tests import llmserver
+from tests.conftest import free_port
 from tests.llmserver import FOREIGN_LINKS, LLMServer
 from tests.newsweb import ARTICLES
 
@@ -36,12 +36,6 @@ def article(extra: str = "", *, url: str = URL) -> ArticleInput:
     if extra:
         text = "\n\n".join([CHIP.lede, extra, *CHIP.paragraphs])
     return ArticleInput(url=url, title=CHIP.title, text=text, source="Elbe Courier")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def assert_no_foreign_links(*texts: str, allowed: str = URL) -> None:
