@@ -64,7 +64,7 @@ class App:
         # a page that keeps a parser busy until its deadline (three hostile links in one feed)
         # no longer leaves the normal pages waiting for one. Only a core's worth start at once.
         # (When wall time judged parses, 4 per worker on 2 cores cost 4 workers 25% more CPU
-        # per page than 2 did, bench/scale.py: late parses were killed and restarted.)
+        # per page than 2 did, bench/scale.py; not measured again since this change.)
         parsers = await self._stack.enter_async_context(
             ParserPool(size=max(4, 2 * usable_cores()), preload=("lede",))
         )
