@@ -52,6 +52,9 @@ from digest.errors import DigestError, ListenError
 from digest.models import Subscriber
 from digest.render.preferences import PREFERENCES_CSP
 
+# How long a body may take to follow its head when every slot for bodies is taken.
+_BODY_GRACE = 0.25
+
 BUSY = (
     b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nRetry-After: 5\r\n"
     b"Connection: close\r\n\r\n"
@@ -327,7 +330,7 @@ class _ConnectionGuard:
         body = request.content
         if body.is_eof():  # no body, or all of it came with the head
             return await handler(request)
-        if self._receiving >= self._body_slots:
+        if self._receiving >= self._body_slots and not await _arrives_soon(body):
             return await _answer_and_close(request, _busy_page())
         self._receiving += 1
         late = asyncio.get_running_loop().call_later(
@@ -355,6 +358,21 @@ class _ConnectionGuard:
             return await _answer_and_close(request, _late_page())
         finally:
             arrived()
+
+
+async def _arrives_soon(body: StreamReader) -> bool:
+    """Whether a body arrives in full within a moment: many clients (Python's own among them)
+    send a small form in a write of its own just after the head, and such a form needs no
+    slot for bodies on their way."""
+    if body.is_eof():
+        return True
+    arrived = asyncio.get_running_loop().create_future()
+    body.on_eof(lambda: arrived.done() or arrived.set_result(None))
+    try:
+        await asyncio.wait_for(arrived, _BODY_GRACE)
+    except TimeoutError:
+        return body.is_eof()
+    return True
 
 
 async def _drained(body: StreamReader) -> None:
