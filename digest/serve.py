@@ -366,8 +366,13 @@ async def _arrives_soon(body: StreamReader) -> bool:
     slot for bodies on their way."""
     if body.is_eof():
         return True
-    arrived = asyncio.get_running_loop().create_future()
-    body.on_eof(lambda: arrived.done() or arrived.set_result(None))
+    arrived: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+    def done() -> None:
+        if not arrived.done():
+            arrived.set_result(None)
+
+    body.on_eof(done)
     try:
         await asyncio.wait_for(arrived, _BODY_GRACE)
     except TimeoutError:
