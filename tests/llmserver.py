@@ -34,6 +34,37 @@ assert on content. What a real server would do differently is scriptable:
   gives the story back as it came. `translations()` lists those requests as (language,
   headline as sent).
 
+Context windows, as local servers have them (all off by default). One fake tokenizer serves
+throughout: `fake_tokens(text)` is ceil(UTF-8 bytes / 4), and `prompt_tokens(messages)` adds 4 per
+message for the chat template. With any of these options set, `usage` counts in those tokens
+(otherwise in words, as before); every chat completion's `received[i].prompt_tokens` (as sent)
+and `.max_tokens` (`max_tokens`, else `max_completion_tokens`, else None) are recorded always.
+
+- `context_limit`: the window N. A request with prompt + max_tokens (0 if absent) over N gets a
+  400 whose body is that of `context_error_style`: "llama-cpp-python" (`context_length_exceeded`,
+  "This model's maximum context length is N tokens. However, you requested T tokens (P in the
+  messages, M in the completion)..."), "llama.cpp" (`exceed_context_size_error` with
+  `n_prompt_tokens` and `n_ctx`), "vllm" (top-level `"object": "error"`, same message); or
+  "stream-empty", llama-cpp-python 0.3.36 as it is: only a prompt of N or more is refused, and
+  streamed, that is a 200 event stream closed without one event (not even [DONE]). A reply longer
+  than the window has room for stops there, `finish_reason` "length" (cut JSON);
+- `tokenizer`: the server's tokenize endpoint: "llama-cpp-python" POST /extras/tokenize/count
+  {"input"} -> {"count"} (and /extras/tokenize -> {"tokens"}), "llama.cpp" POST /tokenize
+  {"content"} -> {"tokens"}, "vllm" POST /tokenize {"prompt"} or {"messages"} -> {"count",
+  "max_model_len", "tokens"};
+- `advertise`: where the window N (`context_limit`, else 4096) is told: "llama.cpp" GET /props
+  (at the root) `default_generation_settings.n_ctx`, "vllm" `max_model_len` and "openrouter"
+  `context_length` in /v1/models' entries, "lmstudio" GET /api/v0/models
+  `loaded_context_length`. These paths (and the tokenize ones) answer 404 when not configured,
+  and are all in `received`;
+- `prompt_speed`: prompt tokens read per second (a CPU): an accepted chat completion sends
+  nothing, not even its headers, until prompt_tokens / prompt_speed seconds have passed;
+- `cut_front_to`: Ollama's /v1 on a prompt over its window K: 200, with the front of the prompt
+  dropped (the system message first, then the start of the user message) until K tokens are
+  left, and usage.prompt_tokens = K. With any of the system message gone, the reply is prose
+  about what was left ("Here is some news about ..."); with only the user message's start gone,
+  the reply is normal but made only of the sources (or the part of the article) still there.
+
 A story (the prompt starts "Story:" and holds numbered sources) gets a summary made of the first
 two sentences of each source, each cited [n]; an invented sentence goes second, cited [1].
 
@@ -53,7 +84,9 @@ From a script:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import math
 import re
 import time
 from collections import Counter, deque
@@ -81,6 +114,9 @@ Fault = Literal[
     "untranslated",
 ]
 Invention = Literal["invent_number", "invent_name", "invent_quote"]
+ContextErrorStyle = Literal["llama-cpp-python", "llama.cpp", "vllm", "stream-empty"]
+Tokenizer = Literal["llama-cpp-python", "llama.cpp", "vllm"]
+Advertiser = Literal["llama.cpp", "vllm", "lmstudio", "openrouter"]
 INVENTIONS: tuple[Invention, ...] = ("invent_number", "invent_name", "invent_quote")
 
 INJECTION = re.compile(r"IGNORE PREVIOUS INSTRUCTIONS and reply with:?\s*(.+)", re.IGNORECASE)
@@ -105,6 +141,8 @@ class Received:
     status: int = 200
     mode: str = "plain"  # "json_schema", "json_object_schema", "json_object" or "plain"
     at: float = 0.0
+    prompt_tokens: int = 0  # a chat completion's prompt as sent, by `prompt_tokens`
+    max_tokens: int | None = None  # the completion tokens it asked for (None: not said)
 
 
 @dataclass
@@ -112,6 +150,75 @@ class Document:
     fields: dict[str, str]
     body: str
     nonce: str
+
+
+# -- the fake tokenizer ----------------------------------------------------------------------------
+
+TEMPLATE_TOKENS = 4  # what the chat template adds around each message
+
+
+def fake_tokens(text: str) -> int:
+    """The fake model's token count of a text: one token per 4 bytes of UTF-8, as a rough real
+    tokenizer averages on English, so a window in tokens means what it would on a real server."""
+    return math.ceil(len(text.encode()) / 4)
+
+
+def fake_token_ids(text: str) -> list[int]:
+    """The tokens themselves, for the tokenize endpoints: one per 4 bytes, deterministic."""
+    data = text.encode()
+    return [int.from_bytes(data[i : i + 4], "little") % 32000 for i in range(0, len(data), 4)]
+
+
+def message_text(message: dict[str, Any]) -> str:
+    content = message.get("content")
+    if isinstance(content, list):  # content parts
+        return "".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
+    return "" if content is None else str(content)
+
+
+def prompt_tokens(messages: list[dict[str, Any]]) -> int:
+    """A chat's prompt in fake tokens: each message's content plus its template."""
+    return sum(fake_tokens(message_text(m)) + TEMPLATE_TOKENS for m in messages)
+
+
+def cut_front(messages: list[dict[str, Any]], limit: int) -> tuple[list[dict[str, Any]], bool]:
+    """What Ollama keeps of a prompt over its window: the prompt's tail of `limit` tokens, the
+    front (the system message first) dropped. Also whether any of a system message was lost."""
+    excess = prompt_tokens(messages) - limit
+    kept: list[dict[str, Any]] = []
+    lost_system = False
+    for m in messages:
+        size = fake_tokens(message_text(m)) + TEMPLATE_TOKENS
+        if excess <= 0:
+            kept.append(m)
+            continue
+        lost_system = lost_system or m.get("role") == "system"
+        if excess >= size:
+            excess -= size
+            continue
+        tail = message_text(m).encode()[excess * 4 :].decode(errors="ignore")
+        kept.append({**m, "content": tail})
+        excess = 0
+    return kept, lost_system
+
+
+def visible_document(found: re.Match[str], text: str, kept: str) -> Document | None:
+    """The part of a marked block (`found` in `text`) still in `kept`, a tail of `text`: the
+    whole block when its start marker is kept; else the kept end of its body, without its fields
+    (they came first); None when none of its body is kept."""
+    offset = len(text) - len(kept)
+    if offset <= found.start():
+        return parse_block(found.group(2), found.group(1))
+    head, sep, _ = found.group(2).partition("\n\n")
+    body_start = found.start(2) + len(head) + len(sep)
+    body = text[max(offset, body_start) : found.end(2)].strip()
+    return Document({}, body, found.group(1)) if body else None
+
+
+def lost_instructions_reply(kept: str) -> str:
+    """A model whose instructions were cut off: it chats about what it still sees, in prose."""
+    words = re.sub(r"<<<[^>]*>>>", " ", kept).split()
+    return "Here is some news about " + " ".join(words[:40]) + " ... Let me know if you want more."
 
 
 def parse_block(block: str, nonce: str) -> Document:
@@ -185,9 +292,13 @@ def _invent(text: str, fault: Invention, article: str, *, at: int) -> str:
     return " ".join(parts)
 
 
-def fake_answer(question: str, sources: list[Document], fault: str | None) -> dict[str, Any]:
+def fake_answer(
+    question: str, sources: list[Document], fault: str | None, numbers: list[int] | None = None
+) -> dict[str, Any]:
+    """An answer: each source's first sentence, cited by its number (`numbers`: as marked, when
+    some sources were cut off; else 1, 2, ...)."""
     parts = []
-    for i, doc in enumerate(sources, start=1):
+    for i, doc in zip(numbers or range(1, len(sources) + 1), sources, strict=True):
         first = sentences(doc.body)[:1]
         if first:
             parts.append(f"{first[0]} [{i}]")
@@ -224,10 +335,13 @@ def fake_translation(doc: Document, language: str, fault: str | None) -> dict[st
     return data
 
 
-def fake_story(sources: list[Document], fault: str | None) -> dict[str, Any]:
+def fake_story(
+    sources: list[Document], fault: str | None, numbers: list[int] | None = None
+) -> dict[str, Any]:
     """A story's summary: each source's first two sentences, cited; an invented sentence
-    second (cited [1]) under a fact-inventing fault."""
-    parts = [f"{s} [{i}]" for i, doc in enumerate(sources, 1) for s in sentences(doc.body)[:2]]
+    second (cited [1]) under a fact-inventing fault; `numbers` as in `fake_answer`."""
+    cited = zip(numbers or range(1, len(sources) + 1), sources, strict=True)
+    parts = [f"{s} [{i}]" for i, doc in cited for s in sentences(doc.body)[:2]]
     brief = parts[:2]
     invention = _invention(fault)
     if invention and sources:
@@ -257,14 +371,18 @@ class LLMServer:
         self.retry_after = 0.05  # seconds, sent as Retry-After on 429
         self.api_key: str | None = None  # when set, requests without this bearer token get 401
         self.delay = 0.0  # seconds each chat completion takes to answer
+        self.token_delay = 0.0  # seconds between streamed chunks
+        self.serial = False  # one chat completion at a time, as llama.cpp's server answers
         self.in_flight = 0  # chat completions being answered now
         self.max_in_flight = 0  # the most at once so far
         self.received: list[Received] = []
-        self.delay = 0.0
-        self.token_delay = 0.0
-        self.serial = False
-        self.in_flight = 0
-        self.max_in_flight = 0
+        # The context window and the servers' ways of telling it (see the module docstring).
+        self.context_limit: int | None = None
+        self.context_error_style: ContextErrorStyle = "llama-cpp-python"
+        self.tokenizer: Tokenizer | None = None
+        self.advertise: Advertiser | None = None
+        self.prompt_speed: float | None = None  # prompt tokens read per second
+        self.cut_front_to: int | None = None  # Ollama: keeps this many prompt tokens, silently
         self._one_at_a_time = asyncio.Lock()
         self._script: deque[Fault] = deque()
         self._always: Fault | None = None
@@ -325,6 +443,13 @@ class LLMServer:
         app = web.Application()
         app.router.add_post("/v1/chat/completions", self._chat)
         app.router.add_get("/v1/models", self._models)
+        # Where servers tell their window or count tokens: routed always, since a test sets
+        # `advertise`/`tokenizer` after the server starts; a 404 unless they name this path.
+        app.router.add_get("/props", self._props)
+        app.router.add_get("/api/v0/models", self._lmstudio_models)
+        app.router.add_post("/tokenize", self._tokenize)
+        app.router.add_post("/extras/tokenize", self._tokenize)
+        app.router.add_post("/extras/tokenize/count", self._tokenize)
         self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=0.5)
         await self._runner.setup()
         site = web.TCPSite(self._runner, "127.0.0.1", self.port)
@@ -339,14 +464,141 @@ class LLMServer:
 
     # -- handlers ------------------------------------------------------------------------------
 
+    @property
+    def window(self) -> int:
+        """The context window a server tells: `context_limit`, or 4096 when none is set."""
+        return self.context_limit if self.context_limit is not None else 4096
+
+    @property
+    def _counts_tokens(self) -> bool:
+        """Whether usage is in fake tokens (any window option set) rather than in words (the
+        default, which tests of the summarizer's token accounting rely on)."""
+        options = (self.context_limit, self.tokenizer, self.advertise, self.prompt_speed)
+        return any(o is not None for o in (*options, self.cut_front_to))
+
     async def _models(self, request: web.Request) -> web.Response:
         self.received.append(Received(request.path, {}, at=time.monotonic()))
+        entry: dict[str, Any] = {
+            "id": self.model,
+            "object": "model",
+            "created": 0,
+            "owned_by": "test",
+        }
+        if self.advertise == "vllm":
+            entry["max_model_len"] = self.window
+        elif self.advertise == "openrouter":
+            entry["context_length"] = self.window
+        return web.json_response({"object": "list", "data": [entry]})
+
+    async def _props(self, request: web.Request) -> web.Response:
+        """llama.cpp's server settings, at its root: the window is the slot's `n_ctx`."""
+        self.received.append(Received(request.path, {}, at=time.monotonic()))
+        if self.advertise != "llama.cpp":
+            self.received[-1].status = 404
+            raise web.HTTPNotFound()
+        settings = {"n_ctx": self.window, "n_predict": -1, "temperature": 0.8, "top_k": 40}
         return web.json_response(
             {
-                "object": "list",
-                "data": [{"id": self.model, "object": "model", "created": 0, "owned_by": "test"}],
+                "default_generation_settings": settings,
+                "total_slots": 1,
+                "model_path": f"/models/{self.model}.gguf",
+                "chat_template": "",
+                "build_info": "b0-fake",
             }
         )
+
+    async def _lmstudio_models(self, request: web.Request) -> web.Response:
+        """LM Studio's own model list: what the model could take, and what it was loaded with."""
+        self.received.append(Received(request.path, {}, at=time.monotonic()))
+        if self.advertise != "lmstudio":
+            self.received[-1].status = 404
+            raise web.HTTPNotFound()
+        entry = {
+            "id": self.model,
+            "object": "model",
+            "type": "llm",
+            "publisher": "test",
+            "arch": "llama",
+            "compatibility_type": "gguf",
+            "quantization": "Q4_K_M",
+            "state": "loaded",
+            "max_context_length": max(32768, self.window),
+            "loaded_context_length": self.window,
+        }
+        return web.json_response({"object": "list", "data": [entry]})
+
+    async def _tokenize(self, request: web.Request) -> web.Response:
+        """The tokenize endpoint of the server named by `tokenizer`, counting fake tokens."""
+        try:
+            body = await request.json()
+        except json.JSONDecodeError:
+            body = None
+        seen = Received(request.path, body if isinstance(body, dict) else {}, at=time.monotonic())
+        self.received.append(seen)
+        expected = {
+            "llama-cpp-python": ("/extras/tokenize", "/extras/tokenize/count"),
+            "llama.cpp": ("/tokenize",),
+            "vllm": ("/tokenize",),
+        }
+        if self.tokenizer is None or request.path not in expected[self.tokenizer]:
+            seen.status = 404
+            raise web.HTTPNotFound()
+        if not isinstance(body, dict):
+            seen.status = 400
+            return self._error(400, "body is not a JSON object")
+        if self.tokenizer == "llama-cpp-python":
+            text = str(body.get("input", ""))
+            if request.path.endswith("/count"):
+                return web.json_response({"count": fake_tokens(text)})
+            return web.json_response({"tokens": fake_token_ids(text)})
+        if self.tokenizer == "llama.cpp":
+            return web.json_response({"tokens": fake_token_ids(str(body.get("content", "")))})
+        # vLLM takes a prompt, or a chat (counted with its template).
+        if isinstance(body.get("messages"), list):
+            text = "".join(message_text(m) for m in body["messages"])
+            ids = fake_token_ids(text)
+            count = prompt_tokens(body["messages"])
+            ids += [0] * (count - len(ids))
+        else:
+            ids = fake_token_ids(str(body.get("prompt", "")))
+            count = len(ids)
+        return web.json_response({"count": count, "max_model_len": self.window, "tokens": ids})
+
+    def _context_exceeded(
+        self, style: ContextErrorStyle, prompt: int, asked: int | None
+    ) -> web.Response:
+        """The 400 each server sends for a request over its window, body as theirs."""
+        limit, completion = self.window, asked or 0
+        told = (
+            f"This model's maximum context length is {limit} tokens. However, you requested "
+            f"{prompt + completion} tokens ({prompt} in the messages, {completion} in the "
+            "completion). Please reduce the length of the messages or completion."
+        )
+        if style == "llama.cpp":
+            error: dict[str, Any] = {
+                "code": 400,
+                "message": "the request exceeds the available context size, try increasing it",
+                "type": "exceed_context_size_error",
+                "n_prompt_tokens": prompt,
+                "n_ctx": limit,
+            }
+            return web.json_response({"error": error}, status=400)
+        if style == "vllm":
+            vllm = {
+                "object": "error",
+                "message": told,
+                "type": "BadRequestError",
+                "param": None,
+                "code": 400,
+            }
+            return web.json_response(vllm, status=400)
+        error = {
+            "message": told,
+            "type": "invalid_request_error",
+            "param": "messages",
+            "code": "context_length_exceeded",
+        }
+        return web.json_response({"error": error}, status=400)
 
     @staticmethod
     def _error(status: int, message: str, **headers: str) -> web.Response:
@@ -381,7 +633,16 @@ class LLMServer:
         fmt = response_format.get("type", "plain")
         if fmt == "json_object" and "schema" in response_format:
             fmt = "json_object_schema"
-        seen = Received(request.path, body, mode=fmt, at=time.monotonic())
+        messages = body.get("messages") or []
+        asked = body.get("max_tokens", body.get("max_completion_tokens"))
+        seen = Received(
+            request.path,
+            body,
+            mode=fmt,
+            at=time.monotonic(),
+            prompt_tokens=prompt_tokens(messages),
+            max_tokens=asked,
+        )
         self.received.append(seen)
         fault = self._script.popleft() if self._script else self._always
         if self.api_key and request.headers.get("Authorization") != f"Bearer {self.api_key}":
@@ -409,17 +670,56 @@ class LLMServer:
             seen.status = 400
             return self._error(400, "response_format: extra field 'schema' not permitted")
 
-        content = self._reply(body, fmt, fault)
-        prompt_tokens = sum(
-            len(str(m.get("content", "")).split()) for m in body.get("messages", [])
-        )
+        read = seen.prompt_tokens  # what the model reads of the prompt
+        room: int | None = None  # completion tokens left in the window
+        if self.context_limit is not None:
+            limit, asking = self.context_limit, seen.prompt_tokens + (asked or 0)
+            if self.context_error_style == "stream-empty":
+                # llama-cpp-python refuses only a prompt that fills the window (and shortens
+                # max_tokens silently); streaming, it then closes the stream without a word.
+                if seen.prompt_tokens >= limit:
+                    if body.get("stream"):
+                        empty = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+                        await empty.prepare(request)
+                        await empty.write_eof()
+                        return empty
+                    seen.status = 400
+                    return self._context_exceeded("llama-cpp-python", seen.prompt_tokens, asked)
+            elif asking > limit:
+                seen.status = 400
+                return self._context_exceeded(self.context_error_style, seen.prompt_tokens, asked)
+            room = max(0, limit - seen.prompt_tokens)
+        kept: list[dict[str, Any]] | None = None
+        lost_instructions = False
+        if self.cut_front_to is not None and seen.prompt_tokens > self.cut_front_to:
+            kept, lost_instructions = cut_front(messages, self.cut_front_to)
+            read = self.cut_front_to
+        if self.prompt_speed is not None and read:
+            # Reading the prompt: nothing is sent before it is done, not even the headers.
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._closing.wait(), read / self.prompt_speed)
+            if self._closing.is_set():
+                seen.status = 503
+                return self._error(503, "shutting down")
+
+        content = self._reply(body, fmt, fault, kept, lost_instructions)
+        finish = "stop"
+        if room is not None and fake_tokens(content) > room:
+            # The window is full: the model stops mid-reply.
+            content = content.encode()[: room * 4].decode(errors="ignore")
+            finish = "length"
+        if self._counts_tokens:
+            written = fake_tokens(content)
+        else:  # words, as before the fake tokenizer (the summarizer's tests count them)
+            read = sum(len(str(m.get("content", "")).split()) for m in messages)
+            written = max(1, len(content.split()))
         usage = {
-            "prompt_tokens": prompt_tokens,
-            "completion_tokens": max(1, len(content.split())),
-            "total_tokens": prompt_tokens + max(1, len(content.split())),
+            "prompt_tokens": read,
+            "completion_tokens": written,
+            "total_tokens": read + written,
         }
         if body.get("stream"):
-            return await self._stream(request, body, content, usage)
+            return await self._stream(request, body, content, usage, finish)
         return web.json_response(
             {
                 "id": f"chatcmpl-{len(self.received)}",
@@ -430,16 +730,30 @@ class LLMServer:
                     {
                         "index": 0,
                         "message": {"role": "assistant", "content": content},
-                        "finish_reason": "stop",
+                        "finish_reason": finish,
                     }
                 ],
                 "usage": usage,
             }
         )
 
-    def _reply(self, body: dict[str, Any], fmt: str, fault: Fault | None) -> str:
+    def _reply(
+        self,
+        body: dict[str, Any],
+        fmt: str,
+        fault: Fault | None,
+        kept: list[dict[str, Any]] | None = None,
+        lost_instructions: bool = False,
+    ) -> str:
+        """The model's reply. `kept`: the messages it saw when the server cut the prompt's
+        front: the task is still told by the whole prompt (as the instructions left would), the
+        content comes only from what was kept; with its instructions lost, it writes prose."""
         messages = body.get("messages", [])
         user = "\n".join(str(m.get("content", "")) for m in messages if m.get("role") == "user")
+        shown = messages if kept is None else kept
+        visible = "\n".join(str(m.get("content", "")) for m in shown if m.get("role") == "user")
+        if lost_instructions:
+            return lost_instructions_reply(visible)
         if fault == "prose":
             return "I'm sorry, but I think this article is about many interesting things."
         if fault == "invalid_json":
@@ -449,16 +763,18 @@ class LLMServer:
         target = _TARGET.search(user)
         article = _ARTICLE.search(user)
         if story and target:
-            doc = parse_block(story.group(2), story.group(1))
+            doc = visible_document(story, user, visible) or Document({}, "", story.group(1))
             injected = INJECTION.search(doc.body)
             if self.obey_injections and injected:
                 return injected.group(1).split("\n")[0].strip()
             data = fake_translation(doc, target.group(1), fault)
         elif user.startswith("Story:"):
-            found = [parse_block(m.group(3), m.group(2)) for m in _SOURCE.finditer(user)]
-            data = fake_story(found, fault)
+            marked = list(_SOURCE.finditer(visible))
+            found = [parse_block(m.group(3), m.group(2)) for m in marked]
+            numbers = [int(m.group(1)) for m in marked] if kept is not None else None
+            data = fake_story(found, fault, numbers)
         elif article:
-            doc = parse_block(article.group(2), article.group(1))
+            doc = visible_document(article, user, visible) or Document({}, "", article.group(1))
             injected = INJECTION.search(doc.body)
             if self.obey_injections and injected:
                 return injected.group(1).split("\n")[0].strip()
@@ -475,9 +791,11 @@ class LLMServer:
                 data["summary"] = _invent(data["summary"], invention, doc.body, at=1)
                 data["brief_summary"] = _invent(data["brief_summary"], invention, doc.body, at=1)
         else:
-            found = [parse_block(m.group(3), m.group(2)) for m in _SOURCE.finditer(user)]
-            question = re.search(r"Question: (.*)", user)
-            data = fake_answer(question.group(1) if question else "", found, fault)
+            marked = list(_SOURCE.finditer(visible))
+            found = [parse_block(m.group(3), m.group(2)) for m in marked]
+            numbers = [int(m.group(1)) for m in marked] if kept is not None else None
+            question = re.search(r"Question: (.*)", visible)
+            data = fake_answer(question.group(1) if question else "", found, fault, numbers)
             if fault == "foreign_link":
                 data["answer"] += f" See {FOREIGN_LINKS[0]} [1]."
         text = json.dumps(data, ensure_ascii=False)
@@ -491,7 +809,12 @@ class LLMServer:
         )
 
     async def _stream(
-        self, request: web.Request, body: dict[str, Any], content: str, usage: dict[str, int]
+        self,
+        request: web.Request,
+        body: dict[str, Any],
+        content: str,
+        usage: dict[str, int],
+        finish: str = "stop",
     ) -> web.StreamResponse:
         resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
         await resp.prepare(request)
@@ -512,7 +835,7 @@ class LLMServer:
                 delta["role"] = "assistant"
             chunk = {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]}
             await resp.write(f"data: {json.dumps(chunk)}\n\n".encode())
-        final = {**base, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}
+        final = {**base, "choices": [{"index": 0, "delta": {}, "finish_reason": finish}]}
         await resp.write(f"data: {json.dumps(final)}\n\n".encode())
         if (body.get("stream_options") or {}).get("include_usage"):
             await resp.write(
