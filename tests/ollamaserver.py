@@ -124,6 +124,9 @@ class OllamaServer:
         self.default_ctx = default_ctx
         self.modelfile_ctx = modelfile_ctx
         self.version = version
+        # how /api/version answers: as Ollama, as a server that is not Ollama but says 200 to
+        # everything, or as a proxy in front of an Ollama that is down
+        self.version_reply: Literal["ok", "no_version", "bad_gateway"] = "ok"
         self.port = port
         self.chats: list[Chat] = []
         self.paths: list[str] = []  # every request's path, in order
@@ -182,6 +185,10 @@ class OllamaServer:
     # -- the native API ------------------------------------------------------------------------
 
     async def _version(self, request: web.Request) -> web.Response:
+        if self.version_reply == "no_version":  # a server that says 200 to any path
+            return web.json_response({"error": f"Unexpected endpoint ({request.path})"})
+        if self.version_reply == "bad_gateway":  # a proxy whose Ollama is down
+            return web.Response(status=502, text="502 Bad Gateway\n\nupstream refused")
         return web.json_response({"version": self.version})
 
     def _not_found(self, name: object) -> web.Response:

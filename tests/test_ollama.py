@@ -114,6 +114,23 @@ async def test_version_is_none_for_a_server_that_is_not_ollama(http: httpx.Async
         assert await ollama.version(http, root, TIMEOUT) is None
 
 
+async def test_version_is_none_for_a_server_that_answers_200_to_anything(
+    ollama_server: OllamaServer, http: httpx.AsyncClient
+) -> None:
+    ollama_server.version_reply = "no_version"
+    assert await ollama.version(http, ollama_server.root, TIMEOUT) is None
+
+
+async def test_version_through_a_proxy_whose_ollama_is_down_is_an_error(
+    ollama_server: OllamaServer, http: httpx.AsyncClient
+) -> None:
+    """Not "this is not Ollama": the caller must not fall back to /v1 and its short window."""
+    ollama_server.version_reply = "bad_gateway"
+    with pytest.raises(OllamaError) as caught:
+        await ollama.version(http, ollama_server.root, TIMEOUT)
+    assert (caught.value.status, caught.value.message) == (502, "502 Bad Gateway")
+
+
 async def test_version_lets_a_refused_connection_through(http: httpx.AsyncClient) -> None:
     async with OllamaServer() as srv:
         root = srv.root
@@ -327,3 +344,9 @@ def test_parse_line_raises_only_ollama_error_on_any_chunk_shape(data: dict[str, 
     except OllamaError:
         return
     assert isinstance(chunk.content, str) and chunk.prompt_tokens >= 0
+
+
+def test_parse_line_keeps_a_thinking_models_reasoning_apart() -> None:
+    line = b'{"message":{"role":"assistant","content":"","thinking":"Let me see"},"done":false}'
+    chunk = ollama.parse_line(line)
+    assert (chunk.content, chunk.thinking, chunk.done) == ("", "Let me see", False)
