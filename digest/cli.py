@@ -739,6 +739,34 @@ def editions_remove(ctx: click.Context, day: str) -> None:
     print_removed_edition(_run(ctx, lambda app: editions_manage.remove_edition(app, the_day)))
 
 
+@cli.group()
+def llm() -> None:
+    """The LLM server of [llm]."""
+
+
+@llm.command("check")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a summary.")
+@click.pass_context
+def llm_check(ctx: click.Context, as_json: bool) -> None:
+    """Probe the [llm] server with one short request: the model, its context window and where
+    that came from, how fast it reads and writes, whether its JSON output is constrained, and
+    about how long a story's summary will take."""
+    from digest.summarize.check import check, describe
+
+    async def probe(app: Any) -> Any:
+        summarizer = await app.summarizer()
+        if summarizer.llm is None:
+            raise DigestError("no [llm] section in the configuration: summaries are extractive")
+        return await check(summarizer.llm)
+
+    found = _run(ctx, probe)
+    if as_json:
+        _echo_json(found.to_json())
+    else:
+        for line in describe(found):
+            click.echo(line)
+
+
 @cli.command()
 @click.option("--once", is_flag=True, help="One full cycle (collect, deepen, publish), then exit.")
 @click.pass_context

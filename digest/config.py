@@ -175,19 +175,28 @@ class LLMConfig(_Section):
     model: str = "gpt-4o-mini"
     # Name of the environment variable holding the API key (never the key itself).
     api_key_env: str = "OPENAI_API_KEY"
+    # Seconds a reply may take to be written once it has begun, at least; more when the
+    # server's measured writing speed needs it (a CPU server writes a few tokens a second).
     timeout: PositiveFloat = 60.0
     max_retries: Annotated[int, Field(ge=0, le=10)] = 2
     temperature: Annotated[float, Field(ge=0, le=2)] = 0.0
-    # Text sent per call is cut to this many characters: one article's, or shared among the
-    # outlets a story's summary is written from.
+    # Text sent per call is cut to this many characters at most: one article's, or shared
+    # among the outlets a story's summary is written from. Less when the model's context
+    # window cannot hold it (see `context_tokens`).
     max_input_chars: PositiveInt = 12_000
+    # The model's context window in tokens, for servers that do not say it (llama.cpp's
+    # server, Ollama, vLLM and LM Studio do; llama-cpp-python's does not). Unset: what the
+    # server says, else 2048. Set lower than the server's to send less.
+    context_tokens: Annotated[int, Field(ge=256)] | None = None
     # Requests in flight at once; the rest wait in line, and a request's timeouts count from
     # when it is sent. One local server (llama.cpp, Ollama on a laptop) answers one at a time.
     concurrency: Annotated[int, Field(ge=1, le=64)] = 1
-    # Replies are streamed, so a server that is slow to write (tokens keep coming, within
-    # `timeout` in all) is told from one that does not answer (no token in
-    # `first_token_timeout`). False for servers that cannot stream.
+    # Replies are streamed, so a server that is slow to write (tokens keep coming) is told
+    # from one that does not answer. False for servers that cannot stream.
     stream: bool = True
+    # Seconds of silence before the first token beyond the time the server needs to read the
+    # prompt at its measured speed (a CPU server reads a 2,000-token prompt in a minute or
+    # more): past both, it is not answering.
     first_token_timeout: PositiveFloat = 30.0
     # Seconds for all the LLM summaries of one deepen; the stories left when it is spent are
     # summarized extractively (and the run says how many). None: no limit.
@@ -538,12 +547,13 @@ port = 9464                # workers sharing a host need a port each
 # base_url = "https://api.openai.com/v1"   # or Ollama, vLLM, llama.cpp server, LM Studio
 # model = "gpt-4o-mini"
 # api_key_env = "OPENAI_API_KEY"
-# timeout = 60.0                           # seconds for a whole reply, from when it is sent
+# timeout = 60.0                           # seconds to write a reply, at least (more if slow)
 # max_retries = 2
 # temperature = 0.0
 # max_input_chars = 12000                  # text per call, shared among a story's outlets
+# context_tokens = 4096                    # the model's window, where the server does not say it
 # concurrency = 1                          # requests in flight; the rest wait in line
 # stream = true                            # tells a slow server from one that does not answer
-# first_token_timeout = 30.0               # no token within this: the server is not answering
+# first_token_timeout = 30.0               # silence allowed past the prompt's reading time
 # budget = 900.0                           # seconds for one deepen's LLM summaries
 """

@@ -73,6 +73,11 @@ class RealLLM:
         values.update(overrides)
         return LLMConfig(**values)
 
+    def defaults(self) -> LLMConfig:
+        """The `[llm]` section a new user writes: where the server is and which model, and
+        nothing else."""
+        return LLMConfig(base_url=self.url, model=MODEL_ALIAS, api_key_env="DIGEST_TEST_LLM_KEY")
+
     def log_tail(self, lines: int = 30) -> str:
         text = self.log.read_text(errors="replace") if self.log.exists() else ""
         return "\n".join(text.splitlines()[-lines:])
@@ -94,10 +99,21 @@ def _answers(url: str) -> bool:
 
 @pytest.fixture(scope="session")
 def real_llm(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealLLM]:
-    """llama-cpp-python's server with SmolLM2, started once for the session on a free port."""
+    """llama-cpp-python's server with SmolLM2 and a 4,096-token context, started once for the
+    session on a free port."""
+    yield from start(tmp_path_factory, n_ctx=4096)
+
+
+@pytest.fixture(scope="session")
+def real_llm_2048(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealLLM]:
+    """The same server with llama-cpp-python's default context of 2,048 tokens."""
+    yield from start(tmp_path_factory, n_ctx=2048)
+
+
+def start(tmp_path_factory: pytest.TempPathFactory, *, n_ctx: int) -> Iterator[RealLLM]:
     python, model = llama_peer()
     port = _free_port()
-    log = tmp_path_factory.mktemp("real-llm") / "server.log"
+    log = tmp_path_factory.mktemp(f"real-llm-{n_ctx}") / "server.log"
     cmd = [
         python,
         "-m",
@@ -113,7 +129,7 @@ def real_llm(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealLLM]:
         "--n_threads",
         "2",
         "--n_ctx",
-        "4096",
+        str(n_ctx),
     ]
     with log.open("wb") as out:
         process = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT)

@@ -22,6 +22,9 @@ MARK = "(translated from English by the model)"
 
 
 def setup(tmp_path: Path, web: NewsWeb, llm: LLMServer) -> None:
+    # The server says its window, as llama.cpp's does (4,096 tokens): a Japanese story and
+    # its translation take more than the 2,048 assumed of a server that says nothing.
+    llm.advertise = "llama.cpp"
     write_config(
         tmp_path,
         sources={"categories": ["world"]},

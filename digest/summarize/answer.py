@@ -25,6 +25,7 @@ from digest.summarize.text import content_terms, length, split_sentences
 from digest.summarize.types import Answer, Source
 
 ANSWER_MAX_WORDS = 150
+ANSWER_TOKENS = 450  # room for the reply: 150 words with citations, in JSON
 EXTRACTIVE_SENTENCES = 4
 _MIN_SENTENCE_WORDS = 5
 _BRACKETED_NUMBER = re.compile(r"\[[\d\s,;–-]*\]")
@@ -70,9 +71,11 @@ async def llm_answer(llm: LLMClient, query: str, sources: Sequence[Source]) -> A
     if not sources:
         raise SummarizeError("no sources to answer from")
     nonce = prompts.nonce_for(query, *(part for s in sources for part in s))
-    messages = prompts.answer_messages(query, sources, nonce, llm.config.max_input_chars)
-    done = await llm.complete_json(
-        JSONRequest(
+
+    def request(max_chars: int) -> JSONRequest[tuple[str, tuple[int, ...]]]:
+        """The call with the sources sharing `max_chars` (less of each in a small window)."""
+        messages = prompts.answer_messages(query, sources, nonce, max_chars)
+        return JSONRequest(
             messages=messages,
             schema_name="sourced_answer",
             schema=prompts.ANSWER_SCHEMA,
@@ -81,8 +84,12 @@ async def llm_answer(llm: LLMClient, query: str, sources: Sequence[Source]) -> A
                 'Reply with only the JSON object {"answer": "..."}, citing the sources as '
                 f"[1] to [{len(sources)}]."
             ),
+            max_tokens=ANSWER_TOKENS,
+            resize=request,
+            chars=min(max_chars, sum(len(s.text) for s in sources)),
         )
-    )
+
+    done = await llm.complete_json(request(llm.config.max_input_chars))
     text, cited = done.value
     return Answer(
         query=query,

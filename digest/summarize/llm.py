@@ -28,12 +28,13 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable, Iterator, MutableMapping
+from collections.abc import AsyncIterator, Callable, Iterator, MutableMapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, replace
 from typing import Any, Generic, Literal, TypeVar
 
+import httpx
 import openai
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -41,10 +42,11 @@ from digest import metrics
 from digest.config import LLMConfig
 from digest.errors import SummarizeError
 from digest.models import Summary
-from digest.summarize import extractive, prompts
+from digest.summarize import extractive, prompts, window
 from digest.summarize.output import one_line, parse_json_object, strip_links
 from digest.summarize.text import content_terms, length, split_sentences
 from digest.summarize.types import ArticleInput
+from digest.summarize.window import ServerFacts
 
 log = logging.getLogger(__name__)
 
@@ -54,6 +56,9 @@ STRUCTURED_MODES: tuple[Mode, ...] = ("json_schema", "json_object_schema", "json
 # vLLM and others: 400 or 422).
 UNSUPPORTED_STATUS = frozenset({400, 422, 500, 501})
 MAX_OUTPUT_TOKENS = 1200
+# A small window may leave a reply less room than asked, down to this share of it.
+REPLY_FLOOR = 0.7
+SUMMARY_TOKENS = 800  # room for an article's summary: 300 words, a brief, keywords, in JSON
 MAX_SUMMARY_WORDS = 450
 MAX_KEYWORDS = 8
 # Under llama.cpp's grammar a small model can list keywords until max_tokens cuts the JSON off
@@ -100,6 +105,33 @@ class JSONRequest(Generic[T]):
     validate: Callable[[dict[str, Any]], T]  # raises InvalidOutput or pydantic's ValidationError
     repair_hint: str
     max_tokens: int = 0  # of the reply; 0: MAX_OUTPUT_TOKENS
+    # Makes the same request with its sources cut to this many characters in all, to fit a
+    # small context window (None: it cannot be made shorter); `chars` is what it has now.
+    resize: Callable[[int], JSONRequest[T]] | None = None
+    chars: int = 0
+
+    @property
+    def reply_tokens(self) -> int:
+        return self.max_tokens or MAX_OUTPUT_TOKENS
+
+
+@dataclass(frozen=True, slots=True)
+class _Sized(Generic[T]):
+    """A request fitted to the window, and its prompt's tokens (by the server's tokenizer when
+    `exact`, else a safe estimate)."""
+
+    request: JSONRequest[T]
+    tokens: int
+    exact: bool
+
+
+class ContextExceeded(SummarizeError):
+    """The server could not read the whole request: it said so (HTTP 400 and the like), closed
+    the reply without a word, or read only part of the prompt. `window`: the one it named."""
+
+    def __init__(self, message: str, window: int | None = None, **counts: int) -> None:
+        super().__init__(message, **counts)
+        self.window = window
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,6 +159,7 @@ class _Streamed:
 
     choices: list[_Choice]
     usage: _Usage
+    reported: bool = True  # whether the server sent the usage (else it is estimated)
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,7 +175,8 @@ def _first_line(text: str, limit: int = 200) -> str:
 
 
 class LLMClient:
-    """One OpenAI-compatible endpoint and model: negotiated JSON replies, errors as one line."""
+    """One OpenAI-compatible endpoint and model: negotiated JSON replies fitted to the model's
+    context window, errors as one line."""
 
     def __init__(
         self,
@@ -164,10 +198,14 @@ class LLMClient:
             timeout=config.timeout,
             max_retries=config.max_retries,
         )
+        self._api_key = api_key
         self._modes = {} if negotiated is None else negotiated
         # Made on first use, inside the running loop.
         self._gate: asyncio.Semaphore | None = None
         self._negotiating: asyncio.Lock | None = None
+        self._learning: asyncio.Lock | None = None
+        self._http: httpx.AsyncClient | None = None
+        self._facts: ServerFacts | None = None
 
     @property
     def name(self) -> str:
@@ -178,19 +216,123 @@ class LLMClient:
         return (self.config.base_url.rstrip("/"), self.config.model)
 
     @property
+    def api(self) -> openai.AsyncOpenAI:
+        """The OpenAI client this one wraps (for calls other than chat: the models list)."""
+        return self._client
+
+    @property
     def mode(self) -> Mode | None:
         """The structured-output mode this server accepted, once known."""
         return self._modes.get(self._key)
 
     async def aclose(self) -> None:
         await self._client.close()
+        if self._http is not None:
+            await self._http.aclose()
+
+    def _http_client(self) -> httpx.AsyncClient:
+        """For what the OpenAI API has no call for: the server's window, its tokenizer, Ollama."""
+        if self._http is None:
+            headers = {"Authorization": f"Bearer {self._api_key}"} if self._api_key else {}
+            self._http = httpx.AsyncClient(headers=headers, timeout=window.PROBE_TIMEOUT)
+        return self._http
+
+    async def facts(self) -> ServerFacts:
+        """What the server is and how much it reads, learned once (and again when stale)."""
+        if self._facts is None or self._facts.stale:
+            if self._learning is None:
+                self._learning = asyncio.Lock()
+            async with self._learning:
+                if self._facts is None or self._facts.stale:
+                    self._facts = await window.discover(
+                        self._http_client(),
+                        self.config.base_url,
+                        self.config.model,
+                        self.config.context_tokens,
+                    )
+        return self._facts
+
+    async def count(self, messages: list[dict[str, str]]) -> tuple[int, bool]:
+        """The prompt's tokens, by the server's tokenizer where it has one (then True)."""
+        facts = await self.facts()
+        return await window.count_messages(
+            self._http_client(), facts, self.config.base_url, self.config.model, messages
+        )
 
     async def complete_json(self, request: JSONRequest[T]) -> Completion[T]:
         """Ask for a JSON object and return it validated, negotiating the mode on first use.
 
-        Raises SummarizeError when the server fails after its retries, or when the reply stays
-        invalid after one request to repair it.
+        The request is fitted to the model's context window first (its sources cut shorter
+        when it has `resize`); a server that still could not read it all makes the request
+        smaller once more, and the window learned lower. Raises SummarizeError when the server
+        fails after its retries, when the request cannot be made to fit, or when the reply
+        stays invalid after one request to repair it.
         """
+        facts = await self.facts()
+        sized = await self._fit(request, facts)
+        try:
+            return await self._complete(sized, facts)
+        except ContextExceeded as err:
+            named = err.window if err.window and err.window < facts.window else None
+            facts.lower(named or int(facts.window * 0.75), str(err))
+            smaller = await self._fit(sized.request, facts, below=sized.tokens)
+            log.info(
+                "%s: the request of about %d tokens did not fit; sending %d",
+                self.name,
+                sized.tokens,
+                smaller.tokens,
+            )
+            try:
+                return await self._complete(smaller, facts)
+            except ContextExceeded as again:
+                raise SummarizeError(
+                    f"LLM at {self.config.base_url} could not read the request even made "
+                    f"smaller ({smaller.tokens} tokens): {again}",
+                    prompt_tokens=again.prompt_tokens,
+                    completion_tokens=again.completion_tokens,
+                ) from None
+
+    async def _fit(
+        self, request: JSONRequest[T], facts: ServerFacts, *, below: int | None = None
+    ) -> _Sized[T]:
+        """The request cut to fit the window with room for its reply (and, after the server
+        refused it, to under `below` tokens as well): its sources shorter first, aiming to
+        leave room for a repair request too; then, with every source down to its lede, a
+        reply room down to `REPLY_FLOOR` of what was asked."""
+        asked = request.reply_tokens
+
+        def room(reply: int, repair: int) -> int:
+            limit = facts.window - reply - window.MARGIN - repair
+            return limit if below is None else min(limit, int(below * 0.8))
+
+        tokens, exact = await self.count(request.messages)
+        for _ in range(6):
+            target = room(asked, window.REPAIR_ROOM)
+            if tokens <= target:
+                return _Sized(request, tokens, exact)
+            if request.resize is None or target <= 0:
+                break
+            chars = int(request.chars * max(0.1, target / tokens) * 0.95)
+            smaller = request.resize(chars)
+            if smaller.chars >= request.chars:
+                break  # every source is down to its lede
+            request = smaller
+            tokens, exact = await self.count(request.messages)
+        if tokens <= room(asked, 0):
+            return _Sized(request, tokens, exact)  # no room to ask again after a bad reply
+        reply = facts.window - window.MARGIN - tokens
+        if reply >= asked * REPLY_FLOOR and tokens <= room(reply, 0):
+            return _Sized(replace(request, max_tokens=reply), tokens, exact)
+        raise SummarizeError(
+            f"the request does not fit the model's context window: about {tokens} tokens, and "
+            f"{self.config.model} reads {facts.window} ({facts.window_source}) with "
+            f"{int(asked * REPLY_FLOOR)} at least kept for its reply"
+        )
+
+    async def _complete(self, sized: _Sized[T], facts: ServerFacts) -> Completion[T]:
+        if facts.kind == "ollama":
+            # Its native API takes a schema as `format` (Ollama 0.5 and later): no negotiation.
+            self._remember("json_schema")
         mode = self.mode
         if mode is None:
             if self._negotiating is None:
@@ -198,16 +340,18 @@ class LLMClient:
             async with self._negotiating:
                 mode = self.mode
                 if mode is None:
-                    mode, reply = await self._negotiate(request)
-                    return await self._validated(reply, mode, request)
-        reply = await self._call(mode, request.messages, request)
-        return await self._validated(reply, mode, request)
+                    mode, reply = await self._negotiate(sized)
+                    return await self._validated(reply, mode, sized)
+        reply = await self._call(mode, sized.request.messages, sized)
+        return await self._validated(reply, mode, sized)
 
-    async def _negotiate(self, request: JSONRequest[Any]) -> tuple[Mode, Any]:
+    async def _negotiate(self, sized: _Sized[Any]) -> tuple[Mode, Any]:
+        messages = sized.request.messages
         for mode in STRUCTURED_MODES:
             try:
-                reply = await self._call(mode, request.messages, request, retries=0, probe=True)
+                reply = await self._call(mode, messages, sized, retries=0, probe=True)
             except openai.APIStatusError as err:
+                self._raise_if_exceeded(err)
                 if err.status_code in UNSUPPORTED_STATUS:
                     log.info(
                         "%s at %s: response_format %s refused with HTTP %s; trying the next",
@@ -217,12 +361,12 @@ class LLMClient:
                         err.status_code,
                     )
                     continue
-                reply = await self._after_failed_probe(err, mode, request)
+                reply = await self._after_failed_probe(err, mode, sized)
             except openai.APIConnectionError as err:  # refused, reset, timed out
-                reply = await self._after_failed_probe(err, mode, request)
+                reply = await self._after_failed_probe(err, mode, sized)
             self._remember(mode)
             return mode, reply
-        reply = await self._call("plain", request.messages, request)
+        reply = await self._call("plain", messages, sized)
         self._remember("plain")
         return "plain", reply
 
@@ -230,7 +374,7 @@ class LLMClient:
         self,
         err: openai.APIStatusError | openai.APIConnectionError,
         mode: Mode,
-        request: JSONRequest[Any],
+        sized: _Sized[Any],
     ) -> Any:
         """A probe that failed for another reason than its mode (429, timeout, refused): the probe
         was the first attempt, the client's remaining retries follow."""
@@ -240,30 +384,32 @@ class LLMClient:
             raise self._error(err, retries=0) from None
         try:
             return await self._call(
-                mode, request.messages, request, retries=retries - 1, probe=True
+                mode, sized.request.messages, sized, retries=retries - 1, probe=True
             )
         except (openai.APIStatusError, openai.APIConnectionError) as again:
+            self._raise_if_exceeded(again)
             raise self._error(again) from None
+
+    def _raise_if_exceeded(self, err: openai.APIStatusError | openai.APIConnectionError) -> None:
+        if not isinstance(err, openai.APIStatusError):
+            return
+        message = _api_message(err)
+        body = err.body.get("error", err.body) if isinstance(err.body, dict) else None
+        exceeded, named = window.context_exceeded(message, body)
+        if exceeded:
+            raise ContextExceeded(
+                f"answered HTTP {err.status_code}: {_first_line(message) or 'context exceeded'}",
+                named,
+            ) from None
 
     def _remember(self, mode: Mode) -> None:
         if self._modes.get(self._key) != mode:
             log.info("%s at %s: structured output via %s", *self._key[::-1], mode)
         self._modes[self._key] = mode
 
-    async def _call(
-        self,
-        mode: Mode,
-        messages: list[dict[str, str]],
-        request: JSONRequest[Any],
-        *,
-        retries: int | None = None,
-        probe: bool = False,
-    ) -> Any:
-        """One chat completion (the client retries `retries` times, default the configured
-        number). A probe raises the client's own errors; any other call raises SummarizeError."""
-        kwargs: dict[str, Any] = {}
+    def _response_format(self, mode: Mode, request: JSONRequest[Any]) -> dict[str, Any]:
         if mode == "json_schema":
-            kwargs["response_format"] = {
+            return {
                 "type": "json_schema",
                 "json_schema": {
                     "name": request.schema_name,
@@ -271,15 +417,39 @@ class LLMClient:
                     "schema": request.schema,
                 },
             }
-        elif mode == "json_object_schema":
+        if mode == "json_object_schema":
             # llama.cpp's extension: the schema beside json_object constrains the shape.
             schema = _bounded_arrays(request.schema, MAX_ARRAY_ITEMS)
-            kwargs["response_format"] = {"type": "json_object", "schema": schema}
-        elif mode == "json_object":
-            kwargs["response_format"] = {"type": "json_object"}
+            return {"type": "json_object", "schema": schema}
+        if mode == "json_object":
+            return {"type": "json_object"}
+        return {}
+
+    async def _call(
+        self,
+        mode: Mode,
+        messages: list[dict[str, str]],
+        sized: _Sized[Any],
+        *,
+        retries: int | None = None,
+        probe: bool = False,
+    ) -> Any:
+        """One chat completion (the client retries `retries` times, default the configured
+        number). A probe raises the client's own errors; any other call raises SummarizeError
+        (ContextExceeded when the server could not read it all)."""
+        request = sized.request
+        facts = await self.facts()
+        kwargs: dict[str, Any] = {}
+        if response_format := self._response_format(mode, request):
+            kwargs["response_format"] = response_format
         client = self._client
         if retries is not None and retries != self.config.max_retries:
             client = client.with_options(max_retries=retries)
+        tokens = sized.tokens
+        if messages is not request.messages:  # a repair: the reply and a word more
+            tokens += window.estimate_tokens(messages[-2]["content"] + messages[-1]["content"])
+        first_token = facts.first_token_allowance(tokens, self.config.first_token_timeout)
+        total = first_token + facts.writing_allowance(request.reply_tokens, self.config.timeout)
         if self._gate is None:
             self._gate = asyncio.Semaphore(self.config.concurrency)
         async with self._gate:  # waiting here is not timed: the limits start when it is sent
@@ -287,97 +457,244 @@ class LLMClient:
                 tally[0] += 1
             started = time.monotonic()
             try:
-                kwargs["max_tokens"] = request.max_tokens or MAX_OUTPUT_TOKENS
-                if self.config.stream:
-                    reply: Any = await self._streamed(client, messages, kwargs)
+                kwargs["max_tokens"] = request.reply_tokens
+                if facts.kind == "ollama":
+                    reply: Any = await self._ollama(
+                        messages, request, facts, tokens, first_token, total
+                    )
+                elif self.config.stream:
+                    reply = await self._streamed(
+                        client, messages, kwargs, tokens, first_token, total
+                    )
                 else:
                     reply = await client.chat.completions.create(
                         model=self.config.model,
                         messages=messages,  # type: ignore[arg-type]
                         temperature=self.config.temperature,
+                        timeout=total,
                         **kwargs,
                     )
+                    # No first token to time: the whole reply stands for both (slower, so
+                    # the next request is allowed more, not less).
+                    took = time.monotonic() - started
+                    facts.speeds.record(*_usage(reply), took, took * 2)
             except (openai.APIStatusError, openai.APIConnectionError) as err:
                 refused = probe and getattr(err, "status_code", None) in UNSUPPORTED_STATUS
                 outcome = "unsupported" if refused else "error"
                 metrics.llm_called(outcome, time.monotonic() - started)
+                if not probe:
+                    self._raise_if_exceeded(err)
                 if probe:
                     raise
                 raise self._error(err, retries=retries) from None
             except openai.OpenAIError as err:
                 metrics.llm_called("error", time.monotonic() - started)
                 raise self._error(err, retries=retries) from None
+            except SummarizeError:
+                metrics.llm_called("error", time.monotonic() - started)
+                raise
             metrics.llm_called("ok", time.monotonic() - started, *_usage(reply))
+            self._check_read_whole(reply, messages, sized)
             return reply
 
+    def _check_read_whole(
+        self, reply: Any, messages: list[dict[str, str]], sized: _Sized[Any]
+    ) -> None:
+        """ContextExceeded when the server says it read fewer tokens than the prompt has: it
+        cut the prompt (Ollama's OpenAI-compatible endpoint does, from the front, silently)."""
+        if getattr(reply, "reported", True) is False or messages is not sized.request.messages:
+            return
+        reported = _usage(reply)[0]
+        if reported <= 0:
+            return
+        text = "\n".join(m.get("content", "") for m in messages)
+        expected = int(sized.tokens * 0.9) - 16 if sized.exact else window.least_tokens(text)
+        if reported < expected:
+            raise ContextExceeded(
+                f"read only {reported} tokens of a prompt of about "
+                f"{sized.tokens if sized.exact else expected} (it cut the rest, so the reply "
+                "is not used)",
+                reported,
+                prompt_tokens=reported,
+                completion_tokens=_usage(reply)[1],
+            )
+
     async def _streamed(
-        self, client: openai.AsyncOpenAI, messages: list[dict[str, str]], kwargs: dict[str, Any]
+        self,
+        client: openai.AsyncOpenAI,
+        messages: list[dict[str, str]],
+        kwargs: dict[str, Any],
+        prompt_tokens: int,
+        first_token: float,
+        total: float,
     ) -> _Streamed:
-        """One streamed completion: SummarizeError when no token came within
-        `first_token_timeout` (counted from sending), or the whole reply took over `timeout`."""
+        """One streamed completion through the OpenAI API."""
         config = self.config
+
+        async def pieces() -> AsyncIterator[tuple[str | None, _Usage | None]]:
+            stream = await client.chat.completions.create(  # type: ignore[call-overload]
+                model=config.model,
+                messages=messages,
+                temperature=config.temperature,
+                stream=True,
+                stream_options={"include_usage": True},
+                timeout=total,
+                **kwargs,
+            )
+            async with stream:
+                async for chunk in stream:
+                    usage = None
+                    if chunk.usage is not None:
+                        usage = _Usage(
+                            chunk.usage.prompt_tokens or 0, chunk.usage.completion_tokens or 0
+                        )
+                    text = "".join(
+                        c.delta.content for c in chunk.choices or [] if c.delta and c.delta.content
+                    )
+                    yield text, usage
+
+        return await self._timed(pieces(), prompt_tokens, first_token, total)
+
+    async def _ollama(
+        self,
+        messages: list[dict[str, str]],
+        request: JSONRequest[Any],
+        facts: ServerFacts,
+        prompt_tokens: int,
+        first_token: float,
+        total: float,
+    ) -> _Streamed:
+        """One streamed completion through Ollama's native API, asking for the window the
+        request was fitted to (its OpenAI-compatible endpoint cannot, and cuts the prompt)."""
+        from digest.summarize import ollama
+
+        async def pieces() -> AsyncIterator[tuple[str | None, _Usage | None]]:
+            try:
+                async for chunk in ollama.chat_stream(
+                    self._http_client(),
+                    window.root_of(self.config.base_url),
+                    self.config.model,
+                    messages,
+                    format=request.schema,
+                    num_ctx=facts.ollama_num_ctx or facts.window,
+                    num_predict=request.reply_tokens,
+                    temperature=self.config.temperature,
+                    timeout=total,
+                ):
+                    usage = None
+                    if chunk.done:
+                        usage = _Usage(chunk.prompt_tokens, chunk.completion_tokens)
+                    yield chunk.content, usage
+            except ollama.OllamaError as err:
+                exceeded, named = window.context_exceeded(err.message)
+                where = f"LLM at {self.config.base_url}"
+                if exceeded:
+                    raise ContextExceeded(f"answered: {err.message}", named) from None
+                raise SummarizeError(f"{where} answered HTTP {err.status}: {err.message}") from None
+            except httpx.TransportError as err:
+                detail = _first_line(str(err)) or type(err).__name__
+                raise SummarizeError(
+                    f"LLM at {self.config.base_url} unreachable: {detail}"
+                ) from None
+
+        return await self._timed(pieces(), prompt_tokens, first_token, total)
+
+    async def _timed(
+        self,
+        pieces: AsyncIterator[tuple[str | None, _Usage | None]],
+        prompt_tokens: int,
+        first_token: float,
+        total: float,
+    ) -> _Streamed:
+        """A streamed reply put together: SummarizeError when no token came within
+        `first_token` seconds (counted from sending: the time the prompt needs at the server's
+        measured speed, and `[llm] first_token_timeout` more) or the whole reply took over
+        `total`; ContextExceeded when the server closed it without a word."""
+        config = self.config
+        facts = await self.facts()
         started = time.monotonic()
         parts: list[str] = []
         usage: _Usage | None = None
-        chunks = 0
-        first = True
+        chunks = events = 0
+        first_at: float | None = None
         try:
-            async with asyncio.timeout(config.timeout) as total:
-                stream = await asyncio.wait_for(
-                    client.chat.completions.create(  # type: ignore[call-overload]
-                        model=config.model,
-                        messages=messages,
-                        temperature=config.temperature,
-                        stream=True,
-                        stream_options={"include_usage": True},
-                        **kwargs,
-                    ),
-                    config.first_token_timeout,
-                )
-                async with stream:
-                    events = stream.__aiter__()
-                    while True:
-                        try:
-                            if first:
-                                left = config.first_token_timeout - (time.monotonic() - started)
-                                chunk = await asyncio.wait_for(anext(events), max(left, 0.001))
-                            else:
-                                chunk = await anext(events)
-                        except StopAsyncIteration:
-                            break
-                        if chunk.usage is not None:
-                            usage = _Usage(
-                                chunk.usage.prompt_tokens or 0, chunk.usage.completion_tokens or 0
-                            )
-                        first = False  # any chunk, even a role alone: the model is writing
-                        for choice in chunk.choices or []:
-                            piece = choice.delta.content if choice.delta else None
-                            if piece:
-                                parts.append(piece)
-                                chunks += 1
+            async with asyncio.timeout(total) as whole:
+                iterator = pieces.__aiter__()
+                while True:
+                    try:
+                        if first_at is None:
+                            left = first_token - (time.monotonic() - started)
+                            piece, said = await asyncio.wait_for(anext(iterator), max(left, 0.001))
+                        else:
+                            piece, said = await anext(iterator)
+                    except StopAsyncIteration:
+                        break
+                    events += 1
+                    if first_at is None:  # any event, even a role alone: the model is writing
+                        first_at = time.monotonic()
+                    if said is not None:
+                        usage = said
+                    if piece:
+                        parts.append(piece)
+                        chunks += 1
         except TimeoutError:
             waited = time.monotonic() - started
-            if first and total.expired():
+            if first_at is None and whole.expired():
                 raise SummarizeError(
-                    f"LLM at {config.base_url} did not answer within {config.timeout:g} s"
+                    f"LLM at {config.base_url} did not answer within {total:.0f} s"
                 ) from None
-            if first:
+            if first_at is None:
+                speed = facts.speeds.prompt_speed
+                reading = (
+                    f"at the {speed:.0f} tokens/s it was measured reading"
+                    if speed
+                    else f"at an assumed {window.PRIOR_PROMPT_SPEED:g} tokens/s"
+                )
                 raise SummarizeError(
-                    f"LLM at {config.base_url} sent no token within "
-                    f"{config.first_token_timeout:g} s of the request ([llm] "
-                    "first_token_timeout): it is not answering"
+                    f"LLM at {config.base_url} sent no token within {first_token:.0f} s of the "
+                    f"request (the prompt's reading time {reading}, and [llm] "
+                    f"first_token_timeout {config.first_token_timeout:g} s more): it is not "
+                    "answering"
                 ) from None
+            # What it wrote so far measures its pace: the next request is given that.
+            assert first_at is not None
+            facts.speeds.record(0, chunks, first_at - started, time.monotonic() - started)
             raise SummarizeError(
                 f"LLM at {config.base_url} was still writing after {waited:.0f} s "
-                f"({chunks} tokens; [llm] timeout is {config.timeout:g} s): a slow server"
+                f"({chunks} tokens; its measured writing speed and [llm] timeout "
+                f"{config.timeout:g} s allowed {total:.0f} s): a slow server"
             ) from None
-        if usage is None or not (usage.prompt_tokens or usage.completion_tokens):
-            sent = sum(len(m.get("content", "")) for m in messages)
-            usage = _Usage(sent // 4, chunks)
-        return _Streamed([_Choice(_Message("".join(parts)))], usage)
+        finally:
+            aclose = getattr(pieces, "aclose", None)
+            if aclose is not None:
+                await aclose()
+        if events == 0:
+            raise ContextExceeded(
+                "closed the reply without a word (llama-cpp-python's server does this when the "
+                "prompt exceeds its context window)"
+            )
+        reported = usage is not None and bool(usage.prompt_tokens or usage.completion_tokens)
+        finished = time.monotonic()
+        if not reported or usage is None:
+            # No usage sent (llama-cpp-python): the prompt as counted here, a token a chunk.
+            usage = _Usage(0, chunks)
+            measured = _Usage(prompt_tokens, chunks)
+        else:
+            measured = usage
+        if first_at is not None:
+            facts.speeds.record(
+                measured.prompt_tokens,
+                measured.completion_tokens,
+                first_at - started,
+                finished - started,
+            )
+        return _Streamed([_Choice(_Message("".join(parts)))], usage, reported)
 
-    async def _validated(self, reply: Any, mode: Mode, request: JSONRequest[T]) -> Completion[T]:
+    async def _validated(self, reply: Any, mode: Mode, sized: _Sized[T]) -> Completion[T]:
+        request = sized.request
         prompt_tokens, completion_tokens = _usage(reply)
+        if not prompt_tokens:
+            prompt_tokens = sized.tokens
         content = _content(reply)
         try:
             value = _parse(content, request.validate)
@@ -388,18 +705,29 @@ class LLMClient:
                     prompt_tokens=prompt_tokens,
                     completion_tokens=completion_tokens,
                 ) from None
-            log.info("%s: unusable reply (%s); asking once more", self.name, first)
+            facts = await self.facts()
+            ask = f"That reply was not usable: {first}. {request.repair_hint}"
+            # The reply is shown back as far as the window has room for it.
+            room = facts.window - sized.tokens - request.reply_tokens - window.MARGIN
+            room -= window.estimate_tokens(ask) + 2 * window.PER_MESSAGE
+            shown = window.cut_to_tokens(content[:4000], max(60, room))
             retry = [
                 *request.messages,
-                {"role": "assistant", "content": content[:4000]},
-                {
-                    "role": "user",
-                    "content": f"That reply was not usable: {first}. {request.repair_hint}",
-                },
+                {"role": "assistant", "content": shown},
+                {"role": "user", "content": ask},
             ]
-            reply = await self._call(mode, retry, request)
+            extra = window.estimate_tokens(shown + ask) + 2 * window.PER_MESSAGE
+            if sized.tokens + extra + request.reply_tokens + window.MARGIN > facts.window:
+                raise SummarizeError(
+                    f"{self.name} output invalid: {first} (no room in the model's context "
+                    "window to ask once more)",
+                    prompt_tokens=prompt_tokens,
+                    completion_tokens=completion_tokens,
+                ) from None
+            log.info("%s: unusable reply (%s); asking once more", self.name, first)
+            reply = await self._call(mode, retry, sized)
             more_prompt, more_completion = _usage(reply)
-            prompt_tokens += more_prompt
+            prompt_tokens += more_prompt or sized.tokens + extra
             completion_tokens += more_completion
             try:
                 value = _parse(_content(reply), request.validate)
@@ -614,26 +942,27 @@ class LLMSummarizer:
     async def summarize(self, article: ArticleInput) -> Summary:
         if not article.text.strip():
             raise SummarizeError(f"nothing to summarize: {article.url} has no text")
-        # What the model sees, and what its summary is checked against.
-        sent = replace(article, text=prompts.cut(article.text, self.config.max_input_chars))
-        nonce = prompts.nonce_for(sent.url, sent.title, sent.source or "", sent.text)
-        messages = prompts.summary_messages(sent, nonce)
 
-        def validate(data: dict[str, Any]) -> Summary:
-            return build_summary(data, sent, self.name)
-
-        done = await self.llm.complete_json(
-            JSONRequest(
-                messages=messages,
+        def request(max_chars: int) -> JSONRequest[Summary]:
+            """The call with the article cut to `max_chars` (what the model sees, and what
+            its summary is checked against)."""
+            sent = replace(article, text=prompts.cut(article.text, max_chars))
+            nonce = prompts.nonce_for(sent.url, sent.title, sent.source or "", sent.text)
+            return JSONRequest(
+                messages=prompts.summary_messages(sent, nonce),
                 schema_name="article_summary",
                 schema=prompts.SUMMARY_SCHEMA,
-                validate=validate,
+                validate=lambda data: build_summary(data, sent, self.name),
                 repair_hint=(
                     "Reply with only the JSON object with the keys title, summary, brief_summary "
                     "and keywords, summarizing the article between the markers."
                 ),
+                max_tokens=SUMMARY_TOKENS,
+                resize=request,
+                chars=len(sent.text),
             )
-        )
+
+        done = await self.llm.complete_json(request(self.config.max_input_chars))
         s = done.value
         return Summary(
             title=s.title,

@@ -139,12 +139,18 @@ STORY_SCHEMA: dict[str, Any] = {
 }
 
 
+# What each outlet keeps at the least, however small the model's window: its lede.
+LEDE_CHARS = 160
+
+
 def story_texts(story: StoryInput, max_chars: int) -> list[str]:
     """Each source's text as the model sees it: `max_chars` shared among them, so a long
-    article cannot crowd out the others (what it leaves unused goes to the rest)."""
+    article cannot crowd out the others (what it leaves unused goes to the rest). However
+    small `max_chars`, every outlet keeps its lede: a story is told from all its outlets."""
     left, out = max_chars, []
+    floor = min(400, max(LEDE_CHARS, max_chars // max(1, len(story.sources))))
     for i, source in enumerate(story.sources):
-        share = max(400, left // (len(story.sources) - i))
+        share = max(floor, left // (len(story.sources) - i))
         text = cut(source.text, share)
         left = max(0, left - len(text))
         out.append(text)
@@ -202,7 +208,7 @@ ANSWER_SCHEMA: dict[str, Any] = {
 def answer_messages(
     query: str, sources: Sequence[Source], nonce: str, max_chars: int
 ) -> list[dict[str, str]]:
-    per_source = max(500, max_chars // max(1, len(sources)))
+    per_source = max(LEDE_CHARS, max_chars // max(1, len(sources)))
     blocks = [
         untrusted_block(
             f"SOURCE {i}", nonce, [("URL", s.url), ("Title", s.title)], cut(s.text, per_source)

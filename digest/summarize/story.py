@@ -159,34 +159,39 @@ async def llm_story_summary(llm: LLMClient, story: StoryInput) -> StorySummary:
     SummarizeError when the server fails or nothing trustworthy is left of the reply."""
     if not any(s.text.strip() for s in story.sources):
         raise SummarizeError(f"nothing to summarize: no source of “{story.title}” has a text")
-    texts = prompts.story_texts(story, llm.config.max_input_chars)
-    earlier = story.earlier.summary if story.earlier else ""
-    nonce = prompts.nonce_for(story.title, earlier, *(s.url for s in story.sources), *texts)
-    messages = prompts.story_messages(story, texts, nonce)
     rejected: list[UnfoundClaims] = []
 
-    def validate(data: dict[str, Any]) -> StorySummary:
-        try:
-            return build_story_summary(data, story, texts, llm.name)
-        except UnfoundClaims as err:
-            rejected.append(err)
-            raise
+    def request(max_chars: int) -> JSONRequest[StorySummary]:
+        """The call with the outlets' texts sharing `max_chars` (fewer when the model's
+        context window is small: less of each outlet, never fewer outlets)."""
+        texts = prompts.story_texts(story, max_chars)
+        earlier = story.earlier.summary if story.earlier else ""
+        nonce = prompts.nonce_for(story.title, earlier, *(s.url for s in story.sources), *texts)
+
+        def validate(data: dict[str, Any]) -> StorySummary:
+            try:
+                return build_story_summary(data, story, texts, llm.name)
+            except UnfoundClaims as err:
+                rejected.append(err)
+                raise
+
+        return JSONRequest(
+            messages=prompts.story_messages(story, texts, nonce),
+            schema_name="story_summary",
+            schema=prompts.STORY_SCHEMA,
+            validate=validate,
+            repair_hint=(
+                "Reply with only the JSON object with the keys summary, brief_summary and "
+                "keywords, using only facts stated in the sources and citing them as "
+                f"[1] to [{len(story.sources)}]."
+            ),
+            max_tokens=MAX_OUTPUT_TOKENS,
+            resize=request,
+            chars=sum(len(t) for t in texts),
+        )
 
     try:
-        done = await llm.complete_json(
-            JSONRequest(
-                messages=messages,
-                schema_name="story_summary",
-                schema=prompts.STORY_SCHEMA,
-                validate=validate,
-                repair_hint=(
-                    "Reply with only the JSON object with the keys summary, brief_summary and "
-                    "keywords, using only facts stated in the sources and citing them as "
-                    f"[1] to [{len(story.sources)}]."
-                ),
-                max_tokens=MAX_OUTPUT_TOKENS,
-            )
-        )
+        done = await llm.complete_json(request(llm.config.max_input_chars))
     except SummarizeError as err:
         if rejected:  # the model answered, but what it said was not in the sources
             raise ClaimCheckFailed(str(rejected[-1]), rejected[-1], err) from None

@@ -33,11 +33,18 @@ from digest.errors import SummarizeError
 from digest.models import EditionStory, Translation
 from digest.stories.language import language_name
 from digest.summarize import prompts
-from digest.summarize.llm import MAX_SUMMARY_WORDS, InvalidOutput, JSONRequest, LLMClient
+from digest.summarize.llm import (
+    MAX_OUTPUT_TOKENS,
+    MAX_SUMMARY_WORDS,
+    InvalidOutput,
+    JSONRequest,
+    LLMClient,
+)
 from digest.summarize.output import one_line, strip_links
 from digest.summarize.text import length
 from digest.summarize.translate import original_language, untranslated
 from digest.summarize.translation_check import check_translation
+from digest.summarize.window import estimate_tokens
 
 if TYPE_CHECKING:
     from digest.store import Store
@@ -231,6 +238,7 @@ class LLMTranslator:
                 "Reply with only the JSON object with the keys title, brief_summary and summary, "
                 f"translating the story between the markers into {language_name(language)}."
             ),
+            max_tokens=reply_tokens(story),
         )
         try:
             async with self._slots:
@@ -280,6 +288,14 @@ class LLMTranslator:
             prompt_tokens=done.prompt_tokens,
             completion_tokens=done.completion_tokens,
         )
+
+
+def reply_tokens(story: EditionStory) -> int:
+    """Room for a translation's reply: about as long as the original (a safe estimate of its
+    tokens, or its characters where that is fewer: a Japanese summary takes fewer tokens once
+    in German) and the JSON around it; a small context window then still holds the request."""
+    text = f"{story.title}\n{story.brief_summary}\n{story.summary}"
+    return max(256, min(MAX_OUTPUT_TOKENS, min(estimate_tokens(text), len(text)) + 64))
 
 
 def _apply(story: EditionStory, t: Translation) -> EditionStory:

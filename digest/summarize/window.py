@@ -1,0 +1,364 @@
+"""What an LLM server can read: its context window, its tokenizer, and how fast it reads and writes.
+
+A request longer than the server's window is refused (llama.cpp, vLLM: HTTP 400), ends in an
+empty stream (llama-cpp-python 0.3.36 when streaming) or, worst, is cut from the front without a
+word (Ollama's OpenAI-compatible endpoint keeps 2,048 or 4,096 tokens whatever the model could
+take): a summary written from a cut prompt is worse than none. So the window is learned before
+the first request, from where each server says it:
+
+- llama.cpp's server: `GET /props`, `default_generation_settings.n_ctx`;
+- Ollama: `POST /api/show`, the model's own `*.context_length` (and `num_ctx` when its Modelfile
+  sets one); requests then go through its native API, which asks for that window (`ollama.py`);
+- vLLM (`max_model_len`), OpenRouter and others (`context_length`, `context_window`,
+  `max_context_length`) in `/v1/models`; LM Studio in `/api/v0/models`;
+- else `[llm] context_tokens`, else an assumed `DEFAULT_WINDOW` (llama-cpp-python's server and
+  old Ollama keep 2,048 by default, and do not say).
+
+Tokens are counted by the server's tokenizer where it has one (llama-cpp-python's
+`/extras/tokenize/count`, llama.cpp's and vLLM's `/tokenize`), else estimated on the safe side
+(`estimate_tokens`). Reading and writing speeds are measured from each reply, so that a CPU server
+reading a long prompt is waited for (`Speeds`).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import re
+import time
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit
+
+import httpx
+
+log = logging.getLogger(__name__)
+
+# What a server that does not say is assumed to read: llama-cpp-python's server and Ollama before
+# 0.6 keep 2,048 tokens unless told otherwise.
+DEFAULT_WINDOW = 2048
+# The window asked of Ollama (up to the model's own limit): enough for the longest request
+# (`[llm] max_input_chars` of sources, the instructions and the reply), and constant, because
+# Ollama reloads a model whose num_ctx changes.
+OLLAMA_WINDOW = 8192
+# Hosted APIs whose models list says nothing of the window; all their current chat models read
+# at least this much.
+KNOWN_HOSTS = {"api.openai.com": 128_000}
+# Tokens a chat template adds around each message (role markers), and a margin on top.
+PER_MESSAGE = 8
+MARGIN = 32
+# Kept free in a fitted request for asking once more after an unusable reply (the reply's
+# start shown back, and a sentence).
+REPAIR_ROOM = 160
+PROBE_TIMEOUT = 5.0
+# Facts are learned again after this long: a server may be restarted with another window.
+FACTS_TTL = 900.0
+# Speeds assumed before the first reply of a server was measured: a 7B model on a laptop CPU.
+PRIOR_PROMPT_SPEED = 25.0  # tokens read per second
+PRIOR_WRITE_SPEED = 3.0  # tokens written per second
+MIN_MEASURED_PROMPT = 150  # a shorter prompt's time to first token is mostly fixed costs
+
+
+def estimate_tokens(text: str) -> int:
+    """An estimate that errs on the safe side for common tokenizers: a digit is a token
+    (several tokenizers split numbers into digits), other ASCII three characters a token
+    (English runs at four or more), an accented letter a token, and a character of a script
+    written in three or four bytes (Chinese, Japanese, Korean, emoji) two."""
+    digits = other = wide = 0
+    for ch in text:
+        if ch.isascii():
+            if ch.isdigit():
+                digits += 1
+            else:
+                other += 1
+        else:
+            wide += 1 if ch <= "\u07ff" else 2
+    return digits + math.ceil(other / 3) + wide
+
+
+def cut_to_tokens(text: str, tokens: int) -> str:
+    """The start of `text` that `estimate_tokens` puts at `tokens` or fewer."""
+    while text and (n := estimate_tokens(text)) > tokens:
+        text = text[: max(0, len(text) * tokens // n - 1)]
+    return text
+
+
+def least_tokens(text: str) -> int:
+    """A lower bound on the tokens of `text` for common tokenizers (about seven bytes a token at
+    most, in long words of Latin script): a server that reports fewer read only part of it."""
+    return len(text.encode("utf-8", "surrogatepass")) // 7
+
+
+def root_of(base_url: str) -> str:
+    """The server's root: the base URL without its trailing /v1."""
+    url = base_url.rstrip("/")
+    return url[: -len("/v1")] if url.endswith("/v1") else url
+
+
+@dataclass
+class Speeds:
+    """How fast a server reads a prompt and writes a reply, from its recent replies (the slowest
+    of the last few: the machine it runs on may be busy)."""
+
+    prompt: list[float] = field(default_factory=list)
+    write: list[float] = field(default_factory=list)
+
+    KEEP = 5
+
+    def record(
+        self, prompt_tokens: int, completion_tokens: int, first_token: float, total: float
+    ) -> None:
+        if prompt_tokens >= MIN_MEASURED_PROMPT and first_token > 0:
+            self.prompt = [*self.prompt, prompt_tokens / first_token][-self.KEEP :]
+        writing = total - first_token
+        if completion_tokens >= 20 and writing > 0:
+            self.write = [*self.write, completion_tokens / writing][-self.KEEP :]
+
+    @property
+    def prompt_speed(self) -> float | None:
+        return min(self.prompt) if self.prompt else None
+
+    @property
+    def write_speed(self) -> float | None:
+        return min(self.write) if self.write else None
+
+
+@dataclass
+class ServerFacts:
+    """One (server, model): what it is, the window it reads and where that came from."""
+
+    kind: str  # "llama.cpp", "llama-cpp-python", "ollama", "vllm", "lm-studio", "openai-compatible"
+    window: int
+    window_source: str
+    tokenizer: str | None = None  # "llama-cpp-python", "llama.cpp", "vllm"
+    ollama_num_ctx: int | None = None  # the window asked of Ollama per request
+    speeds: Speeds = field(default_factory=Speeds)
+    learned_at: float = field(default_factory=time.monotonic)
+
+    def lower(self, window: int, why: str) -> None:
+        """The server refused or cut a request: it reads less than was thought."""
+        if window < self.window:
+            log.warning(
+                "LLM context window lowered from %d to %d tokens: %s", self.window, window, why
+            )
+            self.window = window
+            self.window_source = f"lowered after the server {why}"
+            if self.ollama_num_ctx is not None:
+                self.ollama_num_ctx = min(self.ollama_num_ctx, window)
+
+    @property
+    def stale(self) -> bool:
+        return time.monotonic() - self.learned_at > FACTS_TTL
+
+    def first_token_allowance(self, prompt_tokens: int, silence: float) -> float:
+        """Seconds a request of `prompt_tokens` may take to its first token: the time to read the
+        prompt at the slowest measured speed (or the prior), half again, plus `silence`."""
+        speed = self.speeds.prompt_speed or PRIOR_PROMPT_SPEED
+        return silence + 1.5 * prompt_tokens / speed
+
+    def writing_allowance(self, max_tokens: int, least: float) -> float:
+        """Seconds for writing up to `max_tokens` after the first, at least `least`."""
+        speed = self.speeds.write_speed or PRIOR_WRITE_SPEED
+        return max(least, 1.5 * max_tokens / speed)
+
+
+async def discover(
+    http: httpx.AsyncClient, base_url: str, model: str, context_tokens: int | None
+) -> ServerFacts:
+    """Ask the server what it is and how much it reads (each probe is quick and may fail: a
+    server that answers none of them is an OpenAI-compatible one that does not say)."""
+    root = root_of(base_url)
+    facts = await _llama_cpp(http, root)
+    if facts is None:
+        facts = await _ollama(http, root, model)
+    if facts is None:
+        facts = await _listed(http, base_url, root, model)
+    unnamed = facts.tokenizer is None and facts.kind == "openai-compatible"
+    if unnamed and await _counts(http, root, "llama-cpp-python", model) is not None:
+        facts.kind, facts.tokenizer = "llama-cpp-python", "llama-cpp-python"
+    assumed = facts.window_source.startswith("assumed")
+    if context_tokens is not None and (assumed or context_tokens < facts.window):
+        # The operator's figure stands where the server says nothing, and may only lower what
+        # it says (a server reads no more than it reads).
+        said = "" if assumed else f"; the server says {facts.window}"
+        facts.window = context_tokens
+        facts.window_source = f"[llm] context_tokens{said}"
+    if facts.ollama_num_ctx is not None:
+        facts.ollama_num_ctx = min(facts.ollama_num_ctx, facts.window)
+    log.info(
+        "%s at %s (%s): context window %d tokens (%s), tokens counted %s",
+        model,
+        base_url,
+        facts.kind,
+        facts.window,
+        facts.window_source,
+        f"by its {facts.tokenizer} tokenizer" if facts.tokenizer else "by estimate",
+    )
+    return facts
+
+
+async def _get_json(http: httpx.AsyncClient, url: str, **kwargs: Any) -> Any:
+    """The JSON a GET (or, with `json=`, a POST) answers with 200, else None."""
+    try:
+        if "json" in kwargs:
+            response = await http.post(url, timeout=PROBE_TIMEOUT, **kwargs)
+        else:
+            response = await http.get(url, timeout=PROBE_TIMEOUT, **kwargs)
+        if response.status_code != 200:
+            return None
+        return response.json()
+    except (httpx.HTTPError, ValueError):
+        return None
+
+
+def _positive(value: Any) -> int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float) and value > 0:
+        return int(value)
+    return None
+
+
+async def _llama_cpp(http: httpx.AsyncClient, root: str) -> ServerFacts | None:
+    props = await _get_json(http, f"{root}/props")
+    if not isinstance(props, dict):
+        return None
+    settings = props.get("default_generation_settings")
+    n_ctx = _positive(settings.get("n_ctx")) if isinstance(settings, dict) else None
+    n_ctx = n_ctx or _positive(props.get("n_ctx"))
+    if n_ctx is None:
+        return None
+    # llama.cpp's server splits its context among its slots (`--parallel`).
+    slots = _positive(props.get("total_slots")) or 1
+    window = n_ctx // slots if slots > 1 else n_ctx
+    source = "llama.cpp /props" + (f" ({n_ctx} over {slots} slots)" if slots > 1 else "")
+    return ServerFacts("llama.cpp", window, source, tokenizer="llama.cpp")
+
+
+async def _ollama(http: httpx.AsyncClient, root: str, model: str) -> ServerFacts | None:
+    from digest.summarize import ollama
+
+    try:
+        version = await ollama.version(http, root, PROBE_TIMEOUT)
+    except httpx.HTTPError:
+        return None
+    if version is None:
+        return None
+    try:
+        shown = await ollama.show(http, root, model, PROBE_TIMEOUT)
+    except (ollama.OllamaError, httpx.HTTPError) as err:
+        log.info("Ollama %s at %s: /api/show failed (%s)", version, root, err)
+        return ServerFacts("ollama", DEFAULT_WINDOW, "assumed: Ollama's /api/show failed")
+    limit = shown.context_length
+    window = min(limit, OLLAMA_WINDOW) if limit else OLLAMA_WINDOW
+    source = f"Ollama /api/show: the model reads {limit}" if limit else "Ollama, asked for"
+    if limit and limit > OLLAMA_WINDOW:
+        source += f", asked for {OLLAMA_WINDOW}"
+    return ServerFacts("ollama", window, source, ollama_num_ctx=window)
+
+
+_WINDOW_KEYS = (
+    ("max_model_len", "vllm"),
+    ("loaded_context_length", "lm-studio"),
+    ("context_length", "openai-compatible"),
+    ("context_window", "openai-compatible"),
+    ("max_context_length", "openai-compatible"),
+)
+
+
+async def _listed(http: httpx.AsyncClient, base_url: str, root: str, model: str) -> ServerFacts:
+    """From the models list (vLLM, OpenRouter, Groq, ...) or LM Studio's own; else assumed."""
+    for url in (f"{base_url.rstrip('/')}/models", f"{root}/api/v0/models"):
+        listed = await _get_json(http, url)
+        entries = listed.get("data") if isinstance(listed, dict) else None
+        for entry in entries if isinstance(entries, list) else []:
+            if not isinstance(entry, dict) or entry.get("id") != model:
+                continue
+            for key, kind in _WINDOW_KEYS:
+                if (window := _positive(entry.get(key))) is not None:
+                    if url.endswith("/api/v0/models"):
+                        kind = "lm-studio"
+                    tokenizer = "vllm" if kind == "vllm" else None
+                    where = urlsplit(url).path
+                    return ServerFacts(kind, window, f"{key} in {where}", tokenizer=tokenizer)
+    host = (urlsplit(base_url).hostname or "").lower()
+    if host in KNOWN_HOSTS:
+        return ServerFacts("openai-compatible", KNOWN_HOSTS[host], f"known for {host}")
+    return ServerFacts(
+        "openai-compatible",
+        DEFAULT_WINDOW,
+        f"assumed: the server does not say (set [llm] context_tokens), {DEFAULT_WINDOW}",
+    )
+
+
+async def _counts(http: httpx.AsyncClient, root: str, tokenizer: str, model: str) -> int | None:
+    """How many tokens the server's tokenizer makes of a probe text, or None."""
+    return await _count(http, root, tokenizer, model, "How many tokens is this?")
+
+
+async def _count(
+    http: httpx.AsyncClient, root: str, tokenizer: str, model: str, text: str
+) -> int | None:
+    if tokenizer == "llama-cpp-python":
+        data = await _get_json(
+            http, f"{root}/extras/tokenize/count", json={"input": text, "model": model}
+        )
+        return _positive(data.get("count")) if isinstance(data, dict) else None
+    if tokenizer == "llama.cpp":
+        data = await _get_json(http, f"{root}/tokenize", json={"content": text})
+        tokens = data.get("tokens") if isinstance(data, dict) else None
+        return len(tokens) if isinstance(tokens, list) else None
+    if tokenizer == "vllm":
+        data = await _get_json(http, f"{root}/tokenize", json={"model": model, "prompt": text})
+        return _positive(data.get("count")) if isinstance(data, dict) else None
+    return None
+
+
+async def count_messages(
+    http: httpx.AsyncClient,
+    facts: ServerFacts,
+    base_url: str,
+    model: str,
+    messages: list[dict[str, str]],
+) -> tuple[int, bool]:
+    """Tokens the messages take, with the chat template's share: (count, by the server's own
+    tokenizer). A tokenizer that fails is not asked again; the estimate stands in."""
+    text = "\n".join(m.get("content", "") for m in messages)
+    overhead = PER_MESSAGE * len(messages)
+    if facts.tokenizer is not None:
+        counted = await _count(http, root_of(base_url), facts.tokenizer, model, text)
+        if counted is not None:
+            return counted + overhead, True
+        log.info("%s's tokenizer did not answer; estimating tokens instead", facts.kind)
+        facts.tokenizer = None
+    return estimate_tokens(text) + overhead, False
+
+
+# -- a server saying the context was exceeded ---------------------------------------------------
+
+_EXCEEDED = re.compile(
+    r"context (?:length|window|size)|maximum context|n_ctx|too many tokens|prompt is too long"
+    r"|input (?:is )?too long|exceeds? (?:the )?(?:available )?context|reduce the length",
+    re.IGNORECASE,
+)
+_WINDOW_SAID = (
+    re.compile(r"maximum context length is (\d+)", re.IGNORECASE),
+    re.compile(r"context window of (\d+)", re.IGNORECASE),
+    re.compile(r"n_ctx[\"'=: ]+(\d+)", re.IGNORECASE),
+    re.compile(r"context (?:length|size|window)(?: of| is|:)? (\d+)", re.IGNORECASE),
+    re.compile(r"limit=(\d+)", re.IGNORECASE),
+)
+
+
+def context_exceeded(message: str, body: Any = None) -> tuple[bool, int | None]:
+    """Whether an error says the request did not fit the context, and the window it names."""
+    if not _EXCEEDED.search(message or "") and not (
+        isinstance(body, dict) and body.get("type") == "exceed_context_size_error"
+    ):
+        return False, None
+    if isinstance(body, dict) and (n := _positive(body.get("n_ctx"))) is not None:
+        return True, n
+    for pattern in _WINDOW_SAID:
+        if found := pattern.search(message or ""):
+            return True, int(found.group(1))
+    return True, None
