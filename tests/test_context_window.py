@@ -1,0 +1,199 @@
+"""Every request fits the server's context window, as each kind of server tells it or refuses
+it: learned before the first request, a story's outlets each read in part (never one left out),
+a refusal or a cut prompt made smaller once with the window lowered, and a CPU server that reads
+slowly waited for. Real HTTP fakes: tests/llmserver.py and tests/ollamaserver.py."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from digest.config import LLMConfig
+from digest.summarize.llm import LLMClient
+from digest.summarize.story import summarize_story
+from digest.summarize.types import StoryInput, StorySource
+from tests import llmserver, ollamaserver
+from tests.configs import write_config
+from tests.conftest import run_cli
+from tests.llmserver import LLMServer
+from tests.newsweb import ARTICLES
+from tests.ollamaserver import OllamaServer
+
+llm_server = llmserver.llm_server
+ollama_server = ollamaserver.ollama_server
+
+OUTLETS = ("Example News", "Wire Service", "Daily Ledger")
+
+
+def long_story() -> StoryInput:
+    """One story told at length by three outlets: more than a 2k window holds."""
+    a = ARTICLES[0]
+    background = [p for b in ARTICLES[1:] for p in (b.lede, *b.paragraphs)]
+    text = "\n\n".join([a.lede, *a.paragraphs, *background])
+    sources = tuple(
+        StorySource(
+            url=f"https://{name.lower().replace(' ', '')}.example{a.path}",
+            outlet=name,
+            title=a.title,
+            text=text,
+        )
+        for name in OUTLETS
+    )
+    return StoryInput(a.title, sources, datetime.now(UTC).date())
+
+
+async def summarize(config: LLMConfig) -> tuple[str, str | None, LLMClient]:
+    client = LLMClient(config, "k")
+    try:
+        outcome = await summarize_story(client, long_story())
+    finally:
+        await client.aclose()
+    return outcome.summary.summarizer, outcome.fallback_reason, client
+
+
+def cites_every_outlet(server: LLMServer) -> bool:
+    user = server.completions[-1].body["messages"][1]["content"]
+    return all(f"Outlet: {name}" in user for name in OUTLETS)
+
+
+@pytest.mark.parametrize("style", ["llama-cpp-python", "llama.cpp", "vllm"])
+async def test_a_refusal_naming_the_window_makes_the_request_fit_and_is_not_repeated(
+    llm_server: LLMServer, style: str
+) -> None:
+    """A server that says nothing of its window is assumed to read 2,048 tokens; this one reads
+    1,400 and refuses more, in its own words: the window is learned from the refusal."""
+    llm_server.context_limit, llm_server.context_error_style = 1400, style  # type: ignore[assignment]
+    who, why, client = await summarize(llm_server.config())
+    assert (who, why) == ("llm:fake-model", None)
+    refused = [r for r in llm_server.completions if r.status == 400]
+    assert len(refused) == 1  # the first, fitted to the 2k assumed
+    last = llm_server.completions[-1]
+    assert last.status == 200 and last.prompt_tokens + (last.max_tokens or 0) <= 1400
+    assert client._facts is not None and client._facts.window <= 1400
+    assert cites_every_outlet(llm_server)
+
+
+async def test_an_empty_stream_from_an_overflowing_server_is_retried_smaller(
+    llm_server: LLMServer,
+) -> None:
+    """llama-cpp-python streaming a prompt over its window answers 200 and closes the stream
+    without a word: that is taken for an overflow, not for an empty reply."""
+    llm_server.context_limit, llm_server.context_error_style = 900, "stream-empty"
+    who, why, _ = await summarize(llm_server.config())
+    assert (who, why) == ("llm:fake-model", None)
+    assert llm_server.completions[-1].prompt_tokens < 900
+
+
+@pytest.mark.parametrize("advertise", ["llama.cpp", "vllm", "lmstudio", "openrouter"])
+async def test_a_window_the_server_tells_is_never_exceeded(
+    llm_server: LLMServer, advertise: str
+) -> None:
+    llm_server.context_limit, llm_server.advertise = 1500, advertise  # type: ignore[assignment]
+    who, why, client = await summarize(llm_server.config())
+    assert (who, why) == ("llm:fake-model", None)
+    assert all(r.status == 200 for r in llm_server.completions)
+    assert all(r.prompt_tokens + (r.max_tokens or 0) <= 1500 for r in llm_server.completions)
+    assert client._facts is not None and client._facts.window == 1500
+    assert cites_every_outlet(llm_server)
+
+
+async def test_the_servers_tokenizer_lets_a_request_use_its_whole_window(
+    llm_server: LLMServer,
+) -> None:
+    """Counted by the server's own tokenizer, a request reads more of each outlet than the safe
+    estimate allows, and still fits."""
+    llm_server.context_limit, llm_server.advertise = 2048, "llama.cpp"
+    await summarize(llm_server.config())
+    estimated = llm_server.completions[-1].prompt_tokens
+    llm_server.received.clear()
+    llm_server.tokenizer = "llama.cpp"
+    who, _, _ = await summarize(llm_server.config())
+    counted = llm_server.completions[-1]
+    assert who == "llm:fake-model"
+    assert estimated < counted.prompt_tokens <= 2048 - (counted.max_tokens or 0)
+
+
+async def test_a_prompt_cut_from_the_front_is_noticed_and_sent_again_smaller(
+    llm_server: LLMServer,
+) -> None:
+    """Ollama's OpenAI-compatible endpoint cuts a long prompt from the front and says so only
+    in its usage: a reply written without the instructions is not used."""
+    llm_server.cut_front_to = 1600
+    # The operator says 8,192: more than this server reads.
+    who, why, client = await summarize(llm_server.config(context_tokens=8192))
+    first, *rest = llm_server.completions
+    assert first.prompt_tokens > 1600  # the first was cut ...
+    assert rest and rest[-1].prompt_tokens <= 1600  # ... the second fitted
+    assert (who, why) == ("llm:fake-model", None)
+    assert client._facts is not None and client._facts.window <= 1600
+
+
+async def test_ollama_is_asked_for_the_window_the_request_needs(
+    ollama_server: OllamaServer,
+) -> None:
+    """Through its native API, with num_ctx up to the model's limit: the long story is read
+    whole, not cut at Ollama's default of 2,048."""
+    config = LLMConfig(base_url=ollama_server.url, model=ollama_server.model, api_key_env="X")
+    who, why, client = await summarize(config)
+    assert (who, why) == ("llm:fake-llama:latest", None)
+    (chat,) = ollama_server.chats
+    assert chat.path == "/api/chat" and chat.num_ctx == 8192 and not chat.cut
+    assert chat.prompt_tokens > 2048  # more than Ollama's default would have kept
+    assert client._facts is not None and client._facts.kind == "ollama"
+
+
+async def test_ollama_with_a_small_model_is_asked_for_its_limit_only(
+    ollama_server: OllamaServer,
+) -> None:
+    ollama_server.model_limit = 2048
+    config = LLMConfig(base_url=ollama_server.url, model=ollama_server.model, api_key_env="X")
+    who, why, _ = await summarize(config)
+    assert (who, why) == ("llm:fake-llama:latest", None)
+    (chat,) = ollama_server.chats
+    assert chat.num_ctx == 2048 and not chat.cut
+
+
+@pytest.mark.slow
+async def test_a_server_reading_slowly_is_waited_for(llm_server: LLMServer) -> None:
+    """50 tokens a second, as a 7B model on a laptop CPU: the first token of a story's request
+    comes after some 15 s, far past `first_token_timeout`, and is waited for."""
+    llm_server.prompt_speed = 50.0
+    who, why, client = await summarize(llm_server.config(first_token_timeout=2.0, timeout=10.0))
+    assert (who, why) == ("llm:fake-model", None)
+    assert client._facts is not None and client._facts.speeds.prompt_speed is not None
+    assert client._facts.speeds.prompt_speed < 100
+
+
+# -- digest llm check ----------------------------------------------------------------------------
+
+
+def check(tmp_path: Path, url: str, model: str = "fake-model", *args: str) -> tuple[int, str]:
+    write_config(tmp_path, llm={"base_url": url, "model": model, "api_key_env": "X"})
+    result = run_cli("llm", "check", *args, cwd=tmp_path)
+    return result.code, result.stdout + result.stderr
+
+
+def test_llm_check_reports_the_window_where_it_came_from_and_the_speeds(
+    tmp_path: Path, threaded_llm_server: LLMServer
+) -> None:
+    threaded_llm_server.context_limit, threaded_llm_server.advertise = 3000, "vllm"
+    code, out = check(tmp_path, threaded_llm_server.url, "fake-model", "--json")
+    assert code == 0, out
+    found = json.loads(out)
+    assert found["context_window"] == 3000
+    assert found["context_window_source"] == "max_model_len in /v1/models"
+    assert found["server"] == "vllm" and found["json_constrained"] is True
+    assert found["story_prompt_tokens"] <= 3000
+
+
+def test_llm_check_names_a_server_that_cannot_be_reached_or_lacks_the_model(
+    tmp_path: Path, threaded_llm_server: LLMServer
+) -> None:
+    code, out = check(tmp_path, "http://127.0.0.1:9/v1")
+    assert code == 1 and "cannot reach the LLM server at http://127.0.0.1:9/v1" in out
+    code, out = check(tmp_path, threaded_llm_server.url, "no-such-model")
+    assert code == 1
+    assert "has no model 'no-such-model' ([llm] model); it has: fake-model" in out
