@@ -4,6 +4,15 @@ the claim check catches.
     .venv/bin/python -m bench.summaries              # the fake local server (tests/llmserver)
     .venv/bin/python -m bench.summaries --base-url http://127.0.0.1:8911/v1 --model smollm2 \\
         --top 2 --timeout 600 --first-token-timeout 300 --max-input-chars 2400
+    eval "$(bash .ci/llm-peer.sh)" && .venv/bin/python -m bench.summaries --windows
+
+`--windows`: llama-cpp-python's server with SmolLM2 (`.ci/llm-peer.sh`) started afresh at a
+context of 2,048 and of 4,096 tokens, and `collect` + `deepen --top 3` with only `base_url`,
+`model` and `api_key_env` in `[llm]`, of three stories each told by three outlets at length
+(`tests.fake_ddgs.long_story_rows`): per story kept or extractive and why, per request its prompt
+and reply tokens, time to the first token and in all (from the server's log), and the requests
+it refused; this code beside the code at `--baseline-ref` (a1a71df, before the window was
+learned), in one run.
 
 One edition: `collect` then `deepen` of the local news web's technology and world news (the
 chip-plant and battery stories told by two and three outlets in their own words,
@@ -43,10 +52,17 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import logging
+import os
+import re
+import sqlite3
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
+import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -58,7 +74,9 @@ from digest.deepen import deepen, story_sources
 from digest.sources.ddg import DuckDuckGo
 from digest.summarize import ArticleInput, Summarizer
 from digest.summarize.claims import check_summary
-from tests.fake_ddgs import news_rows, story_rows
+from tests.conftest import free_port
+from tests.fake_ddgs import ENV as FAKE_DDGS_ENV
+from tests.fake_ddgs import long_story_rows, news_rows, story_rows, write_script
 from tests.llmserver import INVENTIONS, LLMServer, invented_sentence
 from tests.newsweb import ARTICLES, NewsWeb
 
@@ -247,6 +265,152 @@ async def warm_up(llm: LLMConfig) -> None:
         await client.close()
 
 
+# -- context windows: the real server with the default [llm] section, now and before -----------
+
+# llama-cpp-python's log for each request: the prompt's tokens and the time to read them (the
+# time to the first token, near enough), then the tokens written and the whole request's time.
+_PROMPT_EVAL = re.compile(r"prompt eval time\s*=\s*([\d.]+) ms /\s*(\d+) tokens")
+_EVAL = re.compile(r"^\S*\s*eval time\s*=\s*([\d.]+) ms /\s*(\d+) runs", re.MULTILINE)
+_TOTAL = re.compile(r"total time\s*=\s*([\d.]+) ms")
+_OVERFLOW = re.compile(r"Requested tokens \((\d+)\) exceed context window of (\d+)")
+
+
+@dataclass
+class Request:
+    prompt_tokens: int
+    first_token_s: float
+    reply_tokens: int
+    total_s: float
+
+
+def served_requests(log: str) -> tuple[list[Request], list[str]]:
+    """The requests llama-cpp-python's server read whole, and the ones it refused."""
+    lines = log.splitlines()
+    out: list[Request] = []
+    prompt: tuple[float, int] | None = None
+    written: tuple[float, int] | None = None
+    for line in lines:
+        if m := _PROMPT_EVAL.search(line):
+            prompt, written = (float(m.group(1)), int(m.group(2))), None
+        elif (m := _EVAL.search(line)) and prompt is not None:
+            written = (float(m.group(1)), int(m.group(2)))
+        elif (m := _TOTAL.search(line)) and prompt is not None:
+            out.append(
+                Request(
+                    prompt[1],
+                    prompt[0] / 1000,
+                    written[1] if written else 0,
+                    float(m.group(1)) / 1000,
+                )
+            )
+            prompt = None
+    refused = [f"{m.group(1)} tokens > {m.group(2)}" for m in _OVERFLOW.finditer(log)]
+    return out, refused
+
+
+def start_peer(n_ctx: int, log: Path) -> tuple[subprocess.Popen[bytes], str]:
+    python = os.environ.get("DIGEST_TEST_LLAMA_PYTHON", "")
+    model = os.environ.get("DIGEST_TEST_LLAMA_MODEL", "")
+    if not (python and model):
+        raise SystemExit(
+            'the real server is not set up: eval "$(bash .ci/llm-peer.sh)" first, which sets '
+            "DIGEST_TEST_LLAMA_PYTHON and DIGEST_TEST_LLAMA_MODEL"
+        )
+    port = free_port()
+    cmd = [python, "-m", "llama_cpp.server", "--model", model, "--model_alias", "smollm2"]
+    cmd += ["--host", "127.0.0.1", "--port", str(port), "--n_threads", "2", "--n_ctx", str(n_ctx)]
+    with log.open("wb") as out:
+        process = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}/v1"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(f"{url}/models", timeout=2):
+                return process, url
+        except OSError:
+            time.sleep(0.25)
+    process.kill()
+    raise SystemExit(f"the real server did not start: {log.read_text(errors='replace')[-2000:]}")
+
+
+def checkout(ref: str) -> Path:
+    """A worktree of `ref` (kept between runs, under the system's temporary folder)."""
+    folder = Path(tempfile.gettempdir()) / f"digest-bench-{ref}"
+    if not (folder / "digest").is_dir():
+        subprocess.run(
+            ["git", "worktree", "add", "--detach", "--force", str(folder), ref],
+            check=True,
+            capture_output=True,
+        )
+    return folder
+
+
+def one_run(code: Path, url: str, rows: list[dict[str, Any]], log: Path) -> list[str]:
+    """`collect` and `deepen --top 3` of the code at `code` with only base_url, model and
+    api_key_env in [llm]; a line per story and per request."""
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        (folder / "digest.toml").write_text(
+            '[database]\nurl = "sqlite:///digest.db"\n'
+            '[sources]\ncategories = ["technology"]\nddg_retries = 0\n'
+            '[fetch]\nallowed_networks = ["127.0.0.1/32"]\n'
+            '[crawl]\nmode = "http"\nrespect_robots = false\n'
+            f'[llm]\nbase_url = "{url}"\nmodel = "smollm2"\napi_key_env = "BENCH_NO_KEY"\n'
+        )
+        script = write_script(folder / "ddgs.json", news={"technology news": rows})
+        env = {k: v for k, v in os.environ.items() if not k.startswith("DIGEST_")}
+        env |= {"PYTHONPATH": str(code), FAKE_DDGS_ENV: str(script)}
+        run = [sys.executable, "-m", "tests.fake_ddgs"]
+        subprocess.run([*run, "collect"], cwd=folder, env=env, check=True, capture_output=True)
+        started = len(log.read_bytes())
+        wall = time.monotonic()
+        subprocess.run([*run, "deepen", "--top", "3"], cwd=folder, env=env, capture_output=True)
+        wall = time.monotonic() - wall
+        with sqlite3.connect(folder / "digest.db") as conn:
+            stories = conn.execute(
+                "select summarizer, note, sources from story_summaries order by id"
+            ).fetchall()
+    served, refused = served_requests(log.read_bytes()[started:].decode(errors="replace"))
+    by_model = sum(1 for who, _, _ in stories if who.startswith("llm:"))
+    lines = [f"{by_model} of {len(stories)} stories by the model; deepen {wall:.0f} s in all"]
+    for who, note, sources in stories:
+        outlets = len(json.loads(sources))
+        why = "kept" if who.startswith("llm:") else f"extractive: {note[:110]}"
+        lines.append(f"  story ({outlets} outlet{'s' * (outlets != 1)}): {why}")
+    for r in served:
+        lines.append(
+            f"  request: {r.prompt_tokens:>5} prompt tokens, first token {r.first_token_s:5.1f} s,"
+            f" {r.reply_tokens:>4} reply tokens, {r.total_s:5.1f} s"
+        )
+    lines += [f"  request refused by the server: {why}" for why in refused]
+    return lines
+
+
+def windows(ref: str) -> None:
+    """The real server at 2048 and 4096 tokens, the default [llm] section, this code beside
+    the code at `ref` (before the context window was learned), one after the other on a
+    freshly started server each (so no run reuses another's prompt cache)."""
+    from tests.conftest import serve_in_thread
+
+    here = Path(__file__).resolve().parent.parent
+    before = checkout(ref)
+    for web in serve_in_thread(NewsWeb()):
+        rows = long_story_rows(web)
+        for n_ctx in (2048, 4096):
+            for label, code in (("now", here), (f"before ({ref})", before)):
+                with tempfile.TemporaryDirectory() as tmp:
+                    log = Path(tmp) / "server.log"
+                    process, url = start_peer(n_ctx, log)
+                    try:
+                        lines = one_run(code, url, rows, log)
+                    finally:
+                        process.terminate()
+                        process.wait(10)
+                print(f"n_ctx {n_ctx}, {label}: {lines[0]}")
+                for line in lines[1:]:
+                    print(line)
+
+
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--base-url", help="an OpenAI-compatible server; default: the fake one")
@@ -257,7 +421,17 @@ async def main() -> None:
     parser.add_argument("--max-input-chars", type=int, default=12_000)
     parser.add_argument("--budget", type=float, default=3600.0)
     parser.add_argument("--no-baseline", action="store_true", help="per story only")
+    parser.add_argument(
+        "--windows",
+        action="store_true",
+        help="the real server at 2048 and 4096 tokens with the default [llm] section, "
+        "beside the code at --baseline-ref",
+    )
+    parser.add_argument("--baseline-ref", default="a1a71df", help="git ref for --windows")
     args = parser.parse_args()
+    if args.windows:
+        windows(args.baseline_ref)
+        return
     removed = Removed()
     logging.getLogger("digest.summarize.story").addHandler(removed)
     logging.getLogger("digest.summarize.story").setLevel(logging.INFO)

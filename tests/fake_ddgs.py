@@ -51,6 +51,35 @@ def news_rows(web: NewsWeb, articles: Iterable[Article]) -> list[dict[str, Any]]
     ]
 
 
+def long_story_rows(web: NewsWeb) -> list[dict[str, Any]]:
+    """Today's technology news as three stories, each told by three outlets at length (the
+    retold ones under their own outlets' names, the others copied long under new ones): more
+    text than a 2k or 4k context window holds. The long copies are added to `web`."""
+    from dataclasses import replace
+
+    from tests.newsweb import ARTICLES, RETELLINGS, Route, render_article
+
+    background = tuple(
+        p for a in ARTICLES if a.category == "world" for p in (a.lede, *a.paragraphs)
+    )
+    outlets = ("Wire Service", "Daily Ledger", "Metro Wire")
+    top = [a for a in ARTICLES if a.category == "technology"][:3]
+    rows = news_rows(web, top)
+    told = {a.slug: 1 for a in top}
+    for outlet, article in RETELLINGS:
+        if article.category == "technology":
+            rows.append({**news_rows(web, [article])[0], "source": outlet})
+            base = article.slug.rsplit("-", 1)[0]
+            told[base] = told.get(base, 1) + 1
+    for original in top:
+        for outlet in outlets[told[original.slug] - 1 : 2]:
+            slug = f"{original.slug}-{outlet.lower().replace(' ', '-')}-long"
+            copy = replace(original, slug=slug, paragraphs=(*original.paragraphs, *background))
+            web.add(Route(copy.path, render_article(copy), content_type="text/html"))
+            rows.append({**news_rows(web, [copy])[0], "source": outlet})
+    return rows
+
+
 def write_script(path: Path, *, news=None, text=None, fail: str | None = None) -> Path:
     """Write a script for `ScriptedDDGS`: `news`/`text` map a query to result rows (or to an
     error message, which that query then fails with)."""

@@ -197,3 +197,34 @@ def test_llm_check_names_a_server_that_cannot_be_reached_or_lacks_the_model(
     code, out = check(tmp_path, threaded_llm_server.url, "no-such-model")
     assert code == 1
     assert "has no model 'no-such-model' ([llm] model); it has: fake-model" in out
+
+
+@pytest.mark.slow
+def test_llm_check_measures_a_slow_reader_and_a_server_that_refuses_long_prompts(
+    tmp_path: Path, threaded_llm_server: LLMServer
+) -> None:
+    """50 tokens a second, refusing more than 1,400 tokens, saying neither: the check's short
+    request fits, its reading speed is measured, and the window is the one assumed."""
+    threaded_llm_server.prompt_speed, threaded_llm_server.context_limit = 50.0, 1400
+    code, out = check(tmp_path, threaded_llm_server.url, "fake-model", "--json")
+    assert code == 0, out
+    found = json.loads(out)
+    assert found["context_window"] == 2048 and found["context_window_source"].startswith("assumed")
+    assert found["prompt_tokens_per_second"] is not None
+    assert found["prompt_tokens_per_second"] <= 50
+    # A story's request at that speed takes its time: the estimate says so.
+    assert found["story_summary_seconds"] > found["story_prompt_tokens"] / 50
+
+
+def test_llm_check_finds_ollama_and_the_window_of_its_model(tmp_path: Path) -> None:
+    from tests.conftest import serve_in_thread
+
+    for ollama in serve_in_thread(OllamaServer(model_limit=32768)):
+        code, out = check(tmp_path, ollama.url, ollama.model, "--json")
+        assert code == 0, out
+        found = json.loads(out)
+        assert found["server"] == "ollama" and found["context_window"] == 8192
+        assert "Ollama /api/show: the model reads 32768" in found["context_window_source"]
+        assert found["json_constrained"] is True
+        assert ollama.chats
+        assert all(c.path == "/api/chat" and c.num_ctx == 8192 for c in ollama.chats)

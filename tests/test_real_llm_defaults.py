@@ -12,52 +12,19 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
-from dataclasses import replace
 
 import pytest
 
 from tests import realllm
 from tests.configs import write_config
 from tests.conftest import run_cli
-from tests.fake_ddgs import news_rows, write_script
-from tests.newsweb import ARTICLES, RETELLINGS, Article, NewsWeb, Route, render_article
+from tests.fake_ddgs import long_story_rows, write_script
 from tests.realllm import RealLLM
 
 real_llm = realllm.real_llm
 real_llm_2048 = realllm.real_llm_2048
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(3600)]
-
-# Each outlet's page runs to a few thousand characters, as real ones do: three of them are more
-# than a 2k or 4k window holds, so the request must be fitted.
-BACKGROUND = tuple(p for a in ARTICLES if a.category == "world" for p in (a.lede, *a.paragraphs))
-OUTLETS = ("Wire Service", "Daily Ledger", "Metro Wire")
-
-
-def long_version(article: Article, outlet: str) -> Article:
-    """The article as another outlet tells it at length (the same headline and lede, the
-    background paragraphs of a long page after it)."""
-    slug = f"{article.slug}-{outlet.lower().replace(' ', '-')}-long"
-    return replace(article, slug=slug, paragraphs=(*article.paragraphs, *BACKGROUND))
-
-
-def three_outlet_rows(web: NewsWeb) -> list[dict[str, object]]:
-    """Today's technology news: three stories, each told by three outlets."""
-    top = [a for a in ARTICLES if a.category == "technology"][:3]
-    rows = news_rows(web, top)
-    told = {a.slug: 1 for a in top}
-    for outlet, article in RETELLINGS:
-        if article.category == "technology":
-            rows.append({**news_rows(web, [article])[0], "source": outlet})
-            base = article.slug.rsplit("-", 1)[0]
-            told[base] = told.get(base, 1) + 1
-    for original in top:
-        for outlet in OUTLETS[told[original.slug] - 1 : 2]:
-            copy = long_version(original, outlet)
-            web.add(Route(copy.path, render_article(copy), content_type="text/html"))
-            rows.append({**news_rows(web, [copy])[0], "source": outlet})
-    return rows
-
 
 # llama-cpp-python's log: "prompt eval time = 812.34 ms / 1234 tokens (...)"
 PROMPT_EVAL = re.compile(r"prompt eval time\s*=\s*[\d.]+ ms /\s*(\d+) tokens")
@@ -76,7 +43,7 @@ def test_default_settings_give_every_story_a_model_reply_within_the_window(
         crawl={"mode": "http", "page_timeout": 20.0},
         llm=llm,
     )
-    rows = three_outlet_rows(threaded_news_web)
+    rows = long_story_rows(threaded_news_web)
     script = write_script(tmp_path / "ddgs.json", news={"technology news": rows})
     logged = len(server.log.read_text(errors="replace")) if server.log.exists() else 0
     assert run_cli("collect", cwd=tmp_path, ddgs_script=script).code == 0

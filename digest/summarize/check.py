@@ -1,7 +1,7 @@
 """`digest llm check`: what the configured server is, how much it reads and how fast, before a
 run finds out the hard way.
 
-One short request (a ~300-token text to summarize in a few words of JSON) negotiates the output
+One short request (a ~300-token text, a reply of a few JSON tokens) negotiates the output
 mode and measures the server's reading and writing speeds; the context window comes from where
 the server says it (`window.discover`). From those, the time a story's summary will take.
 """
@@ -36,9 +36,12 @@ class CheckFailed(SummarizeError):
     """The server cannot be used as configured (unreachable, the model is not there)."""
 
 
-class _Gist(BaseModel):
+PROBE_TOPICS = ("transport", "health", "sport", "science")
+
+
+class _Probe(BaseModel):
     model_config = ConfigDict(extra="ignore")
-    gist: str = Field(min_length=1)
+    topic: str = Field(min_length=1)
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,7 +56,7 @@ class ServerCheck:
     prompt_speed: float | None  # tokens read per second
     write_speed: float | None  # tokens written per second
     story_prompt_tokens: int  # a story's request at most, fitted to the window
-    story_seconds: float | None  # estimated time of one story's summary
+    story_seconds: float  # estimated time of one story's summary
     reply_error: str | None = None  # what was wrong with the probe's reply, if anything
 
     @property
@@ -74,7 +77,7 @@ class ServerCheck:
             "prompt_tokens_per_second": _round(self.prompt_speed),
             "write_tokens_per_second": _round(self.write_speed),
             "story_prompt_tokens": self.story_prompt_tokens,
-            "story_summary_seconds": _round(self.story_seconds),
+            "story_summary_seconds": round(self.story_seconds, 1),
             "reply_error": self.reply_error,
         }
 
@@ -89,25 +92,31 @@ async def check(llm: LLMClient) -> ServerCheck:
     config = llm.config
     await _model_is_there(llm)
     facts = await llm.facts()
+    # A reply bounded by its schema (a choice and a number), so that a small model cannot
+    # ramble until max_tokens: what is measured is the server, not the model's style.
     request = JSONRequest(
         messages=[
             {
                 "role": "system",
-                "content": 'Reply with one JSON object {"gist": "..."}: the text\'s gist in '
-                "at most twelve words.",
+                "content": 'Reply with one JSON object with the keys "topic" (one of: '
+                + ", ".join(PROBE_TOPICS)
+                + ') and "kilometres" (the length of the extension, a number).',
             },
             {"role": "user", "content": PROBE_TEXT},
         ],
-        schema_name="gist",
+        schema_name="probe",
         schema={
             "type": "object",
-            "properties": {"gist": {"type": "string"}},
-            "required": ["gist"],
+            "properties": {
+                "topic": {"type": "string", "enum": list(PROBE_TOPICS)},
+                "kilometres": {"type": "number"},
+            },
+            "required": ["topic", "kilometres"],
             "additionalProperties": False,
         },
-        validate=lambda data: _Gist.model_validate(data).gist,
-        repair_hint='Reply with only {"gist": "..."}.',
-        max_tokens=160,
+        validate=lambda data: _Probe.model_validate(data).topic,
+        repair_hint='Reply with only {"topic": "...", "kilometres": ...}.',
+        max_tokens=64,
     )
     reply_error = None
     try:
@@ -120,9 +129,10 @@ async def check(llm: LLMClient) -> ServerCheck:
     instructions = 600
     story_prompt = min(room, window.estimate_tokens("x" * config.max_input_chars) + instructions)
     prompt_speed, write_speed = facts.speeds.prompt_speed, facts.speeds.write_speed
-    seconds = None
-    if prompt_speed and write_speed:
-        seconds = story_prompt / prompt_speed + STORY_REPLY_TYPICAL / write_speed
+    # What was not measured (a reply of a few chunks) is taken at the speeds assumed of a CPU.
+    seconds = story_prompt / (prompt_speed or window.PRIOR_PROMPT_SPEED) + (
+        STORY_REPLY_TYPICAL / (write_speed or window.PRIOR_WRITE_SPEED)
+    )
     return ServerCheck(
         base_url=config.base_url,
         model=config.model,
@@ -169,8 +179,10 @@ async def _model_is_there(llm: LLMClient) -> None:
 def describe(found: ServerCheck) -> list[str]:
     """What `digest llm check` prints."""
 
-    def speed(value: float | None) -> str:
-        return f"{value:.0f} tokens/s" if value else "not measured (the reply was too short)"
+    def speed(value: float | None, assumed: float) -> str:
+        if value:
+            return f"{value:.0f} tokens/s"
+        return f"not measured (the reply was too short); {assumed:g} tokens/s assumed"
 
     mode = {
         "json_schema": "constrained to the schema (response_format json_schema)",
@@ -185,14 +197,13 @@ def describe(found: ServerCheck) -> list[str]:
         "tokens counted:  "
         + (f"by the server's tokenizer ({found.tokenizer})" if found.tokenizer else "estimated"),
         f"JSON output:     {mode}",
-        f"reads prompts:   {speed(found.prompt_speed)}",
-        f"writes:          {speed(found.write_speed)}",
+        f"reads prompts:   {speed(found.prompt_speed, window.PRIOR_PROMPT_SPEED)}",
+        f"writes:          {speed(found.write_speed, window.PRIOR_WRITE_SPEED)}",
     ]
     if found.reply_error:
         lines.append(f"the probe reply: {found.reply_error}")
-    if found.story_seconds is not None:
-        lines.append(
-            f"a story summary: about {found.story_seconds:.0f} s ({found.story_prompt_tokens} "
-            f"tokens read, about {STORY_REPLY_TYPICAL} written)"
-        )
+    lines.append(
+        f"a story summary: about {found.story_seconds:.0f} s ({found.story_prompt_tokens} "
+        f"tokens read, about {STORY_REPLY_TYPICAL} written)"
+    )
     return lines
