@@ -74,3 +74,19 @@ def test_default_settings_give_every_story_a_model_reply_within_the_window(
     assert prompts and max(prompts) < n_ctx
     status = run_cli("status", cwd=tmp_path).stdout
     assert "sent no token" not in status and "context" not in status.lower()
+
+
+def test_llm_check_reports_the_real_server(tmp_path, real_llm_2048: RealLLM):
+    """llama-cpp-python's server does not say its window: the check says it is assumed, that
+    tokens are counted by the server's own tokenizer, and gives the speeds it measured."""
+    write_config(tmp_path, llm=real_llm_2048.defaults().model_dump(exclude_defaults=True))
+    result = run_cli("llm", "check", "--json", cwd=tmp_path, timeout=600)
+    assert result.code == 0, result.stderr + real_llm_2048.log_tail()
+    found = json.loads(result.stdout)
+    assert found["server"] == "llama-cpp-python" and found["model"] == "smollm2"
+    assert found["context_window"] == 2048 and found["context_window_source"].startswith("assumed")
+    assert found["tokenizer"] == "llama-cpp-python"
+    # llama-cpp-python refuses json_schema and constrains json_object with the schema beside.
+    assert found["output_mode"] == "json_object_schema" and found["json_constrained"]
+    assert found["prompt_tokens_per_second"] and found["story_summary_seconds"] > 0
+    assert found["reply_error"] is None

@@ -479,6 +479,8 @@ class LLMClient:
                     took = time.monotonic() - started
                     facts.speeds.record(*_usage(reply), took, took * 2)
             except (openai.APIStatusError, openai.APIConnectionError) as err:
+                if isinstance(err, openai.APIConnectionError):
+                    self._facts = None  # learned from a server that was not there: ask again
                 refused = probe and getattr(err, "status_code", None) in UNSUPPORTED_STATUS
                 outcome = "unsupported" if refused else "error"
                 metrics.llm_called(outcome, time.monotonic() - started)
@@ -592,6 +594,7 @@ class LLMClient:
                     raise ContextExceeded(f"answered: {err.message}", named) from None
                 raise SummarizeError(f"{where} answered HTTP {err.status}: {err.message}") from None
             except httpx.TransportError as err:
+                self._facts = None
                 detail = _first_line(str(err)) or type(err).__name__
                 raise SummarizeError(
                     f"LLM at {self.config.base_url} unreachable: {detail}"
