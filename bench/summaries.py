@@ -304,7 +304,9 @@ def served_requests(log: str) -> tuple[list[Request], list[str]]:
                 )
             )
             prompt = None
-    refused = [f"{m.group(1)} tokens > {m.group(2)}" for m in _OVERFLOW.finditer(log)]
+    # Each refusal is logged twice (the error, then its traceback's last line).
+    said = [f"{m.group(1)} tokens > {m.group(2)}" for m in _OVERFLOW.finditer(log)]
+    refused = [why for i, why in enumerate(said) if i % 2 == 0]
     return out, refused
 
 
