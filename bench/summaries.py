@@ -14,6 +14,20 @@ and reply tokens, time to the first token and in all (from the server's log), an
 it refused; this code beside the code at `--baseline-ref` (a1a71df, before the window was
 learned), in one run.
 
+Measured with `--windows` (2 cores busy with a CI run, 2026-12-04), three stories of 2-3
+outlets, SmolLM2-135M:
+
+| n_ctx | code | by the model | prompt tokens per request | first token | refused |
+|---|---|---|---|---|---|
+| 2048 | now | 3 of 3 | 772, 985, 1021 | 3-16 s | none |
+| 2048 | a1a71df | 2 of 3 (one "the reply was empty") | 772, 985 | 5-14 s | 2 (3348, 3406 > 2048) |
+| 4096 | now | 3 of 3 | 1022, 735, 1020 | 10-20 s | none |
+| 4096 | a1a71df | 3 of 3 | 772, 985, 3311 | 8-22 s | none |
+
+llama-cpp-python does not say its window, so it is assumed to read 2,048 tokens: at 4096 this
+code reads less of each outlet than the window would hold (`[llm] context_tokens = 4096` lets
+it read more), where the old code sent 3,311 tokens and got by because it had room.
+
 One edition: `collect` then `deepen` of the local news web's technology and world news (the
 chip-plant and battery stories told by two and three outlets in their own words,
 `tests.newsweb.RETELLINGS`), in-process, on a fresh SQLite database, with DuckDuckGo replaced at
