@@ -210,8 +210,8 @@ def test_compose_runs_a_daemon_workers_and_postgres_on_one_config() -> None:
         assert "data:/data" in service["volumes"]
     assert compose["configs"]["digest"]["file"] == "./compose.digest.toml"
 
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    docker = readme.split("## Docker", 1)[1].split("\n## ", 1)[0]
+    operations = (ROOT / "docs" / "operations.md").read_text(encoding="utf-8")
+    docker = operations.split("## Docker", 1)[1].split("\n## ", 1)[0]
     assert "docker compose up -d --scale worker=4" in docker
     assert "digest worker --concurrency 4" in docker
 

@@ -1,6 +1,6 @@
 """A new user's first run against their own local model: `[llm]` holds only where the server is
-and which model (the README's example), and the server is llama-cpp-python's with SmolLM2 at its
-default context of 2,048 tokens, or at 4,096, on a CPU (see tests/realllm.py).
+and which model (docs/configuration.md's example), and the server is llama-cpp-python's with
+SmolLM2 at its default context of 2,048 tokens, or at 4,096, on a CPU (see tests/realllm.py).
 
 With those defaults a 4k-context server once gave 0 of 3 summaries: two requests overflowed its
 window (the reply came back empty) and one was declared dead while the server was still reading
