@@ -115,6 +115,15 @@ def _until_signal(step: str, main: Callable[[], Awaitable[T]]) -> T:
         raise RunInterrupted(step, received[0]) from None
 
 
+def _progress(ctx: click.Context) -> Any:
+    """The progress of a long command, shown on a terminal only (`digest.cli_progress`); a
+    context manager whose value the jobs take as their `progress`."""
+    from digest.cli_progress import TerminalProgress, wanted
+
+    obj = ctx.find_root().obj or {}
+    return TerminalProgress(wanted(obj.get("log_format", "text"), obj.get("log_level", "warning")))
+
+
 def _echo_json(data: Any) -> None:
     from digest.render.sanitize import escape_json_for_terminal
 
@@ -153,7 +162,12 @@ def cli(
     from digest.logs import setup_logging
 
     setup_logging(log_level, log_format)
-    ctx.obj = {"config_path": config_path, "debug": debug}
+    ctx.obj = {
+        "config_path": config_path,
+        "debug": debug,
+        "log_format": log_format,
+        "log_level": log_level,
+    }
 
 
 @cli.command()
@@ -360,7 +374,13 @@ def collect(ctx: click.Context, categories: tuple[str, ...]) -> None:
     config = _config(ctx)
     for c in categories:
         config.check_category(c)
-    report = _run(ctx, lambda app: collecting.collect_claiming(app, list(categories) or None))
+    with _progress(ctx) as progress:
+        report = _run(
+            ctx,
+            lambda app: collecting.collect_claiming(
+                app, list(categories) or None, progress=progress
+            ),
+        )
     print_collect_report(report)
     if report.status == "failed":
         _fail(f"nothing collected: {len(report.failures)} source(s) failed")
@@ -373,12 +393,12 @@ def collect(ctx: click.Context, categories: tuple[str, ...]) -> None:
 def deepen(ctx: click.Context, categories: tuple[str, ...], top: int | None) -> None:
     """Crawl, extract and summarize the top stories of each category."""
     from digest import deepen as deepening
-    from digest.cli_output import deepen_progress, print_deepen_report
+    from digest.cli_output import print_deepen_report
 
     config = _config(ctx)
     for c in categories:
         config.check_category(c)
-    with deepen_progress() as progress:
+    with _progress(ctx) as progress:
         report = _run(
             ctx,
             lambda app: deepening.deepen(app, list(categories) or None, top=top, progress=progress),
@@ -425,7 +445,13 @@ def publish(ctx: click.Context, day: str | None, no_send: bool) -> None:
     from digest.cli_output import print_publish_report
 
     the_day = _parse_day(day)
-    report = _run(ctx, lambda app: publishing.publish_claiming(app, the_day, send=not no_send))
+    with _progress(ctx) as progress:
+        report = _run(
+            ctx,
+            lambda app: publishing.publish_claiming(
+                app, the_day, send=not no_send, progress=progress
+            ),
+        )
     print_publish_report(report)
     if report.status == "failed":
         _fail("publishing failed")
@@ -684,7 +710,11 @@ def feeds_import(ctx: click.Context, file: Path, category: str | None) -> None:
     from digest import feeds_manage
     from digest.cli_output import print_import_report
 
-    report = _run(ctx, lambda app: feeds_manage.import_opml(app, file, category=category))
+    with _progress(ctx) as progress:
+        report = _run(
+            ctx,
+            lambda app: feeds_manage.import_opml(app, file, category=category, progress=progress),
+        )
     print_import_report(report)
 
 
@@ -783,7 +813,11 @@ def run(ctx: click.Context, once: bool) -> None:
     from digest.daemon import run_daemon
 
     config = _config(ctx)
-    cycle = asyncio.run(run_daemon(config, once=once))
+    if once:  # each step of the cycle and how far it got, on a terminal
+        with _progress(ctx) as progress:
+            cycle = asyncio.run(run_daemon(config, once=True, progress=progress))
+    else:  # the daemon's logs tell its jobs
+        cycle = asyncio.run(run_daemon(config))
     if cycle is None:
         return
     from digest.cli_output import print_cycle

@@ -185,31 +185,6 @@ def print_stories(stories: list[dict[str, Any]]) -> None:
             console.print(f"  • {_e(o['outlet'])}: {_e(o['url'])}")
 
 
-class _Progress:
-    def __init__(self) -> None:
-        from rich.progress import Progress as RichProgress
-
-        console = _console()
-        self.enabled = console.is_terminal
-        self._bar = RichProgress(transient=True, disable=not self.enabled, console=console)
-        self._task = self._bar.add_task("reading top stories", total=None)
-
-    def __call__(self, url: str, done: int, total: int) -> None:
-        self._bar.update(self._task, completed=done, total=total, description=_e(url[-60:]))
-
-    def __enter__(self) -> _Progress:
-        self._bar.__enter__()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._bar.__exit__(None, None, None)
-
-
-def deepen_progress() -> _Progress:
-    """A progress bar on a terminal; silent when the output is piped."""
-    return _Progress()
-
-
 def print_deepen_report(report: DeepenReport) -> None:
     console = _console()
     c = report.counts

@@ -21,6 +21,7 @@ from digest.errors import DigestError
 from digest.feeds_manage import feeds_for
 from digest.fetch.cache import host_of
 from digest.models import Failure, FeedState, Headline, Item
+from digest.progress import NO_PROGRESS, Progress
 from digest.sources.feeds import fetch_feed
 from digest.store.urls import canonical_url
 
@@ -244,11 +245,16 @@ async def extract_in_batches(
 
 
 async def collect(
-    app: App, categories: list[str] | None = None, *, run_key: str | None = None
+    app: App,
+    categories: list[str] | None = None,
+    *,
+    run_key: str | None = None,
+    progress: Progress = NO_PROGRESS,
 ) -> CollectReport:
     """One pass over the configured sources of the given categories (default: all).
 
     `run_key` names the scheduled period this pass covers; RunExistsError if it ran already.
+    `progress` hears of each category gathered.
     """
     started = time.monotonic()
     cats = [app.config.check_category(c) for c in categories] if categories else None
@@ -262,15 +268,19 @@ async def collect(
     status = "failed"
     queue = await app.queue()
     try:
+        progress.step("gathering categories", len(cats))
         if queue is None:
             await app.extractor.warm()  # the parsers start while the feeds are read
         else:  # sources, then each category's extraction batches, as tasks on the workers
-            await _collect_queued(app, queue, cats, failures, feeds, reports, failing_hosts)
+            await _collect_queued(
+                app, queue, cats, failures, feeds, reports, failing_hosts, progress
+            )
         for category in cats if queue is None else ():
             headlines = await gather_category(app, category, failures, feeds)
             report, hosts = await extract_in_batches(app, category, headlines)
             failing_hosts.update(hosts)
             reports.append(report)
+            progress.advance(1, category)
             log.info("collected %s: %d headlines, %d new", category, report.headlines, report.new)
         status = run_status(sum(r.headlines for r in reports), len(failures))
     except (asyncio.CancelledError, KeyboardInterrupt):  # Ctrl+C, SIGTERM: not a failure
@@ -305,6 +315,7 @@ async def _collect_queued(
     tried: list[str],
     reports: list[CategoryReport],
     failing_hosts: Counter[str],
+    progress: Progress = NO_PROGRESS,
 ) -> None:
     """`collect`'s loop over categories on the workers (`digest.queue.work`): every
     category's sources at once, and a category's extraction batches as soon as its own
@@ -322,8 +333,16 @@ async def _collect_queued(
         for part in chunks([f.model_dump() for f in feeds], app.config.queue.sources_per_task):
             plan.append({"category": category, "ddg": False, "feeds": list(part)})
     lost: dict[str, list[Failure]] = {c: [] for c in categories}
+
+    async def gathered(category: str) -> CategoryReport:
+        report = await _category_queued(
+            app, queue, category, plans[category], lost[category], failing_hosts
+        )
+        progress.advance(1, category)
+        return report
+
     done = await asyncio.gather(
-        *(_category_queued(app, queue, c, plans[c], lost[c], failing_hosts) for c in categories),
+        *(gathered(c) for c in categories),
         return_exceptions=True,  # every category's tasks are waited for before an error goes up
     )
     for category, total in zip(categories, done, strict=True):
@@ -375,16 +394,19 @@ async def _category_queued(
     return total
 
 
-async def collect_claiming(app: App, categories: list[str] | None = None) -> CollectReport:
+async def collect_claiming(
+    app: App, categories: list[str] | None = None, *, progress: Progress = NO_PROGRESS
+) -> CollectReport:
     """A collection by hand: a full pass claims the current scheduled period when it is still
     free, so the daemon does not collect the same period again."""
     from digest.errors import RunExistsError
     from digest.schedule import collect_key, collect_period, parse_interval
 
     if categories:
-        return await collect(app, categories)
+        return await collect(app, categories, progress=progress)
     every = parse_interval(app.config.schedule.collect_every)
+    key = collect_key(collect_period(datetime.now(UTC), every))
     try:
-        return await collect(app, run_key=collect_key(collect_period(datetime.now(UTC), every)))
+        return await collect(app, run_key=key, progress=progress)
     except RunExistsError:
-        return await collect(app)
+        return await collect(app, progress=progress)

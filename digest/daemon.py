@@ -32,6 +32,7 @@ from digest.errors import (
     RunInterrupted,
 )
 from digest.models import Failure, RunRecord
+from digest.progress import NO_PROGRESS, Progress, Within
 from digest.schedule import (
     collect_key,
     collect_period,
@@ -151,7 +152,9 @@ class Daemon:
             for e in deep.errors:
                 log.warning("deepen: %s: %s", e.source, e.error)
 
-    async def collect(self, *, force: bool = False) -> CollectReport | None:
+    async def collect(
+        self, *, force: bool = False, progress: Progress = NO_PROGRESS
+    ) -> CollectReport | None:
         """Collect this period; None when it was collected already (unless `force`)."""
         from digest.collect import collect
 
@@ -160,21 +163,21 @@ class Daemon:
         log.info("collect: starting period %s", key)
         with self.steps.doing("collect"):
             try:
-                report = await collect(self.app, run_key=key)
+                report = await collect(self.app, run_key=key, progress=progress)
             except RunExistsError:
                 if not force:
                     log.info("collect: period %s already done", key)
                     return None
-                report = await collect(self.app)
+                report = await collect(self.app, progress=progress)
         log.info("collect: %s, %d headlines", report.status, report.headlines)
         return report
 
-    async def deepen(self) -> DeepenReport:
+    async def deepen(self, progress: Progress = NO_PROGRESS) -> DeepenReport:
         from digest.deepen import deepen
 
         log.info("deepen: starting")
         with self.steps.doing("deepen"):
-            deep = await deepen(self.app)
+            deep = await deepen(self.app, progress=progress)
         log.info("deepen: %s, %s", deep.status, deep.counts)
         return deep
 
@@ -395,10 +398,13 @@ def deepen_owed(recent: Iterable[RunRecord]) -> bool:
     return False
 
 
-async def run_daemon(config: Config, *, once: bool = False) -> CycleReport | None:
+async def run_daemon(
+    config: Config, *, once: bool = False, progress: Progress = NO_PROGRESS
+) -> CycleReport | None:
     """The daemon in the foreground until SIGTERM/SIGINT; `once`: one full cycle and exit, with
-    what it did. A signal that stops a step part-way (the cycle of `once`, a job of the daemon)
-    raises RunInterrupted naming the step; one that finds the daemon idle stops it quietly."""
+    what it did (each step told to `progress` as it goes). A signal that stops a step part-way
+    (the cycle of `once`, a job of the daemon) raises RunInterrupted naming the step; one that
+    finds the daemon idle stops it quietly."""
     stop = asyncio.Event()
     received: list[int] = []
     loop = asyncio.get_running_loop()
@@ -413,7 +419,7 @@ async def run_daemon(config: Config, *, once: bool = False) -> CycleReport | Non
         lost = asyncio.Event()
         watchdog = asyncio.ensure_future(watch_lock(still_held, stop, lost))
         try:
-            cycle, interrupted = await _run_locked(config, stop, once=once)
+            cycle, interrupted = await _run_locked(config, stop, once=once, progress=progress)
         finally:
             watchdog.cancel()
         if lost.is_set():
@@ -441,7 +447,7 @@ async def watch_lock(
 
 
 async def _run_locked(
-    config: Config, stop: asyncio.Event, *, once: bool
+    config: Config, stop: asyncio.Event, *, once: bool, progress: Progress = NO_PROGRESS
 ) -> tuple[CycleReport | None, str | None]:
     """(what `once` did, the step a stop interrupted); (None, None): the daemon stopped idle."""
     async with App(config) as app:
@@ -452,7 +458,7 @@ async def _run_locked(
 
             async with _serving(app), metrics.serving(config.metrics):
                 return None, await daemon.run(stop)
-        cycle = asyncio.ensure_future(_cycle(daemon))
+        cycle = asyncio.ensure_future(_cycle(daemon, progress))
         stopper = asyncio.ensure_future(stop.wait())
         done, _ = await asyncio.wait({cycle, stopper}, return_when="FIRST_COMPLETED")
         if cycle not in done:
@@ -496,7 +502,7 @@ class CycleReport:
     warnings: tuple[str, ...] = ()
 
 
-async def _cycle(daemon: Daemon) -> CycleReport:
+async def _cycle(daemon: Daemon, progress: Progress = NO_PROGRESS) -> CycleReport:
     """collect → deepen → publish today's edition now (the README's "run the main job").
 
     A failed collection ends the cycle: without headlines there is nothing new to publish. A
@@ -521,16 +527,17 @@ async def _cycle(daemon: Daemon) -> CycleReport:
 
     async def publish_now() -> PublishReport:
         with daemon.steps.doing("publish"):
-            report = await publish(daemon.app)
+            report = await publish(daemon.app, progress=Within(progress, "3/3 publish"))
         log.info("publish: %s, %s", report.status, report.counts)
         return report  # its errors are in the printed report and the verdict, not logged again
 
     config = daemon.config
     async with daemon._busy:
-        collected = await step("collect", lambda: daemon.collect(force=True))
+        gathering = Within(progress, "1/3 collect")
+        collected = await step("collect", lambda: daemon.collect(force=True, progress=gathering))
         if collected and not judge_cycle(config, collect=reports["collect"])[0]:
             if config.schedule.deepen_after_collect:
-                await step("deepen", daemon.deepen)
+                await step("deepen", lambda: daemon.deepen(Within(progress, "2/3 deepen")))
             await step("publish", publish_now)
     failures, warnings = judge_cycle(
         config,

@@ -16,7 +16,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -25,6 +24,7 @@ from digest import metrics
 from digest.app import App
 from digest.clustering import cluster_category, cluster_with_embeddings, top_stories
 from digest.models import ArticleView, Failure, Page, StorySummary, StoryView, Summary
+from digest.progress import NO_PROGRESS, Progress
 from digest.store import content_hash
 from digest.summarize.llm import counted_calls
 
@@ -39,7 +39,6 @@ EMBEDDINGS = "embeddings"
 NO_EMBEDDINGS = "no [stories.embeddings]"
 BUDGET = "llm budget"
 
-Progress = Callable[[str, int, int], None]  # (url, done, total)
 # What a deepen counts (the run record's `counts`; a story task on a worker counts the same).
 COUNTS = (
     *("stories", "crawled", "crawl_failed", "summarized", "reused", "llm", "extractive"),
@@ -113,9 +112,10 @@ async def deepen(
     categories: list[str] | None = None,
     *,
     top: int | None = None,
-    progress: Progress | None = None,
+    progress: Progress = NO_PROGRESS,
 ) -> DeepenReport:
-    """Cluster, crawl and summarize the top stories of each category (default: all)."""
+    """Cluster, crawl and summarize the top stories of each category (default: all);
+    `progress` hears of each step: clustering, reading pages, summarizing."""
     started = time.monotonic()
     config = app.config
     cats = [config.check_category(c) for c in categories] if categories else None
@@ -133,6 +133,7 @@ async def deepen(
     with counted_calls() as own_calls:  # this run's, whatever else shares the client
         try:
             stories: list[StoryView] = []
+            progress.step("clustering categories", len(cats))
             for category in cats:
                 # Once the endpoint failed, the rest of the run goes without it: a dead server
                 # costs one timeout per run, not one per category.
@@ -153,6 +154,7 @@ async def deepen(
                 stories += await asyncio.to_thread(
                     top_stories, store, category, since=now - timedelta(hours=24), limit=limit
                 )
+                progress.advance(1, category)
             counts["stories"] = len(stories)
             metrics.stories_deepened.inc(len(stories))
             targets = [a for s in stories for a in story_sources(s) if not a.has_text]
@@ -160,15 +162,17 @@ async def deepen(
             if queue is not None:  # crawl + summary, one task per story, on the workers
                 from digest.queue.work import deepen_stories
 
+                progress.step("reading and summarizing stories on the workers")
                 mode, mode_reason, ok = await deepen_stories(
                     app, queue, stories, targets, counts, errors
                 )
             else:
                 if targets:
+                    progress.step("reading pages", len(targets))
                     crawler = await app.crawler()
                     mode, mode_reason = crawler.mode, crawler.mode_reason
                     await asyncio.gather(
-                        *(_crawl(app, crawler, a, counts, errors) for a in targets)
+                        *(_crawl(app, crawler, a, counts, errors, progress) for a in targets)
                     )
                 ok = await _summarize_stories(app, stories, counts, errors, progress)
             own = [e for e in errors if e.source != EMBEDDINGS]  # pages and summaries
@@ -209,11 +213,17 @@ async def deepen(
 
 
 async def _crawl(
-    app: App, crawler: Any, article: ArticleView, counts: dict[str, int], errors: list[Failure]
+    app: App,
+    crawler: Any,
+    article: ArticleView,
+    counts: dict[str, int],
+    errors: list[Failure],
+    progress: Progress = NO_PROGRESS,
 ) -> None:
     store = await app.store()
     page: Page = await crawler.crawl_one(article.url)
     await asyncio.to_thread(store.save_crawl, article.id, page)
+    progress.advance(1, article.url)
     if not page.ok:
         counts["crawl_failed"] += 1
         errors.append(Failure(article.url, page.error or "no main text found"))
@@ -256,10 +266,11 @@ async def _summarize_stories(
     stories: list[StoryView],
     counts: dict[str, int],
     errors: list[Failure],
-    progress: Progress | None,
+    progress: Progress | None = None,
 ) -> int:
     """Summarize each story that needs it, all queued at once (the LLM client lets
     `[llm] concurrency` through); returns how many stories have a summary."""
+    heard = progress or NO_PROGRESS  # a worker's story task passes None
     from digest.summarize.story import extractive_story_summary, summarize_story
 
     store = await app.store()
@@ -270,12 +281,11 @@ async def _summarize_stories(
     loop = asyncio.get_running_loop()
     deadline: float | None = None
     today = datetime.now(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
-    done = 0
     summarized = 0
     reasons: list[str] = []
 
     async def one(story: StoryView) -> None:
-        nonlocal done, deadline, summarized
+        nonlocal deadline, summarized
         try:
             item = await story_input(app, story, today)
             if not item.sources:
@@ -314,12 +324,9 @@ async def _summarize_stories(
             if reason:
                 reasons.append(reason)
         finally:
-            done += 1
-            if progress:
-                progress(
-                    story.articles[0].url if story.articles else story.title, done, len(stories)
-                )
+            heard.advance(1, story.articles[0].url if story.articles else story.title)
 
+    heard.step("summarizing stories", len(stories))
     began = time.monotonic()
     await asyncio.gather(*(one(s) for s in stories))
     counts["summary_ms"] = round((time.monotonic() - began) * 1000)

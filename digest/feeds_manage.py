@@ -32,6 +32,7 @@ from digest.errors import (
 )
 from digest.fetch.guard import check_url
 from digest.models import FeedState, ListedFeed, SubscribedFeed
+from digest.progress import NO_PROGRESS, Progress
 from digest.sources.discover import find_feed
 from digest.sources.opml import MAX_OPML_BYTES, OpmlDocument, OpmlFeed, parse_opml, render_opml
 from digest.store.urls import canonical_url
@@ -268,13 +269,17 @@ async def remove_feed(app: App, url: str) -> SubscribedFeed:
     raise NotSubscribedError(f"no feed {url.strip()} in the database (see digest feeds list)")
 
 
-async def import_opml(app: App, path: Path, *, category: str | None = None) -> ImportReport:
+async def import_opml(
+    app: App, path: Path, *, category: str | None = None, progress: Progress = NO_PROGRESS
+) -> ImportReport:
     """Subscribe to the feeds of an OPML file in one transaction; nothing is fetched. A feed goes
     in the configured category its folder names, else in `category`, else it is skipped."""
     fallback = app.config.check_category(category) if category else None
+    progress.step(f"reading {path.name}")
     doc = await asyncio.to_thread(_read_opml, path)
     if not doc.feeds:
         raise OpmlError(f"{path} holds no feeds (no <outline> with an xmlUrl)")
+    progress.step("looking for the feeds already subscribed", len(doc.feeds))
     store = await app.store()
     existing = {_key(f.url) for f in app.config.sources.feeds}
     urls = [u for f in doc.feeds if (u := _valid(f.url))]
@@ -287,7 +292,10 @@ async def import_opml(app: App, path: Path, *, category: str | None = None) -> I
         now=datetime.now(UTC),
         source=str(path),
     )
+    progress.advance(len(doc.feeds))
+    progress.step("subscribing", len(plan.imported))
     added = await asyncio.to_thread(store.add_subscribed_feeds, plan.imported)
+    progress.advance(len(plan.imported))
     if len(added) == len(plan.imported):
         return plan
     # Another process subscribed to some of them in between: those are duplicates now.

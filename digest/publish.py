@@ -30,6 +30,7 @@ from digest.models import (
     Outlet,
     StoryView,
 )
+from digest.progress import NO_PROGRESS, Progress
 from digest.schedule import edition_day, parse_clock
 from digest.store import Store
 from digest.stories.language import detect_language
@@ -233,6 +234,7 @@ async def send_edition(
     newer: Sequence[date] = (),
     translator: Translator | None = None,
     recipients: Collection[str] | None = None,
+    progress: Progress = NO_PROGRESS,
 ) -> Any:
     """Send the edition to every subscriber (or only those whose time has come, `due_only`)
     on each of their channels, email and Apprise alike, through the delivery ledger: nobody
@@ -264,6 +266,7 @@ async def send_edition(
     if queue is not None:
         from digest.queue.work import deliver_in_batches
 
+        progress.step("sending messages on the workers")
         return await deliver_in_batches(
             app, queue, edition, now=now, due_only=due_only, newer=newer
         )
@@ -346,6 +349,7 @@ async def send_edition(
             transport,
             now,
             policy=RetryPolicy.from_config(config.email),
+            progress=progress,
         )
     finally:
         await transport.aclose()
@@ -368,8 +372,10 @@ async def publish(
     send: bool = True,
     due_only: bool = False,
     run_key: str | None = None,
+    progress: Progress = NO_PROGRESS,
 ) -> PublishReport:
-    """Build the edition of `day` (default: today), render the archive, send the emails."""
+    """Build the edition of `day` (default: today), render the archive, send the emails;
+    `progress` hears of each step and of each message sent."""
     started = clock.monotonic()
     now = datetime.now(UTC)
     day = day or edition_day(now, app.config.schedule.timezone)
@@ -379,10 +385,12 @@ async def publish(
     errors: list[Failure] = []
     status, state, archive = "failed", "unchanged", None
     try:
+        progress.step("building the edition")
         edition, state = await save_edition(app, await build_edition(app, day, now=now))
         counts["stories"] = sum(len(s.stories) for s in edition.sections)
         counts["headlines"] = sum(len(s.headlines) for s in edition.sections)
         try:
+            progress.step("writing the archive")
             archive = await render_archive(app)
             counts["pages_written"] = len(archive.written)
         except OSError as err:  # a full disk must not stop the emails
@@ -391,7 +399,12 @@ async def publish(
             readers = await asyncio.to_thread(store.subscribers)
             translator = await app.translator() if any(s.language for s in readers) else None
             report = await send_edition(
-                app, edition, now=now, due_only=due_only, translator=translator
+                app,
+                edition,
+                now=now,
+                due_only=due_only,
+                translator=translator,
+                progress=progress,
             )
             stats = getattr(translator, "stats", None)
             if stats is not None:
@@ -522,7 +535,7 @@ async def check_edition_day(app: App, day: date, now: datetime) -> None:
 
 
 async def publish_claiming(
-    app: App, day: date | None = None, *, send: bool = True
+    app: App, day: date | None = None, *, send: bool = True, progress: Progress = NO_PROGRESS
 ) -> PublishReport:
     """A publication by hand: it claims the day's scheduled run when that is still free, so the
     daemon does not publish the same edition again (the ledger already prevents double emails).
@@ -536,8 +549,8 @@ async def publish_claiming(
         await check_edition_day(app, day, now)
     the_day = day or edition_day(now, app.config.schedule.timezone)
     if not send:
-        return await publish(app, the_day, send=False)
+        return await publish(app, the_day, send=False, progress=progress)
     try:
-        return await publish(app, the_day, run_key=publish_key(the_day))
+        return await publish(app, the_day, run_key=publish_key(the_day), progress=progress)
     except RunExistsError:
-        return await publish(app, the_day)
+        return await publish(app, the_day, progress=progress)

@@ -34,6 +34,7 @@ from digest.deliver import ledger
 from digest.deliver.ledger import EMAIL, Delivery, RetryPolicy
 from digest.deliver.transport import SendResult
 from digest.errors import DeliveryError, InvalidTransition, PermanentDeliveryError
+from digest.progress import NO_PROGRESS, Progress
 
 __all__ = [
     "DeliveryReport",
@@ -164,6 +165,7 @@ async def deliver(
     *,
     policy: RetryPolicy,
     concurrency: int = CONCURRENT_SERVERS,
+    progress: Progress = NO_PROGRESS,
 ) -> DeliveryReport:
     """Send the edition of `edition_day` to every recipient in `messages` that still needs it.
 
@@ -179,7 +181,7 @@ async def deliver(
 
     Messages to one server go one after another; up to `concurrency` servers are sent to at
     once, so that a slow subscriber's webhook does not hold everyone's digest. The emails are
-    one lane, as before.
+    one lane, as before. `progress` hears of each due message as its lane is done with it.
     """
     # The row's key -> the key of its message in `messages` (which may build it only when
     # asked: `LazyMessages`).
@@ -228,7 +230,8 @@ async def deliver(
             msg = messages[key]
             server = "" if isinstance(msg, Skip | DeliveryError) else _scope(transport, msg)
             lanes.setdefault(f"channel:{server}", []).append((index, row, _Built(msg)))
-    run = _Run(store, messages, transport, now, policy, edition_day)
+    run = _Run(store, messages, transport, now, policy, edition_day, progress)
+    progress.step("sending messages", len(due))
     hosts = asyncio.Semaphore(max(1, concurrency))
 
     async def send_lane(rows: list[tuple[int, Delivery, Any]]) -> None:
@@ -285,9 +288,11 @@ class _Run:
         now: datetime,
         policy: RetryPolicy,
         edition_day: date,
+        progress: Progress = NO_PROGRESS,
     ) -> None:
         self.store, self.messages, self.transport = store, messages, transport
         self.now, self.policy, self.edition_day = now, policy, edition_day
+        self.progress = progress
         self.sent: list[tuple[int, Delivery]] = []
         self.retrying: list[tuple[int, Delivery]] = []
         self.failed: list[tuple[int, Delivery]] = []
@@ -308,7 +313,7 @@ class _Run:
 
         now = self.now
         try:
-            for index, row, source in rows:
+            for index, row, source in self._told(rows):
                 msg = source.msg if isinstance(source, _Built) else self.messages[source]
                 if isinstance(msg, Skip):
                     left = ledger.skip(row, msg.reason, now)
@@ -352,6 +357,13 @@ class _Run:
             if unsaved is not None:
                 last, unsaved = unsaved, None
                 await self.store.save(last)
+
+    def _told(self, rows: list[tuple[int, Delivery, Any]]) -> Iterator[tuple[int, Delivery, Any]]:
+        """The lane's rows; each one told to `progress` once the lane is done with it (sent,
+        failed, skipped or deferred), whichever way its turn of the loop ended."""
+        for entry in rows:
+            yield entry
+            self.progress.advance(1, entry[1].addressee)
 
 
 async def resend(

@@ -65,10 +65,6 @@ class StorySummariesMixin(StoreBase):
             row = conn.execute(query).mappings().first()
         return story_summary_from_row(row) if row is not None else None
 
-    def latest_story_summary(self, story_id: int) -> StorySummary | None:
-        with self._read() as conn:
-            return latest_story_summaries(conn, [story_id]).get(story_id)
-
     def save_story_summary(
         self, story_id: int, sources_hash: str, summary: StorySummary, *, at: datetime | None = None
     ) -> bool:

@@ -185,11 +185,6 @@ def _rank(sentences: list[_Sentence], title: str) -> list[_Sentence]:
     return sentences
 
 
-def rank_sentences(text: str, title: str = "") -> list[_Sentence]:
-    """Candidate sentences with their scores set, in the article's order."""
-    return _rank(_analyse(text).sentences, title)
-
-
 def _pick(sentences: Sequence[_Sentence], min_words: int, max_words: int) -> list[_Sentence]:
     chosen: list[_Sentence] = []
     total = 0
