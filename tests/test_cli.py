@@ -19,6 +19,8 @@ from tests.conftest import run_cli
 from tests.fake_ddgs import calls, write_script
 from tests.newsweb import ARTICLES, NewsWeb, Route, render_rss
 
+pytestmark = pytest.mark.slow
+
 TECH = [a for a in ARTICLES if a.category == "technology"]
 WORLD = [a for a in ARTICLES if a.category == "world"]
 

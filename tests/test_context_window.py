@@ -176,6 +176,7 @@ def check(tmp_path: Path, url: str, model: str = "fake-model", *args: str) -> tu
     return result.code, result.stdout + result.stderr
 
 
+@pytest.mark.slow
 def test_llm_check_reports_the_window_where_it_came_from_and_the_speeds(
     tmp_path: Path, threaded_llm_server: LLMServer
 ) -> None:
@@ -189,6 +190,7 @@ def test_llm_check_reports_the_window_where_it_came_from_and_the_speeds(
     assert found["story_prompt_tokens"] <= 3000
 
 
+@pytest.mark.slow
 def test_llm_check_names_a_server_that_cannot_be_reached_or_lacks_the_model(
     tmp_path: Path, threaded_llm_server: LLMServer
 ) -> None:
@@ -216,6 +218,7 @@ def test_llm_check_measures_a_slow_reader_and_a_server_that_refuses_long_prompts
     assert found["story_summary_seconds"] > found["story_prompt_tokens"] / 50
 
 
+@pytest.mark.slow
 def test_llm_check_finds_ollama_and_the_window_of_its_model(tmp_path: Path) -> None:
     from tests.conftest import serve_in_thread
 

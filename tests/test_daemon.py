@@ -25,6 +25,8 @@ from tests.conftest import run_cli, start_daemon, wait_for
 from tests.fake_ddgs import news_rows, write_script
 from tests.newsweb import ARTICLES, Article, NewsWeb, Route, render_article
 
+pytestmark = pytest.mark.slow
+
 TECH = [a for a in ARTICLES if a.category == "technology"]
 
 

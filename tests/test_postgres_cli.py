@@ -25,6 +25,8 @@ from tests.fake_ddgs import news_rows, write_script
 from tests.newsweb import ARTICLES, NewsWeb
 from tests.storefixtures import PG_HOST, PG_PORT, PG_URL, postgres_reachable
 
+pytestmark = pytest.mark.slow
+
 TECH = [a for a in ARTICLES if a.category == "technology"]
 WORLD = [a for a in ARTICLES if a.category == "world"]
 

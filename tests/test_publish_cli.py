@@ -19,6 +19,8 @@ from tests.fake_ddgs import news_rows, write_script
 from tests.newsweb import ARTICLES, NewsWeb
 from tests.smtpserver import SmtpServer
 
+pytestmark = pytest.mark.slow
+
 TECH = [a for a in ARTICLES if a.category == "technology"]
 WORLD = [a for a in ARTICLES if a.category == "world"]
 

@@ -20,6 +20,8 @@ import pytest
 from digest.store import open_store
 from tests.conftest import ROOT, free_port, run_cli
 
+pytestmark = pytest.mark.slow
+
 READER = "reader@example.org"
 TOKEN: list[str] = []  # the `limited` server's subscriber
 

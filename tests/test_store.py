@@ -307,6 +307,7 @@ def _write_articles(url: str, worker: int, count: int, start: Any, results: Any)
         results.put((worker, f"{type(err).__name__}: {err}"))
 
 
+@pytest.mark.slow
 def test_concurrent_processes_create_and_fill_one_database_without_lock_errors(db_url: str) -> None:
     workers, per_worker = 4, 50
     ctx = multiprocessing.get_context("fork")

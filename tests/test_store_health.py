@@ -6,6 +6,7 @@ import subprocess
 import sys
 from datetime import UTC, datetime, timedelta
 
+import pytest
 from sqlalchemy import select, update
 
 from digest.models import FeedState, Page
@@ -48,6 +49,7 @@ def _set_owner(store, run_id: int, owner: str | None, started_at=None) -> None:
         conn.execute(update(runs).where(runs.c.id == run_id).values(values))
 
 
+@pytest.mark.slow
 def test_recovery_fails_the_runs_of_dead_processes_and_leaves_live_ones(store):
     live = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
     dead = subprocess.Popen([sys.executable, "-c", "pass"])

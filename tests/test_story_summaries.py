@@ -20,7 +20,7 @@ from tests.llmserver import INVENTED_NAMES, INVENTED_QUOTES, LLMServer, sentence
 from tests.newsweb import ARTICLES, RETELLINGS, NewsWeb, Route, render_article
 
 # Each test runs the CLI five to eight times: slow on a busy machine.
-pytestmark = pytest.mark.timeout(600)
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
 
 CHIP = ARTICLES[0]
 KEY = {"TEST_LLM_KEY": "k"}

@@ -10,6 +10,8 @@ import pytest
 from tests.configs import write_config
 from tests.conftest import run_cli
 
+pytestmark = pytest.mark.slow
+
 HOOK = "json://hooks.example.org/digest"
 NTFY = "ntfy://{env:NTFY_TOKEN}@ntfy.example.org/news"
 

@@ -11,11 +11,15 @@ from email import message_from_bytes
 from email.policy import default as default_policy
 from pathlib import Path
 
+import pytest
+
 from tests.configs import write_config
 from tests.conftest import run_cli
 from tests.fake_ddgs import news_rows, write_script
 from tests.llmserver import LLMServer
 from tests.newsweb import ARTICLES, NewsWeb
+
+pytestmark = pytest.mark.slow
 
 WORLD = [a for a in ARTICLES if a.category == "world"]
 MARK = "(translated from English by the model)"

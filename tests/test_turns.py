@@ -13,6 +13,8 @@ import pytest
 
 from digest.fetch.turns import PassTurns
 
+pytestmark = pytest.mark.slow
+
 # A worker process in a pass: takes a turn of the folder's one slot, says so, holds it.
 HOLDER = """
 import asyncio, sys
