@@ -14,25 +14,26 @@ from typing import TYPE_CHECKING, Any, Self
 
 from digest.config import Config
 from digest.errors import NoDatabaseError
-from digest.fetch.client import HttpClient
-from digest.fetch.fast import FastExtractor
-from digest.fetch.parsers import ParserPool
 from digest.sources.ddg import DuckDuckGo
-from digest.store import Store, open_store
 from digest.subprocesses import usable_cores
 
 if TYPE_CHECKING:
     from digest.crawl import Crawler
     from digest.deliver.channels import Channels
     from digest.embeddings import Embedder
+    from digest.fetch.client import HttpClient
+    from digest.fetch.fast import FastExtractor
+    from digest.fetch.parsers import ParserPool
     from digest.queue import Queue
+    from digest.store import Store
     from digest.summarize import Summarizer
     from digest.summarize.translate import Translator
 
 
 class App:
-    """The service's parts for one process: store, HTTP client, sources and the fast extractor;
-    the crawler, summarizer and embedder on first use.
+    """The service's parts for one process: store, sources, HTTP client, fast extractor,
+    crawler, summarizer and embedder, each but the sources made on first use: a command that
+    only reads the store starts without the network's code (aiohttp).
 
     Use as `async with App(config) as app:`; everything opened is closed on every path.
     The store is opened (and migrated) only when first asked for, so `query` and `extract`
@@ -53,29 +54,53 @@ class App:
         self._stack = AsyncExitStack()
         self._store: Store | None = None
         self._store_lock = asyncio.Lock()
-        self.http: HttpClient
-        self.extractor: FastExtractor
-        self.feed_parsers: ParserPool
+        self._http: HttpClient | None = None
+        self._extractor: FastExtractor | None = None
+        self._feed_parsers: ParserPool | None = None
         self.ddg: DuckDuckGo
 
     async def __aenter__(self) -> Self:
-        self.http = await self._stack.enter_async_context(HttpClient(self.config.fetch))
-        # Two parsers per core, and four at least: a parse is judged by the CPU time it had, so
-        # a page that keeps a parser busy until its deadline (three hostile links in one feed)
-        # no longer leaves the normal pages waiting for one. Only a core's worth start at once.
-        # (When wall time judged parses, 4 per worker on 2 cores cost 4 workers 25% more CPU
-        # per page than 2 did, bench/scale.py; not measured again since this change.)
-        parsers = await self._stack.enter_async_context(
-            ParserPool(size=max(4, 2 * usable_cores()), preload=("lede",))
-        )
-        self.extractor = FastExtractor(self.http, self.config.fetch, parsers)
-        # Feeds have a pool of their own: a burst of feed documents never holds up a lede,
-        # whose page has a 1.5 s budget; and a feed off this process leaves its core free.
-        self.feed_parsers = await self._stack.enter_async_context(
-            ParserPool(size=2, preload=("feed",))
-        )
         self.ddg = DuckDuckGo(self.config.sources)
         return self
+
+    @property
+    def http(self) -> HttpClient:
+        """The HTTP client, opened on first use (from a coroutine) and closed with the app."""
+        if self._http is None:
+            from digest.fetch.client import HttpClient
+
+            self._http = HttpClient(self.config.fetch).start()
+            self._stack.push_async_callback(self._http.close)
+        return self._http
+
+    @property
+    def extractor(self) -> FastExtractor:
+        """The fast extractor and its parsers, made on first use (closed before the client)."""
+        if self._extractor is None:
+            from digest.fetch.fast import FastExtractor
+            from digest.fetch.parsers import ParserPool
+
+            http = self.http
+            # Two parsers per core, and four at least: a parse is judged by the CPU time it had,
+            # so a page that keeps a parser busy until its deadline (three hostile links in one
+            # feed) no longer leaves the normal pages waiting for one. Only a core's worth start
+            # at once. (When wall time judged parses, 4 per worker on 2 cores cost 4 workers 25%
+            # more CPU per page than 2 did, bench/scale.py; not measured again since this change.)
+            parsers = ParserPool(size=max(4, 2 * usable_cores()), preload=("lede",))
+            self._stack.push_async_callback(parsers.close)
+            self._extractor = FastExtractor(http, self.config.fetch, parsers)
+        return self._extractor
+
+    @property
+    def feed_parsers(self) -> ParserPool:
+        """Feeds have a pool of their own: a burst of feed documents never holds up a lede,
+        whose page has a 1.5 s budget; and a feed off this process leaves its core free."""
+        if self._feed_parsers is None:
+            from digest.fetch.parsers import ParserPool
+
+            self._feed_parsers = ParserPool(size=2, preload=("feed",))
+            self._stack.push_async_callback(self._feed_parsers.close)
+        return self._feed_parsers
 
     async def __aexit__(self, *exc: object) -> None:
         try:
@@ -185,6 +210,8 @@ class App:
         NoDatabaseError says where it was looked for and how to make one, and none is made."""
         async with self._store_lock:
             if self._store is None:
+                from digest.store import open_store  # SQLAlchemy: none for `extract`
+
                 url = self.config.database_url()
                 try:
                     self._store = await asyncio.to_thread(open_store, url, create=create)

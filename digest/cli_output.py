@@ -9,7 +9,7 @@ control segments or wrap the cleaned text afterwards, so they still work.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 from rich.console import Console, ConsoleOptions, RenderableType
@@ -18,16 +18,18 @@ from rich.segment import Segment
 from rich.table import Table
 from rich.text import Text
 
-from digest.collect import CollectReport
-from digest.daemon import CycleReport
-from digest.deepen import NO_EMBEDDINGS, DeepenReport
-from digest.editions_manage import ListedEdition, RemovedEdition
-from digest.feeds_manage import AddedFeed, ImportReport
-from digest.models import Extract, Item, ListedFeed, SearchHit, SubscribedFeed, Subscriber
-from digest.publish import PublishReport
 from digest.render.sanitize import clean_text, needs_cleaning
-from digest.results import DeepAnswer, DeepExtract, QueryResult
-from digest.status import Status
+
+if TYPE_CHECKING:  # each command imports the module of its own report, and no other's
+    from digest.collect import CollectReport
+    from digest.daemon import CycleReport
+    from digest.deepen import DeepenReport
+    from digest.editions_manage import ListedEdition, RemovedEdition
+    from digest.feeds_manage import AddedFeed, ImportReport
+    from digest.models import Extract, Item, ListedFeed, SearchHit, SubscribedFeed, Subscriber
+    from digest.publish import PublishReport
+    from digest.results import DeepAnswer, DeepExtract, QueryResult
+    from digest.status import Status
 
 
 class _CleanConsole(Console):
@@ -186,6 +188,8 @@ def print_stories(stories: list[dict[str, Any]]) -> None:
 
 
 def print_deepen_report(report: DeepenReport) -> None:
+    from digest.clustering import NO_EMBEDDINGS
+
     console = _console()
     c = report.counts
     console.print(
@@ -293,6 +297,8 @@ def print_subscribers(subs: list[Subscriber]) -> None:
 
 
 def print_status(status: Status) -> None:
+    from digest.clustering import NO_EMBEDDINGS
+
     console = _console()
     running = "[green]running[/green]" if status.daemon_running else "[yellow]not running[/yellow]"
     console.print(f"daemon: {running}")

@@ -25,6 +25,9 @@ from digest.store import Store
 from digest.stories import Candidate, best_first, plan_stories
 
 ATTEMPTS = 3
+# Why stories were told apart by their words alone when no endpoint is configured (a deepen's
+# `similarity_reason`; `digest status` reads it back).
+NO_EMBEDDINGS = "no [stories.embeddings]"
 
 
 def cluster_category(

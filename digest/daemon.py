@@ -69,13 +69,13 @@ def lock_path(config: Config) -> Path:
 def daemon_holds(config: Config, store: Store) -> bool:
     """Whether a daemon holds this database's lock (`single_daemon`): its advisory lock on
     PostgreSQL (held by a session on any machine), its lock file on SQLite."""
-    from filelock import FileLock, Timeout
-
     if store.engine.url.get_backend_name() == "postgresql":
         return store.daemon_lock_held()
     path = lock_path(config)
     if not path.exists():
         return False
+    from filelock import FileLock, Timeout
+
     lock = FileLock(str(path))
     try:
         lock.acquire(timeout=0)

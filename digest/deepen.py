@@ -22,7 +22,7 @@ from typing import Any
 
 from digest import metrics
 from digest.app import App
-from digest.clustering import cluster_category, cluster_with_embeddings, top_stories
+from digest.clustering import NO_EMBEDDINGS, cluster_category, cluster_with_embeddings, top_stories
 from digest.models import ArticleView, Failure, Page, StorySummary, StoryView, Summary
 from digest.progress import NO_PROGRESS, Progress
 from digest.store import content_hash
@@ -36,7 +36,6 @@ SOURCES_PER_STORY = 4
 # The source of a run's error when the embeddings endpoint failed and stories were told by
 # their words alone: a fallback, not a failure of the run's own work.
 EMBEDDINGS = "embeddings"
-NO_EMBEDDINGS = "no [stories.embeddings]"
 BUDGET = "llm budget"
 
 # What a deepen counts (the run record's `counts`; a story task on a worker counts the same).

@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-
-import openai
+from typing import TYPE_CHECKING
 
 from digest.closing import AsyncClosing
 from digest.config import EmbeddingsConfig
 from digest.errors import EmbeddingError
+
+if TYPE_CHECKING:  # openai is imported when an Embedder is made: commands start without it
+    import openai
 
 Vector = tuple[float, ...]
 
@@ -31,6 +33,8 @@ class Embedder(AsyncClosing):
         *,
         client: openai.AsyncOpenAI | None = None,
     ) -> None:
+        import openai
+
         self.config = config
         # Local servers need no key, but the client insists on one (and would otherwise read
         # OPENAI_API_KEY from the environment itself).
@@ -65,6 +69,8 @@ class Embedder(AsyncClosing):
 
     async def embed(self, texts: Sequence[str]) -> list[Vector]:
         """One vector per text, in order (send at most `batch_size` at once)."""
+        import openai
+
         if not texts:
             return []
         try:

@@ -11,10 +11,7 @@ from dataclasses import replace
 from datetime import datetime
 
 from digest.app import App
-from digest.clustering import stories
-from digest.collect import collect
 from digest.errors import InvalidQueryError, NoDatabaseError, NoSourceError, SourceError
-from digest.feeds_manage import feeds_for
 from digest.fetch.guard import check_url
 from digest.models import Extract, Item, Page, SearchHit, StoryView
 from digest.results import DeepAnswer, DeepExtract, QueryResult
@@ -28,6 +25,9 @@ async def news(app: App, category: str, *, limit: int = 8, live: bool = False) -
     store = await app.store()
     since = app.config.today_start()
     if live or not await asyncio.to_thread(store.has_collected, cat, since):
+        from digest.collect import collect  # only to collect live: a stored day starts faster
+        from digest.feeds_manage import feeds_for
+
         if not app.config.sources.has_source(cat) and not await feeds_for(app, cat):
             raise NoSourceError(
                 f"no source for category {cat!r}: sources.ddg is false and no "
@@ -41,6 +41,8 @@ async def news(app: App, category: str, *, limit: int = 8, live: bool = False) -
 
 async def todays_stories(app: App, category: str | None = None) -> list[StoryView]:
     """Today's stories (of one category, or all), by category, best first."""
+    from digest.clustering import stories  # the store's code: none for `extract`
+
     cat = app.config.check_category(category) if category else None
     store = await app.store(create=False)
     return await asyncio.to_thread(stories, store, cat, since=app.config.today_start())

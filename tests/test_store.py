@@ -25,7 +25,7 @@ from digest.store import (
     upgrade,
 )
 from digest.store.articles import headlines_query
-from digest.store.engine import migrations_dir
+from digest.store.engine import migrations_dir, newest_revision
 from digest.store.schema import articles
 from tests import storefixtures
 from tests.storefixtures import (
@@ -403,6 +403,11 @@ def test_rerunning_upgrade_keeps_schema_and_data(db_url: str) -> None:
         with store.engine.connect() as conn:
             versions = conn.execute(text("SELECT version_num FROM alembic_version")).scalars().all()
         assert versions == [ScriptDirectory(str(migrations_dir())).get_current_head()]
+
+
+def test_the_newest_revision_read_without_alembic_is_alembics_head() -> None:
+    # Opening a store at this revision skips Alembic (the start-up of every command).
+    assert newest_revision() == ScriptDirectory(str(migrations_dir())).get_current_head()
 
 
 def test_a_database_from_a_newer_digest_is_refused(db_url: str) -> None:

@@ -2,15 +2,26 @@
 
 No import cycle anywhere in `digest/` (imports inside functions count; those under
 `if TYPE_CHECKING:` do not, they never run), no part of the store over about 400 lines, a CLI that
-never reaches into the store, and nothing outside the store that touches its private parts.
+never reaches into the store, nothing outside the store that touches its private parts, and
+everyday commands that start without the heavy libraries (openai, numpy, a browser, ...).
 """
 
 from __future__ import annotations
 
 import ast
+import json
+import os
+import subprocess
+import sys
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+
+from tests.configs import feed, write_config
+from tests.conftest import run_cli
+from tests.newsweb import ARTICLES, NewsWeb, Route, render_rss
 
 PACKAGE = Path(__file__).resolve().parent.parent / "digest"
 STORE_MODULE_LINES = 420
@@ -129,3 +140,82 @@ def test_nothing_outside_the_store_touches_its_private_parts() -> None:
             if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("digest.store"):
                 private = [a.name for a in node.names if a.name.startswith("_")]
                 assert not private, f"{name} imports the store's private {private}"
+
+
+# Start-up: an everyday command imports what it uses. Each runs in a process of its own (in a
+# folder with a small store: a subscriber, today's headlines and stories), and what it imported
+# is read from sys.modules at its end.
+
+NEVER_AT_START = ("openai", "crawl4ai", "playwright", "numpy", "scipy", "apprise", "procrastinate")
+# Beyond those, per command: Alembic only when a schema is behind (it is current here), aiohttp
+# only for what goes to the network (news reads a day already collected), SQLAlchemy only for
+# what reads the store.
+ALSO_NOT = {
+    "subscribers list": ("alembic", "aiohttp"),
+    "status": ("alembic", "aiohttp"),
+    "search": ("alembic", "aiohttp"),
+    "news": ("alembic", "aiohttp"),
+    "stories": ("alembic", "aiohttp"),
+    "extract": ("alembic", "sqlalchemy"),
+}
+STARTUP_RUNNER = """
+import json, sys
+from digest.cli import cli
+code = 0
+try:
+    cli(sys.argv[2:], prog_name="digest", standalone_mode=False)
+except SystemExit as exit:
+    code = exit.code or 0
+with open(sys.argv[1], "w", encoding="utf-8") as out:
+    json.dump({"code": code, "modules": sorted(sys.modules)}, out)
+"""
+
+
+@pytest.fixture(scope="module")
+def small_deployment(tmp_path_factory: pytest.TempPathFactory, threaded_news_web: NewsWeb) -> Path:
+    """A folder whose store has a subscriber and today's technology headlines and stories,
+    made by the real commands from a feed of the local news web."""
+    web = threaded_news_web
+    now = datetime.now(UTC)
+    today = [replace(a, published=now - timedelta(hours=i)) for i, a in enumerate(ARTICLES)]
+    route = web.add(Route("/startup/today.rss", render_rss(web.url(""), "technology", today)))
+    sources = {"categories": ["technology"], "ddg": False, "feeds": [feed(web.url(route.path))]}
+    folder = write_config(tmp_path_factory.mktemp("startup"), sources=sources)
+    for args in (["subscribers", "add", "reader@example.org"], ["collect"], ["deepen"]):
+        result = run_cli(*args, cwd=folder)
+        assert result.code == 0, result.stderr
+    return folder
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("command", list(ALSO_NOT))
+def test_an_everyday_command_starts_without_the_heavy_libraries(
+    command: str, small_deployment: Path, threaded_news_web: NewsWeb, tmp_path: Path
+) -> None:
+    chip_plant = next(a for a in ARTICLES if a.slug == "chip-plant")
+    args, shows = {
+        "subscribers list": (["subscribers", "list"], "reader@example.org"),
+        "status": (["status"], "collect"),
+        "search": (["search", "river"], chip_plant.title),
+        "news": (["news", "technology", "--json"], chip_plant.title),
+        "stories": (["stories", "--json"], chip_plant.title),
+        "extract": (["extract", threaded_news_web.url(chip_plant.path), "--json"], "ok"),
+    }[command]
+    report = tmp_path / "modules.json"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("DIGEST_")}
+    env.update({"PYTHONPATH": str(PACKAGE.parent), "COLUMNS": "200"})
+    proc = subprocess.run(
+        [sys.executable, "-c", STARTUP_RUNNER, str(report), *args],
+        cwd=small_deployment,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    ran = json.loads(report.read_text(encoding="utf-8"))
+    assert ran["code"] == 0, proc.stderr
+    assert shows in proc.stdout  # the command did its work, so its imports are all here
+    packages = {name.partition(".")[0] for name in ran["modules"]}
+    assert packages & set(NEVER_AT_START) == set(), f"digest {command} imported them"
+    assert packages & set(ALSO_NOT[command]) == set(), f"digest {command} imported them"

@@ -20,7 +20,6 @@ machine) is never mistaken for one stuck on a hostile page.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import struct
@@ -89,6 +88,8 @@ _OPERATIONS = {
 
 
 def main() -> None:
+    import argparse  # here: the service imports this module for FRAME alone
+
     parser = argparse.ArgumentParser()
     parser.add_argument("--memory-mb", type=int, default=1024)
     parser.add_argument(

@@ -144,6 +144,10 @@ class HttpClient:
         self._session: aiohttp.ClientSession | None = None
 
     async def __aenter__(self) -> HttpClient:
+        return self.start()
+
+    def start(self) -> HttpClient:
+        """Open the session (what `async with` does; from a coroutine, inside the loop)."""
         connector = aiohttp.TCPConnector(
             limit=self.config.max_connections,
             limit_per_host=self.config.per_host_connections,

@@ -16,7 +16,7 @@ from types import TracebackType
 from typing import Any, Self
 
 from sqlalchemy import Connection, Engine, Table
-from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.dialects import sqlite
 from sqlalchemy.exc import SQLAlchemyError
 
 from digest.errors import StoreError
@@ -61,8 +61,11 @@ class StoreBase:
 
 def insert(conn: Connection, table: Table) -> Any:
     """INSERT for `table` in the connection's dialect, with its ON CONFLICT clauses."""
-    dialect = postgresql if conn.dialect.name == "postgresql" else sqlite
-    return dialect.insert(table)
+    if conn.dialect.name == "postgresql":
+        from sqlalchemy.dialects import postgresql  # imported on PostgreSQL only
+
+        return postgresql.insert(table)
+    return sqlite.insert(table)
 
 
 @contextmanager

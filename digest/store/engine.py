@@ -6,22 +6,23 @@ newest revision: nobody runs a migration command by hand.
 
 from __future__ import annotations
 
+import functools
 import importlib.resources
+import re
 import sqlite3
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from alembic import command
-from alembic.config import Config
-from alembic.runtime.migration import MigrationContext
-from alembic.script import ScriptDirectory
-from alembic.util.exc import CommandError
 from sqlalchemy import Connection, Engine, create_engine, event, text
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 
 from digest.errors import NoDatabaseError, StoreError
+
+if TYPE_CHECKING:  # Alembic is imported only when a schema is behind (0.1 s of every command)
+    from alembic.config import Config
+    from alembic.script import ScriptDirectory
 
 SQLITE_BUSY_TIMEOUT_MS = 10_000
 POSTGRES_CONNECT_TIMEOUT_S = 10
@@ -88,6 +89,13 @@ def upgrade(engine: Engine, *, create: bool = True) -> None:
     write lock (SQLite) or an advisory lock (PostgreSQL): a daemon and a CLI that start together
     migrate once, and a failed migration leaves the old schema intact.
     """
+    if _at_newest_revision(engine):
+        return
+    from alembic import command
+    from alembic.runtime.migration import MigrationContext
+    from alembic.script import ScriptDirectory
+    from alembic.util.exc import CommandError
+
     script = ScriptDirectory(str(migrations_dir()))
     head = script.get_current_head()
     try:
@@ -112,12 +120,53 @@ def upgrade(engine: Engine, *, create: bool = True) -> None:
 
 def alembic_config(connection: Connection) -> Config:
     """Alembic configuration without an alembic.ini, running on `connection` (migrations/env.py)."""
+    from alembic.config import Config
+
     config = Config()
     # configparser interpolation: a literal "%" in the path must be doubled.
     config.set_main_option("script_location", str(migrations_dir()).replace("%", "%%"))
     config.set_main_option("path_separator", "os")
     config.attributes["connection"] = connection
     return config
+
+
+def _at_newest_revision(engine: Engine) -> bool:
+    """Whether the database is at `newest_revision()` by one read, without Alembic; any doubt
+    (no version table, several rows, a history that is not one line) is False: `upgrade` asks
+    Alembic then."""
+    newest = newest_revision()
+    if newest is None:
+        return False
+    try:
+        with engine.connect().execution_options(**{READ_ONLY: True}) as conn:
+            rows = conn.execute(text("SELECT version_num FROM alembic_version")).scalars().all()
+    except SQLAlchemyError:
+        return False
+    return rows == [newest]
+
+
+_REVISION = re.compile(r"^revision(?:: str)? = \"(\w+)\"$", re.MULTILINE)
+_DOWN_REVISION = re.compile(r"^down_revision(?:: str \| None)? = (?:\"(\w+)\"|None)$", re.MULTILINE)
+_BRANCHES = re.compile(r"^(?:branch_labels|depends_on)\b.* = (?!None$)", re.MULTILINE)
+
+
+@functools.cache
+def newest_revision() -> str | None:
+    """The head of the migrations, read from their files as Alembic would name it, when the
+    history is one line of revisions (each names the one before); None otherwise."""
+    revisions: dict[str, str | None] = {}
+    for path in sorted((migrations_dir() / "versions").glob("*.py")):
+        if path.name.startswith("__init__"):  # as Alembic: not a revision
+            continue
+        source = path.read_text(encoding="utf-8")
+        revision, down = _REVISION.findall(source), _DOWN_REVISION.findall(source)
+        if len(revision) != 1 or len(down) != 1 or _BRANCHES.search(source):
+            return None
+        if revision[0] in revisions:
+            return None
+        revisions[revision[0]] = down[0] or None
+    heads = set(revisions) - set(revisions.values())
+    return heads.pop() if len(heads) == 1 else None
 
 
 def migrations_dir() -> Path:
@@ -229,6 +278,8 @@ def _postgresql_engine(url: URL) -> Engine:
 
 
 def _known(script: ScriptDirectory, revision: str) -> bool:
+    from alembic.util.exc import CommandError
+
     try:
         return script.get_revision(revision) is not None
     except CommandError:

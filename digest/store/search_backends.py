@@ -23,7 +23,6 @@ from sqlalchemy import (
     select,
     table,
 )
-from sqlalchemy.dialects.postgresql import ARRAY, TSVECTOR
 from sqlalchemy.types import Boolean, Text
 
 from digest.store.schema import Article, articles
@@ -137,6 +136,8 @@ class PostgresBackend(Backend):
         the GIN index's matches are intersected with ix_articles_recent's span before any row
         is read. The answer is the same: every match of a span is newer than those before it.
         """
+        from sqlalchemy.dialects.postgresql import TSVECTOR
+
         key = (category, since, count)
         if key in self._newest:
             return self._newest[key]
@@ -233,6 +234,8 @@ class PostgresBackend(Backend):
         for the query's phrases to be side by side: asked of their GIN index, it leaves the
         phrase test only rows that have them ("stocks colorado data" at 1,000,000 articles:
         1.3 s to find nothing, now 16 ms). None when no alternative has a phrase."""
+        from sqlalchemy.dialects.postgresql import ARRAY, TSVECTOR
+
         phrases = {t.words for g in self.query.groups for t in g if len(t.words) > 1}
         if not phrases:
             return None

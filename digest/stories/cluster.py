@@ -138,11 +138,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from itertools import chain, combinations
-
-import numpy as np
-from scipy import sparse
+from typing import TYPE_CHECKING
 
 from digest.stories.tokens import grams, language, stem, words
+
+if TYPE_CHECKING:  # numpy and scipy are imported when stories are clustered, not with the store
+    import numpy as np
 
 # Only the start of the text: a lede's first sentences carry the event, later ones drift.
 TEXT_WORDS = 60
@@ -287,6 +288,8 @@ def _weighed(
 ) -> dict[tuple[int, int], float]:
     """Each pair's similarity times `TEXT_DISCOUNT` when both have text, and faded by the time
     between them past `TIME_GRACE_HOURS`: times exp(-((dt - grace) / TIME_FADE_HOURS)^2 / 2)."""
+    import numpy as np
+
     if not sims:
         return sims
     keys = list(sims)
@@ -373,6 +376,8 @@ def _unit(counts: Mapping[str, float], idf: Mapping[str, float]) -> dict[str, fl
 
 def _pair_array(keys: Sequence[tuple[int, int]]) -> np.ndarray:
     """`keys` as an array of two columns."""
+    import numpy as np
+
     flat = np.fromiter(chain.from_iterable(keys), dtype=np.int64, count=2 * len(keys))
     return flat.reshape(-1, 2)
 
@@ -380,6 +385,9 @@ def _pair_array(keys: Sequence[tuple[int, int]]) -> np.ndarray:
 def _dots(vectors: Sequence[Vector], pairs: np.ndarray) -> list[float]:
     """The dot product of each pair of `vectors` in `pairs`, as sparse rows (scipy): a Python
     loop over the n-grams of 165,000 pairs took most of a clustering's time."""
+    import numpy as np
+    from scipy import sparse
+
     if not len(pairs):
         return []
     column: dict[str, int] = {}

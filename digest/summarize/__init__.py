@@ -14,8 +14,7 @@ import asyncio
 import logging
 from collections.abc import Iterable
 from dataclasses import dataclass
-
-import openai
+from typing import TYPE_CHECKING
 
 from digest import metrics
 from digest.closing import AsyncClosing
@@ -26,6 +25,9 @@ from digest.summarize import answer as _answer
 from digest.summarize import extractive
 from digest.summarize.llm import LLMClient, LLMSummarizer
 from digest.summarize.types import Answer, ArticleInput, Source, SummaryOutcome
+
+if TYPE_CHECKING:  # openai is imported when an LLM client is made, not with the summarizer
+    import openai
 
 __all__ = [
     "Answer",

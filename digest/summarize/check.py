@@ -11,7 +11,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-import openai
 from pydantic import BaseModel, ConfigDict, Field
 
 from digest.errors import SummarizeError
@@ -152,6 +151,8 @@ async def check(llm: LLMClient) -> ServerCheck:
 async def _model_is_there(llm: LLMClient) -> None:
     """CheckFailed unless the server answers its models list and names the model (a server
     whose list is refused or empty is given the benefit of the doubt)."""
+    import openai
+
     where = llm.config.base_url
     try:
         listed = [m.id async for m in llm.api.models.list()]

@@ -32,10 +32,8 @@ from collections.abc import AsyncIterator, Callable, Iterator, MutableMapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, replace
-from typing import Any, Generic, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 
-import httpx
-import openai
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from digest import metrics
@@ -47,6 +45,10 @@ from digest.summarize.output import one_line, parse_json_object, strip_links
 from digest.summarize.text import content_terms, length, split_sentences
 from digest.summarize.types import ArticleInput
 from digest.summarize.window import ServerFacts
+
+if TYPE_CHECKING:  # imported where they are used: a command that writes no summary starts without
+    import httpx
+    import openai
 
 log = logging.getLogger(__name__)
 
@@ -188,6 +190,8 @@ class LLMClient:
     ) -> None:
         """`negotiated` remembers, per (base_url, model), the mode that worked; pass one
         mapping to several clients to share what they learn."""
+        import openai
+
         self.config = config
         self._has_key = bool(api_key)
         # Local servers need no key, but the client insists on one (and would otherwise read
@@ -232,6 +236,8 @@ class LLMClient:
 
     def _http_client(self) -> httpx.AsyncClient:
         """For what the OpenAI API has no call for: the server's window, its tokenizer, Ollama."""
+        import httpx
+
         if self._http is None:
             headers = {"Authorization": f"Bearer {self._api_key}"} if self._api_key else {}
             self._http = httpx.AsyncClient(headers=headers, timeout=window.PROBE_TIMEOUT)
@@ -346,6 +352,8 @@ class LLMClient:
         return await self._validated(reply, mode, sized)
 
     async def _negotiate(self, sized: _Sized[Any]) -> tuple[Mode, Any]:
+        import openai
+
         messages = sized.request.messages
         for mode in STRUCTURED_MODES:
             try:
@@ -378,6 +386,8 @@ class LLMClient:
     ) -> Any:
         """A probe that failed for another reason than its mode (429, timeout, refused): the probe
         was the first attempt, the client's remaining retries follow."""
+        import openai
+
         retries = self.config.max_retries
         fatal = isinstance(err, openai.APIStatusError) and err.status_code in (401, 403, 404)
         if retries == 0 or fatal:
@@ -391,6 +401,8 @@ class LLMClient:
             raise self._error(again) from None
 
     def _raise_if_exceeded(self, err: openai.APIStatusError | openai.APIConnectionError) -> None:
+        import openai
+
         if not isinstance(err, openai.APIStatusError):
             return
         message = _api_message(err)
@@ -437,6 +449,8 @@ class LLMClient:
         """One chat completion (the client retries `retries` times, default the configured
         number). A probe raises the client's own errors; any other call raises SummarizeError
         (ContextExceeded when the server could not read it all)."""
+        import openai
+
         request = sized.request
         facts = await self.facts()
         kwargs: dict[str, Any] = {}
@@ -568,6 +582,8 @@ class LLMClient:
     ) -> _Streamed:
         """One streamed completion through Ollama's native API, asking for the window the
         request was fitted to (its OpenAI-compatible endpoint cannot, and cuts the prompt)."""
+        import httpx
+
         from digest.summarize import ollama
 
         async def pieces() -> AsyncIterator[tuple[str | None, _Usage | None]]:
@@ -743,6 +759,8 @@ class LLMClient:
         return Completion(value, mode, prompt_tokens, completion_tokens)
 
     def _error(self, err: openai.OpenAIError, *, retries: int | None = None) -> SummarizeError:
+        import openai
+
         where = self.config.base_url
         retries = self.config.max_retries if retries is None else retries
         after = f" (after {retries} retr{'y' if retries == 1 else 'ies'})" if retries else ""

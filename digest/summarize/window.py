@@ -27,10 +27,11 @@ import math
 import re
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-import httpx
+if TYPE_CHECKING:  # imported when a server is asked: a command that asks none starts without it
+    import httpx
 
 log = logging.getLogger(__name__)
 
@@ -199,6 +200,8 @@ async def discover(
 
 async def _get_json(http: httpx.AsyncClient, url: str, **kwargs: Any) -> Any:
     """The JSON a GET (or, with `json=`, a POST) answers with 200, else None."""
+    import httpx
+
     try:
         if "json" in kwargs:
             response = await http.post(url, timeout=PROBE_TIMEOUT, **kwargs)
@@ -236,6 +239,8 @@ async def _llama_cpp(http: httpx.AsyncClient, root: str) -> ServerFacts | None:
 
 
 async def _ollama(http: httpx.AsyncClient, root: str, model: str) -> ServerFacts | None:
+    import httpx
+
     from digest.summarize import ollama
 
     try:

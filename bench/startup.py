@@ -1,0 +1,173 @@
+"""Start-up benchmark: how long everyday commands take, most of it spent importing.
+
+Run from the repository root:
+
+    .venv/bin/python bench/startup.py [--repeat N] [--baseline-code DIR]
+
+Each command runs as `python -m digest ...` in a temporary folder whose digest.toml has one
+category, fed by a local RSS feed of articles published today (the local news web of
+tests/newsweb.py, served from a thread of this process), and whose SQLite store the real
+commands made: `subscribers add`, `collect` and `deepen` (extractive summaries, HTTP crawl).
+`extract` reads one article page of that web. Beside them, in the same rounds: `python -c pass`
+(the interpreter alone) and `digest --help` (the command line without any command's imports);
+the ratio is a command's CPU time over that of `digest --help` of the same code. Figures are
+medians of N rounds, after one round not counted (it writes the bytecode); CPU time is the
+command's and its children's (the parser processes), from getrusage(RUSAGE_CHILDREN), so a
+busy machine changes it less than wall time. With --baseline-code DIR (a checkout, e.g.
+main's: `git archive HEAD | tar -x -C DIR`), that code's commands run too, in the same rounds
+and the same kind of folder, for a before/after in one run.
+
+Measured on the 2-core development machine, CI runs beside it (load 1.5-5), --repeat 5, this
+code ("after", 40db945) beside its base ("before", 5484629: `--baseline-code`), median wall and
+CPU seconds, ratio of CPU to `digest --help`'s:
+
+    command            |  before wall    CPU ratio |   after wall    CPU ratio
+    python -c pass     |        0.03s  0.03s   0.1 |        0.04s  0.03s   0.2
+    digest --help      |        0.27s  0.26s   1.0 |        0.22s  0.21s   1.0
+    subscribers list   |        2.67s  2.58s   9.8 |        0.78s  0.75s   3.5
+    status             |        2.43s  2.40s   9.2 |        0.70s  0.68s   3.2
+    search             |        2.25s  2.22s   8.5 |        0.73s  0.71s   3.3
+    news               |        2.08s  2.08s   7.9 |        0.66s  0.66s   3.1
+    stories            |        2.33s  2.28s   8.7 |        0.73s  0.72s   3.3
+    extract URL        |        2.39s  2.34s   8.9 |        0.63s  0.62s   2.9
+    query --local      |        2.41s  2.36s   9.0 |        0.80s  0.79s   3.7
+
+What is left of a store command, measured in one process: `digest --help`'s own imports (the
+pydantic configuration, click, asyncio) 0.2 s, SQLAlchemy 0.11 s and its ORM (the declarative
+schema) 0.08 s, the store's modules and the domain types 0.06 s, rich 0.02 s, and the
+interpreter's exit 0.05 s; the command's own work 0.01-0.03 s. `extract` has aiohttp and the
+parser processes instead of SQLAlchemy.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from tests.conftest import serve_in_thread  # noqa: E402
+from tests.newsweb import ARTICLES, NewsWeb, Route, render_rss  # noqa: E402
+
+READER = "reader@example.org"
+CATEGORY = "technology"
+WORD = "river"  # in a technology headline of the local news web (the chip plant's)
+
+
+@dataclass(frozen=True)
+class Timing:
+    wall: float
+    cpu: float
+
+
+def config_text(feed: str) -> str:
+    return (
+        f'[sources]\ncategories = ["{CATEGORY}"]\nddg = false\n'
+        f'[[sources.feeds]]\nurl = "{feed}"\ncategory = "{CATEGORY}"\n'
+        '[fetch]\nallowed_networks = ["127.0.0.1/32"]\n'
+        '[crawl]\nmode = "http"\nrespect_robots = false\n'
+    )
+
+
+def run(args: list[str], *, code: Path, work: Path, check: bool = True) -> Timing:
+    """One command of the checkout `code`, in `work`: its wall and CPU seconds."""
+    # As installed: the bytecode is written once and read after (PYTHONDONTWRITEBYTECODE would
+    # compile every module of digest on every run).
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith("DIGEST_") and k != "PYTHONDONTWRITEBYTECODE"
+    }
+    env["PYTHONPATH"] = str(code)
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
+    proc = subprocess.run(args, cwd=work, env=env, capture_output=True, text=True, check=False)
+    wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if check and proc.returncode != 0:
+        raise SystemExit(f"{' '.join(args)} failed ({proc.returncode}): {proc.stderr.strip()}")
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return Timing(wall, cpu)
+
+
+def digest(*args: str) -> list[str]:
+    return [sys.executable, "-m", "digest", *args]
+
+
+def prepare(code: Path, work: Path, feed: str) -> None:
+    """The small store every command reads: a subscriber, a day's headlines, its stories."""
+    (work / "digest.toml").write_text(config_text(feed), encoding="utf-8")
+    for args in (["subscribers", "add", READER], ["collect"], ["deepen"]):
+        run(digest(*args), code=code, work=work)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawTextHelpFormatter
+    )
+    parser.add_argument("--repeat", type=int, default=5, help="runs per command (default 5)")
+    parser.add_argument("--baseline-code", help="a checkout whose commands run too, first")
+    args = parser.parse_args(argv)
+
+    codes = [("before", Path(args.baseline_code).resolve())] if args.baseline_code else []
+    codes.append(("after" if codes else "this code", ROOT))
+    for web in serve_in_thread(NewsWeb()):
+        page = web.url(next(a for a in ARTICLES if a.category == CATEGORY).path)
+        now = datetime.now(UTC)
+        today = [replace(a, published=now - timedelta(hours=i)) for i, a in enumerate(ARTICLES)]
+        feed = web.add(Route("/bench/today.rss", render_rss(web.url(""), CATEGORY, today)))
+        commands: dict[str, list[str]] = {
+            "python -c pass": [sys.executable, "-c", "pass"],
+            "digest --help": digest("--help"),
+            "subscribers list": digest("subscribers", "list"),
+            "status": digest("status"),
+            "search": digest("search", WORD),
+            "news": digest("news", CATEGORY),
+            "stories": digest("stories"),
+            "extract URL": digest("extract", page),
+            "query --local": digest("query", "--local", WORD),
+        }
+        with tempfile.TemporaryDirectory() as tmp:
+            works = {}
+            for label, code in codes:
+                works[label] = Path(tmp) / label.replace(" ", "-")
+                works[label].mkdir()
+                prepare(code, works[label], web.url(feed.path))
+            for command in commands.values():  # a round not counted: the bytecode is written
+                for label, code in codes:
+                    run(command, code=code, work=works[label])
+            timings: dict[tuple[str, str], list[Timing]] = {}
+            for _ in range(args.repeat):  # rounds, so that a busy spell touches every figure
+                for name, command in commands.items():
+                    for label, code in codes:
+                        timing = run(command, code=code, work=works[label])
+                        timings.setdefault((name, label), []).append(timing)
+        print(f"median of {args.repeat} runs; ratio: CPU over digest --help's of the same code")
+        header = f"{'command':18}"
+        for label, _ in codes:
+            header += f" | {label + ' wall':>12} {'CPU':>6} {'ratio':>5}"
+        print(header)
+        for name in commands:
+            line = f"{name:18}"
+            for label, _ in codes:
+                runs = timings[(name, label)]
+                wall = statistics.median(t.wall for t in runs)
+                cpu = statistics.median(t.cpu for t in runs)
+                helps = statistics.median(t.cpu for t in timings[("digest --help", label)])
+                line += f" | {wall:11.2f}s {cpu:5.2f}s {cpu / helps:5.1f}"
+            print(line)
+
+
+if __name__ == "__main__":
+    main()
