@@ -130,6 +130,7 @@ class OllamaServer:
         self.port = port
         self.chats: list[Chat] = []
         self.paths: list[str] = []  # every request's path, in order
+        self.cache_prompts = False  # count only what the request before did not share
         self._script: deque[Fault] = deque()
         self._runner: web.AppRunner | None = None
 
@@ -297,6 +298,17 @@ class OllamaServer:
         if fault == "error500":
             return web.json_response({"error": "llama runner process has terminated"}, status=500)
         content, reason = capped(chat.reply, options.get("num_predict"))
+        # With `cache_prompts`, as Ollama does, the messages a prompt shares with the one
+        # before, from the start, are not counted again (at least one token always is).
+        cached = 0
+        seen = [c for c in self.chats if c.path == "/api/chat"]
+        if self.cache_prompts and len(seen) > 1:
+            now, before = chat.body.get("messages") or [], seen[-2].body.get("messages") or []
+            for mine, theirs in zip(now, before, strict=False):
+                if mine != theirs:
+                    break
+                cached += tokens(str(mine.get("content", "")))
+            cached = min(cached, chat.kept_tokens - 1)
         stamp = {"model": self.model, "created_at": "2026-12-04T12:00:00.000000Z"}
         last = {
             **stamp,
@@ -305,8 +317,8 @@ class OllamaServer:
             "done_reason": reason,
             "total_duration": 1_000_000 * chat.kept_tokens + 20_000_000 * tokens(content),
             "load_duration": 1_000_000,
-            "prompt_eval_count": chat.kept_tokens,
-            "prompt_eval_duration": 1_000_000 * chat.kept_tokens,  # 1 ms a token read
+            "prompt_eval_count": chat.kept_tokens - cached,
+            "prompt_eval_duration": 1_000_000 * (chat.kept_tokens - cached),  # 1 ms a token
             "eval_count": tokens(content) - 4,
             "eval_duration": 20_000_000 * (tokens(content) - 4),  # 20 ms a token written
         }

@@ -156,6 +156,24 @@ async def test_ollama_with_a_small_model_is_asked_for_its_limit_only(
     assert chat.num_ctx == 2048 and not chat.cut
 
 
+async def test_ollamas_cached_prompt_is_not_taken_for_a_cut_one(
+    ollama_server: OllamaServer,
+) -> None:
+    """Ollama counts only the tokens it did not have cached from the request before: the same
+    story asked again reads a token or two, which is not a prompt cut short."""
+    ollama_server.cache_prompts = True
+    config = LLMConfig(base_url=ollama_server.url, model=ollama_server.model, api_key_env="X")
+    client = LLMClient(config, "k")
+    try:
+        first = await summarize_story(client, long_story())
+        second = await summarize_story(client, long_story())
+    finally:
+        await client.aclose()
+    assert first.fallback_reason is None and second.fallback_reason is None
+    assert len(ollama_server.chats) == 2  # no request sent again smaller
+    assert client._facts is not None and client._facts.window == 8192
+
+
 @pytest.mark.slow
 async def test_a_server_reading_slowly_is_waited_for(llm_server: LLMServer) -> None:
     """50 tokens a second, as a 7B model on a laptop CPU: the first token of a story's request

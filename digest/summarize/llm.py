@@ -517,8 +517,12 @@ class LLMClient:
         self, reply: Any, messages: list[dict[str, str]], sized: _Sized[Any]
     ) -> None:
         """ContextExceeded when the server says it read fewer tokens than the prompt has: it
-        cut the prompt (Ollama's OpenAI-compatible endpoint does, from the front, silently)."""
+        cut the prompt (Ollama's OpenAI-compatible endpoint does, from the front, silently).
+        Not for Ollama's native API: it is asked for the window, and counts only the tokens it
+        did not have cached from the request before."""
         if getattr(reply, "reported", True) is False or messages is not sized.request.messages:
+            return
+        if self._facts is not None and self._facts.kind == "ollama":
             return
         reported = _usage(reply)[0]
         if reported <= 0:
