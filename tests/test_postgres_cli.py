@@ -214,6 +214,8 @@ def test_every_command_works_on_postgresql(tmp_path, schema, threaded_news_web):
 
 def daemon_running(folder: Path) -> bool:
     out = run_cli("status", "--json", cwd=folder)
+    if out.code == 1 and "holds no digest tables yet" in out.stderr:
+        return False  # a daemon just started has not made them yet (`status` starts faster)
     assert out.code == 0, out.stderr
     return json.loads(out.stdout)["daemon_running"]
 
