@@ -478,7 +478,7 @@ class LLMClient:
                     )
                 elif self.config.stream:
                     reply = await self._streamed(
-                        client, messages, kwargs, tokens, first_token, total
+                        client, messages, kwargs, facts, tokens, first_token, total
                     )
                 else:
                     reply = await client.chat.completions.create(
@@ -510,11 +510,11 @@ class LLMClient:
                 metrics.llm_called("error", time.monotonic() - started)
                 raise
             metrics.llm_called("ok", time.monotonic() - started, *_usage(reply))
-            self._check_read_whole(reply, messages, sized)
+            self._check_read_whole(reply, messages, sized, facts)
             return reply
 
     def _check_read_whole(
-        self, reply: Any, messages: list[dict[str, str]], sized: _Sized[Any]
+        self, reply: Any, messages: list[dict[str, str]], sized: _Sized[Any], facts: ServerFacts
     ) -> None:
         """ContextExceeded when the server says it read fewer tokens than the prompt has: it
         cut the prompt (Ollama's OpenAI-compatible endpoint does, from the front, silently).
@@ -522,7 +522,7 @@ class LLMClient:
         did not have cached from the request before."""
         if getattr(reply, "reported", True) is False or messages is not sized.request.messages:
             return
-        if self._facts is not None and self._facts.kind == "ollama":
+        if facts.kind == "ollama":
             return
         reported = _usage(reply)[0]
         if reported <= 0:
@@ -544,6 +544,7 @@ class LLMClient:
         client: openai.AsyncOpenAI,
         messages: list[dict[str, str]],
         kwargs: dict[str, Any],
+        facts: ServerFacts,
         prompt_tokens: int,
         first_token: float,
         total: float,
@@ -573,7 +574,7 @@ class LLMClient:
                     )
                     yield text, usage
 
-        return await self._timed(pieces(), prompt_tokens, first_token, total)
+        return await self._timed(pieces(), facts, prompt_tokens, first_token, total)
 
     async def _ollama(
         self,
@@ -620,11 +621,12 @@ class LLMClient:
                     f"LLM at {self.config.base_url} unreachable: {detail}"
                 ) from None
 
-        return await self._timed(pieces(), prompt_tokens, first_token, total)
+        return await self._timed(pieces(), facts, prompt_tokens, first_token, total)
 
     async def _timed(
         self,
         pieces: AsyncIterator[tuple[str | None, _Usage | None]],
+        facts: ServerFacts,
         prompt_tokens: int,
         first_token: float,
         total: float,
@@ -634,7 +636,6 @@ class LLMClient:
         measured speed, and `[llm] first_token_timeout` more) or the whole reply took over
         `total`; ContextExceeded when the server closed it without a word."""
         config = self.config
-        facts = await self.facts()
         started = time.monotonic()
         parts: list[str] = []
         usage: _Usage | None = None
