@@ -64,9 +64,9 @@ from digest.crawl.browser import (  # noqa: E402
     install_executable_hook,
     process_memory,
 )
-from digest.crawl.maintext import extract_main_text  # noqa: E402
 from digest.fetch.client import HttpClient  # noqa: E402
 from digest.fetch.decode import decode_html  # noqa: E402
+from digest.fetch.maintext import extract_main_text  # noqa: E402
 from tests.newsweb import ARTICLES, NewsWeb, Route, render_article  # noqa: E402
 
 DEFAULT_DATASET = ROOT.parent / "shared" / "data" / "extraction-dev"

@@ -13,16 +13,16 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from digest.crawl.browser import Browser
     from digest.crawl.crawler import Crawler, Mode
-    from digest.crawl.maintext import MainText, extract_main_text
     from digest.errors import BrowserUnavailableError, PdfError
+    from digest.fetch.maintext import MainText, extract_main_text
 
 _EXPORTS = {
     "Browser": "digest.crawl.browser",
     "BrowserUnavailableError": "digest.errors",
     "Crawler": "digest.crawl.crawler",
     "Mode": "digest.crawl.crawler",
-    "MainText": "digest.crawl.maintext",
-    "extract_main_text": "digest.crawl.maintext",
+    "MainText": "digest.fetch.maintext",
+    "extract_main_text": "digest.fetch.maintext",
     "PdfError": "digest.errors",
 }
 

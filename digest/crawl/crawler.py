@@ -28,7 +28,6 @@ import aiohttp
 from digest import metrics
 from digest.config import CrawlConfig, FetchConfig
 from digest.crawl.browser import Browser, Rendered
-from digest.crawl.maintext import MainText
 from digest.crawl.pdf import looks_like_pdf, pdf_to_text
 from digest.crawl.robots import RobotsRules
 from digest.errors import (
@@ -43,6 +42,7 @@ from digest.errors import (
 from digest.fetch.client import HttpClient, parse_content_type
 from digest.fetch.decode import decode_html
 from digest.fetch.guard import AddressPolicy, check_url
+from digest.fetch.maintext import MainText
 from digest.fetch.parsers import ParserPool
 from digest.models import Page
 

@@ -55,7 +55,7 @@ def _lede(header: dict[str, Any], body: bytes) -> dict[str, Any]:
 
 
 def _main_text(header: dict[str, Any], body: bytes) -> dict[str, Any]:
-    from digest.crawl.maintext import extract_main_text
+    from digest.fetch.maintext import extract_main_text
 
     main = extract_main_text(body.decode("utf-8", "replace"), header.get("url"))
     return {"title": main.title, "text": main.text}
@@ -63,7 +63,7 @@ def _main_text(header: dict[str, Any], body: bytes) -> dict[str, Any]:
 
 def _feed(header: dict[str, Any], body: bytes) -> dict[str, Any]:
     from digest.errors import FeedError
-    from digest.sources.feed_parser import parse_feed
+    from digest.fetch.feed_parser import parse_feed
 
     try:
         parsed = parse_feed(
@@ -104,9 +104,9 @@ def main() -> None:
     if "main_text" in args.preload:
         import trafilatura  # noqa: F401
 
-        import digest.crawl.maintext
+        import digest.fetch.maintext
     if "feed" in args.preload:
-        import digest.sources.feed_parser  # noqa: F401
+        import digest.fetch.feed_parser  # noqa: F401
     write_frame(answers, {"ok": {}})  # ready
     while (request := read_frame(requests)) is not None:
         header, body = request

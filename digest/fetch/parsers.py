@@ -37,7 +37,7 @@ from digest.models import MainText
 from digest.subprocesses import child_env, usable_cores
 
 if TYPE_CHECKING:
-    from digest.sources.feed_parser import ParsedFeed
+    from digest.fetch.feed_parser import ParsedFeed
 
 _KINDS = frozenset(("article", "meta", ""))
 _CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
@@ -176,7 +176,7 @@ class ParserPool:
     ) -> ParsedFeed:
         """`parse_feed` of the document in `body` within `timeout`; FeedError when the
         document is not a readable feed, ParseError when its parse was late or crashed."""
-        from digest.sources.feed_parser import ParsedFeed
+        from digest.fetch.feed_parser import ParsedFeed
 
         header = {
             "op": "feed",

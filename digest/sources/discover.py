@@ -29,7 +29,7 @@ from digest.errors import (
     UnexpectedContentTypeError,
 )
 from digest.fetch.client import FEED_TYPES, HTML_TYPES, HttpClient, Response
-from digest.sources.feed_parser import LOOKS_LIKE_HTML, ParsedFeed, parse_feed
+from digest.fetch.feed_parser import LOOKS_LIKE_HTML, ParsedFeed, parse_feed
 from digest.sources.feeds import FEED_ACCEPT
 
 FEED_LINK_TYPES = frozenset(("application/rss+xml", "application/atom+xml", "application/rdf+xml"))

@@ -2,7 +2,7 @@
 
 `fetch_feed` sends the validators the store kept from the last fetch (If-None-Match,
 If-Modified-Since), so an unchanged feed costs a 304 and no parsing, and returns the state to keep.
-The document is parsed by `digest.sources.feed_parser.parse_feed`, in a parser process under a
+The document is parsed by `digest.fetch.feed_parser.parse_feed`, in a parser process under a
 deadline when the caller gives a pool (the service does), else in a thread.
 """
 
@@ -18,8 +18,8 @@ import aiohttp
 from digest.config import FeedConfig
 from digest.errors import FeedError, FetchError, InvalidURLError, ParseError
 from digest.fetch.client import FEED_TYPES, HttpClient
+from digest.fetch.feed_parser import ParsedFeed, parse_feed
 from digest.models import FeedState, Headline
-from digest.sources.feed_parser import ParsedFeed, parse_feed
 
 if TYPE_CHECKING:
     from digest.fetch.parsers import ParserPool
