@@ -21,7 +21,7 @@ from aiohttp import web
 from digest.config import CrawlConfig
 from digest.crawl import BrowserUnavailableError, Crawler, extract_main_text
 from digest.crawl.browser import Rendered, chromium_processes
-from digest.crawl.crawler import judge_render, probe_mode
+from digest.crawl.crawler import judge_render
 from digest.crawl.egress import GUARD_HEADER, EgressProxy
 from digest.crawl.pdf import looks_like_pdf, pdf_to_text
 from digest.crawl.robots import RobotsRules
@@ -193,13 +193,6 @@ async def test_auto_mode_without_a_browser_says_so_and_reads_over_http(
             [page] = await crawler.crawl([news_web.url(CHIP.path)])
     assert page.ok and page.fetched_by == "http"
     assert any("HTTP mode" in r.getMessage() for r in caplog.records)
-
-
-async def test_status_can_probe_the_mode_without_crawling(fetch_config):
-    assert (await probe_mode(CrawlConfig(mode="http"), fetch_config))[0] == "http"
-    auto = CrawlConfig(mode="auto", executable_path="/nonexistent/chromium")
-    mode, reason = await probe_mode(auto, fetch_config)
-    assert mode == "http" and "/nonexistent/chromium" in reason
 
 
 async def test_browser_mode_fails_loudly_without_a_browser(fetch_config, http_client):

@@ -417,18 +417,6 @@ def _keep_fallback(attempt: _Attempt, url: str, fetched: _Fetched, task: asyncio
         attempt.fallback = _page_from(url, fetched, main)
 
 
-async def probe_mode(
-    config: CrawlConfig, fetch: FetchConfig, *, work_dir: Path | None = None
-) -> tuple[Mode, str]:
-    """The mode a crawler would run in, and why, by starting (and closing) the browser: for
-    `digest status`. Costs a browser start (~1-3 s) unless `crawl.mode` is "http"; raises
-    BrowserUnavailableError when `crawl.mode` is "browser" and none starts."""
-    if config.mode == "http":
-        return "http", 'crawl.mode = "http": no browser, no JavaScript'
-    async with HttpClient(fetch) as http, Crawler(config, fetch, http, work_dir=work_dir) as c:
-        return c.mode, c.mode_reason
-
-
 @dataclass
 class _Attempt:
     """What is known about a page while it is read; a timeout can still salvage `fallback`."""

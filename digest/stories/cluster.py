@@ -221,10 +221,6 @@ class Group:
     new_article_ids: tuple[int, ...]  # members that had no story before this clustering
     representative_id: int  # the member most like the others; its title names the story
 
-    @property
-    def is_new(self) -> bool:
-        return self.story_id is None
-
 
 @dataclass(frozen=True, slots=True)
 class Clustering:
