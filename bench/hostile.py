@@ -18,9 +18,20 @@ Run from the repository root:
     claim check of `--baseline-ref` (default 407e74a, before the linear check: git's copy of
     claims.py and text.py, loaded as a module of their own), in a child killed after
     `--claims-limit` seconds (a baseline once over the limit is not tried at the larger sizes).
+(e) the deadlines the tests no longer time: a parser pool's (a main-text parse of a hostile
+    page past its 0.5 s and its 0.2 s grace: how long the caller waits and when its worker is
+    gone; a caller cancelling a parse: when the worker is gone; a lede parse late by 0.3 s
+    within its grace: how long the caller waits and whether the worker is kept), and the deep
+    path's page timeout: `Crawler.crawl([hostile page, normal article])` in HTTP mode with
+    `page_timeout = 3` per shape, and in the browser (`page_timeout = 8`, two hostile pages and
+    the article) when `--chromium PATH` is given. Measured here, 2026-12-04, at load 6-8 on 2
+    cores (3 repeats): the caller waited 0.50 s and the worker was gone at 0.74 s; a cancelled
+    parse's worker 0.23 s after; a parse late within its grace cost its caller 0.028 s and kept
+    its worker 3/3; the deep path 3.00 s for nested-div and unclosed-p-b (given up, the article
+    read), 1.96 s and 1.82 s for attributes and select-options.
 Figures are medians over the repeats. The news web runs in a thread of this process; the CLI
 commands run as subprocesses, so their CPU is measured apart from it. `--only claims` runs (d)
-alone.
+alone, `--only deadlines` (e).
 
 `--only opml` measures OPML nesting instead (no news web):
 (o1) `parse_opml` of folders nested 10,000 to 300,000 deep (a feed at the bottom), CPU seconds
@@ -35,6 +46,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import multiprocessing as mp
 import os
@@ -53,7 +65,9 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from digest.config import FetchConfig  # noqa: E402
+from digest.config import CrawlConfig, FetchConfig  # noqa: E402
+from digest.crawl import Crawler  # noqa: E402
+from digest.errors import ParseTimeoutError  # noqa: E402
 from digest.fetch.client import HttpClient  # noqa: E402
 from digest.fetch.fast import FastExtractor  # noqa: E402
 from digest.fetch.parsers import ParserPool  # noqa: E402
@@ -61,7 +75,14 @@ from digest.sources.opml import MAX_OPML_NESTING  # noqa: E402
 from digest.summarize import claims  # noqa: E402
 from digest.summarize.text import split_sentences  # noqa: E402
 from tests.conftest import serve_in_thread  # noqa: E402
-from tests.newsweb import ARTICLES, HOSTILE_SHAPES, NewsWeb, Route, hostile_page  # noqa: E402
+from tests.newsweb import (  # noqa: E402
+    ARTICLES,
+    HOSTILE_SHAPES,
+    NewsWeb,
+    Route,
+    hostile_page,
+    render_article,
+)
 
 NORMAL = ARTICLES[0]
 BASELINE_LIMIT = 60.0
@@ -118,6 +139,101 @@ def cli(args: list[str], cwd: Path) -> tuple[float, float, subprocess.CompletedP
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     return wall, cpu, proc
+
+
+# -- (e) deadlines: the parser pool's grace and the deep path's page timeout ------------------
+
+
+def parsers_of_this_process() -> set[int]:
+    """The parser processes running now: this process's children (the news web is a thread)."""
+    me = os.getpid()
+    return {int(pid) for pid in Path(f"/proc/{me}/task/{me}/children").read_text().split()}
+
+
+async def gone(pids: set[int], since: float) -> float:
+    """Seconds from `since` until none of `pids` is a child of this process any more."""
+    while pids & parsers_of_this_process():  # noqa: ASYNC110  (no event tells a child's end)
+        await asyncio.sleep(0.005)
+    return time.perf_counter() - since
+
+
+async def pool_deadlines() -> tuple[float, float, float, float, bool]:
+    """A past-time parse: the caller's wait and when its worker was gone; a cancelled parse:
+    when its worker was gone; a parse late within its grace: the caller's wait and whether
+    the same worker read the next page."""
+    hostile = hostile_page("unclosed-p-b", 600_000).decode()
+    async with ParserPool(size=1, preload=("main_text",), grace=0.2) as pool:
+        await pool.start(wait=True)
+        workers = parsers_of_this_process()
+        started = time.perf_counter()
+        with contextlib.suppress(ParseTimeoutError):
+            await pool.main_text(hostile, None, timeout=0.5)
+        waited = time.perf_counter() - started
+        killed_at = await gone(workers, started)
+
+        await pool.start(wait=True)
+        workers = parsers_of_this_process()
+        call = asyncio.create_task(pool.main_text(hostile, None, timeout=30))
+        await asyncio.sleep(0.3)
+        cancelled = time.perf_counter()
+        call.cancel()
+        await asyncio.gather(call, return_exceptions=True)
+        cancel_gone = await gone(workers, cancelled)
+
+    page = b"<html><body>" + b"<p>Word after word in a long page.</p>" * 30_000  # ~0.3 s
+    async with ParserPool(size=1, preload=("lede",), grace=30) as pool:
+        await pool.start(wait=True)
+        workers = parsers_of_this_process()
+        started = time.perf_counter()
+        with contextlib.suppress(ParseTimeoutError):
+            await pool.lede(page, "utf-8", 300, timeout=0.02)
+        late_waited = time.perf_counter() - started
+        await pool.lede(render_article(NORMAL), None, 300, timeout=30)
+        kept = parsers_of_this_process() == workers
+    return waited, killed_at, cancel_gone, late_waited, kept
+
+
+async def deep_path(urls: list[str], config: CrawlConfig) -> tuple[float, str]:
+    """Wall seconds of one crawl of `urls`, and what became of each page."""
+    fetch = FetchConfig(allowed_networks=["127.0.0.1/32"])
+    args = ["--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1"]
+    async with (
+        HttpClient(fetch) as http,
+        Crawler(config, fetch, http, browser_args=args) as crawler,
+    ):
+        started = time.perf_counter()
+        pages = await crawler.crawl(urls)
+        wall = time.perf_counter() - started
+    return wall, " ".join("text" if page.text else "error" for page in pages)
+
+
+def deadlines_section(web: NewsWeb, repeat: int, chromium: str | None) -> None:
+    print(f"(e) deadlines, median of {repeat}")
+    runs = [asyncio.run(pool_deadlines()) for _ in range(repeat)]
+    waited, killed, cancel_gone, late, _ = (statistics.median(r[i] for r in runs) for i in range(5))
+    kept = sum(r[4] for r in runs)
+    print(f"  past its time (0.5 s, grace 0.2 s): caller waited {waited:.2f} s, worker gone at "
+          f"{killed:.2f} s")  # fmt: skip
+    print(f"  caller cancelling (grace 0.2 s): worker gone {cancel_gone:.2f} s after")
+    print(f"  late within its grace (0.02 s, grace 30 s): caller waited {late:.3f} s, worker "
+          f"kept {kept}/{repeat}")  # fmt: skip
+    normal = web.url(NORMAL.path)
+    http_mode = CrawlConfig(mode="http", respect_robots=False, page_timeout=3)
+    print("  deep path, HTTP mode, page_timeout 3 s: hostile page + normal article")
+    for shape in ("nested-div", "unclosed-p-b", "attributes", "select-options"):
+        urls = [web.url(f"/hostile/{shape}.html"), normal]
+        crawls = [asyncio.run(deep_path(urls, http_mode)) for _ in range(repeat)]
+        wall = statistics.median(c[0] for c in crawls)
+        print(f"    {shape:18} {wall:6.2f} s  {crawls[-1][1]}")
+    if chromium:
+        browser = CrawlConfig(
+            mode="browser", executable_path=chromium, respect_robots=False, page_timeout=8
+        )
+        urls = [web.url(f"/hostile/{s}.html") for s in ("nested-div", "unclosed-p-b")]
+        crawls = [asyncio.run(deep_path([*urls, normal], browser)) for _ in range(repeat)]
+        wall = statistics.median(c[0] for c in crawls)
+        print(f"  deep path, browser, page_timeout 8 s: two hostile pages + normal article "
+              f"{wall:.2f} s  {crawls[-1][1]}")  # fmt: skip
 
 
 # -- (d) the claim check on long pages ----------------------------------------------------------
@@ -207,7 +323,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--skip-baseline", action="store_true")
-    parser.add_argument("--only", help="run one section: claims or opml")
+    parser.add_argument("--only", help="run one section: claims, deadlines or opml")
+    parser.add_argument("--chromium", help="a Chromium to time the deep path in the browser")
     parser.add_argument("--baseline-ref", default="407e74a", help="git ref of the claim baseline")
     parser.add_argument("--claims-limit", type=float, default=120.0)
     args = parser.parse_args()
@@ -219,6 +336,10 @@ def main() -> None:
         return
     if args.only == "opml":
         opml_section(args.repeat, baseline=not args.skip_baseline)
+        return
+    if args.only == "deadlines":
+        for web in serve_in_thread(NewsWeb()):
+            deadlines_section(web, args.repeat, args.chromium)
         return
 
     for web in serve_in_thread(NewsWeb()):
@@ -279,6 +400,8 @@ def main() -> None:
             f"  wall {statistics.median(walls):.2f} s, CPU {statistics.median(cpus):.2f} s "
             f"(the command and its parsers), normal lede kept {kept}/{args.repeat}"
         )
+        print()
+        deadlines_section(web, args.repeat, args.chromium)
     print()
     run_claims()
 

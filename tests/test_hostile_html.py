@@ -15,7 +15,6 @@ import re
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -45,7 +44,6 @@ from tests.newsweb import (
     render_article,
 )
 
-SLACK = 0.5  # scheduling on a loaded 2-core machine, not parsing
 CHIP = ARTICLES[0]
 # Nesting the bound turns into siblings: the article after it is still found.
 NESTING = [s for s in HOSTILE_SHAPES if s.startswith("nested-")]
@@ -129,15 +127,15 @@ async def test_a_parse_past_its_time_and_grace_is_stopped_and_its_worker_replace
     async with ParserPool(size=1, preload=("main_text",), grace=0.2) as pool:
         await pool.start(wait=True)  # parsing, not starting: see the test after next
         [worker] = pool._live
-        started = time.perf_counter()
-        with pytest.raises(ParseTimeoutError):
+        with pytest.raises(ParseTimeoutError, match=r"longer than the 0\.50 s left"):
             await pool.main_text(html, None, timeout=0.5)
-        assert time.perf_counter() - started < 0.5 + SLACK  # the caller does not wait the grace
-        await asyncio.sleep(0.2 + SLACK)
-        assert not _alive(worker.proc.pid)  # killed, not left running in the background
+        # Killed, not left running in the background. How soon (the grace) is bench/hostile.py's
+        # to measure; pytest-timeout fails a test whose worker is never stopped.
+        assert await worker.proc.wait() == -signal.SIGKILL
         page = render_article(CHIP).decode()
         main = await pool.main_text(page, "http://example.org/a", timeout=10)
         assert CHIP.lede[:40] in main.text
+        assert worker not in pool._live  # another worker read it
 
 
 async def test_a_parse_starved_of_cpu_is_not_taken_for_a_hostile_one():
@@ -172,8 +170,7 @@ async def test_a_caller_giving_up_stops_its_parse():
         call.cancel()
         with pytest.raises(asyncio.CancelledError):
             await call
-        await asyncio.sleep(0.2 + SLACK)
-        assert not _alive(worker.proc.pid)
+        assert await worker.proc.wait() == -signal.SIGKILL
 
 
 async def test_a_late_parse_that_ends_within_its_grace_keeps_its_worker():
@@ -183,10 +180,8 @@ async def test_a_late_parse_that_ends_within_its_grace_keeps_its_worker():
     async with ParserPool(size=1, preload=("lede",), grace=30) as pool:
         await pool.start(wait=True)
         [worker] = pool._live
-        started = time.perf_counter()
-        with pytest.raises(ParseTimeoutError):
+        with pytest.raises(ParseTimeoutError, match="given up"):
             await pool.lede(page, "utf-8", 300, timeout=0.02)
-        assert time.perf_counter() - started < 0.02 + SLACK  # the caller does not wait
         # One parser (size=1): the next page waits for the late parse to end, then gets the
         # same worker, which reads it in full.
         lede = await pool.lede(render_article(CHIP), None, 300, timeout=30)
@@ -348,17 +343,18 @@ def test_beside_two_busy_cpu_loops_every_normal_article_keeps_its_lede(
 # -- the deep path -----------------------------------------------------------------------------
 
 
+# How long the pages take beside their page_timeout is bench/hostile.py's to measure (section e).
+
+
 @pytest.mark.parametrize("shape", ["nested-div", "unclosed-p-b", "attributes", "select-options"])
-async def test_deep_path_in_http_mode_keeps_the_page_timeout(
+async def test_deep_path_in_http_mode_gives_a_hostile_page_up_and_reads_the_others(
     shape, news_web: NewsWeb, http_client: HttpClient, fetch_config: FetchConfig
 ):
     config = CrawlConfig(mode="http", respect_robots=False, page_timeout=3)
     async with Crawler(config, fetch_config, http_client) as crawler:
-        started = time.perf_counter()
         hostile, normal = await crawler.crawl(
             [news_web.url(f"/hostile/{shape}.html"), news_web.url(CHIP.path)]
         )
-        assert time.perf_counter() - started < 3 + SLACK
     assert hostile.url.endswith(f"/hostile/{shape}.html")
     assert hostile.text == "" or HOSTILE_LEDE[:40] in hostile.text
     assert hostile.text or hostile.error
@@ -366,7 +362,7 @@ async def test_deep_path_in_http_mode_keeps_the_page_timeout(
 
 
 @pytest.mark.slow
-async def test_deep_path_in_the_browser_keeps_the_page_timeout(
+async def test_deep_path_in_the_browser_gives_hostile_pages_up_and_reads_the_others(
     tmp_path, news_web: NewsWeb, http_client: HttpClient, fetch_config: FetchConfig
 ):
     path = chromium_path()
@@ -377,10 +373,9 @@ async def test_deep_path_in_the_browser_keeps_the_page_timeout(
     async with Crawler(
         config, fetch_config, http_client, work_dir=work_dir, browser_args=args
     ) as crawler:
-        started = time.perf_counter()
         pages = await crawler.crawl([*urls, news_web.url(CHIP.path)])
-        assert time.perf_counter() - started < 8 + 2 * SLACK
     assert [p.url for p in pages[:2]] == urls
     assert CHIP.lede[:40] in pages[2].text
     for page in pages[:2]:
         assert page.text == "" or re.search(HOSTILE_LEDE[:40], page.text)
+        assert page.text or page.error  # given up, it says why
