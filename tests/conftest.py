@@ -200,6 +200,23 @@ class CliResult:
     elapsed: float
 
 
+def cli_env(ddgs_script: Path | None = None, **extra: str) -> dict[str, str]:
+    """The environment of a `digest` a test starts: this checkout's code, none of the caller's
+    DIGEST_ settings, DuckDuckGo scripted at the DDGS class when `ddgs_script` is given."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("DIGEST_")}
+    env.update(extra)
+    env["PYTHONPATH"] = str(ROOT)
+    if ddgs_script is not None:
+        env[FAKE_DDGS_ENV] = str(ddgs_script)
+    return env
+
+
+def cli_command(*args: str, ddgs_script: Path | None = None) -> list[str]:
+    """`digest ARGS`, through tests.fake_ddgs when DuckDuckGo is scripted."""
+    module = "digest" if ddgs_script is None else "tests.fake_ddgs"
+    return [sys.executable, "-m", module, *args]
+
+
 def run_cli(
     *args: str,
     cwd: Path,
@@ -208,38 +225,44 @@ def run_cli(
     env: dict[str, str] | None = None,
 ) -> CliResult:
     """Run the real `digest` command in a subprocess (DuckDuckGo scripted at the DDGS class)."""
-    import time
-
-    extra = env or {}
-    env = {k: v for k, v in os.environ.items() if not k.startswith("DIGEST_")}
-    env.update(extra)
-    env["PYTHONPATH"] = str(ROOT)
-    env["COLUMNS"] = "200"
-    if ddgs_script is not None:
-        env[FAKE_DDGS_ENV] = str(ddgs_script)
-        cmd = [sys.executable, "-m", "tests.fake_ddgs", *args]
-    else:
-        cmd = [sys.executable, "-m", "digest", *args]
     started = time.monotonic()
     proc = subprocess.run(
-        cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout, check=False
+        cli_command(*args, ddgs_script=ddgs_script),
+        cwd=cwd,
+        env=cli_env(ddgs_script, **{**(env or {}), "COLUMNS": "200"}),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
     )
     return CliResult(proc.returncode, proc.stdout, proc.stderr, time.monotonic() - started)
 
 
-def start_daemon(folder: Path, script: Path) -> subprocess.Popen:
-    """`digest run` in the background with JSON logs appended to daemon.log (a file: a pipe
-    nobody reads would fill up and block it)."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("DIGEST_")}
-    env.update({"PYTHONPATH": str(ROOT), FAKE_DDGS_ENV: str(script)})
+def start_cli(
+    *args: str,
+    cwd: Path,
+    ddgs_script: Path | None = None,
+    stdout: Any = subprocess.PIPE,
+    stderr: Any = subprocess.PIPE,
+) -> subprocess.Popen[str]:
+    """The real `digest ARGS` running beside the test (as `run_cli` runs it); its output is
+    captured as text unless sent elsewhere (a log file: a pipe nobody reads fills up)."""
+    return subprocess.Popen(
+        cli_command(*args, ddgs_script=ddgs_script),
+        cwd=cwd,
+        env=cli_env(ddgs_script),
+        stdout=stdout,
+        stderr=stderr,
+        text=True,
+    )
+
+
+def start_daemon(folder: Path, script: Path) -> subprocess.Popen[str]:
+    """`digest run` in the background with JSON logs appended to daemon.log."""
     args = ["--log-format", "json", "--log-level", "info", "run"]
     with (folder / "daemon.log").open("a") as log:
-        return subprocess.Popen(
-            [sys.executable, "-m", "tests.fake_ddgs", *args],
-            cwd=folder,
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=log,
+        return start_cli(
+            *args, cwd=folder, ddgs_script=script, stdout=subprocess.DEVNULL, stderr=log
         )
 
 

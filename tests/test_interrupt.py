@@ -5,36 +5,30 @@ step's run as interrupted, not failed."""
 from __future__ import annotations
 
 import json
-import os
 import signal
 import sqlite3
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT, run_cli, wait_for
-from tests.fake_ddgs import ENV as FAKE_DDGS_ENV
+from tests.conftest import run_cli, start_cli, wait_for
 from tests.test_daemon import kill_setup, logged, running
 
 pytestmark = pytest.mark.slow
 
 
-def start(folder: Path, script: Path, *args: str) -> subprocess.Popen:
+def start(folder: Path, script: Path, *args: str) -> subprocess.Popen[str]:
     """`digest ARGS` in the background, its stderr (JSON logs and the last word) to err.log."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("DIGEST_")}
-    env.update({"PYTHONPATH": str(ROOT), FAKE_DDGS_ENV: str(script)})
     with (folder / "err.log").open("a") as err, (folder / "daemon.log").open("a") as log:
         daemon = args[-1] == "run"
-        return subprocess.Popen(
-            [sys.executable, "-m", "tests.fake_ddgs", "--log-format", "json", "--log-level",
-             "info", *args],
+        return start_cli(
+            *("--log-format", "json", "--log-level", "info", *args),
             cwd=folder,
-            env=env,
+            ddgs_script=script,
             stdout=subprocess.DEVNULL,
             stderr=log if daemon or "--once" in args else err,
-        )  # fmt: skip
+        )
 
 
 def last_word(folder: Path) -> str:

@@ -4,9 +4,7 @@ UTF-8, a charset nobody knows), the answer is a page that says what is wrong, ne
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
 import time
 import urllib.error
 import urllib.parse
@@ -22,7 +20,7 @@ from hypothesis import strategies as st
 
 from digest.store import open_store
 from tests.configs import write_config
-from tests.conftest import ROOT, free_port
+from tests.conftest import free_port, start_cli
 
 pytestmark = pytest.mark.slow
 
@@ -72,15 +70,7 @@ def form(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Form]:
     folder = write_config(tmp_path_factory.mktemp("form"), serve={"port": port})
     with open_store(f"sqlite:///{folder / 'digest.db'}") as store:
         token = store.add_subscriber(READER, categories=None, timezone="UTC").token
-    env = {k: v for k, v in os.environ.items() if not k.startswith("DIGEST_")}
-    env["PYTHONPATH"] = str(ROOT)
-    server = subprocess.Popen(
-        [sys.executable, "-m", "digest", "serve"],
-        cwd=folder,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    server = start_cli("serve", cwd=folder, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}/preferences?token={token}"
     try:
         deadline = time.monotonic() + 30

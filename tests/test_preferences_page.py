@@ -8,11 +8,9 @@ Without Chromium these tests are skipped, unless the CI environment variable is 
 from __future__ import annotations
 
 import asyncio
-import os
 import shutil
 import socket
 import subprocess
-import sys
 import threading
 import time
 import urllib.error
@@ -36,7 +34,7 @@ from digest.publish import send_edition
 from digest.store import open_store
 from tests import axe
 from tests.configs import write_config
-from tests.conftest import CHROMIUM_ARGS, ROOT, chromium_path, free_port, serve_in_thread
+from tests.conftest import CHROMIUM_ARGS, ROOT, chromium_path, free_port, serve_in_thread, start_cli
 from tests.editions import CATEGORIES, make_edition
 from tests.receivers import Receivers
 
@@ -96,16 +94,7 @@ def site(tmp_path: Path) -> Iterator[Site]:
     with open_store(f"sqlite:///{tmp_path / 'digest.db'}") as store:
         sub = store.add_subscriber(READER, categories=None, timezone="UTC")
         store.save_edition(make_edition(DAY))
-    env = {k: v for k, v in os.environ.items() if not k.startswith("DIGEST_")}
-    env["PYTHONPATH"] = str(ROOT)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "digest", "serve"],
-        cwd=tmp_path,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
+    proc = start_cli("serve", cwd=tmp_path, stderr=subprocess.STDOUT)
     try:
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:

@@ -5,10 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import math
-import os
 import sqlite3
 import subprocess
-import sys
 import time
 import urllib.error
 import urllib.request
@@ -18,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from digest.store import open_store
-from tests.conftest import ROOT, free_port, run_cli
+from tests.conftest import free_port, run_cli, start_cli
 
 pytestmark = pytest.mark.slow
 
@@ -40,16 +38,7 @@ def test_serve_shows_the_archive_and_unsubscribes_with_one_post(tmp_path: Path):
     with sqlite3.connect(tmp_path / "digest.db") as conn:
         (token,) = conn.execute("select token from subscribers").fetchone()
     port = free_port()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("DIGEST_")}
-    env["PYTHONPATH"] = str(ROOT)
-    server = subprocess.Popen(
-        [sys.executable, "-m", "digest", "serve", "--port", str(port)],
-        cwd=tmp_path,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    server = start_cli("serve", "--port", str(port), cwd=tmp_path)
     base = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 20
@@ -94,15 +83,8 @@ def limited(tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
     with open_store(f"sqlite:///{root / 'digest.db'}") as store:
         TOKEN[:] = [store.add_subscriber(READER, categories=None, timezone="UTC").token]
     port = free_port()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("DIGEST_")}
-    env["PYTHONPATH"] = str(ROOT)
-    server = subprocess.Popen(
-        [sys.executable, "-m", "digest", "serve", "--port", str(port)],
-        cwd=root,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    quiet = subprocess.DEVNULL
+    server = start_cli("serve", "--port", str(port), cwd=root, stdout=quiet, stderr=quiet)
     try:
         deadline = time.monotonic() + 20
         while True:

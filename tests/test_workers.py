@@ -11,19 +11,16 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import re
 import signal
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests import configs
-from tests.conftest import ROOT, run_cli, serve_in_thread, wait_for
-from tests.fake_ddgs import ENV as FAKE_DDGS_ENV
+from tests.conftest import run_cli, serve_in_thread, start_cli, wait_for
 from tests.fake_ddgs import news_rows, write_script
 from tests.newsweb import ARTICLES, NewsWeb
 from tests.smtpserver import SmtpServer
@@ -81,37 +78,17 @@ def setup(folder: Path, schema: str, web: NewsWeb, smtp: SmtpServer) -> Path:
     return write_script(folder / "ddgs.json", news=news)
 
 
-def environment(script: Path | None = None) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("DIGEST_")}
-    env["PYTHONPATH"] = str(ROOT)
-    if script is not None:
-        env[FAKE_DDGS_ENV] = str(script)
-    return env
-
-
-def start_worker(folder: Path, name: str, *extra: str) -> subprocess.Popen:
+def start_worker(folder: Path, name: str, *extra: str) -> subprocess.Popen[str]:
     """A worker, DuckDuckGo scripted at the DDGS class (the workers run the searches)."""
     args = ["--log-format", "json", "--log-level", "info", "worker", "--concurrency", "2", *extra]
     with (folder / f"{name}.log").open("a") as log:
-        return subprocess.Popen(
-            [sys.executable, "-m", "tests.fake_ddgs", *args],
+        return start_cli(
+            *args,
             cwd=folder,
-            env=environment(folder / "ddgs.json"),
+            ddgs_script=folder / "ddgs.json",
             stdout=subprocess.DEVNULL,
             stderr=log,
         )
-
-
-def start_cli(folder: Path, *args: str) -> subprocess.Popen:
-    """A `digest` command running beside the test, its output captured as text."""
-    return subprocess.Popen(
-        [sys.executable, "-m", "digest", *args],
-        cwd=folder,
-        env=environment(),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
 
 
 def logged(path: Path) -> list[str]:
@@ -157,13 +134,8 @@ def test_a_worker_killed_mid_task_loses_and_doubles_nothing(tmp_path, schema, sl
     with SmtpServer() as smtp:
         script = setup(tmp_path, schema, slow_web, smtp)
         with workers(tmp_path, 3) as procs:
-            cycle = subprocess.Popen(
-                [sys.executable, "-m", "tests.fake_ddgs", "--log-level", "info", "run", "--once"],
-                cwd=tmp_path,
-                env=environment(script),
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                text=True,
+            cycle = start_cli(
+                "--log-level", "info", "run", "--once", cwd=tmp_path, ddgs_script=script
             )
             logs = [tmp_path / f"worker{i}.log" for i in range(3)]
             busy = None
@@ -217,7 +189,7 @@ def test_two_workers_never_run_the_same_delivery(tmp_path, schema, threaded_news
         with workers(tmp_path, 2):
             assert run_cli("collect", cwd=tmp_path, ddgs_script=tmp_path / "ddgs.json").code == 0
             # Two publications of one edition at once: each enqueues every batch of readers.
-            commands = [start_cli(tmp_path, "publish") for _ in range(2)]
+            commands = [start_cli("publish", cwd=tmp_path) for _ in range(2)]
             results = [c.communicate(timeout=120) for c in commands]
             assert [c.returncode for c in commands] == [0, 0], results
         received = list(smtp.received)
@@ -258,7 +230,7 @@ def test_a_category_is_extracted_while_another_category_s_feeds_are_still_read(t
             pass
         by_category = "SELECT category, count(*) FROM articles GROUP BY category ORDER BY 1"
         with workers(tmp_path, 1):
-            collect = start_cli(tmp_path, "collect")
+            collect = start_cli("collect", cwd=tmp_path)
             try:
                 stored = wait_for(lambda: sql(schema, by_category) == [("technology", 4)], 45)
                 asked = web.hits_for(web.url(held))
