@@ -79,7 +79,6 @@ _HEADER_SCHEMES = frozenset({"json", "jsons", "form", "forms", "xml", "xmls"})
 MESSAGE_ID_HEADER = "X-Digest-Message-Id"
 _STAND_INS = ("placeholder", "123456789:AAHplaceholderplaceholderplaceholder0", "a1b2c3d4e5f60718")
 MAX_REPLY_CHARS = 300
-_NOT_FOLLOWED = "which is not followed"
 
 # Arguments any page-given URL may carry: how the text is shaped, nothing that is sent elsewhere.
 _SHAPE_ARGUMENTS = frozenset({"format", "overflow", "emojis", "tz"})
