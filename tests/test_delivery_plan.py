@@ -1,6 +1,7 @@
 """Who gets what of an edition, decided without a store, a server or a clock
 (`digest.deliver.plan`): each reader at their own time in their own zone, each message once, a
-copy their rules empty skipped, a channel switched on later waiting for the next edition."""
+copy their rules empty skipped, a channel switched on later waiting for the next edition. And
+what a run of `deliver` makes of the ledger, its lanes and its report, without sending."""
 
 from __future__ import annotations
 
@@ -12,8 +13,9 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from digest.deliver.ledger import EMAIL, Delivery, State
+from digest.deliver.ledger import EMAIL, Delivery, State, Survey, survey
 from digest.deliver.plan import EditionPlan, Send, due_edition, plan_edition, wanted
+from digest.deliver.sender import DeliveryReport, Outcome, route
 from digest.models import Channel, Subscriber, channel_key
 from digest.schedule import subscriber_edition
 from tests.editions import make_edition
@@ -273,3 +275,108 @@ def test_a_planned_message_has_the_same_key_whenever_and_in_whatever_order_it_is
         for send in copy.sends:
             url = send.channel.url if send.channel else None
             assert send == Send(copy.subscriber.email, channel(url) if url else None)
+
+
+# -- one run of `deliver`: what the ledger means, the lanes, the report -----------------------
+
+LATER = NOON + timedelta(hours=1)
+
+
+def test_a_run_sends_the_due_rows_and_leaves_the_others_as_they_are() -> None:
+    retry = replace(row("b@example.org", state="pending"), next_attempt_at=LATER)
+    rows = [
+        row("a@example.org", state="pending"),
+        retry,
+        row("c@example.org", state="sending"),
+        row("d@example.org", state="sent"),
+        row("e@example.org", state="failed"),
+        row("f@example.org", state="skipped"),
+    ]
+    found = survey(rows, NOON)
+    assert found == Survey(
+        due=(rows[0],), stuck=(rows[2],), waiting=(retry,), already_sent=1, already_failed=1
+    )
+    later = survey(rows, LATER)  # once its retry time has come, it is due too
+    assert later.due == (rows[0], retry) and later.waiting == ()
+
+
+def test_the_emails_share_a_lane_and_each_server_has_its_own() -> None:
+    due = [
+        row("a@example.org", EMAIL, "pending"),
+        row("a@example.org", "json:1", "pending"),
+        row("b@example.org", "json:2", "pending"),
+        row("b@example.org", EMAIL, "pending"),
+        row("c@example.org", "ntfy:3", "pending"),
+        row("d@example.org", EMAIL, "pending"),
+    ]
+    servers = {due[1].key: "hooks:443", due[2].key: "hooks:443", due[4].key: "ntfy:443"}
+    given = {(d.recipient, d.channel) for d in due[:5]}
+    routes = route(due, given, servers)
+    assert [[i for i, _ in lane] for lane in routes.lanes] == [[0, 3], [1, 2], [4]]
+    assert routes.missing == (due[5],)
+
+
+def test_the_report_keeps_the_plans_order_whichever_lane_finished_first() -> None:
+    a, b, c, d = (row(f"{e}@example.org", state="pending") for e in "abcd")
+    found = Survey(due=(a, b, c, d), already_sent=2)
+    report = DeliveryReport.of(
+        DAY,
+        found,
+        [(3, "sent", d), (1, "retrying", b), (0, "sent", a), (2, "deferred", c)],
+    )
+    assert report.sent == (a, d) and report.retrying == (b,) and report.deferred == (c,)
+    assert report.already_sent == 2 and not report.ok
+
+
+@settings(max_examples=150, deadline=None)
+@given(ledgers(), times)
+def test_every_row_of_the_ledger_means_one_thing_to_a_run(
+    rows: list[Delivery], now: datetime
+) -> None:
+    found = survey(rows, now)
+    done = [d for d in rows if d.state == "skipped"]
+    groups = [found.due, found.waiting, found.stuck, done]
+    assert sum(map(len, groups)) + found.already_sent + found.already_failed == len(rows)
+    assert all(d.due(now) for d in found.due)
+    assert all(d.state == "pending" and not d.due(now) for d in found.waiting)
+    assert {d.key for d in found.stuck} == {d.key for d in rows if d.state == "sending"}
+
+
+@settings(max_examples=150, deadline=None)
+@given(ledgers(), st.data())
+def test_every_due_row_has_one_lane_and_one_server_is_sent_to_in_order(
+    rows: list[Delivery], data: st.DataObject
+) -> None:
+    due = [replace(d, state="pending") for d in rows]
+    pairs = [(d.recipient, d.channel) for d in due] or [("", "")]
+    given_ = data.draw(st.sets(st.sampled_from(pairs)))
+    servers = {d.key: data.draw(st.sampled_from(("one", "two"))) for d in due if d.channel != EMAIL}
+    routes = route(due, given_, servers)
+    placed = [i for lane in routes.lanes for i, _ in lane]
+    assert sorted(placed) == [i for i, d in enumerate(due) if (d.recipient, d.channel) in given_]
+    assert {d.key for d in routes.missing} == {
+        d.key for d in due if (d.recipient, d.channel) not in given_
+    }
+    for lane in routes.lanes:
+        assert [i for i, _ in lane] == sorted(i for i, _ in lane)
+        assert all(due[i] == d for i, d in lane)
+        assert len({servers.get(d.key, EMAIL) for _, d in lane}) == 1
+    assert len(routes.lanes) == len({servers.get(due[i].key, EMAIL) for i in placed})
+
+
+OUTCOMES: tuple[Outcome, ...] = ("sent", "retrying", "failed", "deferred", "raced", "skipped")
+
+
+@settings(max_examples=100, deadline=None)
+@given(ledgers(), st.data())
+def test_a_report_is_the_same_whatever_order_the_outcomes_come_in(
+    rows: list[Delivery], data: st.DataObject
+) -> None:
+    outcomes = [(i, data.draw(st.sampled_from(OUTCOMES)), d) for i, d in enumerate(rows)]
+    shuffled = data.draw(st.permutations(outcomes))
+    found = survey(rows, NOON)
+    report = DeliveryReport.of(DAY, found, shuffled)
+    assert report == DeliveryReport.of(DAY, found, outcomes)
+    for name in OUTCOMES:
+        assert getattr(report, name) == tuple(d for _, o, d in outcomes if o == name)
+    assert (report.stuck, report.waiting) == (found.stuck, found.waiting)
