@@ -37,8 +37,9 @@ from digest.stories.language import detect_language
 from digest.stories.novelty import Telling, outlet_key, whats_new
 
 if TYPE_CHECKING:
+    from digest.deliver.ledger import Delivery
     from digest.deliver.plan import EditionPlan
-    from digest.deliver.sender import LazyMessages
+    from digest.deliver.sender import DeliveryReport, LazyMessages
     from digest.summarize.translate import Translator
 
 log = logging.getLogger(__name__)
@@ -408,29 +409,8 @@ async def publish(
             # one, as `digest status` counts them: not only those that failed in this run.
             pending = await asyncio.to_thread(store.deliveries, None, states=("pending",))
             waiting = [d for d in pending if d.edition_day <= day]
-            counts.update(
-                sent=len(report.sent),
-                retrying=len(waiting),
-                retrying_now=len(report.retrying),
-                failed=len(report.failed),
-                stuck=len(report.stuck),
-                skipped=len(report.skipped),
-                already_sent=report.already_sent,
-            )
-            for row in (*report.failed, *report.retrying):
-                errors.append(Failure(_source(row), row.last_reply or ""))
-            tried = {d.key for d in report.retrying}
-            for row in waiting:
-                if row.key not in tried:
-                    errors.append(Failure(_source(row), waiting_reason(row)))
-            for row in report.stuck:
-                errors.append(
-                    Failure(
-                        _source(row),
-                        "left in 'sending' by an interrupted run: check the mailbox, "
-                        "then `digest deliveries --resend` to send it again",
-                    )
-                )
+            counts.update(delivery_counts(report, waiting))
+            errors += delivery_failures(report, waiting)
         status = "partial" if errors else "ok"
     except (asyncio.CancelledError, KeyboardInterrupt):  # Ctrl+C, SIGTERM: not a failure
         status = "interrupted"
@@ -478,6 +458,43 @@ def _email(
     except InvalidRecipientError as err:
         log.warning("%s; the other subscribers still get the edition", err)
         return err
+
+
+def delivery_counts(report: DeliveryReport, waiting: Sequence[Delivery]) -> dict[str, int]:
+    """What a publication's run record counts of its sending. `waiting` is every message of
+    this edition or an earlier one still pending (as `digest status` counts them), not only
+    those that failed in this run."""
+    return {
+        "sent": len(report.sent),
+        "retrying": len(waiting),
+        "retrying_now": len(report.retrying),
+        "failed": len(report.failed),
+        "stuck": len(report.stuck),
+        "skipped": len(report.skipped),
+        "already_sent": report.already_sent,
+    }
+
+
+def delivery_failures(report: DeliveryReport, waiting: Sequence[Delivery]) -> list[Failure]:
+    """What a publication reports as not delivered: this run's failures and retries with the
+    server's reply, the messages still `waiting` from earlier runs with when they are tried
+    again, and those left in sending."""
+    errors = [
+        Failure(_source(row), row.last_reply or "") for row in (*report.failed, *report.retrying)
+    ]
+    tried = {d.key for d in report.retrying}
+    errors += (
+        Failure(_source(row), waiting_reason(row)) for row in waiting if row.key not in tried
+    )
+    errors += (
+        Failure(
+            _source(row),
+            "left in 'sending' by an interrupted run: check the mailbox, "
+            "then `digest deliveries --resend` to send it again",
+        )
+        for row in report.stuck
+    )
+    return errors
 
 
 def waiting_reason(row: Any) -> str:

@@ -17,6 +17,7 @@ from digest.deliver.ledger import EMAIL, Delivery, State, Survey, survey
 from digest.deliver.plan import EditionPlan, Send, due_edition, plan_edition, wanted
 from digest.deliver.sender import DeliveryReport, Outcome, route
 from digest.models import Channel, Subscriber, channel_key
+from digest.publish import delivery_counts, delivery_failures
 from digest.schedule import subscriber_edition
 from tests.editions import make_edition
 
@@ -380,3 +381,23 @@ def test_a_report_is_the_same_whatever_order_the_outcomes_come_in(
     for name in OUTCOMES:
         assert getattr(report, name) == tuple(d for _, o, d in outcomes if o == name)
     assert (report.stuck, report.waiting) == (found.stuck, found.waiting)
+
+
+def test_a_publication_reports_each_undelivered_message_once_with_why() -> None:
+    failed = replace(row("a@example.org", state="failed"), last_reply="550 no such user")
+    retry = replace(
+        row("b@example.org", "json:1", state="pending"), last_reply="503", next_attempt_at=LATER
+    )
+    earlier = replace(row("c@example.org", state="pending"), edition_day=DAY - timedelta(days=1))
+    stuck = row("d@example.org", state="sending")
+    report = DeliveryReport(DAY, failed=(failed,), retrying=(retry,), stuck=(stuck,))
+    errors = delivery_failures(report, [retry, earlier])
+    assert [(e.source, e.error) for e in errors[:2]] == [
+        ("email:a@example.org", "550 no such user"),
+        ("json:1:b@example.org", "503"),
+    ]
+    assert errors[2].source == "email:c@example.org" and "2026-11-28: waiting" in errors[2].error
+    assert errors[3].source == "email:d@example.org" and "--resend" in errors[3].error
+    assert len(errors) == 4
+    counts = delivery_counts(report, [retry, earlier])
+    assert (counts["retrying"], counts["retrying_now"], counts["failed"]) == (2, 1, 1)
