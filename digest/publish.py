@@ -245,9 +245,10 @@ async def send_edition(
 
     Each subscriber gets their own copy: their categories, the stories their keyword rules
     keep (at most their number a category), in their language (`App.translator`). A copy the
-    rules leave empty is not sent: its rows are skipped, saying why. With `due_only`, a
-    subscriber gets it at their send time in their zone (`schedule.subscriber_edition`) unless
-    one of the `newer` editions is due for them too; one with rows still to retry gets those
+    rules leave empty is not sent: its rows are skipped, saying why (who gets what is decided
+    by `digest.deliver.plan`, without I/O). With `due_only`, a subscriber gets it at their
+    send time in their zone (`schedule.subscriber_edition`) unless one of the `newer`
+    editions is due for them too; one with rows still to retry gets those
     in any case. Changes apply from the next edition: a channel switched on after the
     subscriber's edition went out gets the next one. A subscriber whose address the rule
     refuses (stored by an older version) fails their own email row; the others are sent.
