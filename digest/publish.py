@@ -37,6 +37,9 @@ from digest.stories.language import detect_language
 from digest.stories.novelty import Telling, outlet_key, whats_new
 
 if TYPE_CHECKING:
+    from digest.deliver.ledger import Delivery
+    from digest.deliver.plan import EditionPlan
+    from digest.deliver.sender import DeliveryReport, LazyMessages
     from digest.summarize.translate import Translator
 
 log = logging.getLogger(__name__)
@@ -242,9 +245,10 @@ async def send_edition(
 
     Each subscriber gets their own copy: their categories, the stories their keyword rules
     keep (at most their number a category), in their language (`App.translator`). A copy the
-    rules leave empty is not sent: its rows are skipped, saying why. With `due_only`, a
-    subscriber gets it at their send time in their zone (`schedule.subscriber_edition`) unless
-    one of the `newer` editions is due for them too; one with rows still to retry gets those
+    rules leave empty is not sent: its rows are skipped, saying why (who gets what is decided
+    by `digest.deliver.plan`, without I/O). With `due_only`, a subscriber gets it at their
+    send time in their zone (`schedule.subscriber_edition`) unless one of the `newer`
+    editions is due for them too; one with rows still to retry gets those
     in any case. Changes apply from the next edition: a channel switched on after the
     subscriber's edition went out gets the next one. A subscriber whose address the rule
     refuses (stored by an older version) fails their own email row; the others are sent.
@@ -252,14 +256,10 @@ async def send_edition(
     With `[queue]` on, the subscribers go to the workers in batches (`digest.queue.work`); a
     worker sends its batch, `recipients`, through this same function.
     """
-    from digest.deliver.ledger import EMAIL, RetryPolicy
-    from digest.deliver.message import message_id
-    from digest.deliver.notification import build_notification, notification_id
-    from digest.deliver.sender import LazyMessages, Skip, deliver
-    from digest.render.layout import absolute_url, edition_path
-    from digest.schedule import subscriber_edition
+    from digest.deliver.ledger import RetryPolicy
+    from digest.deliver.plan import plan_edition
+    from digest.deliver.sender import deliver
     from digest.store import SqlLedger
-    from digest.stories.rules import Rules, is_empty, tailor
     from digest.summarize.translate import Untranslated, translate_editions
 
     queue = await app.queue() if recipients is None else None
@@ -274,78 +274,28 @@ async def send_edition(
     store = await app.store()
     subscribers = await asyncio.to_thread(store.subscribers, recipients)
     rows = await asyncio.to_thread(store.load_deliveries, edition.day, recipients)
-    settled = {(r.recipient, r.channel) for r in rows if r.state != "pending"}
-    retrying = {r.recipient for r in rows if r.state == "pending"}
-    # Changes apply from the next edition: a channel (or the email) switched on after a
-    # subscriber's edition went out starts with the next one.
-    known = {(r.recipient, r.channel) for r in rows}
-    begun = {r.recipient for r in rows}
-    publish_at = parse_clock(config.schedule.publish_at)
-    archive_url = absolute_url(config.archive.base_url, edition_path(edition.day))
-    sender = config.email.from_
-    # Each message is built when its turn to be sent comes (LazyMessages), not all up front.
-    messages = LazyMessages()
-    readers: list[tuple[Any, list[tuple[str, str]], Edition]] = []
-    for sub in subscribers:
-        if due_only and sub.email not in retrying:
-            send_at = parse_clock(sub.send_at) if sub.send_at else publish_at
-            mine = subscriber_edition((edition.day, *newer), send_at, sub.timezone, now)
-            if mine != edition.day:
-                continue
-        channels = {c.key: c for c in sub.channels}
-        wanted = [*([EMAIL] if sub.send_email else []), *channels]
-        keys = [
-            (sub.email, ch)
-            for ch in wanted
-            if (sub.email, ch) not in settled
-            and (sub.email not in begun or (sub.email, ch) in known)
-        ]
-        if not keys:
-            continue
-        rules = Rules(sub.include, sub.exclude)
-        copy = tailor(edition, categories=sub.categories, rules=rules, max_stories=sub.max_stories)
-        if rules and is_empty(copy) and not is_empty(edition.only(sub.categories)):
-            for key in keys:
-                messages.add(key, partial(Skip, NOTHING_MATCHED), None)
-            continue
-        readers.append((sub, keys, copy))
+    plan = plan_edition(
+        edition,
+        subscribers,
+        rows,
+        now,
+        publish_at=parse_clock(config.schedule.publish_at),
+        due_only=due_only,
+        newer=newer,
+    )
     # Every reader's copy in their language: each story translated once per language.
     if translator is None:  # the LLM's client is loaded only for a reader with a language
-        languages = any(sub.language for sub, _, _ in readers)
-        translator = await app.translator() if languages else Untranslated()
-    copies = await translate_editions(
-        [(copy, sub.language) for sub, _, copy in readers], translator
-    )
+        translator = await app.translator() if plan.languages else Untranslated()
+    copies = await translate_editions([(c.edition, c.language) for c in plan.copies], translator)
     stats = getattr(translator, "stats", None)
     if stats is not None and (stats.counts() or stats.last_error):
         log.info("edition %s: %s", edition.day, stats.describe())
-    for (sub, keys, _), copy in zip(readers, copies, strict=True):
-        channels = {c.key: c for c in sub.channels}
-        preferences = _unsubscribe_url(config.email.preferences_url, sub.token)
-        for key in keys:
-            if key[1] == EMAIL:
-                build = partial(
-                    _email, copy, sub, config, archive_url=archive_url, preferences=preferences
-                )
-                messages.add(key, build, message_id(edition.day, sub.email, sender))
-                continue
-            build = partial(
-                build_notification,
-                copy,
-                sub.email,
-                channels[key[1]],
-                archive_url=archive_url,
-                preferences_url=preferences,
-                title=config.archive.title,
-                sender=sender,
-            )
-            messages.add(key, build, notification_id(edition.day, sub.email, key[1], sender))
     transport = app.channels()
     try:
         return await deliver(
             SqlLedger(store, recipients),
             edition.day,
-            messages,
+            _messages(app, edition.day, plan, copies),
             transport,
             now,
             policy=RetryPolicy.from_config(config.email),
@@ -353,6 +303,44 @@ async def send_edition(
         )
     finally:
         await transport.aclose()
+
+
+def _messages(app: App, day: date, plan: EditionPlan, copies: Sequence[Edition]) -> LazyMessages:
+    """The plan's messages, each built when its turn to be sent comes (`LazyMessages`), not
+    all up front; a skipped row gets the reason instead."""
+    from digest.deliver.message import message_id
+    from digest.deliver.notification import build_notification, notification_id
+    from digest.deliver.sender import LazyMessages, Skip
+    from digest.render.layout import absolute_url, edition_path
+
+    config = app.config
+    archive_url = absolute_url(config.archive.base_url, edition_path(day))
+    sender = config.email.from_
+    messages = LazyMessages()
+    for key in plan.skipped:
+        messages.add(key, partial(Skip, NOTHING_MATCHED), None)
+    for reader, copy in zip(plan.copies, copies, strict=True):
+        sub = reader.subscriber
+        preferences = _unsubscribe_url(config.email.preferences_url, sub.token)
+        for send in reader.sends:
+            if send.channel is None:
+                build = partial(
+                    _email, copy, sub, config, archive_url=archive_url, preferences=preferences
+                )
+                messages.add(send.key, build, message_id(day, sub.email, sender))
+                continue
+            build = partial(
+                build_notification,
+                copy,
+                sub.email,
+                send.channel,
+                archive_url=archive_url,
+                preferences_url=preferences,
+                title=config.archive.title,
+                sender=sender,
+            )
+            messages.add(send.key, build, notification_id(day, sub.email, send.key[1], sender))
+    return messages
 
 
 async def render_archive(app: App) -> Any:
@@ -422,29 +410,8 @@ async def publish(
             # one, as `digest status` counts them: not only those that failed in this run.
             pending = await asyncio.to_thread(store.deliveries, None, states=("pending",))
             waiting = [d for d in pending if d.edition_day <= day]
-            counts.update(
-                sent=len(report.sent),
-                retrying=len(waiting),
-                retrying_now=len(report.retrying),
-                failed=len(report.failed),
-                stuck=len(report.stuck),
-                skipped=len(report.skipped),
-                already_sent=report.already_sent,
-            )
-            for row in (*report.failed, *report.retrying):
-                errors.append(Failure(_source(row), row.last_reply or ""))
-            tried = {d.key for d in report.retrying}
-            for row in waiting:
-                if row.key not in tried:
-                    errors.append(Failure(_source(row), waiting_reason(row)))
-            for row in report.stuck:
-                errors.append(
-                    Failure(
-                        _source(row),
-                        "left in 'sending' by an interrupted run: check the mailbox, "
-                        "then `digest deliveries --resend` to send it again",
-                    )
-                )
+            counts.update(delivery_counts(report, waiting))
+            errors += delivery_failures(report, waiting)
         status = "partial" if errors else "ok"
     except (asyncio.CancelledError, KeyboardInterrupt):  # Ctrl+C, SIGTERM: not a failure
         status = "interrupted"
@@ -492,6 +459,43 @@ def _email(
     except InvalidRecipientError as err:
         log.warning("%s; the other subscribers still get the edition", err)
         return err
+
+
+def delivery_counts(report: DeliveryReport, waiting: Sequence[Delivery]) -> dict[str, int]:
+    """What a publication's run record counts of its sending. `waiting` is every message of
+    this edition or an earlier one still pending (as `digest status` counts them), not only
+    those that failed in this run."""
+    return {
+        "sent": len(report.sent),
+        "retrying": len(waiting),
+        "retrying_now": len(report.retrying),
+        "failed": len(report.failed),
+        "stuck": len(report.stuck),
+        "skipped": len(report.skipped),
+        "already_sent": report.already_sent,
+    }
+
+
+def delivery_failures(report: DeliveryReport, waiting: Sequence[Delivery]) -> list[Failure]:
+    """What a publication reports as not delivered: this run's failures and retries with the
+    server's reply, the messages still `waiting` from earlier runs with when they are tried
+    again, and those left in sending."""
+    errors = [
+        Failure(_source(row), row.last_reply or "") for row in (*report.failed, *report.retrying)
+    ]
+    tried = {d.key for d in report.retrying}
+    errors += (
+        Failure(_source(row), waiting_reason(row)) for row in waiting if row.key not in tried
+    )
+    errors += (
+        Failure(
+            _source(row),
+            "left in 'sending' by an interrupted run: check the mailbox, "
+            "then `digest deliveries --resend` to send it again",
+        )
+        for row in report.stuck
+    )
+    return errors
 
 
 def waiting_reason(row: Any) -> str:

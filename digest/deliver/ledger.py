@@ -244,3 +244,30 @@ def stuck(deliveries: Iterable[Delivery]) -> tuple[Delivery, ...]:
     Report them; only `resend` or `abandon` moves them on.
     """
     return tuple(d for d in deliveries if d.state == "sending")
+
+
+@dataclass(frozen=True, slots=True)
+class Survey:
+    """What a run finds in an edition's ledger before it sends: the rows to send now (`plan`),
+    those left in sending (`stuck`), the pending ones whose retry time has not come, and how
+    many were sent or failed before. Skipped rows are done and counted nowhere."""
+
+    due: tuple[Delivery, ...] = ()
+    stuck: tuple[Delivery, ...] = ()
+    waiting: tuple[Delivery, ...] = ()
+    already_sent: int = 0
+    already_failed: int = 0
+
+
+def survey(deliveries: Iterable[Delivery], now: datetime) -> Survey:
+    """What the rows of an edition mean for a run at `now` (see `Survey`)."""
+    rows = list(deliveries)
+    due = plan(rows, now)
+    due_keys = {d.key for d in due}
+    return Survey(
+        due=due,
+        stuck=stuck(rows),
+        waiting=tuple(d for d in rows if d.state == "pending" and d.key not in due_keys),
+        already_sent=sum(1 for d in rows if d.state == "sent"),
+        already_failed=sum(1 for d in rows if d.state == "failed"),
+    )

@@ -23,11 +23,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from email.message import EmailMessage
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from digest import metrics
 from digest.deliver import ledger
@@ -133,6 +133,10 @@ class LedgerStore(Protocol):
         ...
 
 
+# What became of a row a run tried (see `DeliveryReport`).
+Outcome = Literal["sent", "retrying", "failed", "deferred", "raced", "skipped"]
+
+
 @dataclass(frozen=True, slots=True)
 class DeliveryReport:
     """What one `deliver` run did, row by row (each row as it was left)."""
@@ -154,6 +158,38 @@ class DeliveryReport:
     def ok(self) -> bool:
         """Nothing failed, got stuck or is left to retry."""
         return not (self.failed or self.stuck or self.retrying or self.deferred or self.missing)
+
+    @classmethod
+    def of(
+        cls,
+        edition_day: date,
+        found: ledger.Survey,
+        outcomes: Iterable[tuple[int, Outcome, Delivery]],
+        *,
+        missing: Sequence[Delivery] = (),
+    ) -> DeliveryReport:
+        """A run's report from what it found in the ledger and what became of each row it
+        tried: (its place in the plan, its outcome, the row as left). Each group keeps the
+        plan's order, whichever lane finished first."""
+        ordered = sorted(outcomes, key=lambda outcome: outcome[0])
+
+        def group(name: Outcome) -> tuple[Delivery, ...]:
+            return tuple(row for _, outcome, row in ordered if outcome == name)
+
+        return cls(
+            edition_day=edition_day,
+            sent=group("sent"),
+            retrying=group("retrying"),
+            failed=group("failed"),
+            stuck=found.stuck,
+            waiting=found.waiting,
+            deferred=group("deferred"),
+            missing=tuple(missing),
+            raced=group("raced"),
+            skipped=group("skipped"),
+            already_sent=found.already_sent,
+            already_failed=found.already_failed,
+        )
 
 
 async def deliver(
@@ -201,12 +237,8 @@ async def deliver(
             for (recipient, channel), key in keyed.items()
         ]
     )
-    rows = await store.load(edition_day)
-    stuck = ledger.stuck(rows)
-    due = ledger.plan(rows, now)
-    due_keys = {d.key for d in due}
-    waiting = tuple(d for d in rows if d.state == "pending" and d.key not in due_keys)
-    for d in stuck:
+    found = ledger.survey(await store.load(edition_day), now)
+    for d in found.stuck:
         log.warning(
             "delivery of %s to %s is stuck in sending since %s (Message-ID %s): "
             "not re-sent; resend it explicitly if it never arrived",
@@ -215,56 +247,65 @@ async def deliver(
             d.updated_at,
             d.message_id,
         )
+    # Emails are built one at a time as they are sent; a channel's message is small and built
+    # now to learn its server, its lane.
+    built = {
+        row.key: messages[keyed[(row.recipient, row.channel)]]
+        for row in found.due
+        if row.channel != EMAIL and (row.recipient, row.channel) in keyed
+    }
+    routes = route(found.due, keyed, {k: _server(transport, m) for k, m in built.items()})
 
-    # Each row's lane: the server its message goes to. Emails share one (built one at a time
-    # as they are sent); a channel's message is small and built now to learn its server.
-    lanes: dict[str, list[tuple[int, Delivery, Any]]] = {}
-    missing: list[Delivery] = []
-    for index, row in enumerate(due):
-        key = keyed.get((row.recipient, row.channel))
-        if key is None:
-            missing.append(row)
-        elif row.channel == EMAIL:
-            lanes.setdefault(EMAIL, []).append((index, row, key))
-        else:
-            msg = messages[key]
-            server = "" if isinstance(msg, Skip | DeliveryError) else _scope(transport, msg)
-            lanes.setdefault(f"channel:{server}", []).append((index, row, _Built(msg)))
+    def source(row: Delivery) -> Any:
+        """A row's message as built, or its key in `messages` to build it by."""
+        return _Built(built[row.key]) if row.key in built else keyed[(row.recipient, row.channel)]
+
     run = _Run(store, messages, transport, now, policy, edition_day, progress)
-    progress.step("sending messages", len(due))
+    progress.step("sending messages", len(found.due))
     hosts = asyncio.Semaphore(max(1, concurrency))
 
-    async def send_lane(rows: list[tuple[int, Delivery, Any]]) -> None:
+    async def send_lane(lane: Lane) -> None:
         async with hosts:
-            await run.lane(rows)
+            await run.lane([(i, row, source(row)) for i, row in lane])
 
-    tasks = [asyncio.create_task(send_lane(rows)) for rows in lanes.values()]
+    tasks = [asyncio.create_task(send_lane(lane)) for lane in routes.lanes]
     try:
         await asyncio.gather(*tasks)
     finally:  # one lane's failure (the store's) stops the others, as it stopped the loop
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+    return DeliveryReport.of(edition_day, found, run.outcomes, missing=routes.missing)
 
-    def ordered(found: list[tuple[int, Delivery]]) -> tuple[Delivery, ...]:
-        return tuple(d for _, d in sorted(found, key=lambda pair: pair[0]))
 
-    sent, retrying, failed = ordered(run.sent), ordered(run.retrying), ordered(run.failed)
-    deferred, raced, skipped = ordered(run.deferred), ordered(run.raced), ordered(run.skipped)
-    return DeliveryReport(
-        edition_day=edition_day,
-        sent=sent,
-        retrying=retrying,
-        failed=failed,
-        stuck=stuck,
-        waiting=waiting,
-        deferred=deferred,
-        missing=tuple(missing),
-        raced=raced,
-        skipped=skipped,
-        already_sent=sum(1 for d in rows if d.state == "sent"),
-        already_failed=sum(1 for d in rows if d.state == "failed"),
-    )
+Lane = tuple[tuple[int, Delivery], ...]  # rows sent one after another, with their place in the plan
+
+
+@dataclass(frozen=True, slots=True)
+class Routes:
+    """How a run sends its due rows: in lanes, one a server, side by side; and the rows for
+    which no message was given (reported as missing, never sent)."""
+
+    lanes: tuple[Lane, ...] = ()
+    missing: tuple[Delivery, ...] = ()
+
+
+def route(
+    due: Sequence[Delivery], given: Collection[tuple[str, str]], servers: Mapping[Any, str]
+) -> Routes:
+    """Each due row's lane: the emails share one; a channel's message goes in the lane of its
+    server (`servers` by the row's key, as `Sends.scope` names it), so that messages to one
+    server go one after another and a slow one holds up no one else. `given` are the (recipient,
+    channel) keys that have a message."""
+    lanes: dict[str, list[tuple[int, Delivery]]] = {}
+    missing: list[Delivery] = []
+    for index, row in enumerate(due):
+        if (row.recipient, row.channel) not in given:
+            missing.append(row)
+            continue
+        lane = EMAIL if row.channel == EMAIL else f"channel:{servers[row.key]}"
+        lanes.setdefault(lane, []).append((index, row))
+    return Routes(tuple(map(tuple, lanes.values())), tuple(missing))
 
 
 @dataclass(frozen=True, slots=True)
@@ -293,12 +334,7 @@ class _Run:
         self.store, self.messages, self.transport = store, messages, transport
         self.now, self.policy, self.edition_day = now, policy, edition_day
         self.progress = progress
-        self.sent: list[tuple[int, Delivery]] = []
-        self.retrying: list[tuple[int, Delivery]] = []
-        self.failed: list[tuple[int, Delivery]] = []
-        self.deferred: list[tuple[int, Delivery]] = []
-        self.raced: list[tuple[int, Delivery]] = []
-        self.skipped: list[tuple[int, Delivery]] = []
+        self.outcomes: list[tuple[int, Outcome, Delivery]] = []
         self.down: set[str] = set()  # scopes whose server is down (or slow) this run
 
     async def lane(self, rows: list[tuple[int, Delivery, Any]]) -> None:
@@ -317,15 +353,16 @@ class _Run:
                 msg = source.msg if isinstance(source, _Built) else self.messages[source]
                 if isinstance(msg, Skip):
                     left = ledger.skip(row, msg.reason, now)
-                    (self.skipped if await claim(row, left) else self.raced).append((index, left))
+                    done: Outcome = "skipped" if await claim(row, left) else "raced"
+                    self.outcomes.append((index, done, left))
                     continue
                 scope = "" if isinstance(msg, DeliveryError) else _scope(self.transport, msg)
                 if scope in self.down:
-                    self.deferred.append((index, row))
+                    self.outcomes.append((index, "deferred", row))
                     continue
                 claimed = ledger.claim(row, now, message_id=_mid(msg))
                 if not await claim(row, claimed):
-                    self.raced.append((index, row))
+                    self.outcomes.append((index, "raced", row))
                     continue
                 try:
                     if isinstance(msg, DeliveryError):
@@ -341,7 +378,7 @@ class _Run:
                     )
                     unsaved = outcome
                     final = outcome.state == "failed"
-                    (self.failed if final else self.retrying).append((index, outcome))
+                    self.outcomes.append((index, "failed" if final else "retrying", outcome))
                     kind = metrics.channel_kind(row.channel)
                     metrics.messages_failed.labels(kind, "failed" if final else "retrying").inc()
                     log.info("delivery of %s to %s: %s", self.edition_day, row.addressee, err)
@@ -349,7 +386,7 @@ class _Run:
                         self.down.add(scope)
                     continue
                 unsaved = ledger.record_sent(claimed, result.reply, now)
-                self.sent.append((index, unsaved))
+                self.outcomes.append((index, "sent", unsaved))
                 metrics.messages_sent.labels(metrics.channel_kind(row.channel)).inc()
                 if result.slow:
                     self.down.add(scope)
@@ -414,6 +451,11 @@ def _mid(msg: Any) -> str | None:
         return str(value).strip() if value else None
     value = getattr(msg, "message_id", None)
     return str(value) if isinstance(value, str) and value else None
+
+
+def _server(transport: Sends, msg: Any) -> str:
+    """The server a built message goes to; none for one that is not sent (a `Skip`, an error)."""
+    return "" if isinstance(msg, Skip | DeliveryError) else _scope(transport, msg)
 
 
 def _scope(transport: Sends, msg: Any) -> str:

@@ -1,0 +1,153 @@
+"""Who gets what of one edition: pure decisions, no store, network or clock (`now` is given),
+so they are tested like `digest.schedule` and the ledger, without a mail server.
+
+`digest.publish.send_edition` reads the subscribers and the edition's ledger rows, asks
+`plan_edition` which subscribers get a copy now and on which channels, translates the copies
+and hands their messages to `digest.deliver.sender.deliver`. A subscriber's preferences are read
+here and nowhere else on the way to the ledger.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import date, datetime, time
+
+from digest.deliver.ledger import EMAIL, Delivery
+from digest.models import Channel, Edition, Subscriber
+from digest.schedule import parse_clock, subscriber_edition
+from digest.stories.rules import Rules, is_empty, tailor
+
+Key = tuple[str, str]  # a ledger row's (recipient, channel) within one edition
+
+
+@dataclass(frozen=True, slots=True)
+class Send:
+    """One message of a subscriber's copy: the email (`channel` None) or an Apprise channel."""
+
+    recipient: str
+    channel: Channel | None = None
+
+    @property
+    def key(self) -> Key:
+        return (self.recipient, self.channel.key if self.channel else EMAIL)
+
+
+@dataclass(frozen=True, slots=True)
+class Copy:
+    """A subscriber's own copy of the edition (their categories, what their rules keep, before
+    translation into `language`) and the messages it goes out as."""
+
+    subscriber: Subscriber
+    edition: Edition
+    language: str | None
+    sends: tuple[Send, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class EditionPlan:
+    """What one run sends of an edition: each copy's messages, and the rows skipped because a
+    reader's rules kept nothing of it (their reply says so)."""
+
+    copies: tuple[Copy, ...] = ()
+    skipped: tuple[Key, ...] = ()
+
+    @property
+    def languages(self) -> bool:
+        """Whether a copy is to be translated (the LLM's client is loaded only then)."""
+        return any(c.language for c in self.copies)
+
+
+@dataclass(frozen=True, slots=True)
+class EditionRows:
+    """What the ledger of an edition already holds, as a plan reads it."""
+
+    settled: frozenset[Key] = frozenset()  # a row that is not pending: sent, sending, failed...
+    retrying: frozenset[str] = frozenset()  # recipients with a pending row
+    known: frozenset[Key] = frozenset()  # every row
+    begun: frozenset[str] = frozenset()  # recipients with any row
+
+    @classmethod
+    def of(cls, rows: Iterable[Delivery]) -> EditionRows:
+        rows = list(rows)
+        return cls(
+            settled=frozenset((r.recipient, r.channel) for r in rows if r.state != "pending"),
+            retrying=frozenset(r.recipient for r in rows if r.state == "pending"),
+            known=frozenset((r.recipient, r.channel) for r in rows),
+            begun=frozenset(r.recipient for r in rows),
+        )
+
+    def still_open(self, sends: Iterable[Send]) -> tuple[Send, ...]:
+        """Of a subscriber's messages, those this edition still owes them: not settled and,
+        once their edition went out, only on the channels it went out on (a channel switched
+        on later starts with the next edition)."""
+        return tuple(
+            s
+            for s in sends
+            if s.key not in self.settled and (s.recipient not in self.begun or s.key in self.known)
+        )
+
+
+def wanted(subscriber: Subscriber) -> tuple[Send, ...]:
+    """Every message a subscriber asks for: the email (unless switched off), then each of
+    their channels once."""
+    channels = {c.key: c for c in subscriber.channels}
+    email = (Send(subscriber.email),) if subscriber.send_email else ()
+    return (*email, *(Send(subscriber.email, c) for c in channels.values()))
+
+
+def due_edition(
+    subscriber: Subscriber, days: Iterable[date], publish_at: time, now: datetime
+) -> date | None:
+    """Of the editions of `days`, the one due for the subscriber at `now`: at their own send
+    time (else the schedule's `publish_at`) in their own zone (`schedule.subscriber_edition`)."""
+    send_at = parse_clock(subscriber.send_at) if subscriber.send_at else publish_at
+    return subscriber_edition(days, send_at, subscriber.timezone, now)
+
+
+def own_copy(edition: Edition, subscriber: Subscriber) -> Edition | None:
+    """The subscriber's copy: their categories, the stories their rules keep, at most their
+    number a category. None when their rules left nothing of an edition that had something in
+    their categories: that copy is skipped, not sent."""
+    rules = Rules(subscriber.include, subscriber.exclude)
+    copy = tailor(
+        edition, categories=subscriber.categories, rules=rules, max_stories=subscriber.max_stories
+    )
+    if rules and is_empty(copy) and not is_empty(edition.only(subscriber.categories)):
+        return None
+    return copy
+
+
+def plan_edition(
+    edition: Edition,
+    subscribers: Iterable[Subscriber],
+    rows: Iterable[Delivery],
+    now: datetime,
+    *,
+    publish_at: time,
+    due_only: bool = False,
+    newer: Sequence[date] = (),
+) -> EditionPlan:
+    """Who gets `edition` at `now`, on which channels, in which copy.
+
+    Every subscriber with a message still owed (`EditionRows.still_open`); with `due_only`,
+    only those it is due for (`due_edition`, of this edition and the `newer` ones: a newer one
+    due replaces it), and those with rows to retry in any case. `rows` are the edition's
+    ledger rows; `publish_at` is the send time of a subscriber who chose none."""
+    seen = EditionRows.of(rows)
+    days = (edition.day, *newer)
+    copies: list[Copy] = []
+    skipped: list[Key] = []
+    for sub in subscribers:
+        waits = due_only and sub.email not in seen.retrying  # retries go out in any case
+        if waits and due_edition(sub, days, publish_at, now) != edition.day:
+            continue
+        sends = seen.still_open(wanted(sub))
+        if not sends:
+            continue
+        copy = own_copy(edition, sub)
+        if copy is None:
+            skipped += (s.key for s in sends)
+            continue
+        copies.append(Copy(sub, copy, sub.language, sends))
+    return EditionPlan(tuple(copies), tuple(skipped))
