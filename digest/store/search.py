@@ -23,7 +23,7 @@ from sqlalchemy import (
 
 from digest.models import Outlet, SearchHit
 from digest.store.base import StoreBase, require_aware
-from digest.store.schema import Article, articles
+from digest.store.schema import article_recent, articles
 from digest.store.search_backends import (
     CLOSE,
     OPEN,
@@ -192,7 +192,7 @@ def _story_members(conn: Connection, story_ids: Sequence[int]) -> dict[int, tupl
     query = (
         select(articles.c.story_id, articles.c.source, articles.c.url)
         .where(articles.c.story_id.in_(sorted(set(story_ids))))
-        .order_by(articles.c.story_id, Article.recent(), articles.c.id)
+        .order_by(articles.c.story_id, article_recent(), articles.c.id)
     )
     found: dict[int, dict[str, Outlet]] = {}
     for row in conn.execute(query).mappings():
