@@ -1,4 +1,5 @@
-"""Tables, as SQLAlchemy Core tables. Migrations in `migrations/versions/` create exactly this.
+"""The tables, as SQLAlchemy Core `Table`s on one `MetaData`. Migrations in `migrations/versions/`
+create exactly this.
 
 Constraint names come from a naming convention so that Alembic batch migrations on SQLite (which
 rebuild a table) and PostgreSQL refer to the same names.

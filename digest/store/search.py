@@ -35,7 +35,7 @@ from digest.store.search_backends import (
 from digest.store.search_query import parse_query
 from digest.stories import outlet
 
-# Stored objects the models do not declare (see migrations/versions/0004_search.py).
+# Stored objects the schema does not declare (see migrations/versions/0004_search.py).
 _FTS_TABLE = "articles_fts"
 _SEARCH_COLUMN = "search_vector"
 _SEARCH_INDEXES = ("ix_articles_search_vector", "ix_articles_search_pairs")  # 0004, 0011
@@ -158,7 +158,7 @@ def split_marked(marked: str) -> tuple[str, tuple[tuple[int, int], ...]]:
 
 
 def include_name(name: str | None, type_: str, _parents: Mapping[Any, Any]) -> bool:
-    """Alembic's `include_name`: leave the search objects the models do not declare out of
+    """Alembic's `include_name`: leave the search objects the schema does not declare out of
     schema comparisons (FTS5 tables and their shadow tables, tsvector columns and indexes)."""
     if name is None:
         return True
