@@ -89,7 +89,7 @@ from digest.store import (  # noqa: E402
     open_store,
 )
 from digest.store.engine import READ_ONLY  # noqa: E402
-from digest.store.schema import Article, articles, summaries  # noqa: E402
+from digest.store.schema import article_recent, articles, summaries  # noqa: E402
 from digest.store.search_backends import PostgresBackend, SqliteBackend  # noqa: E402
 from digest.store.search_query import fts5_expression, parse_query, pg_tsquery  # noqa: E402
 from digest.store.urls import canonical_url  # noqa: E402
@@ -878,7 +878,7 @@ def count_matches(store: Store, q: Query) -> int:
         if q.category is not None:
             stmt = stmt.where(articles.c.category == q.category)
         if q.since is not None:
-            stmt = stmt.where(Article.recent() >= q.since)
+            stmt = stmt.where(article_recent() >= q.since)
         return int(conn.execute(stmt).scalar_one())
 
 

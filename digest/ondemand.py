@@ -12,7 +12,6 @@ from datetime import datetime
 
 from digest.app import App
 from digest.errors import InvalidQueryError, NoDatabaseError, NoSourceError, SourceError
-from digest.fetch.guard import check_url
 from digest.models import Extract, Item, Page, SearchHit, StoryView
 from digest.results import DeepAnswer, DeepExtract, QueryResult
 
@@ -108,6 +107,8 @@ async def query_both(
 
 def check_urls(urls: list[str]) -> list[str]:
     """Validate all URLs before fetching any, so a typo fails fast with a clear message."""
+    from digest.fetch.guard import check_url  # yarl: not for what reads the archive only
+
     return [check_url(u) for u in urls]
 
 

@@ -25,7 +25,7 @@ context.configure(
     target_metadata=metadata,
     render_as_batch=True,  # SQLite cannot ALTER most things: batch mode rebuilds the table
     compare_type=True,
-    include_name=include_name,  # search indexes are made by SQL, not declared as models
+    include_name=include_name,  # search indexes are made by SQL, not declared in the schema
 )
 with context.begin_transaction():
     context.run_migrations()

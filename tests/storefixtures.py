@@ -43,7 +43,7 @@ def postgres_reachable() -> bool:
 
 
 def schema_diff(conn: Connection) -> list[Any]:
-    """What the migrated database has that the models do not, or lacks (Alembic autogenerate),
+    """What the migrated database has that the schema does not, or lacks (Alembic autogenerate),
     leaving out the search indexes that migration 0004 makes by SQL."""
     context = MigrationContext.configure(conn, opts={"include_name": include_name})
     return compare_metadata(context, metadata)

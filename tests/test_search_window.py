@@ -16,7 +16,7 @@ from sqlalchemy.dialects.postgresql import TSVECTOR
 
 from digest.store import Store, open_store, search_backends
 from digest.store.engine import READ_ONLY
-from digest.store.schema import Article, articles
+from digest.store.schema import article_recent, articles
 from digest.store.search_backends import PostgresBackend
 from digest.store.search_query import parse_query, pg_tsquery
 from tests.storefixtures import NOW, PG_HOST, PG_PORT, PG_URL, item, postgres_reachable
@@ -69,13 +69,13 @@ def whole_archive_newest(
     query = (
         select(articles.c.id)
         .where(vector.op("@@")(pg_tsquery(parse_query(text))))
-        .order_by(Article.recent().desc(), articles.c.id.desc())
+        .order_by(article_recent().desc(), articles.c.id.desc())
         .limit(count)
     )
     if category is not None:
         query = query.where(articles.c.category == category)
     if since is not None:
-        query = query.where(Article.recent() >= since)
+        query = query.where(article_recent() >= since)
     with store.engine.connect().execution_options(**{READ_ONLY: True}) as conn:
         return list(conn.execute(query).scalars())
 

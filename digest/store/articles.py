@@ -14,7 +14,7 @@ from sqlalchemy import Select, exists, func, or_, select, update
 from digest.errors import InvalidURLError, StoreError
 from digest.models import ArticleView, Extract, Headline, Item, Page
 from digest.store.base import StoreBase, insert, now, require_aware
-from digest.store.schema import Article, articles, summaries
+from digest.store.schema import article_recent, articles, summaries
 from digest.store.urls import canonical_url
 from digest.store.views import VIEW_COLUMNS, article_views, latest_summary_text
 
@@ -193,7 +193,7 @@ class ArticlesMixin(StoreBase):
 def headlines_query(category: str, *, since: datetime, limit: int) -> Select[Any]:
     """The query behind `headlines`: its expression must match ix_articles_category_recent."""
     require_aware(since, "since")
-    recent = Article.recent()
+    recent = article_recent()
     return (
         select(articles)
         .where(articles.c.category == category, recent >= since)

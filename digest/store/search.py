@@ -23,7 +23,7 @@ from sqlalchemy import (
 
 from digest.models import Outlet, SearchHit
 from digest.store.base import StoreBase, require_aware
-from digest.store.schema import Article, articles
+from digest.store.schema import article_recent, articles
 from digest.store.search_backends import (
     CLOSE,
     OPEN,
@@ -35,7 +35,7 @@ from digest.store.search_backends import (
 from digest.store.search_query import parse_query
 from digest.stories import outlet
 
-# Stored objects the models do not declare (see migrations/versions/0004_search.py).
+# Stored objects the schema does not declare (see migrations/versions/0004_search.py).
 _FTS_TABLE = "articles_fts"
 _SEARCH_COLUMN = "search_vector"
 _SEARCH_INDEXES = ("ix_articles_search_vector", "ix_articles_search_pairs")  # 0004, 0011
@@ -158,7 +158,7 @@ def split_marked(marked: str) -> tuple[str, tuple[tuple[int, int], ...]]:
 
 
 def include_name(name: str | None, type_: str, _parents: Mapping[Any, Any]) -> bool:
-    """Alembic's `include_name`: leave the search objects the models do not declare out of
+    """Alembic's `include_name`: leave the search objects the schema does not declare out of
     schema comparisons (FTS5 tables and their shadow tables, tsvector columns and indexes)."""
     if name is None:
         return True
@@ -192,7 +192,7 @@ def _story_members(conn: Connection, story_ids: Sequence[int]) -> dict[int, tupl
     query = (
         select(articles.c.story_id, articles.c.source, articles.c.url)
         .where(articles.c.story_id.in_(sorted(set(story_ids))))
-        .order_by(articles.c.story_id, Article.recent(), articles.c.id)
+        .order_by(articles.c.story_id, article_recent(), articles.c.id)
     )
     found: dict[int, dict[str, Outlet]] = {}
     for row in conn.execute(query).mappings():

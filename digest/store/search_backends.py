@@ -25,7 +25,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.types import Boolean, Text
 
-from digest.store.schema import Article, articles
+from digest.store.schema import article_recent, articles
 from digest.store.search_query import (
     REGCONFIG,
     SearchQuery,
@@ -56,7 +56,7 @@ def _filtered(query: Select[Any], category: str | None, since: datetime | None) 
     if category is not None:
         query = query.where(articles.c.category == category)
     if since is not None:
-        query = query.where(Article.recent() >= since)
+        query = query.where(article_recent() >= since)
     return query
 
 
@@ -141,7 +141,7 @@ class PostgresBackend(Backend):
         key = (category, since, count)
         if key in self._newest:
             return self._newest[key]
-        recent = Article.recent()
+        recent = article_recent()
         span = select(func.max(recent), func.min(recent))
         if category is not None:
             span = span.where(articles.c.category == category)

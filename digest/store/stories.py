@@ -18,7 +18,7 @@ from sqlalchemy import bindparam, func, select, text, update
 from digest.errors import ClusterConflictError
 from digest.models import ClusterResult, StoryView
 from digest.store.base import StoreBase, chunks, require_aware
-from digest.store.schema import Article, articles, stories
+from digest.store.schema import article_recent, articles, stories
 from digest.store.views import story_views
 from digest.stories.plan import Candidate, StoryPlan
 
@@ -46,7 +46,7 @@ class StoriesMixin(StoreBase):
         """The category's articles published (or, undated, first seen) since `since`, and every
         other article of their stories."""
         require_aware(since, "since")
-        recent = Article.recent()
+        recent = article_recent()
         query = select(*_CANDIDATE_COLUMNS).where(articles.c.category == category, recent >= since)
         with self._read() as conn:
             rows = {row["id"]: row for row in conn.execute(query).mappings()}

@@ -35,7 +35,7 @@ depends_on: str | Sequence[str] | None = None
 
 COLUMNS = ("title", "snippet", "lede", "text", "summary_text")
 TOKENIZE = "porter unicode61 remove_diacritics 2"
-RECENT = sa.text("coalesce(published, first_seen)")  # as in 0002: Article.recent()
+RECENT = sa.text("coalesce(published, first_seen)")  # as in 0002: article_recent()
 
 
 def upgrade() -> None:
