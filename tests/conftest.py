@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from tests.llmserver import LLMServer
     from tests.newsweb import NewsWeb
 
-pytest_plugins = ["tests.newsweb", "tests.embedserver"]
+pytest_plugins = ["tests.newsweb", "tests.embedserver", "tests.storefixtures"]
 
 # In CI, property tests run a fixed set of examples: a merge must not fail on a new random draw
 # that nobody can reproduce. Developers keep the random search (and its example database).
@@ -45,6 +45,9 @@ ROOT = Path(__file__).resolve().parent.parent
 # digest's own parser and PDF workers are the exception: they are the code under test, start in
 # 30-200 ms, and nearly every fetch or collect test uses them.
 OWN_WORKERS = frozenset({"digest.fetch._parse_worker", "digest.crawl._pdf_worker"})
+# What a session-wide fixture runs once, not each test: pg_dump copies the migrated PostgreSQL
+# schema that every storage test then starts from (tests/storefixtures.py: `migrated`).
+SESSION_TOOLS = frozenset({"pg_dump"})
 
 # `platform.uname().processor` runs `uname -p` the first time it is asked (the OpenAI client asks,
 # for its headers); asked here, before any test, so that no fast test starts that process.
@@ -58,6 +61,8 @@ class StartsAProcess(BaseException):
 
 def _own_worker(argv: Any) -> bool:
     args = [argv] if isinstance(argv, str | bytes | os.PathLike) else list(argv)
+    if args and args[0] in SESSION_TOOLS:
+        return True
     return (
         len(args) >= 3 and args[0] == sys.executable and args[1] == "-m" and args[2] in OWN_WORKERS
     )

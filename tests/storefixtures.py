@@ -9,7 +9,9 @@ test takes the fixture as an argument.
 
 from __future__ import annotations
 
+import shutil
 import socket
+import subprocess
 import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -83,8 +85,69 @@ def _postgres_schema() -> Iterator[str]:
         admin.execute(f'DROP SCHEMA "{schema}" CASCADE')
 
 
+@pytest.fixture(scope="session")
+def migrated(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+    """The newest schema, made by the real migrations once per session: a SQLite file, and the
+    DDL of a PostgreSQL schema (pg_dump's) when PostgreSQL answers. A `store` starts from a copy
+    of it: migrating every test's database took most of the storage tests' time."""
+    made: dict[str, Any] = {}
+    path = tmp_path_factory.mktemp("migrated") / "digest.db"
+    with open_store(f"sqlite:///{path}"):
+        pass
+    made["sqlite"] = path
+    schema = f"migrated_{uuid.uuid4().hex[:16]}"
+    if postgres_reachable() and shutil.which("pg_dump"):
+        import psycopg
+
+        with psycopg.connect(host=PG_HOST, port=PG_PORT, user="postgres", dbname="test") as admin:
+            admin.execute(f'CREATE SCHEMA "{schema}"')
+        with open_store(f"{PG_URL}?options=-csearch_path%3D{schema}"):
+            pass
+        dump = subprocess.run(
+            [
+                *("pg_dump", "--schema-only", "--no-owner", "--no-privileges"),
+                *("-h", PG_HOST, "-p", str(PG_PORT), "-U", "postgres", "-n", schema, "test"),
+            ],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        made["postgresql"] = (schema, _schema_ddl(dump, schema))
+    yield made
+    if "postgresql" in made:
+        import psycopg
+
+        with psycopg.connect(host=PG_HOST, port=PG_PORT, user="postgres", dbname="test") as admin:
+            admin.execute(f'DROP SCHEMA "{schema}" CASCADE')
+
+
+def _schema_ddl(dump: str, schema: str) -> str:
+    """pg_dump's script without psql's meta-commands and the CREATE SCHEMA (the test's schema
+    exists already); the schema's name is put back in by `store`."""
+    lines = [
+        line
+        for line in dump.splitlines()
+        if not line.startswith("\\") and not line.startswith(f"CREATE SCHEMA {schema}")
+    ]
+    return "\n".join(lines)
+
+
 @pytest.fixture
-def store(db_url: str) -> Iterator[Store]:
+def store(db_url: str, migrated: dict[str, Any]) -> Iterator[Store]:
+    """A store at the newest schema: a copy of the migrated one (the same tables, indexes,
+    functions and revision as `open_store` makes on an empty database)."""
+    if db_url.startswith("sqlite:///"):
+        shutil.copyfile(migrated["sqlite"], db_url.removeprefix("sqlite:///"))
+    elif "postgresql" in migrated:
+        import psycopg
+
+        template, ddl = migrated["postgresql"]
+        schema = db_url.rpartition("search_path%3D")[2]
+        with psycopg.connect(host=PG_HOST, port=PG_PORT, user="postgres", dbname="test") as admin:
+            admin.execute(ddl.replace(template, schema))  # type: ignore[arg-type]
+            admin.execute(
+                f'INSERT INTO "{schema}".alembic_version SELECT * FROM "{template}".alembic_version'
+            )
     with open_store(db_url) as opened:
         yield opened
 
