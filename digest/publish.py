@@ -287,13 +287,14 @@ async def send_edition(
     messages = LazyMessages()
     readers: list[tuple[Any, list[tuple[str, str]], Edition]] = []
     for sub in subscribers:
+        prefs = sub.preferences
         if due_only and sub.email not in retrying:
-            send_at = parse_clock(sub.send_at) if sub.send_at else publish_at
-            mine = subscriber_edition((edition.day, *newer), send_at, sub.timezone, now)
+            send_at = parse_clock(prefs.send_at) if prefs.send_at else publish_at
+            mine = subscriber_edition((edition.day, *newer), send_at, prefs.timezone, now)
             if mine != edition.day:
                 continue
         channels = {c.key: c for c in sub.channels}
-        wanted = [*([EMAIL] if sub.send_email else []), *channels]
+        wanted = [*([EMAIL] if prefs.send_email else []), *channels]
         keys = [
             (sub.email, ch)
             for ch in wanted
@@ -302,19 +303,21 @@ async def send_edition(
         ]
         if not keys:
             continue
-        rules = Rules(sub.include, sub.exclude)
-        copy = tailor(edition, categories=sub.categories, rules=rules, max_stories=sub.max_stories)
-        if rules and is_empty(copy) and not is_empty(edition.only(sub.categories)):
+        rules = Rules(prefs.include, prefs.exclude)
+        copy = tailor(
+            edition, categories=prefs.categories, rules=rules, max_stories=prefs.max_stories
+        )
+        if rules and is_empty(copy) and not is_empty(edition.only(prefs.categories)):
             for key in keys:
                 messages.add(key, partial(Skip, NOTHING_MATCHED), None)
             continue
         readers.append((sub, keys, copy))
     # Every reader's copy in their language: each story translated once per language.
     if translator is None:  # the LLM's client is loaded only for a reader with a language
-        languages = any(sub.language for sub, _, _ in readers)
+        languages = any(sub.preferences.language for sub, _, _ in readers)
         translator = await app.translator() if languages else Untranslated()
     copies = await translate_editions(
-        [(copy, sub.language) for sub, _, copy in readers], translator
+        [(copy, sub.preferences.language) for sub, _, copy in readers], translator
     )
     stats = getattr(translator, "stats", None)
     if stats is not None and (stats.counts() or stats.last_error):
@@ -397,7 +400,9 @@ async def publish(
             errors.append(Failure("archive", f"cannot write the archive: {err}"))
         if send:
             readers = await asyncio.to_thread(store.subscribers)
-            translator = await app.translator() if any(s.language for s in readers) else None
+            translator = (
+                await app.translator() if any(s.preferences.language for s in readers) else None
+            )
             report = await send_edition(
                 app,
                 edition,
@@ -482,7 +487,7 @@ def _email(
     try:
         return build_message(
             copy,
-            Recipient(sub.email, sub.categories, sub.timezone),
+            Recipient(sub.email, sub.preferences.categories, sub.preferences.timezone),
             config.email,
             archive_url=archive_url,
             unsubscribe_url=_unsubscribe_url(config.email.unsubscribe_url, sub.token),

@@ -102,11 +102,11 @@ def form(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Form]:
 
 @pytest.mark.parametrize("count", ["²", "٣", "３", "1" * 5000, "-1", "1e2", " 2 2"])
 def test_stories_per_category_are_ascii_digits_or_a_plain_refusal(form: Form, count: str):
-    before = form.subscriber().max_stories
+    before = form.subscriber().preferences.max_stories
     status, page = form.send(max_stories=count, timezone="UTC")
     assert status == 400, page[:300]
     assert "stories per category must be a whole number (digits 0 to 9)" in page
-    assert form.subscriber().max_stories == before  # "٣" is not taken as 3
+    assert form.subscriber().preferences.max_stories == before  # "٣" is not taken as 3
 
 
 NOW = str(int(time.time()))
@@ -138,7 +138,7 @@ def test_a_form_that_cannot_be_read_is_answered_400(form: Form, body: bytes, con
 
 def test_ascii_digits_still_set_the_number_of_stories(form: Form):
     status, _ = form.send(max_stories="3", timezone="UTC")
-    assert status == 303 and form.subscriber().max_stories == 3
+    assert status == 303 and form.subscriber().preferences.max_stories == 3
 
 
 values = st.one_of(

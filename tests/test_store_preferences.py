@@ -224,7 +224,7 @@ def test_downgrading_0008_keeps_the_email_rows(db_url: str) -> None:
         engine.dispose()
     with open_store(db_url) as s:
         (sub,) = s.subscribers()
-        assert sub.channels == () and sub.include == ()
+        assert sub.channels == () and sub.preferences.include == ()
         assert [d.channel for d in s.load_deliveries(DAY)] == ["email"]
 
 

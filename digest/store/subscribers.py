@@ -13,7 +13,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from sqlalchemy import Connection, select
 
 from digest.errors import AddressError, InvalidSubscriberError, SubscriberExistsError
-from digest.models import Channel, Preferences, Subscriber, channel_key
+from digest.models import Preferences, Subscriber, channel_key
 from digest.store.base import CHUNK, StoreBase, insert, now
 from digest.store.schema import channels, subscribers
 
@@ -188,34 +188,34 @@ def _addresses(email: str) -> set[str]:
     return addresses
 
 
-def _channels_of(conn: Connection, ids: Sequence[int]) -> dict[int, tuple[Channel, ...]]:
-    """The channels of the subscribers `ids`, in each one's order."""
+def _channels_of(conn: Connection, ids: Sequence[int]) -> dict[int, tuple[str, ...]]:
+    """The channels' URLs of the subscribers `ids`, in each one's order."""
     if not ids:
         return {}
-    query = select(channels.c.subscriber_id, channels.c.url, channels.c.key).order_by(
+    query = select(channels.c.subscriber_id, channels.c.url).order_by(
         channels.c.subscriber_id, channels.c.position
     )
     if len(ids) < 500:  # else all of them: cheaper than a long IN list
         query = query.where(channels.c.subscriber_id.in_(list(ids)))
-    found: dict[int, list[Channel]] = {}
-    for sid, url, key in conn.execute(query):
-        found.setdefault(sid, []).append(Channel(url=url, key=key))
-    return {sid: tuple(chs) for sid, chs in found.items()}
+    found: dict[int, list[str]] = {}
+    for sid, url in conn.execute(query):
+        found.setdefault(sid, []).append(url)
+    return {sid: tuple(urls) for sid, urls in found.items()}
 
 
-def _subscriber(row: Mapping[Any, Any], chans: tuple[Channel, ...] = ()) -> Subscriber:
+def _subscriber(row: Mapping[Any, Any], urls: tuple[str, ...] = ()) -> Subscriber:
     categories = row["categories"]
-    return Subscriber(
-        email=row["email"],
+    prefs = Preferences(
         categories=tuple(categories) if categories is not None else None,
         timezone=row["timezone"],
-        token=row["token"],
-        created_at=row["created_at"],
         send_at=row["send_at"],
         include=tuple(row["include_terms"] or ()),
         exclude=tuple(row["exclude_terms"] or ()),
         max_stories=row["max_stories"],
         language=row["language"],
         send_email=bool(row["send_email"]),
-        channels=chans,
+        channels=urls,
+    )
+    return Subscriber(
+        email=row["email"], token=row["token"], created_at=row["created_at"], preferences=prefs
     )
