@@ -92,8 +92,17 @@ def test_each_preference_has_its_options_on_the_command_line(name: str) -> None:
 def test_each_preference_has_its_field_on_the_page_and_its_key_in_the_json() -> None:
     shown = page(Preferences(channels=(HOOK,)))
     for field in FIELDS:
-        assert f'name="{field.control.name}"' in shown, field.name
-        assert field.control.label in shown, field.name
+        control = field.control
+        element = {
+            "checkboxes": f'<input type="checkbox" name="{control.name}"',
+            "checkbox": f'<input type="checkbox" name="{control.name}"',
+            "select": f'<select id="{control.name}" name="{control.name}">',
+            "channels": f'<input type="text" id="{control.name}" name="{control.name}"',
+        }.get(
+            control.kind, f'<input type="{control.kind}" id="{control.name}" name="{control.name}"'
+        )
+        assert element in shown, field.name
+        assert control.label in shown, field.name
     keys = {f.json for f in FIELDS}
     assert set(Preferences().to_json()) == keys
     sub = Subscriber("r@example.org", "token", datetime.now(UTC), Preferences())
