@@ -36,6 +36,7 @@ __all__ = [
     "FIELDS",
     "MAX_CHANNELS",
     "MAX_STORIES",
+    "REMOVE_CHANNEL",
     "Checking",
     "Control",
     "Field",
@@ -167,15 +168,16 @@ class Field:
     """One preference in every form it takes. `check` turns a change into the new value or
     raises with a message a reader can act on; `dump`/`load` are its JSON, `post` what the
     page's form sends for a value (each pair a field of the form), `read` what the change is
-    that a posted form asks for (given the preferences before it)."""
+    that a posted form asks for (given the preferences before it); both by the control's
+    name."""
 
     name: str
     json: str
     options: tuple[Option, ...]
     control: Control
     check: Callable[[Any, Checking], Any]
-    read: Callable[[Form, Preferences], Any]
-    post: Callable[[Any], list[tuple[str, str]]]
+    read: Callable[[Form, str, Preferences], Any]
+    post: Callable[[str, Any], list[tuple[str, str]]]
     dump: Callable[[Any], Any] = lambda value: value
     load: Callable[[Any], Any] = lambda value: value
 
@@ -268,26 +270,25 @@ def check_channels(urls: tuple[str, ...], checking: Checking) -> tuple[str, ...]
 
 
 # How the page's form is read: every preference comes with every post, as the page shows them
-# all; a value is cut at MAX_FORM_TEXT characters before it is checked.
+# all, under its control's name; a value is cut at MAX_FORM_TEXT characters before it is checked.
+# A channel ticked to go comes as REMOVE_CHANNEL with the channel's ledger key.
+REMOVE_CHANNEL = "remove"
 
 
-def _text(name: str, default: str = "") -> Callable[[Form, Preferences], str]:
-    def read(form: Form, current: Preferences) -> str:
-        return str(form.get(name, default))[:MAX_FORM_TEXT]
-
-    return read
+def _read_text(form: Form, name: str, current: Preferences, default: str = "") -> str:
+    return str(form.get(name, default))[:MAX_FORM_TEXT]
 
 
-def _read_timezone(form: Form, current: Preferences) -> str:
-    return _text("timezone", current.timezone)(form, current)
+def _read_timezone(form: Form, name: str, current: Preferences) -> str:
+    return _read_text(form, name, current, default=current.timezone)
 
 
-def _read_categories(form: Form, current: Preferences) -> tuple[str, ...]:
-    return tuple(str(c) for c in form.getall("category", []))
+def _read_categories(form: Form, name: str, current: Preferences) -> tuple[str, ...]:
+    return tuple(str(c) for c in form.getall(name, []))
 
 
-def _read_max_stories(form: Form, current: Preferences) -> int:
-    raw = _text("max_stories", "0")(form, current).strip() or "0"
+def _read_max_stories(form: Form, name: str, current: Preferences) -> int:
+    raw = _read_text(form, name, current, default="0").strip() or "0"
     # str.isdigit() passes "²" (int() raises) and "٣" (int() reads 3), and int() raises past
     # 4,300 digits: the page's number is a few ASCII digits or nothing the reader meant.
     if not (len(raw) <= 6 and raw.isascii() and raw.isdigit()):
@@ -298,33 +299,43 @@ def _read_max_stories(form: Form, current: Preferences) -> int:
     return int(raw)
 
 
-def _read_send_email(form: Form, current: Preferences) -> bool:
-    return bool(form.get("send_email", None) == "yes")
+def _read_checkbox(form: Form, name: str, current: Preferences) -> bool:
+    return bool(form.get(name, None) == "yes")
 
 
-def _read_channels(form: Form, current: Preferences) -> tuple[str, ...]:
+def _read_channels(form: Form, name: str, current: Preferences) -> tuple[str, ...]:
     """The subscriber's own URLs (the page never shows them), less those ticked to go, plus a
     new one."""
-    removed = {str(key) for key in form.getall("remove", [])}
+    removed = {str(key) for key in form.getall(REMOVE_CHANNEL, [])}
     kept = tuple(url for url in current.channels if channel_key(url) not in removed)
-    new = _text("new_channel")(form, current).strip()
+    new = _read_text(form, name, current).strip()
     return (*kept, new) if new else kept
 
 
-def _post(name: str, shown: Callable[[Any], Any] = lambda v: v or "") -> Callable[[Any], Any]:
-    def post(value: Any) -> list[tuple[str, str]]:
-        return [(name, str(shown(value)))]
-
-    return post
+def _post_text(name: str, value: str | None) -> list[tuple[str, str]]:
+    return [(name, value or "")]
 
 
-def _post_terms(name: str) -> Callable[[tuple[str, ...]], list[tuple[str, str]]]:
-    def post(terms: tuple[str, ...]) -> list[tuple[str, str]]:
-        from digest.stories.terms import format_terms
+def _post_terms(name: str, terms: tuple[str, ...]) -> list[tuple[str, str]]:
+    from digest.stories.terms import format_terms
 
-        return [(name, format_terms(terms))]
+    return [(name, format_terms(terms))]
 
-    return post
+
+def _post_count(name: str, count: int | None) -> list[tuple[str, str]]:
+    return [(name, str(count or 0))]
+
+
+def _post_each(name: str, chosen: tuple[str, ...] | None) -> list[tuple[str, str]]:
+    return [(name, c) for c in chosen or ()]
+
+
+def _post_checkbox(name: str, on: bool) -> list[tuple[str, str]]:
+    return [(name, "yes")] if on else []
+
+
+def _post_nothing(name: str, value: Any) -> list[tuple[str, str]]:
+    return []
 
 
 def _split_categories(text: str | None) -> tuple[str, ...] | None:
@@ -355,7 +366,7 @@ FIELDS: tuple[Field, ...] = (
         control=Control("category", "Categories", "checkboxes"),
         check=check_categories,
         read=_read_categories,
-        post=lambda cats: [("category", c) for c in cats or ()],
+        post=_post_each,
         dump=_listed,
         load=_tuple_or_none,
     ),
@@ -373,7 +384,7 @@ FIELDS: tuple[Field, ...] = (
         control=Control("timezone", "Time zone", "select"),
         check=check_timezone,
         read=_read_timezone,
-        post=_post("timezone"),
+        post=_post_text,
     ),
     Field(
         "send_at",
@@ -388,8 +399,8 @@ FIELDS: tuple[Field, ...] = (
         ),
         control=Control("send_at", "Send at", "time"),
         check=check_send_at,
-        read=_text("send_at"),
-        post=_post("send_at"),
+        read=_read_text,
+        post=_post_text,
     ),
     Field(
         "include",
@@ -404,8 +415,8 @@ FIELDS: tuple[Field, ...] = (
         ),
         control=Control("include", "Only stories about", "text"),
         check=check_terms,
-        read=_text("include"),
-        post=_post_terms("include"),
+        read=_read_text,
+        post=_post_terms,
         dump=list,
         load=tuple,
     ),
@@ -422,8 +433,8 @@ FIELDS: tuple[Field, ...] = (
         ),
         control=Control("exclude", "Never stories about", "text"),
         check=check_terms,
-        read=_text("exclude"),
-        post=_post_terms("exclude"),
+        read=_read_text,
+        post=_post_terms,
         dump=list,
         load=tuple,
     ),
@@ -442,7 +453,7 @@ FIELDS: tuple[Field, ...] = (
         control=Control("max_stories", "Stories per category", "number"),
         check=check_max_stories,
         read=_read_max_stories,
-        post=_post("max_stories", lambda count: count or 0),
+        post=_post_count,
     ),
     Field(
         "language",
@@ -457,8 +468,8 @@ FIELDS: tuple[Field, ...] = (
         ),
         control=Control("language", "Language", "select"),
         check=check_language,
-        read=_text("language"),
-        post=_post("language"),
+        read=_read_text,
+        post=_post_text,
     ),
     Field(
         "channels",
@@ -484,7 +495,7 @@ FIELDS: tuple[Field, ...] = (
         control=Control("new_channel", "Add a channel", "channels"),
         check=check_channels,
         read=_read_channels,
-        post=lambda urls: [],  # kept unless ticked to go; the page never shows them
+        post=_post_nothing,  # kept unless ticked to go; the page never shows them
         dump=lambda urls: [{"url": u, "key": channel_key(u)} for u in urls],
         load=lambda listed: tuple(c["url"] for c in listed),
     ),
@@ -502,8 +513,8 @@ FIELDS: tuple[Field, ...] = (
         ),
         control=Control("send_email", "Email to", "checkbox"),
         check=check_send_email,
-        read=_read_send_email,
-        post=lambda send: [("send_email", "yes")] if send else [],
+        read=_read_checkbox,
+        post=_post_checkbox,
         load=bool,
     ),
 )
@@ -551,9 +562,9 @@ def read_form(form: Form, current: Preferences) -> PreferenceChanges:
     """What the preferences form asks to change: every preference, as the page shows them
     all. InvalidPreferenceError for a value that is not even of its kind (letters for a
     number)."""
-    return PreferenceChanges(**{f.name: f.read(form, current) for f in FIELDS})
+    return PreferenceChanges(**{f.name: f.read(form, f.control.name, current) for f in FIELDS})
 
 
 def form_pairs(prefs: Preferences) -> list[tuple[str, str]]:
     """The fields the page's form posts for `prefs` when nothing is changed on it."""
-    return [pair for f in FIELDS for pair in f.post(getattr(prefs, f.name))]
+    return [pair for f in FIELDS for pair in f.post(f.control.name, getattr(prefs, f.name))]

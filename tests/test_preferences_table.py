@@ -24,6 +24,7 @@ from digest.models import Subscriber
 from digest.preferences import (
     FIELDS,
     MAX_STORIES,
+    REMOVE_CHANNEL,
     PreferenceChanges,
     Preferences,
     apply_changes,
@@ -103,6 +104,7 @@ def test_each_preference_has_its_field_on_the_page_and_its_key_in_the_json() -> 
         )
         assert element in shown, field.name
         assert control.label in shown, field.name
+    assert f'<input type="checkbox" name="{REMOVE_CHANNEL}" value="{channel_key(HOOK)}">' in shown
     keys = {f.json for f in FIELDS}
     assert set(Preferences().to_json()) == keys
     sub = Subscriber("r@example.org", "token", datetime.now(UTC), Preferences())

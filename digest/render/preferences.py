@@ -12,7 +12,7 @@ from functools import cache
 from zoneinfo import available_timezones
 
 from digest.models import Subscriber
-from digest.preferences import BY_NAME, FIELDS, Control, form_pairs
+from digest.preferences import BY_NAME, FIELDS, REMOVE_CHANNEL, Control, form_pairs
 from digest.render.templating import category_name, environment
 from digest.stories.language import LANGUAGES
 
@@ -59,6 +59,7 @@ class _View:
     timezone: str
     zones: tuple[str, ...]
     send_email: bool
+    remove: str  # the form field of the channels ticked to go
     channels: tuple[_Channel, ...]
     notice: str
     error: str
@@ -83,9 +84,9 @@ def render_preferences(
     from digest.render.email import text_line
 
     prefs = sub.preferences
-    posted = form_pairs(prefs)  # what the form sends back unchanged, by field name
-    shown = dict(posted)
-    chosen = {value for name, value in posted if name == BY_NAME["categories"].control.name}
+    posted = form_pairs(prefs)  # what the form sends back unchanged, by control name
+    shown = {field: [v for n, v in posted if n == BY_NAME[field].control.name] for field in BY_NAME}
+    value = {field: values[0] for field, values in shown.items() if len(values) == 1}
     view = _View(
         title=text_line(title, 80) or "digest",
         email=sub.email,
@@ -94,18 +95,21 @@ def render_preferences(
         unsubscribe_action=unsubscribe_action,
         csrf=csrf,
         controls={f.name: f.control for f in FIELDS},
-        categories=tuple(_Category(c, category_name(c), c in chosen) for c in categories),
-        include=shown["include"],
-        exclude=shown["exclude"],
-        max_stories=shown["max_stories"],
+        categories=tuple(
+            _Category(c, category_name(c), c in shown["categories"]) for c in categories
+        ),
+        include=value["include"],
+        exclude=value["exclude"],
+        max_stories=value["max_stories"],
         max_allowed=max_stories,
-        language=shown["language"],
+        language=value["language"],
         languages=tuple(sorted(LANGUAGES.items(), key=lambda kv: kv[1].casefold())),
-        send_at=shown["send_at"],
+        send_at=value["send_at"],
         default_time=default_time,
-        timezone=shown["timezone"],
+        timezone=value["timezone"],
         zones=_zones(prefs.timezone),
-        send_email="send_email" in shown,
+        send_email=bool(shown["send_email"]),
+        remove=REMOVE_CHANNEL,
         channels=tuple(_Channel(c.key, channels_shown.get(c.key, c.key)) for c in sub.channels),
         notice=notice,
         error=error,
