@@ -84,7 +84,8 @@ def render_preferences(
     from digest.render.email import text_line
 
     prefs = sub.preferences
-    posted = form_pairs(prefs)  # what the form sends back unchanged, by control name
+    # What the form sends back unchanged, as each preference's values in it (`digest.preferences`).
+    posted = form_pairs(prefs)
     shown = {field: [v for n, v in posted if n == BY_NAME[field].control.name] for field in BY_NAME}
     value = {field: values[0] for field, values in shown.items() if len(values) == 1}
     view = _View(
