@@ -179,9 +179,9 @@ def channels_section(args: argparse.Namespace) -> None:
 
     from digest.app import App
     from digest.config import parse_config
-    from digest.models import Preferences
     from digest.publish import send_edition
     from digest.store import open_store
+    from digest.subscribers.preferences import Preferences
 
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from email_bench import CATEGORIES as BENCH_CATEGORIES

@@ -41,8 +41,8 @@ if str(ROOT) not in sys.path:
 
 from digest.app import App  # noqa: E402
 from digest.config import load_config  # noqa: E402
-from digest.models import Preferences  # noqa: E402
 from digest.publish import send_edition  # noqa: E402
+from digest.subscribers.preferences import Preferences  # noqa: E402
 from digest.summarize.translate import translate_editions  # noqa: E402
 from digest.summarize.translation_check import check_translation  # noqa: E402
 from digest.summarize.translator import LLMTranslator  # noqa: E402

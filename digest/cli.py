@@ -503,80 +503,29 @@ def subscribers() -> None:
 
 
 def _preference_options(command: Callable[..., Any]) -> Callable[..., Any]:
-    """The options `subscribers add` and `subscribers set` share: one per preference."""
-    options = [
-        click.option(
-            "--categories", help='Comma-separated categories (add: default all; set: "" = all).'
-        ),
-        click.option(
-            "--timezone", "tz", default=None, help="e.g. Europe/Berlin (add: default the config's)."
-        ),
-        click.option(
-            "--send-at", help='HH:MM in their zone (default: schedule.publish_at; "" resets).'
-        ),
-        click.option(
-            "--include",
-            help='Keep only stories matching one of these: "word, a phrase" ("" clears).',
-        ),
-        click.option("--exclude", help='Drop stories matching any of these: "word, a phrase".'),
-        click.option(
-            "--max-stories", type=click.IntRange(0, 100), help="Stories per category (0: all)."
-        ),
-        click.option("--language", help='ISO 639-1 code, e.g. de: stories in it ("": as written).'),
-        click.option(
-            "--channel",
-            "channels",
-            multiple=True,
-            help="An Apprise URL to send to as well (repeatable; secrets as {env:NAME}).",
-        ),
-        click.option("--no-channels", is_flag=True, help="Remove every channel besides email."),
-        click.option(
-            "--email/--no-email",
-            "send_email",
-            default=None,
-            help="Send the email digest too (the default), or only to the channels.",
-        ),
-    ]
-    for option in reversed(options):
-        command = option(command)
+    """The options `subscribers add` and `subscribers set` share, one or two per preference,
+    as the table of preferences (`digest.subscribers.preferences.FIELDS`) gives them."""
+    from digest.subscribers.preferences import FIELDS, MAX_STORIES
+
+    for option in reversed([o for field in FIELDS for o in field.options]):
+        given: dict[str, Any] = {"help": option.help}
+        if option.kind == "count":
+            given["type"] = click.IntRange(0, MAX_STORIES)
+        elif option.kind == "repeat":
+            given["multiple"] = True
+        elif option.kind == "flag":
+            given["is_flag"] = True
+        elif option.kind == "switch":
+            given["default"] = None  # neither given: unchanged
+        command = click.option(option.flags, option.dest, **given)(command)
     return command
-
-
-def _changes(
-    send_at: str | None,
-    include: str | None,
-    exclude: str | None,
-    max_stories: int | None,
-    language: str | None,
-    channels: tuple[str, ...],
-    no_channels: bool,
-    send_email: bool | None,
-) -> Any:
-    from digest.preferences import PreferenceChanges
-
-    return PreferenceChanges(
-        send_at=send_at,
-        include=include,
-        exclude=exclude,
-        max_stories=max_stories,
-        language=language,
-        send_email=send_email,
-        channels=() if no_channels else None,
-        add_channels=channels,
-    )
-
-
-def _categories(text: str | None) -> list[str] | None:
-    return [c for c in text.split(",") if c.strip()] if text is not None else None
 
 
 @subscribers.command("add")
 @click.argument("email")
 @_preference_options
 @click.pass_context
-def subscribers_add(
-    ctx: click.Context, email: str, categories: str | None, tz: str | None, **prefs: Any
-) -> None:
+def subscribers_add(ctx: click.Context, email: str, **given: Any) -> None:
     """Add a subscriber, with their preferences.
 
     EMAIL is checked by the rule sending uses: ASCII before the @, a domain with a dot
@@ -586,41 +535,28 @@ def subscribers_add(
     """
     from digest import manage
     from digest.cli_output import print_subscriber
+    from digest.subscribers.preferences import cli_changes
 
-    cats = _categories(categories) or None
-    changes = _changes(**prefs)
-    sub = _run(
-        ctx,
-        lambda app: manage.add_subscriber(
-            app, email, categories=cats, timezone=tz, changes=changes
-        ),
-    )
-    print_subscriber(sub)
+    changes = cli_changes(given)
+    print_subscriber(_run(ctx, lambda app: manage.add_subscriber(app, email, changes)))
 
 
 @subscribers.command("set")
 @click.argument("email")
 @_preference_options
 @click.pass_context
-def subscribers_set(
-    ctx: click.Context, email: str, categories: str | None, tz: str | None, **prefs: Any
-) -> None:
+def subscribers_set(ctx: click.Context, email: str, **given: Any) -> None:
     """Change some of a subscriber's preferences; what is not given stays as it is.
 
     --channel adds a channel (after --no-channels: replaces them). Changes apply from the next
     edition: one already sent or skipped stays so.
     """
-    from dataclasses import replace
-
     from digest import manage
     from digest.cli_output import print_subscriber
+    from digest.subscribers.preferences import cli_changes
 
-    cats = _categories(categories)
-    changes = replace(
-        _changes(**prefs), categories=tuple(cats) if cats is not None else None, timezone=tz
-    )
-    sub = _run(ctx, lambda app: manage.set_subscriber(app, email, changes))
-    print_subscriber(sub)
+    changes = cli_changes(given)
+    print_subscriber(_run(ctx, lambda app: manage.set_subscriber(app, email, changes)))
 
 
 @subscribers.command("list")

@@ -265,19 +265,20 @@ def print_deliveries(rows: list[Any]) -> None:
 
 def print_subscriber(sub: Subscriber) -> None:
     """One subscriber after `subscribers add/set`: every preference on a line or two."""
-    line = f"{sub.email}: {', '.join(sub.categories or ['all categories'])} ({sub.timezone}"
-    line += f", at {sub.send_at})" if sub.send_at else ")"
+    prefs = sub.preferences
+    line = f"{sub.email}: {', '.join(prefs.categories or ['all categories'])} ({prefs.timezone}"
+    line += f", at {prefs.send_at})" if prefs.send_at else ")"
     click.echo(clean_text(line))
     extras = []
-    if sub.include:
-        extras.append(f"include: {', '.join(sub.include)}")
-    if sub.exclude:
-        extras.append(f"exclude: {', '.join(sub.exclude)}")
-    if sub.max_stories:
-        extras.append(f"{sub.max_stories} stories a category")
-    if sub.language:
-        extras.append(f"language: {sub.language}")
-    if not sub.send_email:
+    if prefs.include:
+        extras.append(f"include: {', '.join(prefs.include)}")
+    if prefs.exclude:
+        extras.append(f"exclude: {', '.join(prefs.exclude)}")
+    if prefs.max_stories:
+        extras.append(f"{prefs.max_stories} stories a category")
+    if prefs.language:
+        extras.append(f"language: {prefs.language}")
+    if not prefs.send_email:
         extras.append("no email")
     for channel in sub.channels:
         extras.append(f"channel {channel.key}: {channel.url}")
@@ -288,11 +289,12 @@ def print_subscriber(sub: Subscriber) -> None:
 def print_subscribers(subs: list[Subscriber]) -> None:
     """`subscribers list`: one line each (address, categories, zone and time, channels)."""
     for s in subs:
-        when = f"{s.timezone} {s.send_at}" if s.send_at else s.timezone
-        rules = " rules" if s.include or s.exclude else ""
-        channels = ["email"] if s.send_email else []
+        prefs = s.preferences
+        when = f"{prefs.timezone} {prefs.send_at}" if prefs.send_at else prefs.timezone
+        rules = " rules" if prefs.include or prefs.exclude else ""
+        channels = ["email"] if prefs.send_email else []
         channels += [c.key.partition(":")[0] for c in s.channels]
-        line = f"{s.email}\t{', '.join(s.categories or ()) or 'all'}\t{when}\t"
+        line = f"{s.email}\t{', '.join(prefs.categories or ()) or 'all'}\t{when}\t"
         click.echo(clean_text(line + f"{'+'.join(channels) or 'none'}{rules}"))
 
 

@@ -6,18 +6,15 @@ Each function is one command's work, so that the CLI only parses arguments and p
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
-from dataclasses import replace
 from datetime import UTC, date, datetime
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from digest.app import App
 from digest.config import Config
 from digest.deliver.ledger import Delivery
-from digest.errors import DigestError, InvalidSubscriberError, SubscriberExistsError
+from digest.errors import DigestError, SubscriberExistsError
 from digest.models import Subscriber
-from digest.preferences import PreferenceChanges
 from digest.store import SqlLedger, normalize_email, open_store
+from digest.subscribers.preferences import PreferenceChanges, apply_changes, defaults
 
 
 def upgrade_database(config: Config) -> None:
@@ -25,28 +22,12 @@ def upgrade_database(config: Config) -> None:
     open_store(config.database_url()).close()
 
 
-async def add_subscriber(
-    app: App,
-    email: str,
-    *,
-    categories: Sequence[str] | None,
-    timezone: str | None,
-    changes: PreferenceChanges | None = None,
-) -> Subscriber:
-    """Subscribe `email`: its categories (configured ones; None: all) and time zone (default:
-    the configuration's) as given, and `changes` to its other preferences. Everything is
-    checked before anything is written. An address that is subscribed already is refused
+async def add_subscriber(app: App, email: str, changes: PreferenceChanges) -> Subscriber:
+    """Subscribe `email` with the defaults (`digest.subscribers.preferences.defaults`: every
+    category, the configuration's zone) and `changes` made to them. Everything is checked
+    before anything is written. An address that is subscribed already is refused
     (SubscriberExistsError, naming `subscribers set`) and keeps every preference it had."""
-    from digest.preferences import apply_changes, defaults
-
-    cats = tuple(app.config.check_category(c) for c in categories) if categories else None
-    zone = timezone or app.config.schedule.timezone
-    try:
-        ZoneInfo(zone)
-    except (ZoneInfoNotFoundError, ValueError):
-        raise InvalidSubscriberError(f"unknown time zone {zone!r}") from None
-    base = replace(defaults(app.config), categories=cats, timezone=zone)
-    prefs = await asyncio.to_thread(apply_changes, base, changes or PreferenceChanges(), app.config)
+    prefs = await asyncio.to_thread(apply_changes, defaults(app.config), changes, app.config)
     store = await app.store()
     try:
         sub = await asyncio.to_thread(
@@ -68,8 +49,6 @@ async def add_subscriber(
 async def set_subscriber(app: App, email: str, changes: PreferenceChanges) -> Subscriber:
     """Change the preferences `changes` names of the subscriber `email`, the others left as
     they are; DigestError when nobody has that address."""
-    from digest.preferences import apply_changes
-
     store = await app.store(create=False)
     current = await asyncio.to_thread(store.subscriber, email)
     if current is None:

@@ -12,7 +12,10 @@ from __future__ import annotations
 import hashlib
 from dataclasses import asdict, dataclass, field, fields, replace
 from datetime import date, datetime
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from digest.subscribers.preferences import Preferences
 
 ExtractStatus = Literal[
     "ok",  # a lede from the article's own paragraphs
@@ -382,6 +385,14 @@ class ListedFeed:
         }
 
 
+def channel_key(url: str) -> str:
+    """The ledger's name for the channel of Apprise URL `url`: its scheme and a hash of the URL
+    as stored ("json:5d41402abc4b"), so that a secret in it never shows and the same URL is the
+    same channel however often it is removed and added again."""
+    scheme = url.partition("://")[0].strip().lower() or "apprise"
+    return f"{scheme}:{hashlib.sha256(url.strip().encode()).hexdigest()[:12]}"
+
+
 @dataclass(frozen=True, slots=True)
 class Channel:
     """One place besides email where a subscriber gets the digest: an Apprise URL as it was
@@ -393,79 +404,25 @@ class Channel:
 
 
 @dataclass(frozen=True, slots=True)
-class Preferences:
-    """What a subscriber chooses: categories (None: all), time zone, send time ("HH:MM"; None:
-    the schedule's `publish_at`), keyword rules (terms as `digest.stories.rules` reads them),
-    stories per category (None: all), language (ISO 639-1; None: as written), whether the email
-    comes at all, and Apprise URLs of further channels."""
-
-    categories: tuple[str, ...] | None = None
-    timezone: str = "UTC"
-    send_at: str | None = None
-    include: tuple[str, ...] = ()
-    exclude: tuple[str, ...] = ()
-    max_stories: int | None = None
-    language: str | None = None
-    send_email: bool = True
-    channels: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
 class Subscriber:
-    """Who gets the digest, and how (`Preferences`). `categories` None: every category. `token`
-    is the secret of the subscriber's unsubscribe and preferences links; it stays the same for
-    the life of the subscription."""
+    """Who gets the digest, and how (`preferences`; what each is and how it is checked:
+    `digest.subscribers.preferences`). `token` is the secret of the subscriber's unsubscribe and
+    preferences links; it stays the same for the life of the subscription."""
 
     email: str  # lower-cased
-    categories: tuple[str, ...] | None
-    timezone: str
     token: str
     created_at: datetime
-    send_at: str | None = None
-    include: tuple[str, ...] = ()
-    exclude: tuple[str, ...] = ()
-    max_stories: int | None = None
-    language: str | None = None
-    send_email: bool = True
-    channels: tuple[Channel, ...] = ()
+    preferences: Preferences
 
     @property
-    def preferences(self) -> Preferences:
-        return Preferences(
-            categories=self.categories,
-            timezone=self.timezone,
-            send_at=self.send_at,
-            include=self.include,
-            exclude=self.exclude,
-            max_stories=self.max_stories,
-            language=self.language,
-            send_email=self.send_email,
-            channels=tuple(c.url for c in self.channels),
-        )
+    def channels(self) -> tuple[Channel, ...]:
+        """The channels besides email, each with its name in the delivery ledger."""
+        return tuple(Channel(url, channel_key(url)) for url in self.preferences.channels)
 
     def to_json(self) -> dict[str, Any]:
         """The subscriber as `digest subscribers list --json` prints it: every preference
         (channel URLs as stored, placeholders unresolved), never the token."""
-        return {
-            "email": self.email,
-            "categories": list(self.categories or []),
-            "timezone": self.timezone,
-            "send_at": self.send_at,
-            "include": list(self.include),
-            "exclude": list(self.exclude),
-            "max_stories": self.max_stories,
-            "language": self.language,
-            "email_digest": self.send_email,
-            "channels": [{"url": c.url, "key": c.key} for c in self.channels],
-        }
-
-
-def channel_key(url: str) -> str:
-    """The ledger's name for the channel of Apprise URL `url`: its scheme and a hash of the URL
-    as stored ("json:5d41402abc4b"), so that a secret in it never shows and the same URL is the
-    same channel however often it is removed and added again."""
-    scheme = url.partition("://")[0].strip().lower() or "apprise"
-    return f"{scheme}:{hashlib.sha256(url.strip().encode()).hexdigest()[:12]}"
+        return {"email": self.email, **self.preferences.to_json()}
 
 
 @dataclass(frozen=True, slots=True)

@@ -385,7 +385,9 @@ async def publish(
             errors.append(Failure("archive", f"cannot write the archive: {err}"))
         if send:
             readers = await asyncio.to_thread(store.subscribers)
-            translator = await app.translator() if any(s.language for s in readers) else None
+            translator = (
+                await app.translator() if any(s.preferences.language for s in readers) else None
+            )
             report = await send_edition(
                 app,
                 edition,
@@ -449,7 +451,7 @@ def _email(
     try:
         return build_message(
             copy,
-            Recipient(sub.email, sub.categories, sub.timezone),
+            Recipient(sub.email, sub.preferences.categories, sub.preferences.timezone),
             config.email,
             archive_url=archive_url,
             unsubscribe_url=_unsubscribe_url(config.email.unsubscribe_url, sub.token),

@@ -88,7 +88,7 @@ def make_app(app: App, archive_dir: Path, *, middlewares: tuple[Any, ...] = ()) 
 
     async def preferences(request: web.Request) -> web.Response:
         from digest.errors import InvalidPreferenceError
-        from digest.preferences import apply_changes
+        from digest.subscribers.preferences import apply_changes, read_form
 
         token = request.query.get("token", "")
         store = await app.store()
@@ -112,7 +112,7 @@ def make_app(app: App, archive_dir: Path, *, middlewares: tuple[Any, ...] = ()) 
         if not csrf_valid(key, token, str(form.get("csrf", "")), time.time()):
             return _page(403, "This form has expired. Reload the page and try again.")
         try:
-            changes = form_changes(form, sub)
+            changes = read_form(form, sub.preferences)
             prefs = await asyncio.to_thread(
                 apply_changes, sub.preferences, changes, app.config, from_page=True
             )
@@ -124,9 +124,9 @@ def make_app(app: App, archive_dir: Path, *, middlewares: tuple[Any, ...] = ()) 
     async def preferences_page(
         sub: Subscriber, key: str, *, notice: str = "", error: str = "", status: int = 200
     ) -> web.Response:
-        from digest.deliver.channels import shown_url
-        from digest.preferences import MAX_STORIES
         from digest.render.preferences import render_preferences
+        from digest.subscribers.channel_urls import shown_url
+        from digest.subscribers.preferences import MAX_STORIES
 
         config = app.config
         shown = await asyncio.to_thread(lambda: {c.key: shown_url(c.url) for c in sub.channels})
@@ -244,38 +244,6 @@ async def posted_form(request: web.Request) -> MultiDictProxy[Any] | None:
         return await request.post()
     except (ValueError, LookupError):
         return None
-
-
-def form_changes(form: Any, sub: Subscriber) -> Any:
-    """What the preferences form asks to change: every preference, as the page shows them all;
-    the channels kept are the subscriber's own URLs (the page never sees them), less those
-    ticked to go, plus a new one."""
-    from digest.errors import InvalidPreferenceError
-    from digest.preferences import PreferenceChanges
-
-    def text(name: str, default: str = "") -> str:
-        return str(form.get(name, default))[:2000]
-
-    raw_max = text("max_stories", "0").strip() or "0"
-    if not _ascii_number(raw_max, digits=6):
-        shown = raw_max if len(raw_max) <= 20 else f"{raw_max[:20]}…"
-        raise InvalidPreferenceError(
-            f"stories per category must be a whole number (digits 0 to 9), not {shown!r}"
-        )
-    removed = {str(key) for key in form.getall("remove", [])}
-    kept = tuple(c.url for c in sub.channels if c.key not in removed)
-    new = text("new_channel").strip()
-    return PreferenceChanges(
-        categories=tuple(str(c) for c in form.getall("category", [])),
-        timezone=text("timezone", sub.timezone),
-        send_at=text("send_at"),
-        include=text("include"),
-        exclude=text("exclude"),
-        max_stories=int(raw_max),
-        language=text("language"),
-        send_email=form.get("send_email") == "yes",
-        channels=(*kept, new) if new else kept,
-    )
 
 
 def _page(status: int, body: str, *, raw: bool = False) -> web.Response:

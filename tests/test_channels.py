@@ -19,15 +19,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from digest.deliver.channels import (
-    PAGE_SCHEMES,
-    AppriseTransport,
-    Channels,
-    Notification,
-    check_channel,
-    outcome,
-    shown_url,
-)
+from digest.deliver.channels import AppriseTransport, Channels, Notification, outcome
 from digest.deliver.ledger import RetryPolicy
 from digest.deliver.notification import build_notification
 from digest.deliver.sender import deliver
@@ -40,6 +32,7 @@ from digest.errors import (
 from digest.models import Channel, channel_key
 from digest.render.notification import render_notification
 from digest.store import SqlLedger, Store
+from digest.subscribers.channel_urls import PAGE_SCHEMES, check_channel, shown_url
 from tests import storefixtures
 from tests.conftest import serve_in_thread
 from tests.editions import HOSTILE_TITLE, hostile_edition, make_edition

@@ -19,6 +19,7 @@ from digest.deliver.sender import DeliveryReport, Outcome, route
 from digest.models import Channel, Subscriber, channel_key
 from digest.publish import delivery_counts, delivery_failures
 from digest.schedule import subscriber_edition
+from digest.subscribers.preferences import Preferences
 from tests.editions import make_edition
 
 DAY = date(2026, 11, 29)
@@ -38,8 +39,9 @@ def reader(email: str, *, channels: Sequence[str] = (), **prefs: Any) -> Subscri
         email=email,
         token=f"token-{email}",
         created_at=NOON - timedelta(days=30),
-        channels=tuple(channel(u) for u in channels),
-        **{"timezone": "UTC", "categories": None, **prefs},
+        preferences=Preferences(
+            channels=tuple(channels), **{"timezone": "UTC", "categories": None, **prefs}
+        ),
     )
 
 
@@ -65,7 +67,7 @@ def test_a_reader_gets_the_email_then_each_of_their_channels_once() -> None:
         ("a@example.org", channel_key(HOOKS[0])),
         ("a@example.org", channel_key(HOOKS[1])),
     ]
-    no_email = wanted(replace(sub, send_email=False))
+    no_email = wanted(replace(sub, preferences=replace(sub.preferences, send_email=False)))
     assert [s.key[1] for s in no_email] == [channel_key(HOOKS[0]), channel_key(HOOKS[1])]
 
 
@@ -227,7 +229,7 @@ def test_every_reader_and_every_message_is_planned_at_most_once(
     known = {(d.recipient, d.channel) for d in rows}
     for key in planned:
         sub = by_email[key[0]]
-        asked = {c.key for c in sub.channels} | ({EMAIL} if sub.send_email else set())
+        asked = {c.key for c in sub.channels} | ({EMAIL} if sub.preferences.send_email else set())
         assert key[1] in asked
         assert key not in settled
         assert key[0] not in begun or key in known  # a channel added later waits
@@ -242,8 +244,8 @@ def test_a_reader_not_due_and_with_nothing_to_retry_is_never_planned(
     retrying = {d.recipient for d in rows if d.state == "pending"}
     planned = {*recipients(plan), *(r for r, _ in plan.skipped)}
     for sub in subs:
-        send_at = time.fromisoformat(sub.send_at) if sub.send_at else SEVEN
-        due = subscriber_edition([DAY, *newer], send_at, sub.timezone, now) == DAY
+        send_at = time.fromisoformat(sub.preferences.send_at) if sub.preferences.send_at else SEVEN
+        due = subscriber_edition([DAY, *newer], send_at, sub.preferences.timezone, now) == DAY
         if sub.email in planned:
             assert due or sub.email in retrying
 

@@ -1,5 +1,5 @@
-"""What a subscriber may choose (`digest.preferences`) and the preferences form's CSRF tokens,
-without a server or a browser."""
+"""What a subscriber may choose (`digest.subscribers.preferences`) and the preferences form's
+CSRF tokens, without a server or a browser."""
 
 from __future__ import annotations
 
@@ -9,9 +9,14 @@ from hypothesis import strategies as st
 
 from digest.config import Config, parse_config
 from digest.errors import InvalidChannelError, InvalidPreferenceError, UnknownCategoryError
-from digest.models import Preferences
-from digest.preferences import MAX_CHANNELS, PreferenceChanges, apply_changes, defaults
 from digest.serve import csrf_token, csrf_valid
+from digest.subscribers.preferences import (
+    MAX_CHANNELS,
+    PreferenceChanges,
+    Preferences,
+    apply_changes,
+    defaults,
+)
 
 CONFIG = parse_config({"schedule": {"timezone": "Europe/Berlin"}})
 HOOK = "json://hooks.example.org/x"

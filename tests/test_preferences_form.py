@@ -4,6 +4,7 @@ UTF-8, a charset nobody knows), the answer is a page that says what is wrong, ne
 
 from __future__ import annotations
 
+import html
 import subprocess
 import time
 import urllib.error
@@ -20,7 +21,7 @@ from hypothesis import strategies as st
 
 from digest.store import open_store
 from tests.configs import write_config
-from tests.conftest import free_port, start_cli
+from tests.conftest import free_port, run_cli, start_cli
 
 pytestmark = pytest.mark.slow
 
@@ -92,11 +93,11 @@ def form(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Form]:
 
 @pytest.mark.parametrize("count", ["²", "٣", "３", "1" * 5000, "-1", "1e2", " 2 2"])
 def test_stories_per_category_are_ascii_digits_or_a_plain_refusal(form: Form, count: str):
-    before = form.subscriber().max_stories
+    before = form.subscriber().preferences.max_stories
     status, page = form.send(max_stories=count, timezone="UTC")
     assert status == 400, page[:300]
     assert "stories per category must be a whole number (digits 0 to 9)" in page
-    assert form.subscriber().max_stories == before  # "٣" is not taken as 3
+    assert form.subscriber().preferences.max_stories == before  # "٣" is not taken as 3
 
 
 NOW = str(int(time.time()))
@@ -128,7 +129,16 @@ def test_a_form_that_cannot_be_read_is_answered_400(form: Form, body: bytes, con
 
 def test_ascii_digits_still_set_the_number_of_stories(form: Form):
     status, _ = form.send(max_stories="3", timezone="UTC")
-    assert status == 303 and form.subscriber().max_stories == 3
+    assert status == 303 and form.subscriber().preferences.max_stories == 3
+
+
+def test_a_bad_value_is_refused_in_the_same_words_by_the_page_and_the_command_line(form: Form):
+    status, page = form.send(send_at="25:00", timezone="UTC")
+    typed = run_cli("subscribers", "set", READER, "--send-at", "25:00", cwd=form.folder)
+    assert (status, typed.code) == (400, 1), page[:300]
+    message = typed.stderr.strip().removeprefix("digest: error: ")
+    assert message.startswith("not a time of day: '25:00'")
+    assert message in html.unescape(page)
 
 
 values = st.one_of(

@@ -195,12 +195,17 @@ def test_a_reader_changes_their_preferences_and_the_next_edition_follows(
     assert axe.violations(page) == [] and page.evaluate("window.__violations") == []
     assert page.get_by_label("Only stories about").input_value() == "flood, central bank"
     sub = site.subscriber()
-    assert (sub.categories, sub.include, sub.exclude) == (
+    assert (sub.preferences.categories, sub.preferences.include, sub.preferences.exclude) == (
         ("world",),
         ("flood", "central bank"),
         ("spring",),
     )
-    assert (sub.max_stories, sub.language, sub.send_at, sub.timezone) == (
+    assert (
+        sub.preferences.max_stories,
+        sub.preferences.language,
+        sub.preferences.send_at,
+        sub.preferences.timezone,
+    ) == (
         2,
         "fr",
         "06:15",
@@ -225,7 +230,7 @@ def test_a_reader_changes_their_preferences_and_the_next_edition_follows(
     page.get_by_label(f"Email to {READER}").uncheck()
     page.get_by_role("button", name="Save preferences").click()
     sub = site.subscriber()
-    assert sub.channels == () and sub.send_email is False
+    assert sub.channels == () and sub.preferences.send_email is False
 
 
 def test_a_bad_value_is_explained_on_the_page_and_nothing_changes(site: Site, page: Any) -> None:
@@ -235,7 +240,7 @@ def test_a_bad_value_is_explained_on_the_page_and_nothing_changes(site: Site, pa
     page.get_by_role("button", name="Save preferences").click()
     assert "can only be set by the operator" in page.get_by_role("alert").inner_text()
     assert axe.violations(page) == []
-    assert site.subscriber().include == ()
+    assert site.subscriber().preferences.include == ()
 
 
 def test_a_forged_or_missing_token_is_refused(site: Site) -> None:
@@ -243,7 +248,7 @@ def test_a_forged_or_missing_token_is_refused(site: Site) -> None:
         status, body = get(url)
         assert status == 404 and "not valid" in body
     assert post(site.url("forged-token"), {"include": "x"}) == 404
-    assert site.subscriber().include == ()
+    assert site.subscriber().preferences.include == ()
 
 
 def test_a_post_without_a_valid_csrf_token_is_refused(site: Site) -> None:
@@ -259,9 +264,9 @@ def test_a_post_without_a_valid_csrf_token_is_refused(site: Site) -> None:
         other.close()
     # A token issued for another subscriber's page does not do for this one.
     assert post(site.url(someone.token), {"include": "fed", "csrf": csrf}) == 403
-    assert site.subscriber().include == ()
+    assert site.subscriber().preferences.include == ()
     assert post(site.url(), {"include": "fed", "csrf": csrf, "timezone": "UTC"}) in (200, 303)
-    assert site.subscriber().include == ("fed",)
+    assert site.subscriber().preferences.include == ("fed",)
 
 
 class _Attacker(BaseHTTPRequestHandler):
@@ -304,7 +309,7 @@ def test_a_form_posted_from_another_site_is_refused(site: Site, page: Any) -> No
         assert "another site" in page.content()
     finally:
         server.shutdown()
-    assert site.subscriber().include == ()
+    assert site.subscriber().preferences.include == ()
     # And what a browser sends for it, without the browser.
     headers = {
         "Origin": "https://evil.example",

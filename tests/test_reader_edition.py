@@ -16,9 +16,10 @@ import pytest
 
 from digest.app import App
 from digest.config import load_config
-from digest.models import EditionStory, Preferences
+from digest.models import EditionStory
 from digest.publish import NOTHING_MATCHED, send_edition
 from digest.schedule import subscriber_edition
+from digest.subscribers.preferences import Preferences
 from digest.summarize.translate import Untranslated, story_language, translate_edition
 from tests.configs import write_config
 from tests.conftest import serve_in_thread

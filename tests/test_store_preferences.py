@@ -14,10 +14,11 @@ from sqlalchemy import func, select, text
 from digest.deliver import ledger
 from digest.deliver.ledger import Delivery
 from digest.errors import SubscriberExistsError
-from digest.models import Preferences, channel_key
+from digest.models import channel_key
 from digest.store import Store, make_engine, open_store, upgrade
 from digest.store.engine import alembic_config
 from digest.store.schema import channels, deliveries
+from digest.subscribers.preferences import Preferences
 from tests import storefixtures
 from tests.storefixtures import NOW
 
@@ -224,7 +225,7 @@ def test_downgrading_0008_keeps_the_email_rows(db_url: str) -> None:
         engine.dispose()
     with open_store(db_url) as s:
         (sub,) = s.subscribers()
-        assert sub.channels == () and sub.include == ()
+        assert sub.channels == () and sub.preferences.include == ()
         assert [d.channel for d in s.load_deliveries(DAY)] == ["email"]
 
 

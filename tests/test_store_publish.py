@@ -60,7 +60,7 @@ def test_a_subscriber_is_stored_lower_cased_with_a_random_url_safe_token(store: 
     sub = store.add_subscriber(
         "  Alice@Example.ORG ", categories=("world", "technology"), timezone="Europe/Berlin"
     )
-    assert (sub.email, sub.categories, sub.timezone) == (
+    assert (sub.email, sub.preferences.categories, sub.preferences.timezone) == (
         "alice@example.org",
         ("world", "technology"),
         "Europe/Berlin",
@@ -71,7 +71,7 @@ def test_a_subscriber_is_stored_lower_cased_with_a_random_url_safe_token(store: 
     assert abs(sub.created_at - datetime.now(UTC)) < timedelta(minutes=1)
     other = store.add_subscriber("bob@example.org", categories=None, timezone="UTC")
     assert other.token != sub.token
-    assert other.categories is None
+    assert other.preferences.categories is None
     assert store.subscribers() == [sub, other]
 
 
@@ -86,7 +86,12 @@ def test_adding_an_existing_address_is_refused_and_changes_nothing(store: Store)
 
 
 def test_no_categories_or_an_empty_list_of_them_is_every_category(store: Store) -> None:
-    assert store.add_subscriber("bob@example.org", categories=(), timezone="UTC").categories is None
+    assert (
+        store.add_subscriber(
+            "bob@example.org", categories=(), timezone="UTC"
+        ).preferences.categories
+        is None
+    )
     store.add_subscriber("carol@example.org", categories=None, timezone="UTC")
     with store.engine.connect() as conn:  # SQL NULL, not the JSON text 'null'
         query = select(func.count()).where(subscribers.c.categories.is_(None))
@@ -215,7 +220,7 @@ def test_concurrent_adds_of_one_address_make_one_subscriber(db_url: str) -> None
         assert [type(e) for e in errors] == [SubscriberExistsError] * 3
         (only,) = s.subscribers()
         assert only.token == tokens[0]
-        assert only.timezone in zones
+        assert only.preferences.timezone in zones
 
 
 # Editions

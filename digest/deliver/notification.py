@@ -8,10 +8,11 @@ from __future__ import annotations
 import hashlib
 from datetime import date
 
-from digest.deliver.channels import Notification, body_limit
+from digest.deliver.channels import Notification
 from digest.deliver.message import sender_domain
 from digest.models import Channel, Edition
 from digest.render.notification import COMPACT_CHARS, render_notification
+from digest.subscribers.channel_urls import body_limit
 
 __all__ = ["build_notification", "notification_id"]
 

@@ -92,7 +92,7 @@ def wanted(subscriber: Subscriber) -> tuple[Send, ...]:
     """Every message a subscriber asks for: the email (unless switched off), then each of
     their channels once."""
     channels = {c.key: c for c in subscriber.channels}
-    email = (Send(subscriber.email),) if subscriber.send_email else ()
+    email = (Send(subscriber.email),) if subscriber.preferences.send_email else ()
     return (*email, *(Send(subscriber.email, c) for c in channels.values()))
 
 
@@ -101,19 +101,19 @@ def due_edition(
 ) -> date | None:
     """Of the editions of `days`, the one due for the subscriber at `now`: at their own send
     time (else the schedule's `publish_at`) in their own zone (`schedule.subscriber_edition`)."""
-    send_at = parse_clock(subscriber.send_at) if subscriber.send_at else publish_at
-    return subscriber_edition(days, send_at, subscriber.timezone, now)
+    prefs = subscriber.preferences
+    send_at = parse_clock(prefs.send_at) if prefs.send_at else publish_at
+    return subscriber_edition(days, send_at, prefs.timezone, now)
 
 
 def own_copy(edition: Edition, subscriber: Subscriber) -> Edition | None:
     """The subscriber's copy: their categories, the stories their rules keep, at most their
     number a category. None when their rules left nothing of an edition that had something in
     their categories: that copy is skipped, not sent."""
-    rules = Rules(subscriber.include, subscriber.exclude)
-    copy = tailor(
-        edition, categories=subscriber.categories, rules=rules, max_stories=subscriber.max_stories
-    )
-    if rules and is_empty(copy) and not is_empty(edition.only(subscriber.categories)):
+    prefs = subscriber.preferences
+    rules = Rules(prefs.include, prefs.exclude)
+    copy = tailor(edition, categories=prefs.categories, rules=rules, max_stories=prefs.max_stories)
+    if rules and is_empty(copy) and not is_empty(edition.only(prefs.categories)):
         return None
     return copy
 
@@ -149,5 +149,5 @@ def plan_edition(
         if copy is None:
             skipped += (s.key for s in sends)
             continue
-        copies.append(Copy(sub, copy, sub.language, sends))
+        copies.append(Copy(sub, copy, sub.preferences.language, sends))
     return EditionPlan(tuple(copies), tuple(skipped))

@@ -1,6 +1,8 @@
 """The subscriber's preferences page (`digest serve`, /preferences): one form, its stylesheet,
-and the page's policy. The page is rendered here from the subscriber and the configuration;
-`digest.serve` authenticates the request, checks the form's CSRF token and saves the changes.
+and the page's policy. The page is rendered here from the subscriber and the configuration,
+each control named, labelled and filled as its preference's `Field` says
+(`digest.subscribers.preferences`, which reads the form back); `digest.serve` authenticates
+the request, checks the form's CSRF token and saves the changes.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from zoneinfo import available_timezones
 from digest.models import Subscriber
 from digest.render.templating import category_name, environment
 from digest.stories.language import LANGUAGES
-from digest.stories.rules import format_terms
+from digest.subscribers.preferences import BY_NAME, FIELDS, REMOVE_CHANNEL, Control, form_pairs
 
 __all__ = ["PREFERENCES_CSP", "preferences_css", "render_preferences"]
 
@@ -44,10 +46,11 @@ class _View:
     action: str
     unsubscribe_action: str
     csrf: str
+    controls: dict[str, Control]  # each preference's form field (name, label), by preference
     categories: tuple[_Category, ...]
     include: str
     exclude: str
-    max_stories: int
+    max_stories: str
     max_allowed: int
     language: str
     languages: tuple[tuple[str, str], ...]
@@ -56,6 +59,7 @@ class _View:
     timezone: str
     zones: tuple[str, ...]
     send_email: bool
+    remove: str  # the form field of the channels ticked to go
     channels: tuple[_Channel, ...]
     notice: str
     error: str
@@ -79,7 +83,12 @@ def render_preferences(
     targets; `channels_shown` each channel's URL as the subscriber may see it, by key."""
     from digest.render.email import text_line
 
-    chosen = set(sub.categories or ())
+    prefs = sub.preferences
+    # What the form sends back unchanged, as each preference's values in it
+    # (`digest.subscribers.preferences`).
+    posted = form_pairs(prefs)
+    shown = {field: [v for n, v in posted if n == BY_NAME[field].control.name] for field in BY_NAME}
+    value = {field: values[0] for field, values in shown.items() if len(values) == 1}
     view = _View(
         title=text_line(title, 80) or "digest",
         email=sub.email,
@@ -87,18 +96,22 @@ def render_preferences(
         action=action,
         unsubscribe_action=unsubscribe_action,
         csrf=csrf,
-        categories=tuple(_Category(c, category_name(c), c in chosen) for c in categories),
-        include=format_terms(sub.include),
-        exclude=format_terms(sub.exclude),
-        max_stories=sub.max_stories or 0,
+        controls={f.name: f.control for f in FIELDS},
+        categories=tuple(
+            _Category(c, category_name(c), c in shown["categories"]) for c in categories
+        ),
+        include=value["include"],
+        exclude=value["exclude"],
+        max_stories=value["max_stories"],
         max_allowed=max_stories,
-        language=sub.language or "",
+        language=value["language"],
         languages=tuple(sorted(LANGUAGES.items(), key=lambda kv: kv[1].casefold())),
-        send_at=sub.send_at or "",
+        send_at=value["send_at"],
         default_time=default_time,
-        timezone=sub.timezone,
-        zones=_zones(sub.timezone),
-        send_email=sub.send_email,
+        timezone=value["timezone"],
+        zones=_zones(prefs.timezone),
+        send_email=bool(shown["send_email"]),
+        remove=REMOVE_CHANNEL,
         channels=tuple(_Channel(c.key, channels_shown.get(c.key, c.key)) for c in sub.channels),
         notice=notice,
         error=error,

@@ -1,6 +1,6 @@
 """Subscribers: who gets the digest, of which categories, when, in which zone, and on which
 channels (their preferences, `digest.models.Preferences`, decided and checked elsewhere:
-`digest.preferences`)."""
+`digest.subscribers.preferences`)."""
 
 from __future__ import annotations
 
@@ -13,9 +13,10 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from sqlalchemy import Connection, select
 
 from digest.errors import AddressError, InvalidSubscriberError, SubscriberExistsError
-from digest.models import Channel, Preferences, Subscriber, channel_key
+from digest.models import Subscriber, channel_key
 from digest.store.base import CHUNK, StoreBase, insert, now
 from digest.store.schema import channels, subscribers
+from digest.subscribers.preferences import Preferences
 
 
 class SubscribersMixin(StoreBase):
@@ -52,7 +53,7 @@ class SubscribersMixin(StoreBase):
         """Write every preference of the subscriber `email` (as typed or normalized), channels
         included (their order kept; a channel removed and added again is the same channel);
         None when nobody has that address. The preferences were checked before
-        (`digest.preferences`); the time zone is checked again here."""
+        (`digest.subscribers.preferences`); the time zone is checked again here."""
         zone = _check_timezone(prefs.timezone)
         cats = _normalize_categories(prefs.categories)
         urls = list(dict.fromkeys(u.strip() for u in prefs.channels if u.strip()))
@@ -188,34 +189,34 @@ def _addresses(email: str) -> set[str]:
     return addresses
 
 
-def _channels_of(conn: Connection, ids: Sequence[int]) -> dict[int, tuple[Channel, ...]]:
-    """The channels of the subscribers `ids`, in each one's order."""
+def _channels_of(conn: Connection, ids: Sequence[int]) -> dict[int, tuple[str, ...]]:
+    """The channels' URLs of the subscribers `ids`, in each one's order."""
     if not ids:
         return {}
-    query = select(channels.c.subscriber_id, channels.c.url, channels.c.key).order_by(
+    query = select(channels.c.subscriber_id, channels.c.url).order_by(
         channels.c.subscriber_id, channels.c.position
     )
     if len(ids) < 500:  # else all of them: cheaper than a long IN list
         query = query.where(channels.c.subscriber_id.in_(list(ids)))
-    found: dict[int, list[Channel]] = {}
-    for sid, url, key in conn.execute(query):
-        found.setdefault(sid, []).append(Channel(url=url, key=key))
-    return {sid: tuple(chs) for sid, chs in found.items()}
+    found: dict[int, list[str]] = {}
+    for sid, url in conn.execute(query):
+        found.setdefault(sid, []).append(url)
+    return {sid: tuple(urls) for sid, urls in found.items()}
 
 
-def _subscriber(row: Mapping[Any, Any], chans: tuple[Channel, ...] = ()) -> Subscriber:
+def _subscriber(row: Mapping[Any, Any], urls: tuple[str, ...] = ()) -> Subscriber:
     categories = row["categories"]
-    return Subscriber(
-        email=row["email"],
+    prefs = Preferences(
         categories=tuple(categories) if categories is not None else None,
         timezone=row["timezone"],
-        token=row["token"],
-        created_at=row["created_at"],
         send_at=row["send_at"],
         include=tuple(row["include_terms"] or ()),
         exclude=tuple(row["exclude_terms"] or ()),
         max_stories=row["max_stories"],
         language=row["language"],
         send_email=bool(row["send_email"]),
-        channels=chans,
+        channels=urls,
+    )
+    return Subscriber(
+        email=row["email"], token=row["token"], created_at=row["created_at"], preferences=prefs
     )

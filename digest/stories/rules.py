@@ -15,14 +15,11 @@ Unlike the search, no word is too common to count: a rule says exactly what its 
 
 from __future__ import annotations
 
-import re
-import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
-from functools import lru_cache
 
 from digest.models import Edition, EditionHeadline, EditionStory
-from digest.stories.tokens import every_word, stem
+from digest.stories.terms import MAX_TERM_CHARS, MAX_TERMS, format_terms, parse_terms, term_stems
 
 __all__ = [
     "MAX_TERMS",
@@ -33,47 +30,6 @@ __all__ = [
     "parse_terms",
     "tailor",
 ]
-
-# A rule longer than this is cut: the page and the CLI refuse nothing a reader types, and no
-# rule makes matching slow.
-MAX_TERMS = 50
-MAX_TERM_CHARS = 100
-_SEPARATORS = re.compile(r"[,;\n\r]")
-_QUOTES = "\"'“”„‘’«»"
-
-
-def parse_terms(text: str | Iterable[str]) -> tuple[str, ...]:
-    """The terms of a rule: "word, a phrase" → ("word", "a phrase").
-
-    Each term is the text between separators with its quotes and surrounding spaces dropped
-    and inner whitespace collapsed to one space, control and format characters removed; terms
-    without a word are dropped, as are repeats (terms with the same stems: "Election" after
-    "elections"). A sequence of strings is read as its parts joined by commas. Never raises.
-    """
-    if not isinstance(text, str):
-        text = ",".join(text)
-    found: list[str] = []
-    seen: set[tuple[str, ...]] = set()
-    for piece in _SEPARATORS.split(text):
-        cleaned = "".join(
-            " " if unicodedata.category(ch)[0] in "CZ" else ch for ch in piece
-        ).strip()
-        cleaned = " ".join(cleaned.strip(_QUOTES + " ").split())
-        cleaned = cleaned[:MAX_TERM_CHARS].strip()
-        key = _stems(cleaned)
-        if not key or key in seen:
-            continue
-        seen.add(key)
-        found.append(cleaned)
-        if len(found) == MAX_TERMS:
-            break
-    return tuple(found)
-
-
-def format_terms(terms: Iterable[str]) -> str:
-    """Terms as a reader types them back: "word, a phrase" (`parse_terms` reads it again as
-    the same terms)."""
-    return ", ".join(terms)
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,10 +45,10 @@ class Rules:
     def keeps(self, texts: Iterable[str]) -> bool:
         """Whether a story whose fields are `texts` is kept: an include term matches one of
         them (or there is none), and no exclude term matches any."""
-        fields = [_stems(t) for t in texts if t]
-        if any(_in_any(_stems(term), fields) for term in self.exclude):
+        fields = [term_stems(t) for t in texts if t]
+        if any(_in_any(term_stems(term), fields) for term in self.exclude):
             return False
-        return not self.include or any(_in_any(_stems(term), fields) for term in self.include)
+        return not self.include or any(_in_any(term_stems(term), fields) for term in self.include)
 
     def keeps_story(self, story: EditionStory) -> bool:
         return self.keeps((story.title, story.brief_summary, story.summary, *story.keywords))
@@ -132,12 +88,6 @@ def tailor(
 def is_empty(edition: Edition) -> bool:
     """No story and no other headline in any section."""
     return not any(s.stories or s.headlines for s in edition.sections)
-
-
-@lru_cache(maxsize=8192)
-def _stems(text: str) -> tuple[str, ...]:
-    # Cached: an edition's few hundred texts are matched against every reader's rules.
-    return tuple(stem(w) for w in every_word(text))
 
 
 def _in_any(term: tuple[str, ...], fields: list[tuple[str, ...]]) -> bool:
