@@ -219,3 +219,38 @@ def test_an_everyday_command_starts_without_the_heavy_libraries(
     packages = {name.partition(".")[0] for name in ran["modules"]}
     assert packages & set(NEVER_AT_START) == set(), f"digest {command} imported them"
     assert packages & set(ALSO_NOT[command]) == set(), f"digest {command} imported them"
+
+
+# Jobs as plans (`digest.jobs`): no job knows the queue, and the queue knows no job by name; it
+# runs whatever unit kinds the jobs registered.
+
+JOB_MODULES = ("digest.collect", "digest.deepen", "digest.publish")
+
+
+def _within(package: str) -> list[str]:
+    return sorted(n for n in MODULES if n == package or n.startswith(f"{package}."))
+
+
+def test_no_job_imports_the_queue() -> None:
+    for name in [*_within("digest.jobs"), *JOB_MODULES]:
+        reached = _within("digest.queue")
+        assert not imported(name) & set(reached), f"{name} imports the task queue"
+    assert "digest.jobs.units" in imported("digest.deepen")  # the check sees the jobs' imports
+
+
+def test_the_queue_imports_no_job_and_names_no_unit_kind() -> None:
+    from digest.jobs.units import STEPS
+    from digest.worker import load_steps
+
+    load_steps()
+    kinds = [k for k in STEPS if k.startswith("digest.")]
+    assert kinds, "no unit kind registered"
+    # The queue knows units and the registry of their steps, nothing of the jobs themselves.
+    generic = {"digest.jobs", "digest.jobs.units"}
+    jobs = {*JOB_MODULES, *_within("digest.jobs")} - generic
+    for name in _within("digest.queue"):
+        assert not imported(name) & jobs, f"{name} imports a job"
+        source = MODULES[name].read_text(encoding="utf-8")
+        named = [k for k in kinds if f'"{k}"' in source or f"'{k}'" in source]
+        assert not named, f"{name} names the unit kinds {named}: take them from the registry"
+    assert "digest.jobs.units" in imported("digest.queue.tasks")
