@@ -322,9 +322,8 @@ async def _read_stories(app: App, stories: list[StoryView], progress: Progress) 
     `[llm] budget` when they run in this process; the outcomes folded into one tally, the
     failed pages, and one error each for the summaries that fell back or ran out of budget."""
     units = plan_stories(stories)
-    shown = {
-        s.id: s.articles[0].url if s.articles else s.title for s in stories
-    }  # as progress tells a story
+    # A story as progress names it: its representative's URL.
+    shown = {s.id: s.articles[0].url if s.articles else s.title for s in stories}
     progress.step("summarizing stories", len(units))
     runner = await app.runner()
     budget = app.config.llm.budget if app.config.llm else None
