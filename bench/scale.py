@@ -297,13 +297,14 @@ def workers(folder: Path, count: int, concurrency: int) -> Iterator[set[int]]:
 async def warm_up(queue: Any, workers: int) -> None:
     """Until every worker is live and has run a few tasks: a worker's first task pays for its
     imports (seconds on a busy machine), a one-off cost that is not the throughput measured."""
-    from digest.queue.queue import STORY
+    from digest.deepen import StoryUnit
+    from digest.queue import QueueRunner
 
     for _ in range(600):  # polling the workers table: no event tells when one registers
         if len(await queue.live_workers()) >= workers:
             break
         await asyncio.sleep(0.5)
-    await queue.run(STORY, [{"story": 0, "articles": []} for _ in range(workers * 8)])
+    await QueueRunner(queue).run([StoryUnit(0) for _ in range(workers * 8)])
 
 
 Stage = tuple[float, int, dict[str, float]]  # wall seconds, things done, CPU seconds by group
@@ -316,10 +317,8 @@ async def stages(
     from digest.app import App
     from digest.collect import collect
     from digest.config import load_config
+    from digest.deepen import StoryUnit
     from digest.publish import send_edition
-    from digest.queue import codec
-    from digest.queue.queue import STORY
-    from digest.queue.tasks import story as story_task
 
     config = load_config(config_path)
     out: dict[str, Stage] = {}
@@ -353,11 +352,9 @@ async def stages(
             ids = await asyncio.to_thread(_one_story_per_article, store, STORIES)
 
             async def crawl_and_summarize(stories: list[tuple[int, Any]]) -> None:
-                tasks = [{"story": s, "articles": [codec.article_json(a)]} for s, a in stories]
-                if queue is not None:
-                    await queue.run(STORY, tasks)
-                else:  # the story task's own body, in this process, all at once as deepen
-                    await asyncio.gather(*(story_task(app, **t) for t in tasks))
+                units = [StoryUnit(s, (page,)) for s, page in stories]
+                # On the workers, or (no queue) every story's step in this process at once.
+                await (await app.runner()).run(units)
 
             await crawl_and_summarize(warm)
             async with stage("crawl + summary", lambda: len(ids)):
@@ -381,10 +378,10 @@ SITES = 25
 
 def _one_story_per_article(store: Any, limit: int, skip: int = 0) -> list[tuple[int, Any]]:
     """`limit` stored articles after the first `skip`, each made a story of its own (the news
-    web's feeds tell ten stories, not 500): (story id, the article as a task carries it)."""
+    web's feeds tell ten stories, not 500): (story id, the page its unit reads)."""
     from sqlalchemy import select
 
-    from digest.queue import codec
+    from digest.deepen import CrawlTarget
     from digest.store.schema import articles
     from digest.stories.plan import StoryPlan
 
@@ -396,13 +393,7 @@ def _one_story_per_article(store: Any, limit: int, skip: int = 0) -> list[tuple[
         StoryPlan(None, title, (id_,), 0, now, now, 1, 1, 1.0, False) for id_, _, title in rows
     ]
     created = store.save_stories(CATEGORY, plans, now=now, candidates=len(plans)).created
-    return [
-        (
-            story,
-            codec.article({"id": i, "url": u, "title": t, "source": "", "has_text": False}, now),
-        )
-        for story, (i, u, t) in zip(created, rows, strict=True)
-    ]
+    return [(story, CrawlTarget(i, u)) for story, (i, u, _) in zip(created, rows, strict=True)]
 
 
 def _crawled_and_summarized(store: Any, stories: list[tuple[int, Any]]) -> tuple[int, int]:
@@ -413,7 +404,7 @@ def _crawled_and_summarized(store: Any, stories: list[tuple[int, Any]]) -> tuple
     from digest.store.schema import articles, story_summaries
 
     ids = [s for s, _ in stories]
-    articles_ = [a.id for _, a in stories]
+    articles_ = [page.article for _, page in stories]
     with store.engine.connect() as conn:
         crawled = conn.scalar(
             select(func.count())

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from digest.fetch.client import HttpClient
     from digest.fetch.fast import FastExtractor
     from digest.fetch.parsers import ParserPool
+    from digest.jobs.units import Runner
     from digest.queue import Queue
     from digest.store import Store
     from digest.summarize import Summarizer
@@ -49,6 +50,7 @@ class App:
         self._llm_slots: asyncio.Semaphore | None = None  # translation calls in flight
         self._queue: Queue | None = None
         self._queue_lock = asyncio.Lock()
+        self._runner: Runner | None = None
         # Set in `digest worker`: this process runs the tasks, so its jobs must not enqueue more.
         self.is_worker = False
         self._stack = AsyncExitStack()
@@ -202,6 +204,21 @@ class App:
 
                 self._queue = await self._stack.enter_async_context(Queue(self.config))
             return self._queue
+
+    async def runner(self) -> Runner:
+        """What runs the jobs' units: the task queue's workers when `[queue] enabled` (and this
+        process is not a worker, which runs the units it is given), else this process."""
+        if self._runner is None:
+            queue = await self.queue()
+            if queue is None:
+                from digest.jobs.units import InProcess
+
+                self._runner = InProcess(self)
+            else:
+                from digest.queue import QueueRunner
+
+                self._runner = QueueRunner(queue)
+        return self._runner
 
     async def store(self, *, create: bool = True) -> Store:
         """The database, opened and upgraded on first use (in a thread: it is blocking I/O).

@@ -1,5 +1,7 @@
 """The collection pass: headlines from every source, fast extraction, store, run record.
 
+Planned as units (`digest.jobs`): each category's sources (`plan_sources`), then its headlines
+in batches (`plan_extraction`), run by the app's runner, in this process or on the workers alike.
 One source failing never stops the others: its error is recorded on the run and shown by the CLI.
 """
 
@@ -13,13 +15,16 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, ClassVar
 
 from digest import metrics
 from digest.app import App
+from digest.config import FeedConfig
 from digest.errors import DigestError
 from digest.feeds_manage import feeds_for
 from digest.fetch.cache import host_of
+from digest.jobs.run import recorded_run
+from digest.jobs.units import Lost, Outcome, Runner, Unit, step
 from digest.models import Failure, FeedState, Headline, Item
 from digest.progress import NO_PROGRESS, Progress
 from digest.sources.feeds import fetch_feed
@@ -93,18 +98,6 @@ def run_status(headlines: int, failures: int) -> str:
     return "partial" if headlines else "failed"
 
 
-async def _feed_headlines(
-    app: App, category: str, failures: list[Failure], tried: list[str] | None = None
-) -> list[Headline]:
-    """Headlines of the category's feeds, the config file's and the database's alike
-    (`digest.feeds_manage.feeds_for`); `tried` gets the URL of every feed looked at."""
-    feeds = await feeds_for(app, category)
-    if tried is not None:
-        tried.extend(f.url for f in feeds)
-
-    return [h for batch in await feeds_headlines(app, feeds, failures) for h in batch]
-
-
 async def feeds_headlines(
     app: App, feeds: Sequence[Any], failures: list[Failure]
 ) -> list[list[Headline]]:
@@ -167,24 +160,6 @@ def _failed(state: FeedState | None, feed, error: str, now: datetime) -> FeedSta
     return replace(state, error_count=state.error_count + 1, last_error=error, last_checked_at=now)
 
 
-async def gather_category(
-    app: App, category: str, failures: list[Failure], feeds: list[str] | None = None
-) -> list[Headline]:
-    """Headlines of one category from DuckDuckGo news and the category's feeds, deduplicated;
-    `feeds` gets the URL of every feed looked at."""
-    sources = app.config.sources
-
-    ddg_items, feed_items = await asyncio.gather(
-        search_headlines(app, category, failures) if sources.ddg else _nothing(),
-        _feed_headlines(app, category, failures, feeds),
-    )
-    return merge_headlines([ddg_items, feed_items])
-
-
-async def _nothing() -> list[Headline]:
-    return []
-
-
 async def search_headlines(app: App, category: str, failures: list[Failure]) -> list[Headline]:
     """The category's DuckDuckGo news; a failure is added to `failures`."""
     try:
@@ -221,27 +196,147 @@ async def extract_and_store(
     return report, failed_hosts(items)
 
 
-async def extract_in_batches(
-    app: App, category: str, headlines: list[Headline]
-) -> tuple[CategoryReport, Counter[str]]:
-    """`extract_and_store` in-process, by batches of `[queue] headlines_per_task`, as workers
-    do: one pass has 1.5 s, which reads a few hundred pages (5,000 headlines in one pass gave
-    300 of them a lede). The passes take turns, and a batch's upsert runs while the next
-    batch's pages are read."""
-    size = app.config.queue.headlines_per_task
-    parts = [headlines[i : i + size] for i in range(0, len(headlines), size)] or [[]]
-    done = await asyncio.gather(
-        *(extract_and_store(app, category, part, in_turn=True) for part in parts),
-        return_exceptions=True,  # every batch ends (stored or not) before an error goes up
-    )
-    total, hosts = CategoryReport(category), Counter[str]()
-    for outcome in done:
-        if isinstance(outcome, BaseException):
-            raise outcome
-        report, failed = outcome
-        total = total.plus(report)
-        hosts.update(failed)
-    return total, hosts
+# The units of a collection: a category's sources (its DuckDuckGo query, or some of its
+# feeds), then its headlines in batches for the fast extraction.
+
+
+@dataclass(frozen=True, slots=True)
+class SourcesOutcome(Outcome):
+    headlines: tuple[Headline, ...] = ()
+    failures: tuple[Failure, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "headlines": [h.to_json() for h in self.headlines],
+            "failures": [f.to_json() for f in self.failures],
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> SourcesOutcome:
+        return cls(
+            tuple(Headline.from_json(h) for h in data["headlines"]),
+            tuple(Failure.from_json(f) for f in data["failures"]),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class SourcesUnit(Unit[SourcesOutcome]):
+    """A category's DuckDuckGo news (`ddg`) or some of its feeds."""
+
+    kind: ClassVar[str] = "digest.sources"
+    category: str
+    ddg: bool = False
+    feeds: tuple[FeedConfig, ...] = ()
+
+    @property
+    def what(self) -> str:
+        return f"{self.category}:" + ("ddg" if self.ddg else f"{len(self.feeds)} feed(s)")
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "category": self.category,
+            "ddg": self.ddg,
+            "feeds": [f.model_dump() for f in self.feeds],
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> SourcesUnit:
+        feeds = tuple(FeedConfig(**f) for f in data["feeds"])
+        return cls(str(data["category"]), bool(data["ddg"]), feeds)
+
+
+@dataclass(frozen=True, slots=True)
+class ExtractOutcome(Outcome):
+    report: CategoryReport
+    failing_hosts: dict[str, int] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "category": self.report.category,
+            "headlines": self.report.headlines,
+            "with_lede": self.report.with_lede,
+            "new": self.report.new,
+            "updated": self.report.updated,
+            "failing_hosts": dict(self.failing_hosts),
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> ExtractOutcome:
+        report = CategoryReport(
+            str(data["category"]),
+            int(data["headlines"]),
+            int(data["with_lede"]),
+            int(data["new"]),
+            int(data["updated"]),
+        )
+        return cls(report, {str(k): int(v) for k, v in data["failing_hosts"].items()})
+
+
+@dataclass(frozen=True, slots=True)
+class ExtractUnit(Unit[ExtractOutcome]):
+    """One batch of a category's headlines, for the fast extraction and the upsert."""
+
+    kind: ClassVar[str] = "digest.extract"
+    category: str
+    headlines: tuple[Headline, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {"category": self.category, "headlines": [h.to_json() for h in self.headlines]}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> ExtractUnit:
+        headlines = tuple(Headline.from_json(h) for h in data["headlines"])
+        return cls(str(data["category"]), headlines)
+
+
+def plan_sources(
+    category: str, feeds: Sequence[FeedConfig], *, ddg: bool, per_unit: int
+) -> list[SourcesUnit]:
+    """A category's sources as units: its DuckDuckGo query alone (when `ddg`), then its feeds
+    by `per_unit` (`[queue] sources_per_task`)."""
+    units = [SourcesUnit(category, ddg=True)] if ddg else []
+    for i in range(0, len(feeds), per_unit):
+        units.append(SourcesUnit(category, feeds=tuple(feeds[i : i + per_unit])))
+    return units
+
+
+def plan_extraction(
+    category: str, headlines: Sequence[Headline], *, per_unit: int
+) -> list[ExtractUnit]:
+    """A category's headlines by `per_unit` (`[queue] headlines_per_task`), in or off the
+    process: one pass has 1.5 s, which reads a few hundred pages (5,000 headlines in one
+    pass gave 300 of them a lede). The passes take turns, and a batch's upsert runs while
+    the next batch's pages are read."""
+    return [
+        ExtractUnit(category, tuple(headlines[i : i + per_unit]))
+        for i in range(0, len(headlines), per_unit)
+    ]
+
+
+@step(SourcesUnit, SourcesOutcome)
+async def read_sources(app: App, unit: SourcesUnit) -> SourcesOutcome:
+    """The unit's headlines, merged. The fast extraction's parsers start meanwhile: the
+    extraction units come next."""
+    await app.extractor.warm()
+    failures: list[Failure] = []
+    fed = feeds_headlines(app, unit.feeds, failures)
+    if unit.ddg:
+        searched, fed_batches = await asyncio.gather(
+            search_headlines(app, unit.category, failures), fed
+        )
+        batches = [searched, *fed_batches]
+    else:
+        batches = await fed
+    return SourcesOutcome(tuple(merge_headlines(batches)), tuple(failures))
+
+
+@step(ExtractUnit, ExtractOutcome)
+async def extract_batch(app: App, unit: ExtractUnit) -> ExtractOutcome:
+    """Fast extraction and the upsert of one batch. Fast passes take turns, one per process
+    and one per core on the machine (`digest.fetch.turns`): each has its whole budget from
+    its turn."""
+    report, hosts = await extract_and_store(app, unit.category, list(unit.headlines), in_turn=True)
+    return ExtractOutcome(report, dict(hosts))
 
 
 async def collect(
@@ -259,139 +354,112 @@ async def collect(
     started = time.monotonic()
     cats = [app.config.check_category(c) for c in categories] if categories else None
     cats = cats or list(app.config.sources.categories)
-    store = await app.store()
-    run_id = await asyncio.to_thread(store.start_run, "collect", run_key)
-    failures: list[Failure] = []
     reports: list[CategoryReport] = []
     failing_hosts: Counter[str] = Counter()
     feeds: list[str] = []
-    status = "failed"
-    queue = await app.queue()
-    try:
-        progress.step("gathering categories", len(cats))
-        if queue is None:
-            await app.extractor.warm()  # the parsers start while the feeds are read
-        else:  # sources, then each category's extraction batches, as tasks on the workers
-            await _collect_queued(
-                app, queue, cats, failures, feeds, reports, failing_hosts, progress
-            )
-        for category in cats if queue is None else ():
-            headlines = await gather_category(app, category, failures, feeds)
-            report, hosts = await extract_in_batches(app, category, headlines)
-            failing_hosts.update(hosts)
-            reports.append(report)
-            progress.advance(1, category)
-            log.info("collected %s: %d headlines, %d new", category, report.headlines, report.new)
-        status = run_status(sum(r.headlines for r in reports), len(failures))
-    except (asyncio.CancelledError, KeyboardInterrupt):  # Ctrl+C, SIGTERM: not a failure
-        status = "interrupted"
-        raise
-    finally:
-        counts = {
-            "headlines": sum(r.headlines for r in reports),
-            "with_lede": sum(r.with_lede for r in reports),
-            "new": sum(r.new for r in reports),
-            "updated": sum(r.updated for r in reports),
-            "categories": {r.category: r.headlines for r in reports},
-            # Hosts whose pages failed (timeout, error, blocked) in this pass: `digest status`.
-            "failing_hosts": dict(failing_hosts.most_common(20)),
-        }
-        errors = [f.to_json() for f in failures]
-        await asyncio.to_thread(
-            store.finish_run, run_id, status=status, counts=counts, errors=errors
-        )
-        metrics.run_finished("collect", status, time.monotonic() - started)
-    for f in failures:  # the run record and the CLI report show these; the daemon logs louder
+    async with recorded_run(app, "collect", run_key, started=started) as run:
+        try:
+            progress.step("gathering categories", len(cats))
+            runner = await app.runner()
+            plans: dict[str, list[SourcesUnit]] = {}
+            for category in cats:
+                found = await feeds_for(app, category)
+                feeds.extend(f.url for f in found)
+                plans[category] = plan_sources(
+                    category,
+                    found,
+                    ddg=app.config.sources.ddg,
+                    per_unit=app.config.queue.sources_per_task,
+                )
+            reports += await _categories(app, runner, plans, run.errors, failing_hosts, progress)
+            run.status = run_status(sum(r.headlines for r in reports), len(run.errors))
+        finally:
+            run.counts = {
+                "headlines": sum(r.headlines for r in reports),
+                "with_lede": sum(r.with_lede for r in reports),
+                "new": sum(r.new for r in reports),
+                "updated": sum(r.updated for r in reports),
+                "categories": {r.category: r.headlines for r in reports},
+                # Hosts whose pages failed (timeout, error, blocked) in this pass: `digest status`.
+                "failing_hosts": dict(failing_hosts.most_common(20)),
+            }
+    for f in run.errors:  # the run record and the CLI report show these; the daemon logs louder
         log.info("source failed: %s: %s", f.source, f.error)
     elapsed = time.monotonic() - started
-    return CollectReport(run_id, status, reports, failures, elapsed, feeds=len(feeds))
+    return CollectReport(run.id, run.status, reports, run.errors, elapsed, feeds=len(feeds))
 
 
-async def _collect_queued(
+async def _categories(
     app: App,
-    queue: Any,
-    categories: list[str],
+    runner: Runner,
+    plans: dict[str, list[SourcesUnit]],
     failures: list[Failure],
-    tried: list[str],
-    reports: list[CategoryReport],
     failing_hosts: Counter[str],
-    progress: Progress = NO_PROGRESS,
-) -> None:
-    """`collect`'s loop over categories on the workers (`digest.queue.work`): every
-    category's sources at once, and a category's extraction batches as soon as its own
-    sources are in, while the other categories' are still read (workers left without a source
-    task extract instead of idling; headlines merge within a category, so nothing changes)."""
-    from digest.queue.work import chunks
+    progress: Progress,
+) -> list[CategoryReport]:
+    """Each category's pass; failures are added in the categories' order.
 
-    plans: dict[str, list[dict[str, Any]]] = {}
-    for category in categories:
-        plan = plans[category] = []
-        if app.config.sources.ddg:
-            plan.append({"category": category, "ddg": True, "feeds": []})
-        feeds = await feeds_for(app, category)
-        tried.extend(f.url for f in feeds)
-        for part in chunks([f.model_dump() for f in feeds], app.config.queue.sources_per_task):
-            plan.append({"category": category, "ddg": False, "feeds": list(part)})
+    In this process the categories take turns, one after the other: a category's pass has
+    the machine to itself, and a pass stopped half-way has stored nothing of the categories
+    after it. On the workers (`runner.remote`) every category's sources are read at once, and
+    a category's extraction batches start as soon as its own sources are in, while the other
+    categories' are still read (workers left without a source unit extract instead of idling;
+    headlines merge within a category, so nothing changes)."""
+    categories = list(plans)
     lost: dict[str, list[Failure]] = {c: [] for c in categories}
+    reports: list[CategoryReport] = []
 
-    async def gathered(category: str) -> CategoryReport:
-        report = await _category_queued(
-            app, queue, category, plans[category], lost[category], failing_hosts
-        )
+    def fold(category: str, report: CategoryReport, hosts: Counter[str]) -> None:
+        failures.extend(lost[category])
+        reports.append(report)
+        failing_hosts.update(hosts)
+        log.info("collected %s: %d headlines, %d new", category, report.headlines, report.new)
+
+    if not runner.remote:
+        for category in categories:
+            report, hosts = await _category(app, runner, category, plans[category], lost[category])
+            progress.advance(1, category)
+            fold(category, report, hosts)
+        return reports
+
+    async def gathered(category: str) -> tuple[CategoryReport, Counter[str]]:
+        done = await _category(app, runner, category, plans[category], lost[category])
         progress.advance(1, category)
-        return report
+        return done
 
     done = await asyncio.gather(
         *(gathered(c) for c in categories),
-        return_exceptions=True,  # every category's tasks are waited for before an error goes up
+        return_exceptions=True,  # every category's units end before an error goes up
     )
     for category, total in zip(categories, done, strict=True):
         if isinstance(total, BaseException):
             raise total
-        failures.extend(lost[category])  # in the categories' order, whichever ended first
-        reports.append(total)
-        log.info("collected %s: %d headlines, %d new", category, total.headlines, total.new)
+        fold(category, *total)
+    return reports
 
 
-async def _category_queued(
-    app: App,
-    queue: Any,
-    category: str,
-    sources: list[dict[str, Any]],
-    failures: list[Failure],
-    failing_hosts: Counter[str],
-) -> CategoryReport:
-    """One category on the workers: its source tasks, their headlines merged, then its
-    extraction batches."""
-    from digest.queue import codec
-    from digest.queue.queue import EXTRACT, SOURCES
-    from digest.queue.work import chunks, task_failure
-
+async def _category(
+    app: App, runner: Runner, category: str, sources: list[SourcesUnit], failures: list[Failure]
+) -> tuple[CategoryReport, Counter[str]]:
+    """One category: its source units, their headlines merged, then its extraction batches."""
     found: list[list[Headline]] = []
-    for args, result in zip(sources, await queue.run(SOURCES, sources), strict=True):
-        what = "ddg" if args["ddg"] else f"{len(args['feeds'])} feed(s)"
-        if (lost := task_failure(SOURCES, f"{category}:{what}", result)) is not None:
-            failures.append(lost)
+    for unit, outcome in zip(sources, await runner.run(sources), strict=True):
+        if isinstance(outcome, Lost):
+            failures.append(outcome.failure(unit.what))
             continue
-        failures.extend(codec.failure(f) for f in result["failures"])
-        found.append([Headline.from_json(h) for h in result["headlines"]])
-    merged = [h.to_json() for h in merge_headlines(found)]
-    batches = [
-        {"category": category, "headlines": list(part)}
-        for part in chunks(merged, app.config.queue.headlines_per_task)
-    ]
-    total = CategoryReport(category)
-    for result in await queue.run(EXTRACT, batches):
-        if (lost := task_failure(EXTRACT, category, result)) is not None:
-            failures.append(lost)
+        failures.extend(outcome.failures)
+        found.append(list(outcome.headlines))
+    batches = plan_extraction(
+        category, merge_headlines(found), per_unit=app.config.queue.headlines_per_task
+    )
+    total, hosts = CategoryReport(category), Counter[str]()
+    for batch in await runner.run(batches):
+        if isinstance(batch, Lost):
+            failures.append(batch.failure(category))
             continue
-        total = total.plus(
-            CategoryReport(
-                category, result["headlines"], result["with_lede"], result["new"], result["updated"]
-            )
-        )
-        failing_hosts.update(result["failing_hosts"])
-    return total
+        total = total.plus(batch.report)
+        hosts.update(batch.failing_hosts)
+    return total, hosts
 
 
 async def collect_claiming(

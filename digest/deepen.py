@@ -6,6 +6,10 @@ Each top story gets one summary, written in one LLM call from the main texts of 
 summaries of one deepen share `[llm] budget` seconds: the stories still waiting when it is spent
 are summarized extractively, and the run record says how many and why.
 
+Each top story is one unit (`plan_stories`, `read_story`): its pages still to read, then its
+summary, run by the app's runner in this process or on the workers alike (a story on a worker
+has the whole `[llm] budget` for itself, from its first LLM call).
+
 One failed page never sinks the batch: its error is recorded on the run and the story keeps
 whatever else was read. With no LLM configured, or the LLM failing, summaries are extractive
 (and marked so).
@@ -16,13 +20,18 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from dataclasses import dataclass, field, replace
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import asdict, dataclass, field, fields, replace
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, ClassVar
 
 from digest import metrics
 from digest.app import App
 from digest.clustering import NO_EMBEDDINGS, cluster_category, cluster_with_embeddings, top_stories
+from digest.jobs.run import recorded_run
+from digest.jobs.units import Lost, Outcome, Unit, step
 from digest.models import ArticleView, Failure, Page, StorySummary, StoryView, Summary
 from digest.progress import NO_PROGRESS, Progress
 from digest.store import content_hash
@@ -38,12 +47,47 @@ SOURCES_PER_STORY = 4
 EMBEDDINGS = "embeddings"
 BUDGET = "llm budget"
 
-# What a deepen counts (the run record's `counts`; a story task on a worker counts the same).
-COUNTS = (
-    *("stories", "crawled", "crawl_failed", "summarized", "reused", "llm", "extractive"),
-    *("tokens", "embedded", "llm_calls", "sources_read", "claims", "claims_found"),
-    *("sentences_removed", "claims_rejected", "over_budget", "summary_ms"),
-)
+
+@dataclass(frozen=True, slots=True)
+class DeepenTally:
+    """What a deepen counts (the run record's `counts`); each story's unit counts its own
+    and the job adds them up."""
+
+    stories: int = 0
+    crawled: int = 0
+    crawl_failed: int = 0
+    summarized: int = 0
+    reused: int = 0
+    llm: int = 0
+    extractive: int = 0
+    tokens: int = 0
+    embedded: int = 0
+    llm_calls: int = 0
+    sources_read: int = 0
+    claims: int = 0
+    claims_found: int = 0
+    sentences_removed: int = 0
+    claims_rejected: int = 0
+    over_budget: int = 0
+    # The longest story's summary: stories are summarized at once (the LLM client lets
+    # `[llm] concurrency` through), so the longest is about how long summarizing took.
+    summary_ms: int = 0
+
+    def __add__(self, other: DeepenTally) -> DeepenTally:
+        both = {f.name: getattr(self, f.name) + getattr(other, f.name) for f in fields(self)}
+        both["summary_ms"] = max(self.summary_ms, other.summary_ms)
+        return DeepenTally(**both)
+
+    def to_json(self) -> dict[str, int]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> DeepenTally:
+        return cls(**{f.name: int(data.get(f.name, 0)) for f in fields(cls)})
+
+
+# What a deepen counts, by name (the run record's `counts`).
+COUNTS = tuple(f.name for f in fields(DeepenTally))
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,6 +150,81 @@ def story_sources(story: StoryView) -> list[ArticleView]:
     return out[:SOURCES_PER_STORY]
 
 
+@dataclass(frozen=True, slots=True)
+class CrawlTarget:
+    """An article of a story whose page is still to be read."""
+
+    article: int
+    url: str
+
+
+@dataclass(frozen=True, slots=True)
+class StoryOutcome(Outcome):
+    """What reading and summarizing one story did: its counts, the pages that failed, why its
+    summary fell back to extractive (if it did), and the crawl mode used."""
+
+    tally: DeepenTally = DeepenTally()
+    summarized: bool = False
+    failed_pages: tuple[Failure, ...] = ()
+    fallback: str | None = None
+    crawl_mode: str = ""
+    crawl_mode_reason: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "counts": self.tally.to_json(),
+            "summarized": self.summarized,
+            "failed_pages": [f.to_json() for f in self.failed_pages],
+            "fallback": self.fallback,
+            "crawl_mode": self.crawl_mode,
+            "crawl_mode_reason": self.crawl_mode_reason,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> StoryOutcome:
+        return cls(
+            DeepenTally.from_json(data["counts"]),
+            bool(data["summarized"]),
+            tuple(Failure.from_json(f) for f in data["failed_pages"]),
+            data["fallback"],
+            str(data["crawl_mode"]),
+            str(data["crawl_mode_reason"]),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class StoryUnit(Unit[StoryOutcome]):
+    """One top story: the pages of its sources still to read, then its one summary (a story
+    in one unit, so a worker reads a story as a deepen does)."""
+
+    kind: ClassVar[str] = "digest.story"
+    story: int
+    pages: tuple[CrawlTarget, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {"story": self.story, "pages": [[p.article, p.url] for p in self.pages]}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> StoryUnit:
+        pages = tuple(CrawlTarget(int(a), str(u)) for a, u in data["pages"])
+        return cls(int(data["story"]), pages)
+
+
+def plan_stories(stories: Sequence[StoryView]) -> list[StoryUnit]:
+    """A unit per story, with the pages to read: its sources (`story_sources`) that have no
+    main text yet, each page once even when two stories share it."""
+    planned: set[int] = set()
+    units = []
+    for story in stories:
+        pages = []
+        for a in story_sources(story):
+            if not a.has_text and a.id not in planned:
+                planned.add(a.id)
+                pages.append(CrawlTarget(a.id, a.url))
+        units.append(StoryUnit(story.id, tuple(pages)))
+    return units
+
+
 async def deepen(
     app: App,
     categories: list[str] | None = None,
@@ -114,7 +233,7 @@ async def deepen(
     progress: Progress = NO_PROGRESS,
 ) -> DeepenReport:
     """Cluster, crawl and summarize the top stories of each category (default: all);
-    `progress` hears of each step: clustering, reading pages, summarizing."""
+    `progress` hears of each step: clustering, then each story read and summarized."""
     started = time.monotonic()
     config = app.config
     cats = [config.check_category(c) for c in categories] if categories else None
@@ -122,112 +241,208 @@ async def deepen(
     limit = top or config.stories.top
     store = await app.store()
     embedder = await app.embedder()
-    run_id = await asyncio.to_thread(store.start_run, "deepen")
     now = datetime.now(UTC)
-    counts = dict.fromkeys(COUNTS, 0)
-    errors: list[Failure] = []
-    status, mode, mode_reason = "failed", "", ""
+    tally = DeepenTally()
+    mode, mode_reason = "", ""
     similarity = "embeddings" if embedder else "lexical"
     similarity_reason = "" if embedder else NO_EMBEDDINGS
     with counted_calls() as own_calls:  # this run's, whatever else shares the client
-        try:
-            stories: list[StoryView] = []
-            progress.step("clustering categories", len(cats))
-            for category in cats:
-                # Once the endpoint failed, the rest of the run goes without it: a dead server
-                # costs one timeout per run, not one per category.
-                if embedder is not None and similarity == "embeddings":
-                    result = await cluster_with_embeddings(
-                        store, category, now=now, config=config.stories, embedder=embedder
+        async with recorded_run(app, "deepen", started=started) as run:
+            try:
+                stories: list[StoryView] = []
+                progress.step("clustering categories", len(cats))
+                for category in cats:
+                    # Once the endpoint failed, the rest of the run goes without it: a dead
+                    # server costs one timeout per run, not one per category.
+                    if embedder is not None and similarity == "embeddings":
+                        result = await cluster_with_embeddings(
+                            store, category, now=now, config=config.stories, embedder=embedder
+                        )
+                        tally += DeepenTally(embedded=result.embedded)
+                        if result.embedding_error:
+                            similarity, similarity_reason = "lexical", result.embedding_error
+                            reason = result.embedding_error
+                            log.warning("stories told by their words alone: %s", reason)
+                            run.errors.append(
+                                Failure(EMBEDDINGS, f"lexical similarity only: {reason}")
+                            )
+                    else:
+                        await asyncio.to_thread(
+                            cluster_category, store, category, now=now, config=config.stories
+                        )
+                    stories += await asyncio.to_thread(
+                        top_stories, store, category, since=now - timedelta(hours=24), limit=limit
                     )
-                    counts["embedded"] += result.embedded
-                    if result.embedding_error:
-                        similarity, similarity_reason = "lexical", result.embedding_error
-                        reason = result.embedding_error
-                        log.warning("stories told by their words alone: %s", reason)
-                        errors.append(Failure(EMBEDDINGS, f"lexical similarity only: {reason}"))
-                else:
-                    await asyncio.to_thread(
-                        cluster_category, store, category, now=now, config=config.stories
-                    )
-                stories += await asyncio.to_thread(
-                    top_stories, store, category, since=now - timedelta(hours=24), limit=limit
-                )
-                progress.advance(1, category)
-            counts["stories"] = len(stories)
-            metrics.stories_deepened.inc(len(stories))
-            targets = [a for s in stories for a in story_sources(s) if not a.has_text]
-            queue = await app.queue()
-            if queue is not None:  # crawl + summary, one task per story, on the workers
-                from digest.queue.work import deepen_stories
-
-                progress.step("reading and summarizing stories on the workers")
-                mode, mode_reason, ok = await deepen_stories(
-                    app, queue, stories, targets, counts, errors
-                )
-            else:
-                if targets:
-                    progress.step("reading pages", len(targets))
-                    crawler = await app.crawler()
-                    mode, mode_reason = crawler.mode, crawler.mode_reason
-                    await asyncio.gather(
-                        *(_crawl(app, crawler, a, counts, errors, progress) for a in targets)
-                    )
-                ok = await _summarize_stories(app, stories, counts, errors, progress)
-            own = [e for e in errors if e.source != EMBEDDINGS]  # pages and summaries
-            status = "ok" if not errors else ("partial" if ok or not own else "failed")
-        except (asyncio.CancelledError, KeyboardInterrupt):  # Ctrl+C, SIGTERM: not a failure
-            status = "interrupted"
-            raise
-        finally:
-            counts["llm_calls"] += own_calls[
-                0
-            ]  # and the workers' (their story tasks report theirs)
-            recorded: dict[str, Any] = {
-                **counts,
-                "crawl_mode": mode,
-                "crawl_mode_reason": mode_reason,
-                "similarity": similarity,
-                "similarity_reason": similarity_reason,
-            }
-            await asyncio.to_thread(
-                store.finish_run,
-                run_id,
-                status=status,
-                counts=recorded,
-                errors=[e.to_json() for e in errors],
-            )
-            metrics.run_finished("deepen", status, time.monotonic() - started)
+                    progress.advance(1, category)
+                tally += DeepenTally(stories=len(stories))
+                metrics.stories_deepened.inc(len(stories))
+                read = await _read_stories(app, stories, progress)
+                tally += read.tally
+                mode, mode_reason = read.crawl_mode, read.crawl_mode_reason
+                run.errors += read.errors
+                own = [e for e in run.errors if e.source != EMBEDDINGS]  # pages and summaries
+                ok = read.summarized
+                run.status = "ok" if not run.errors else ("partial" if ok or not own else "failed")
+            finally:
+                # The calls made here, outside the stories' units (each unit counts its own).
+                tally += DeepenTally(llm_calls=own_calls[0])
+                run.counts = {
+                    **tally.to_json(),
+                    "crawl_mode": mode,
+                    "crawl_mode_reason": mode_reason,
+                    "similarity": similarity,
+                    "similarity_reason": similarity_reason,
+                }
     return DeepenReport(
-        run_id,
-        status,
-        counts,
+        run.id,
+        run.status,
+        tally.to_json(),
         mode,
         mode_reason,
-        errors,
+        run.errors,
         time.monotonic() - started,
         similarity,
         similarity_reason,
     )
 
 
-async def _crawl(
-    app: App,
-    crawler: Any,
-    article: ArticleView,
-    counts: dict[str, int],
-    errors: list[Failure],
-    progress: Progress = NO_PROGRESS,
-) -> None:
+@dataclass(frozen=True, slots=True)
+class _Read:
+    """The stories' outcomes, folded."""
+
+    tally: DeepenTally
+    summarized: int
+    errors: list[Failure]
+    crawl_mode: str
+    crawl_mode_reason: str
+
+
+async def _read_stories(app: App, stories: list[StoryView], progress: Progress) -> _Read:
+    """Every story's unit through the runner, their LLM summaries sharing this deepen's
+    `[llm] budget` when they run in this process; the outcomes folded into one tally, the
+    failed pages, and one error each for the summaries that fell back or ran out of budget."""
+    units = plan_stories(stories)
+    # A story as progress names it: its representative's URL.
+    shown = {s.id: s.articles[0].url if s.articles else s.title for s in stories}
+    progress.step("summarizing stories", len(units))
+    runner = await app.runner()
+    budget = app.config.llm.budget if app.config.llm else None
+    with shared_budget(budget):
+        outcomes = await runner.run(units, ended=lambda u: progress.advance(1, shown[u.story]))
+    tally, summarized, mode, reason = DeepenTally(), 0, "", ""
+    errors: list[Failure] = []
+    fallbacks: list[str] = []
+    for unit, outcome in zip(units, outcomes, strict=True):
+        if isinstance(outcome, Lost):
+            errors.append(outcome.failure(str(unit.story)))
+            continue
+        tally += outcome.tally
+        summarized += outcome.summarized
+        errors += outcome.failed_pages
+        if outcome.fallback:
+            fallbacks.append(outcome.fallback)
+        mode = outcome.crawl_mode or mode
+        reason = outcome.crawl_mode_reason or reason
+    log.info(
+        "story summaries: %d made (%d by the LLM, %d extractive, %d left to extractive by the "
+        "budget), %d unchanged; claims %d of %d found, %d sentences removed",
+        tally.summarized,
+        tally.llm,
+        tally.extractive,
+        tally.over_budget,
+        tally.reused,
+        tally.claims_found,
+        tally.claims,
+        tally.sentences_removed,
+    )
+    if fallbacks:
+        n = len(fallbacks)
+        errors.append(
+            Failure(
+                "llm",
+                f"{n} summar{'y' if n == 1 else 'ies'} fell back to extractive: {fallbacks[0]}",
+            )
+        )
+    if tally.over_budget:
+        n = tally.over_budget
+        errors.append(
+            Failure(
+                BUDGET,
+                f"{n} stor{'y' if n == 1 else 'ies'} summarized extractively: the [llm] budget "
+                f"of {budget or 0:g} s for this deepen was spent",
+            )
+        )
+    return _Read(tally, summarized, errors, mode, reason)
+
+
+@dataclass(slots=True)
+class _Budget:
+    """The `[llm] budget` of a deepen's summaries: it starts at the first LLM summary."""
+
+    seconds: float | None
+    deadline: float | None = None
+
+    def begin(self) -> float | None:
+        if self.deadline is None and self.seconds is not None:
+            self.deadline = asyncio.get_running_loop().time() + self.seconds
+        return self.deadline
+
+
+# The budget shared by the story units of one deepen that run in its process; a unit on a
+# worker has its own, counted from its first LLM call.
+_budget: ContextVar[_Budget | None] = ContextVar("deepen_budget", default=None)
+
+
+@contextmanager
+def shared_budget(seconds: float | None) -> Iterator[None]:
+    token = _budget.set(_Budget(seconds))
+    try:
+        yield
+    finally:
+        _budget.reset(token)
+
+
+@step(StoryUnit, StoryOutcome)
+async def read_story(app: App, unit: StoryUnit) -> StoryOutcome:
+    """Read the story's pages still to read, then write its one summary (the claim check and
+    `[llm]` limits as ever; the LLM calls counted are this unit's own)."""
     store = await app.store()
-    page: Page = await crawler.crawl_one(article.url)
-    await asyncio.to_thread(store.save_crawl, article.id, page)
-    progress.advance(1, article.url)
-    if not page.ok:
-        counts["crawl_failed"] += 1
-        errors.append(Failure(article.url, page.error or "no main text found"))
-        return
-    counts["crawled"] += 1
+    tally = DeepenTally()
+    failed: list[Failure] = []
+    crawler = await app.crawler() if unit.pages else None
+    if crawler is not None:
+        for page_tally, failure in await asyncio.gather(
+            *(_crawl(app, crawler, page) for page in unit.pages)
+        ):
+            tally += page_tally
+            if failure is not None:
+                failed.append(failure)
+    views = await asyncio.to_thread(store.stories_by_id, [unit.story])
+    budget = _budget.get() or _Budget(app.config.llm.budget if app.config.llm else None)
+    summarized, fallback = False, None
+    with counted_calls() as calls:  # this unit's own, whatever else runs beside it
+        if views:
+            began = time.monotonic()
+            made, summarized, fallback = await _summarize_story(app, views[0], budget)
+            tally += made + DeepenTally(summary_ms=round((time.monotonic() - began) * 1000))
+    tally += DeepenTally(llm_calls=calls[0])
+    return StoryOutcome(
+        tally,
+        summarized,
+        tuple(failed),
+        fallback,
+        crawler.mode if crawler else "",
+        crawler.mode_reason if crawler else "",
+    )
+
+
+async def _crawl(app: App, crawler: Any, page: CrawlTarget) -> tuple[DeepenTally, Failure | None]:
+    store = await app.store()
+    read: Page = await crawler.crawl_one(page.url)
+    await asyncio.to_thread(store.save_crawl, page.article, read)
+    if not read.ok:
+        return DeepenTally(crawl_failed=1), Failure(page.url, read.error or "no main text found")
+    return DeepenTally(crawled=1), None
 
 
 async def story_input(app: App, story: StoryView, today: datetime) -> Any:
@@ -260,117 +475,60 @@ async def story_input(app: App, story: StoryView, today: datetime) -> Any:
     return StoryInput(story.title, tuple(sources), today.date(), earlier)
 
 
-async def _summarize_stories(
-    app: App,
-    stories: list[StoryView],
-    counts: dict[str, int],
-    errors: list[Failure],
-    progress: Progress | None = None,
-) -> int:
-    """Summarize each story that needs it, all queued at once (the LLM client lets
-    `[llm] concurrency` through); returns how many stories have a summary."""
-    heard = progress or NO_PROGRESS  # a worker's story task passes None
+async def _summarize_story(
+    app: App, story: StoryView, budget: _Budget
+) -> tuple[DeepenTally, bool, str | None]:
+    """The story's summary, unless its texts' summary is known: what it counted, whether the
+    story has a summary, and why the LLM's fell back to extractive if it did."""
     from digest.summarize.story import extractive_story_summary, summarize_story
 
     store = await app.store()
     summarizer = await app.summarizer()
     llm = summarizer.llm
     preferred = summarizer.preferred
-    budget = llm.config.budget if llm else None
-    loop = asyncio.get_running_loop()
-    deadline: float | None = None
     today = datetime.now(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
-    summarized = 0
-    reasons: list[str] = []
-
-    async def one(story: StoryView) -> None:
-        nonlocal deadline, summarized
-        try:
-            item = await story_input(app, story, today)
-            if not item.sources:
-                return
-            key = item.content_hash
-            known = await asyncio.to_thread(store.find_story_summary, story.id, key, preferred)
-            if known is None and preferred != "extractive":
-                other = await asyncio.to_thread(
-                    store.find_story_summary, story.id, key, "extractive"
-                )
-                if other is not None and other.note.startswith("claim check"):
-                    known = other  # the model's summary of these texts was not trusted
-            if known is not None:
-                counts["reused"] += 1
-                summarized += 1
-                return
-            if deadline is None and budget is not None:
-                deadline = loop.time() + budget
-            try:
-                if deadline is not None:
-                    async with asyncio.timeout_at(deadline):
-                        outcome = await summarize_story(llm, item)
-                else:
-                    outcome = await summarize_story(llm, item)
-                summary, reason = outcome.summary, outcome.fallback_reason
-            except TimeoutError:
-                note = f"the [llm] budget of {budget:g} s for this deepen was spent"
-                max_chars = llm.config.max_input_chars if llm else 12_000
-                summary = extractive_story_summary(item, max_chars, note)
-                reason = None
-                counts["over_budget"] += 1
-            summary = replace(summary, created_at=datetime.now(UTC))
-            await asyncio.to_thread(store.save_story_summary, story.id, key, summary)
-            _count(counts, summary, len(item.sources))
-            summarized += 1
-            if reason:
-                reasons.append(reason)
-        finally:
-            heard.advance(1, story.articles[0].url if story.articles else story.title)
-
-    heard.step("summarizing stories", len(stories))
-    began = time.monotonic()
-    await asyncio.gather(*(one(s) for s in stories))
-    counts["summary_ms"] = round((time.monotonic() - began) * 1000)
-    log.info(
-        "story summaries: %d made (%d by %s, %d extractive, %d left to extractive by the "
-        "budget), %d unchanged; claims %d of %d found, %d sentences removed",
-        counts["summarized"],
-        counts["llm"],
-        preferred,
-        counts["extractive"],
-        counts["over_budget"],
-        counts["reused"],
-        counts["claims_found"],
-        counts["claims"],
-        counts["sentences_removed"],
-    )
-    if reasons:
-        errors.append(
-            Failure(
-                "llm",
-                f"{len(reasons)} summar{'y' if len(reasons) == 1 else 'ies'} fell back to "
-                f"extractive: {reasons[0]}",
-            )
-        )
-    if counts["over_budget"]:
-        n = counts["over_budget"]
-        errors.append(
-            Failure(
-                BUDGET,
-                f"{n} stor{'y' if n == 1 else 'ies'} summarized extractively: the [llm] budget "
-                f"of {budget:g} s for this deepen was spent",
-            )
-        )
-    return summarized
+    item = await story_input(app, story, today)
+    if not item.sources:
+        return DeepenTally(), False, None
+    key = item.content_hash
+    known = await asyncio.to_thread(store.find_story_summary, story.id, key, preferred)
+    if known is None and preferred != "extractive":
+        other = await asyncio.to_thread(store.find_story_summary, story.id, key, "extractive")
+        if other is not None and other.note.startswith("claim check"):
+            known = other  # the model's summary of these texts was not trusted
+    if known is not None:
+        return DeepenTally(reused=1), True, None
+    over = DeepenTally()
+    try:
+        deadline = budget.begin()
+        if deadline is not None:
+            async with asyncio.timeout_at(deadline):
+                outcome = await summarize_story(llm, item)
+        else:
+            outcome = await summarize_story(llm, item)
+        summary, reason = outcome.summary, outcome.fallback_reason
+    except TimeoutError:
+        note = f"the [llm] budget of {budget.seconds:g} s for this deepen was spent"
+        max_chars = llm.config.max_input_chars if llm else 12_000
+        summary = extractive_story_summary(item, max_chars, note)
+        reason = None
+        over = DeepenTally(over_budget=1)
+    summary = replace(summary, created_at=datetime.now(UTC))
+    await asyncio.to_thread(store.save_story_summary, story.id, key, summary)
+    return over + _count(summary, len(item.sources)), True, reason or None
 
 
-def _count(counts: dict[str, int], summary: StorySummary, sources: int) -> None:
-    counts["summarized"] += 1
+def _count(summary: StorySummary, sources: int) -> DeepenTally:
     method = "extractive" if summary.summarizer == "extractive" else "llm"
-    counts[method] += 1
     metrics.summaries.labels(method).inc()
-    counts["tokens"] += summary.prompt_tokens + summary.completion_tokens
-    counts["sources_read"] += sources
-    counts["claims"] += summary.claims
-    counts["claims_found"] += summary.claims_found
-    counts["sentences_removed"] += summary.sentences_removed
-    if summary.note.startswith("claim check"):
-        counts["claims_rejected"] += 1
+    return DeepenTally(
+        summarized=1,
+        llm=int(method == "llm"),
+        extractive=int(method == "extractive"),
+        tokens=summary.prompt_tokens + summary.completion_tokens,
+        sources_read=sources,
+        claims=summary.claims,
+        claims_found=summary.claims_found,
+        sentences_removed=summary.sentences_removed,
+        claims_rejected=int(summary.note.startswith("claim check")),
+    )

@@ -39,6 +39,10 @@ class Failure:
     def to_json(self) -> dict[str, str]:
         return {"source": self.source, "error": self.error}
 
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Failure:
+        return cls(str(data["source"]), str(data["error"]))
+
 
 @dataclass(frozen=True, slots=True)
 class Headline:

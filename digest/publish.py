@@ -14,13 +14,16 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime, time, timedelta
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 from zoneinfo import ZoneInfo
 
-from digest import metrics
 from digest.app import App
 from digest.clustering import top_stories
-from digest.errors import InvalidEditionDayError, StoreError
+from digest.deliver.ledger import Delivery
+from digest.deliver.sender import DeliveryReport
+from digest.errors import DigestError, InvalidEditionDayError, StoreError
+from digest.jobs.run import recorded_run
+from digest.jobs.units import Lost, Outcome, Runner, Unit, step
 from digest.models import (
     Edition,
     EditionHeadline,
@@ -253,8 +256,8 @@ async def send_edition(
     subscriber's edition went out gets the next one. A subscriber whose address the rule
     refuses (stored by an older version) fails their own email row; the others are sent.
 
-    With `[queue]` on, the subscribers go to the workers in batches (`digest.queue.work`); a
-    worker sends its batch, `recipients`, through this same function.
+    With `[queue]` on, the subscribers go to the workers in batches (`plan_deliveries`); a
+    worker sends its batch, `recipients`, through this same function (`deliver_batch`).
     """
     from digest.deliver.ledger import RetryPolicy
     from digest.deliver.plan import plan_edition
@@ -262,13 +265,11 @@ async def send_edition(
     from digest.store import SqlLedger
     from digest.summarize.translate import Untranslated, translate_editions
 
-    queue = await app.queue() if recipients is None else None
-    if queue is not None:
-        from digest.queue.work import deliver_in_batches
-
+    runner = await app.runner() if recipients is None else None
+    if runner is not None and runner.remote:
         progress.step("sending messages on the workers")
-        return await deliver_in_batches(
-            app, queue, edition, now=now, due_only=due_only, newer=newer
+        return await _deliver_in_batches(
+            app, runner, edition, now=now, due_only=due_only, newer=newer
         )
     config = app.config
     store = await app.store()
@@ -343,6 +344,186 @@ def _messages(app: App, day: date, plan: EditionPlan, copies: Sequence[Edition])
     return messages
 
 
+# On the workers ([queue] on), a sending run is split into batches of subscribers.
+
+_GROUPS = ("sent", "retrying", "failed", "stuck", "waiting", "deferred", "missing", "raced")
+
+
+def _row_json(d: Delivery) -> dict[str, Any]:
+    return {
+        "edition_day": d.edition_day.isoformat(),
+        "recipient": d.recipient,
+        "channel": d.channel,
+        "state": d.state,
+        "attempts": d.attempts,
+        "next_attempt_at": d.next_attempt_at.isoformat() if d.next_attempt_at else None,
+        "last_reply": d.last_reply,
+        "message_id": d.message_id,
+        "updated_at": d.updated_at.isoformat() if d.updated_at else None,
+    }
+
+
+def _row(data: dict[str, Any]) -> Delivery:
+    def moment(value: str | None) -> datetime | None:
+        return datetime.fromisoformat(value) if value else None
+
+    return Delivery(
+        edition_day=date.fromisoformat(data["edition_day"]),
+        recipient=data["recipient"],
+        state=data["state"],
+        attempts=int(data["attempts"]),
+        next_attempt_at=moment(data["next_attempt_at"]),
+        last_reply=data["last_reply"],
+        message_id=data["message_id"],
+        updated_at=moment(data["updated_at"]),
+        channel=data["channel"],
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class DeliveryOutcome(Outcome):
+    """What sending to one batch did, row by row."""
+
+    report: DeliveryReport
+
+    def to_json(self) -> dict[str, Any]:
+        r = self.report
+        rows = {k: [_row_json(d) for d in getattr(r, k)] for k in (*_GROUPS, "skipped")}
+        return {
+            "edition_day": r.edition_day.isoformat(),
+            **rows,
+            "already_sent": r.already_sent,
+            "already_failed": r.already_failed,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> DeliveryOutcome:
+        rows = {k: tuple(_row(d) for d in data[k]) for k in (*_GROUPS, "skipped")}
+        report = DeliveryReport(
+            edition_day=date.fromisoformat(data["edition_day"]),
+            **rows,
+            already_sent=int(data["already_sent"]),
+            already_failed=int(data["already_failed"]),
+        )
+        return cls(report)
+
+
+@dataclass(frozen=True, slots=True)
+class DeliveryUnit(Unit[DeliveryOutcome]):
+    """The edition of `day` to a batch of subscribers (`send_edition` with `recipients`)."""
+
+    kind: ClassVar[str] = "digest.deliver"
+    day: date
+    recipients: tuple[str, ...]
+    now: datetime
+    due_only: bool = False
+    newer: tuple[date, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "day": self.day.isoformat(),
+            "recipients": list(self.recipients),
+            "now": self.now.isoformat(),
+            "due_only": self.due_only,
+            "newer": [d.isoformat() for d in self.newer],
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> DeliveryUnit:
+        return cls(
+            date.fromisoformat(data["day"]),
+            tuple(data["recipients"]),
+            datetime.fromisoformat(data["now"]),
+            bool(data["due_only"]),
+            tuple(date.fromisoformat(d) for d in data["newer"]),
+        )
+
+
+def plan_deliveries(
+    day: date,
+    emails: Sequence[str],
+    *,
+    now: datetime,
+    due_only: bool,
+    newer: Sequence[date],
+    per_unit: int,
+) -> tuple[list[DeliveryUnit], list[str]]:
+    """The subscribers in batches of `per_unit` (`[queue] subscribers_per_task`), and a lock
+    per batch: two runs' units of the same batch never run at once (the ledger's
+    compare-and-set keeps any two sends of one message apart whatever the batches)."""
+    units = [
+        DeliveryUnit(day, tuple(emails[i : i + per_unit]), now, due_only, tuple(newer))
+        for i in range(0, len(emails), per_unit)
+    ]
+    return units, [f"deliver:{day}:{u.recipients[0]}" for u in units]
+
+
+@step(DeliveryUnit, DeliveryOutcome)
+async def deliver_batch(app: App, unit: DeliveryUnit) -> DeliveryOutcome:
+    """Send the stored edition of the unit's day to its batch of subscribers, through the
+    ledger."""
+    store = await app.store()
+    edition = await asyncio.to_thread(store.edition, unit.day)
+    if edition is None:
+        raise DigestError(f"no edition of {unit.day} in the store")
+    report = await send_edition(
+        app,
+        edition,
+        now=unit.now,
+        due_only=unit.due_only,
+        newer=unit.newer,
+        recipients=unit.recipients,
+    )
+    return DeliveryOutcome(report)
+
+
+async def _deliver_in_batches(
+    app: App,
+    runner: Runner,
+    edition: Edition,
+    *,
+    now: datetime,
+    due_only: bool,
+    newer: Sequence[date],
+) -> DeliveryReport:
+    """`send_edition` in batches of subscribers, one delivery unit each: one `DeliveryReport`."""
+    store = await app.store()
+    emails = await asyncio.to_thread(store.subscriber_emails)
+    units, locks = plan_deliveries(
+        edition.day,
+        emails,
+        now=now,
+        due_only=due_only,
+        newer=newer,
+        per_unit=app.config.queue.subscribers_per_task,
+    )
+    reports = []
+    for unit, outcome in zip(units, await runner.run(units, locks=locks), strict=True):
+        if isinstance(outcome, Lost):
+            # Nothing was recorded for these rows by this run: they stay as they were (pending
+            # rows are sent by the next run, `sending` ones are reported as stuck).
+            log.error(
+                "delivery of %s to %d subscribers: %s",
+                edition.day,
+                len(unit.recipients),
+                outcome.error,
+            )
+            continue
+        reports.append(outcome.report)
+    return merge_reports(edition.day, reports)
+
+
+def merge_reports(day: date, reports: Sequence[DeliveryReport]) -> DeliveryReport:
+    """The batches' reports as one run's."""
+    rows = {k: tuple(d for r in reports for d in getattr(r, k)) for k in (*_GROUPS, "skipped")}
+    return DeliveryReport(
+        edition_day=day,
+        **rows,
+        already_sent=sum(r.already_sent for r in reports),
+        already_failed=sum(r.already_failed for r in reports),
+    )
+
+
 async def render_archive(app: App) -> Any:
     """Bring the static archive up to date with every stored edition (incrementally)."""
     from digest.render.archive import write_archive
@@ -368,11 +549,9 @@ async def publish(
     now = datetime.now(UTC)
     day = day or edition_day(now, app.config.schedule.timezone)
     store = await app.store()
-    run_id = await asyncio.to_thread(store.start_run, "publish", run_key)
-    counts: dict[str, int] = {}
-    errors: list[Failure] = []
-    status, state, archive = "failed", "unchanged", None
-    try:
+    state, archive = "unchanged", None
+    async with recorded_run(app, "publish", run_key, started=started) as run:
+        counts, errors = run.counts, run.errors
         progress.step("building the edition")
         edition, state = await save_edition(app, await build_edition(app, day, now=now))
         counts["stories"] = sum(len(s.stories) for s in edition.sections)
@@ -414,23 +593,11 @@ async def publish(
             waiting = [d for d in pending if d.edition_day <= day]
             counts.update(delivery_counts(report, waiting))
             errors += delivery_failures(report, waiting)
-        status = "partial" if errors else "ok"
-    except (asyncio.CancelledError, KeyboardInterrupt):  # Ctrl+C, SIGTERM: not a failure
-        status = "interrupted"
-        raise
-    finally:
-        await asyncio.to_thread(
-            store.finish_run,
-            run_id,
-            status=status,
-            counts=counts,
-            errors=[e.to_json() for e in errors],
-        )
-        metrics.run_finished("publish", status, clock.monotonic() - started)
+        run.status = "partial" if errors else "ok"
     return PublishReport(
-        run_id,
+        run.id,
         day,
-        status,
+        run.status,
         state,
         len(archive.written) if archive else 0,
         len(archive.unchanged) if archive else 0,

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib
 import logging
 import os
 import socket
@@ -31,8 +32,9 @@ async def run_worker(
         raise ConfigError(
             "digest worker needs the task queue: set [queue] enabled = true (PostgreSQL only)"
         )
-    from digest.queue import Queue
-    from digest.queue.tasks import register
+    from digest.queue import Queue, register
+
+    load_steps()
 
     stalled = config.queue.stalled_after
     async with App(config) as app, Queue(config, pool_size=concurrency + 2) as queue:
@@ -59,6 +61,15 @@ async def run_worker(
                 delete_jobs="successful",
             )
         log.info("worker %s stopped", name)
+
+
+# The modules whose units a worker runs: importing one registers its steps.
+JOB_MODULES = ("digest.collect", "digest.deepen", "digest.publish")
+
+
+def load_steps() -> None:
+    for name in JOB_MODULES:
+        importlib.import_module(name)
 
 
 @contextlib.asynccontextmanager

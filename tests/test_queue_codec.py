@@ -9,8 +9,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from digest.deliver.ledger import STATES, Delivery
+from digest.deliver.sender import DeliveryReport
 from digest.models import Headline
-from digest.queue import codec
+from digest.publish import DeliveryOutcome
 
 times = st.none() | st.datetimes(
     min_value=datetime(2000, 1, 1), max_value=datetime(2100, 1, 1), timezones=st.just(UTC)
@@ -50,4 +51,5 @@ def test_a_headline_survives_the_queue(headline: Headline) -> None:
     )
 )
 def test_a_ledger_row_survives_the_queue(row: Delivery) -> None:
-    assert codec.delivery(json.loads(json.dumps(codec.delivery_json(row)))) == row
+    sent = DeliveryOutcome(DeliveryReport(row.edition_day, sent=(row,)))
+    assert DeliveryOutcome.from_json(json.loads(json.dumps(sent.to_json()))) == sent

@@ -148,33 +148,20 @@ def test_nothing_outside_the_store_touches_its_private_parts() -> None:
 # a folder under digest/ (`digest.fetch`, `digest.store`, ...); a module in the root counts as
 # a package of its own.
 
-# Imports that the jobs rewrite (branch i29-jobs) takes away: the queue knows the jobs by name,
-# takes deepen's private steps and builds on `App`, which opens the queue. A pair is (importing
-# package or module, imported package or private name). Empty this once that branch is merged.
-KNOWN_UNTIL_JOBS = {
-    ("digest.queue", "digest.app"),
-    ("digest.queue", "digest.collect"),
-    ("digest.queue", "digest.deepen"),
-    ("digest.queue", "digest.publish"),
-    ("digest.queue.tasks", "digest.deepen._crawl"),
-    ("digest.queue.tasks", "digest.deepen._summarize_stories"),
-}
-
 
 def package_of(name: str) -> str:
     """`digest.fetch` for `digest.fetch.client`; a root module (`digest.deepen`) is its own."""
     return ".".join(name.split(".")[:2])
 
 
-def package_imports(known: set[tuple[str, str]] = KNOWN_UNTIL_JOBS) -> dict[str, dict[str, str]]:
-    """For each package, the packages it imports, each with one module import that makes it
-    (`known` pairs left out)."""
+def package_imports() -> dict[str, dict[str, str]]:
+    """For each package, the packages it imports, each with one module import that makes it."""
     graph: dict[str, dict[str, str]] = {package_of(name): {} for name in MODULES}
     for name in sorted(MODULES):
         here = package_of(name)
         for other in sorted(imported(name)):
             there = package_of(other)
-            if there != here and (here, there) not in known:
+            if there != here:
                 graph[here].setdefault(there, f"{name} imports {other}")
     return graph
 
@@ -251,7 +238,6 @@ def test_no_module_takes_another_packages_private_names() -> None:
         for name, path in MODULES.items()
         for private in private_names(name, path.read_text(encoding="utf-8"))
         if package_of(private.rpartition(".")[0]) != package_of(name)
-        and (name, private) not in KNOWN_UNTIL_JOBS
     )
     assert taken == [], "private names used outside their package:\n" + "\n".join(taken)
 
@@ -375,3 +361,38 @@ def test_the_start_up_check_sees_a_part_of_a_package() -> None:
         "sqlalchemy",
     }
     assert among(["sqlalchemy.ormish"], ("sqlalchemy.orm",)) == set()
+
+
+# Jobs as plans (`digest.jobs`): no job knows the queue, and the queue knows no job by name; it
+# runs whatever unit kinds the jobs registered.
+
+JOB_MODULES = ("digest.collect", "digest.deepen", "digest.publish")
+
+
+def _within(package: str) -> list[str]:
+    return sorted(n for n in MODULES if n == package or n.startswith(f"{package}."))
+
+
+def test_no_job_imports_the_queue() -> None:
+    for name in [*_within("digest.jobs"), *JOB_MODULES]:
+        reached = _within("digest.queue")
+        assert not imported(name) & set(reached), f"{name} imports the task queue"
+    assert "digest.jobs.units" in imported("digest.deepen")  # the check sees the jobs' imports
+
+
+def test_the_queue_imports_no_job_and_names_no_unit_kind() -> None:
+    from digest.jobs.units import STEPS
+    from digest.worker import load_steps
+
+    load_steps()
+    kinds = [k for k in STEPS if k.startswith("digest.")]
+    assert kinds, "no unit kind registered"
+    # The queue knows units and the registry of their steps, nothing of the jobs themselves.
+    generic = {"digest.jobs", "digest.jobs.units"}
+    jobs = {*JOB_MODULES, *_within("digest.jobs")} - generic
+    for name in _within("digest.queue"):
+        assert not imported(name) & jobs, f"{name} imports a job"
+        source = MODULES[name].read_text(encoding="utf-8")
+        named = [k for k in kinds if f'"{k}"' in source or f"'{k}'" in source]
+        assert not named, f"{name} names the unit kinds {named}: take them from the registry"
+    assert "digest.jobs.units" in imported("digest.queue.tasks")

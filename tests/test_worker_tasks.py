@@ -1,4 +1,4 @@
-"""The worker's task bodies run in this process (no queue): how tasks sharing a worker behave."""
+"""The steps a worker runs, run in this process (no queue): how tasks sharing a worker behave."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from digest.app import App
+from digest.collect import ExtractUnit, extract_batch
 from digest.config import load_config
 from digest.models import Headline
-from digest.queue.tasks import extract
 from tests.configs import write_config
 from tests.newsweb import ARTICLES, NewsWeb
 
@@ -28,12 +28,12 @@ async def app(tmp_path: Path) -> AsyncIterator[App]:
         yield app
 
 
-def batch(web: NewsWeb, tag: str) -> list[dict[str, object]]:
+def batch(web: NewsWeb, tag: str) -> ExtractUnit:
     now = datetime.now(UTC)
-    return [
-        Headline(a.title, web.url(f"{a.path}?{tag}"), published=now).to_json()
-        for a in ARTICLES[:PAGES]
+    headlines = [
+        Headline(a.title, web.url(f"{a.path}?{tag}"), published=now) for a in ARTICLES[:PAGES]
     ]
+    return ExtractUnit("technology", tuple(headlines))
 
 
 async def test_two_batches_of_one_host_on_one_worker_both_get_their_ledes(
@@ -44,9 +44,12 @@ async def test_two_batches_of_one_host_on_one_worker_both_get_their_ledes(
     budget, and every headline of both batches gets its lede."""
     for a in ARTICLES[:PAGES]:
         news_web.set_latency(a.path, LATENCY)
-    done = await asyncio.gather(
-        extract(app, category="technology", headlines=batch(news_web, "first")),
-        extract(app, category="technology", headlines=batch(news_web, "second")),
-    )
+    done = [
+        outcome.to_json()
+        for outcome in await asyncio.gather(
+            extract_batch(app, batch(news_web, "first")),
+            extract_batch(app, batch(news_web, "second")),
+        )
+    ]
     assert [d["with_lede"] for d in done] == [PAGES, PAGES]
     assert sum(d["new"] for d in done) == 2 * PAGES

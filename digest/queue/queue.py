@@ -27,14 +27,6 @@ from digest.errors import DigestError
 
 log = logging.getLogger("digest.queue")
 
-# The task kinds, by the name procrastinate knows them under.
-SOURCES, EXTRACT, STORY, DELIVER = (
-    "digest.sources",
-    "digest.extract",
-    "digest.story",
-    "digest.deliver",
-)
-TASK_KINDS = (SOURCES, EXTRACT, STORY, DELIVER)
 # How often a waiter looks at its tasks' states.
 POLL_SECONDS = 0.25
 _SCHEMA_LOCK_KEY = 0x64717565  # pg_advisory_xact_lock: two processes applying the schema take turns
