@@ -20,7 +20,7 @@ from collections import Counter
 from aiohttp import ClientSession
 from prometheus_client.exposition import choose_encoder
 
-from digest import metrics
+from digest.runtime import metrics
 
 CATEGORIES = ("technology", "finance", "entertainment", "sports", "world", "health")
 CHANNELS = ("email", "json", "ntfy", "tgram")

@@ -297,7 +297,7 @@ def workers(folder: Path, count: int, concurrency: int) -> Iterator[set[int]]:
 async def warm_up(queue: Any, workers: int) -> None:
     """Until every worker is live and has run a few tasks: a worker's first task pays for its
     imports (seconds on a busy machine), a one-off cost that is not the throughput measured."""
-    from digest.deepen import StoryUnit
+    from digest.jobs.deepen import StoryUnit
     from digest.queue import QueueRunner
 
     for _ in range(600):  # polling the workers table: no event tells when one registers
@@ -315,10 +315,10 @@ async def stages(
 ) -> dict[str, Stage]:
     """Each stage's wall time, how many things it did and the CPU it took, by process group."""
     from digest.app import App
-    from digest.collect import collect
     from digest.config import load_config
-    from digest.deepen import StoryUnit
-    from digest.publish import send_edition
+    from digest.jobs.collect import collect
+    from digest.jobs.deepen import StoryUnit
+    from digest.jobs.publish import send_edition
 
     config = load_config(config_path)
     out: dict[str, Stage] = {}
@@ -381,7 +381,7 @@ def _one_story_per_article(store: Any, limit: int, skip: int = 0) -> list[tuple[
     web's feeds tell ten stories, not 500): (story id, the page its unit reads)."""
     from sqlalchemy import select
 
-    from digest.deepen import CrawlTarget
+    from digest.jobs.deepen import CrawlTarget
     from digest.store.schema import articles
     from digest.stories.plan import StoryPlan
 

@@ -82,9 +82,9 @@ from pathlib import Path
 from typing import Any
 
 from digest.app import App
-from digest.collect import collect
 from digest.config import Config, LLMConfig, parse_config
-from digest.deepen import deepen, story_sources
+from digest.jobs.collect import collect
+from digest.jobs.deepen import deepen, story_sources
 from digest.sources.ddg import DuckDuckGo
 from digest.summarize import ArticleInput, Summarizer
 from digest.summarize.claims import check_summary

@@ -14,13 +14,12 @@ from typing import TYPE_CHECKING, Any, Self
 
 from digest.config import Config
 from digest.errors import NoDatabaseError
+from digest.runtime.subprocesses import usable_cores
 from digest.sources.ddg import DuckDuckGo
-from digest.subprocesses import usable_cores
 
 if TYPE_CHECKING:
     from digest.crawl import Crawler
     from digest.deliver.channels import Channels
-    from digest.embeddings import Embedder
     from digest.fetch.client import HttpClient
     from digest.fetch.fast import FastExtractor
     from digest.fetch.parsers import ParserPool
@@ -28,6 +27,7 @@ if TYPE_CHECKING:
     from digest.queue import Queue
     from digest.store import Store
     from digest.summarize import Summarizer
+    from digest.summarize.embeddings import Embedder
     from digest.summarize.translate import Translator
 
 
@@ -137,7 +137,7 @@ class App:
         if embeddings is None:
             return None
         if self._embedder is None:
-            from digest.embeddings import Embedder
+            from digest.summarize.embeddings import Embedder
 
             key = self._environ.get(embeddings.api_key_env)
             self._embedder = await self._stack.enter_async_context(

@@ -119,9 +119,9 @@ def _until_signal(step: str, main: Callable[[], Awaitable[T]]) -> T:
 
 
 def _progress(ctx: click.Context) -> Any:
-    """The progress of a long command, shown on a terminal only (`digest.cli_progress`); a
+    """The progress of a long command, shown on a terminal only (`digest.commands.progress_bar`); a
     context manager whose value the jobs take as their `progress`."""
-    from digest.cli_progress import TerminalProgress, wanted
+    from digest.commands.progress_bar import TerminalProgress, wanted
 
     obj = ctx.find_root().obj or {}
     return TerminalProgress(wanted(obj.get("log_format", "text"), obj.get("log_level", "warning")))
@@ -162,7 +162,7 @@ def cli(
     ctx: click.Context, config_path: str | None, log_level: str, log_format: str, debug: bool
 ) -> None:
     """digest: a self-hosted news digest. Headlines per topic, answers on demand."""
-    from digest.logs import setup_logging
+    from digest.commands.logs import setup_logging
 
     setup_logging(log_level, log_format)
     ctx.obj = {
@@ -197,7 +197,7 @@ def db() -> None:
 @click.pass_context
 def db_upgrade(ctx: click.Context) -> None:
     """Create or migrate the database to the latest schema."""
-    from digest.manage import upgrade_database
+    from digest.commands.manage import upgrade_database
 
     config = _config(ctx)
     upgrade_database(config)
@@ -220,8 +220,8 @@ def _redact(url: str) -> str:
 @click.pass_context
 def news(ctx: click.Context, category: str, limit: int, live: bool, as_json: bool) -> None:
     """Today's headlines for CATEGORY, each with a short lede from its page."""
-    from digest import ondemand
-    from digest.cli_output import print_items
+    from digest.commands.printing import print_items
+    from digest.ondemand import quick as ondemand
 
     items = _run(ctx, lambda app: ondemand.news(app, category, limit=limit, live=live))
     if as_json:
@@ -254,8 +254,8 @@ def query(
     With --deep, the top K live results are crawled and summarized and a short answer citing
     them as [1], [2], ... is written from their texts only.
     """
-    from digest import ondemand
-    from digest.cli_output import print_answer, print_query
+    from digest.commands.printing import print_answer, print_query
+    from digest.ondemand import quick as ondemand
 
     text = " ".join(words)
 
@@ -298,8 +298,8 @@ def search(
     search to keep its "phrases": digest search '"interest rates" -mortgage'. A search that
     starts with "-" goes after "--": digest search -- -coal power.
     """
-    from digest import ondemand
-    from digest.cli_output import print_search
+    from digest.commands.printing import print_search
+    from digest.ondemand import quick as ondemand
 
     text = " ".join(words)
 
@@ -342,8 +342,8 @@ def extract(ctx: click.Context, urls: tuple[str, ...], deep: bool, as_json: bool
 
     With --deep: title, main text, summary, brief summary and keywords of each URL.
     """
-    from digest import ondemand
-    from digest.cli_output import print_deep_extracts, print_extracts
+    from digest.commands.printing import print_deep_extracts, print_extracts
+    from digest.ondemand import quick as ondemand
 
     ondemand.check_urls(list(urls))  # a typo fails before anything is fetched
     if deep:
@@ -371,8 +371,8 @@ def extract(ctx: click.Context, urls: tuple[str, ...], deep: bool, as_json: bool
 @click.pass_context
 def collect(ctx: click.Context, categories: tuple[str, ...]) -> None:
     """One pass over all configured sources: headlines, fast extraction, store."""
-    from digest import collect as collecting
-    from digest.cli_output import print_collect_report
+    from digest.commands.printing import print_collect_report
+    from digest.jobs import collect as collecting
 
     config = _config(ctx)
     for c in categories:
@@ -395,8 +395,8 @@ def collect(ctx: click.Context, categories: tuple[str, ...]) -> None:
 @click.pass_context
 def deepen(ctx: click.Context, categories: tuple[str, ...], top: int | None) -> None:
     """Crawl, extract and summarize the top stories of each category."""
-    from digest import deepen as deepening
-    from digest.cli_output import print_deepen_report
+    from digest.commands.printing import print_deepen_report
+    from digest.jobs import deepen as deepening
 
     config = _config(ctx)
     for c in categories:
@@ -417,8 +417,8 @@ def deepen(ctx: click.Context, categories: tuple[str, ...], top: int | None) -> 
 @click.pass_context
 def stories(ctx: click.Context, category: str | None, as_json: bool) -> None:
     """Today's stories with their outlets and summaries."""
-    from digest.cli_output import print_stories
-    from digest.ondemand import todays_stories
+    from digest.commands.printing import print_stories
+    from digest.ondemand.quick import todays_stories
 
     found = [s.to_json() for s in _run(ctx, lambda app: todays_stories(app, category))]
     _echo_json(found) if as_json else print_stories(found)
@@ -444,8 +444,8 @@ def _parse_day(value: str | None) -> date | None:
 @click.pass_context
 def publish(ctx: click.Context, day: str | None, no_send: bool) -> None:
     """Build the day's edition, render the archive, email every subscriber (once)."""
-    from digest import publish as publishing
-    from digest.cli_output import print_publish_report
+    from digest.commands.printing import print_publish_report
+    from digest.jobs import publish as publishing
 
     the_day = _parse_day(day)
     with _progress(ctx) as progress:
@@ -479,8 +479,8 @@ def serve(ctx: click.Context, port: int | None, host: str | None) -> None:
 @click.pass_context
 def deliveries(ctx: click.Context, as_json: bool, resend_day: str | None) -> None:
     """The delivery ledger: who got which edition on which channel, with the servers' replies."""
-    from digest import manage
-    from digest.cli_output import print_deliveries
+    from digest.commands import manage
+    from digest.commands.printing import print_deliveries
 
     day = _parse_day(resend_day)
 
@@ -533,8 +533,8 @@ def subscribers_add(ctx: click.Context, email: str, **given: Any) -> None:
     lower-cased. An address that is subscribed already is refused and left as it is: `digest
     subscribers set EMAIL ...` changes it.
     """
-    from digest import manage
-    from digest.cli_output import print_subscriber
+    from digest.commands import manage
+    from digest.commands.printing import print_subscriber
     from digest.subscribers.preferences import cli_changes
 
     changes = cli_changes(given)
@@ -551,8 +551,8 @@ def subscribers_set(ctx: click.Context, email: str, **given: Any) -> None:
     --channel adds a channel (after --no-channels: replaces them). Changes apply from the next
     edition: one already sent or skipped stays so.
     """
-    from digest import manage
-    from digest.cli_output import print_subscriber
+    from digest.commands import manage
+    from digest.commands.printing import print_subscriber
     from digest.subscribers.preferences import cli_changes
 
     changes = cli_changes(given)
@@ -564,8 +564,8 @@ def subscribers_set(ctx: click.Context, email: str, **given: Any) -> None:
 @click.pass_context
 def subscribers_list(ctx: click.Context, as_json: bool) -> None:
     """List the subscribers (--json: with every preference)."""
-    from digest import manage
-    from digest.cli_output import print_subscribers
+    from digest.commands import manage
+    from digest.commands.printing import print_subscribers
 
     subs = _run(ctx, manage.subscribers)
     if as_json:
@@ -579,7 +579,7 @@ def subscribers_list(ctx: click.Context, as_json: bool) -> None:
 @click.pass_context
 def subscribers_remove(ctx: click.Context, email: str) -> None:
     """Remove a subscriber."""
-    from digest import manage
+    from digest.commands import manage
 
     _run(ctx, lambda app: manage.remove_subscriber(app, email))
     click.echo(f"removed {email}")
@@ -602,8 +602,8 @@ def feeds_add(ctx: click.Context, url: str, category: str | None, name: str | No
     RSS or Atom feed, or an HTML page with a <link rel="alternate"> to one. A feed that is in
     the config file or the database already, by its canonical URL, is not added again.
     """
-    from digest import feeds_manage
-    from digest.cli_output import print_added_feed
+    from digest.commands import feeds_manage
+    from digest.commands.printing import print_added_feed
 
     added = _run(ctx, lambda app: feeds_manage.add_feed(app, url, category=category, name=name))
     print_added_feed(added)
@@ -614,8 +614,8 @@ def feeds_add(ctx: click.Context, url: str, category: str | None, name: str | No
 @click.pass_context
 def feeds_list(ctx: click.Context, as_json: bool) -> None:
     """Every feed, from the config file and the database, with its health."""
-    from digest import feeds_manage
-    from digest.cli_output import print_feeds
+    from digest.commands import feeds_manage
+    from digest.commands.printing import print_feeds
 
     found = _run(ctx, feeds_manage.list_feeds)
     _echo_json([f.to_json() for f in found]) if as_json else print_feeds(found)
@@ -626,8 +626,8 @@ def feeds_list(ctx: click.Context, as_json: bool) -> None:
 @click.pass_context
 def feeds_remove(ctx: click.Context, url: str) -> None:
     """Unsubscribe from a feed added with add or import (the config file's are removed there)."""
-    from digest import feeds_manage
-    from digest.cli_output import print_removed_feed
+    from digest.commands import feeds_manage
+    from digest.commands.printing import print_removed_feed
 
     print_removed_feed(_run(ctx, lambda app: feeds_manage.remove_feed(app, url)))
 
@@ -646,8 +646,8 @@ def feeds_import(ctx: click.Context, file: Path, category: str | None) -> None:
     --category, else it is skipped and reported. A malformed file, or one that declares XML
     entities, imports nothing.
     """
-    from digest import feeds_manage
-    from digest.cli_output import print_import_report
+    from digest.commands import feeds_manage
+    from digest.commands.printing import print_import_report
 
     with _progress(ctx) as progress:
         report = _run(
@@ -662,7 +662,7 @@ def feeds_import(ctx: click.Context, file: Path, category: str | None) -> None:
 @click.pass_context
 def feeds_export(ctx: click.Context, file: Path | None) -> None:
     """Write every feed as OPML 2.0, one folder per category, to FILE (default: stdout)."""
-    from digest import feeds_manage
+    from digest.commands import feeds_manage
 
     exported = _run(ctx, lambda app: feeds_manage.export_opml(app, file))
     if file is None:
@@ -682,8 +682,8 @@ def editions() -> None:
 @click.pass_context
 def editions_list(ctx: click.Context, as_json: bool) -> None:
     """Every edition, newest first: its stories and headlines, and its messages in the ledger."""
-    from digest import editions_manage
-    from digest.cli_output import print_editions
+    from digest.commands import editions_manage
+    from digest.commands.printing import print_editions
 
     found = _run(ctx, editions_manage.list_editions)
     _echo_json([e.to_json() for e in found]) if as_json else print_editions(found)
@@ -700,8 +700,8 @@ def editions_remove(ctx: click.Context, day: str) -> None:
     who got it; they are not sent that day again); messages not sent yet are skipped, so nobody
     gets an edition that is gone. The day may be published again.
     """
-    from digest import editions_manage
-    from digest.cli_output import print_removed_edition
+    from digest.commands import editions_manage
+    from digest.commands.printing import print_removed_edition
 
     the_day = _parse_day(day)
     assert the_day is not None
@@ -760,7 +760,7 @@ def run(ctx: click.Context, once: bool) -> None:
         cycle = asyncio.run(run_daemon(config))
     if cycle is None:
         return
-    from digest.cli_output import print_cycle
+    from digest.commands.printing import print_cycle
 
     print_cycle(cycle)
     for warning in cycle.warnings:
@@ -798,8 +798,8 @@ def worker(ctx: click.Context, concurrency: int, metrics_port: int | None) -> No
 @click.pass_context
 def status(ctx: click.Context, as_json: bool) -> None:
     """Next runs, last runs with counts and errors, failing sources, tokens, ledger, database."""
-    from digest.cli_output import print_status
-    from digest.status import status as load_status
+    from digest.commands.printing import print_status
+    from digest.commands.status import status as load_status
 
     found = _run(ctx, load_status)
     _echo_json(found.to_json()) if as_json else print_status(found)

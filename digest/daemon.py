@@ -32,7 +32,7 @@ from digest.errors import (
     RunInterrupted,
 )
 from digest.models import Failure, RunRecord
-from digest.progress import NO_PROGRESS, Progress, Within
+from digest.runtime.progress import NO_PROGRESS, Progress, Within
 from digest.schedule import (
     collect_key,
     collect_period,
@@ -46,9 +46,9 @@ from digest.schedule import (
 if TYPE_CHECKING:
     from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
-    from digest.collect import CollectReport
-    from digest.deepen import DeepenReport
-    from digest.publish import PublishReport
+    from digest.jobs.collect import CollectReport
+    from digest.jobs.deepen import DeepenReport
+    from digest.jobs.publish import PublishReport
     from digest.store import Store
 
 log = logging.getLogger("digest.daemon")
@@ -156,7 +156,7 @@ class Daemon:
         self, *, force: bool = False, progress: Progress = NO_PROGRESS
     ) -> CollectReport | None:
         """Collect this period; None when it was collected already (unless `force`)."""
-        from digest.collect import collect
+        from digest.jobs.collect import collect
 
         every = parse_interval(self.config.schedule.collect_every)
         key = collect_key(collect_period(datetime.now(UTC), every))
@@ -173,7 +173,7 @@ class Daemon:
         return report
 
     async def deepen(self, progress: Progress = NO_PROGRESS) -> DeepenReport:
-        from digest.deepen import deepen
+        from digest.jobs.deepen import deepen
 
         log.info("deepen: starting")
         with self.steps.doing("deepen"):
@@ -192,7 +192,7 @@ class Daemon:
 
     async def publish_job(self) -> None:
         """Publish the newest edition whose time has come, once (catches up after a restart)."""
-        from digest.publish import publish
+        from digest.jobs.publish import publish
 
         day = self.due_edition(datetime.now(UTC))
         async with self._busy:
@@ -211,7 +211,7 @@ class Daemon:
         """Send the latest edition to subscribers whose time has come (each at their own time
         in their own zone), and retry failures. The edition before it too: a subscriber far
         west of the schedule's zone may be due for it after the next one is published."""
-        from digest.publish import send_edition
+        from digest.jobs.publish import send_edition
 
         now = datetime.now(UTC)
         day = self.due_edition(now)
@@ -454,7 +454,7 @@ async def _run_locked(
         daemon = Daemon(app)
         await daemon.recover()
         if not once:
-            from digest import metrics
+            from digest.runtime import metrics
 
             async with _serving(app), metrics.serving(config.metrics):
                 return None, await daemon.run(stop)
@@ -508,7 +508,7 @@ async def _cycle(daemon: Daemon, progress: Progress = NO_PROGRESS) -> CycleRepor
     A failed collection ends the cycle: without headlines there is nothing new to publish. A
     failed deepen does not: the edition falls back to the articles' ledes.
     """
-    from digest.publish import publish
+    from digest.jobs.publish import publish
 
     reports: dict[str, Any] = {}
     raised: list[str] = []

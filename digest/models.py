@@ -533,7 +533,7 @@ class StoryView:
 
 @dataclass(frozen=True, slots=True)
 class ClusterResult:
-    """What clustering one category did (`digest.clustering.cluster_category`)."""
+    """What clustering one category did (`digest.jobs.clustering.cluster_category`)."""
 
     category: str
     articles: int  # articles looked at: the window's, and the other articles of their stories

@@ -50,7 +50,7 @@ from digest.app import App
 from digest.config import ServeConfig
 from digest.errors import DigestError, ListenError
 from digest.models import Subscriber
-from digest.render.preferences import PREFERENCES_CSP
+from digest.render.preferences_page import PREFERENCES_CSP
 
 # How long a body may take to follow its head when every slot for bodies is taken.
 _BODY_GRACE = 0.25
@@ -124,7 +124,7 @@ def make_app(app: App, archive_dir: Path, *, middlewares: tuple[Any, ...] = ()) 
     async def preferences_page(
         sub: Subscriber, key: str, *, notice: str = "", error: str = "", status: int = 200
     ) -> web.Response:
-        from digest.render.preferences import render_preferences
+        from digest.render.preferences_page import render_preferences
         from digest.subscribers.channel_urls import shown_url
         from digest.subscribers.preferences import MAX_STORIES
 
@@ -148,7 +148,7 @@ def make_app(app: App, archive_dir: Path, *, middlewares: tuple[Any, ...] = ()) 
         )
 
     async def preferences_css(request: web.Request) -> web.Response:
-        from digest.render.preferences import preferences_css as css
+        from digest.render.preferences_page import preferences_css as css
 
         return web.Response(text=css(), content_type="text/css", headers=_PAGE_HEADERS)
 

@@ -64,7 +64,7 @@ async def run_worker(
 
 
 # The modules whose units a worker runs: importing one registers its steps.
-JOB_MODULES = ("digest.collect", "digest.deepen", "digest.publish")
+JOB_MODULES = ("digest.jobs.collect", "digest.jobs.deepen", "digest.jobs.publish")
 
 
 def load_steps() -> None:
@@ -97,7 +97,7 @@ async def _rescuing(queue, stalled_after: float):
 async def _metrics(config: Config, queue, port: int | None):
     """The Prometheus endpoint (`[metrics]`, or `--metrics-port` on this worker), with the
     queue's gauges refreshed every few seconds while it is served."""
-    from digest import metrics
+    from digest.runtime import metrics
 
     async with metrics.serving(config.metrics, port=port) as server:
         if server is None:

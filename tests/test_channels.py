@@ -30,7 +30,7 @@ from digest.errors import (
     TemporaryDeliveryError,
 )
 from digest.models import Channel, channel_key
-from digest.render.notification import render_notification
+from digest.render.chat import render_notification
 from digest.store import SqlLedger, Store
 from digest.subscribers.channel_urls import PAGE_SCHEMES, check_channel, shown_url
 from tests import storefixtures

@@ -214,7 +214,7 @@ def test_an_edition_of_a_past_day_holds_no_story_that_began_after_it(tmp_path, t
 
 
 def test_removing_an_edition_skips_its_messages_not_sent_yet(tmp_path, threaded_news_web):
-    from digest.editions_manage import EDITION_REMOVED
+    from digest.commands.editions_manage import EDITION_REMOVED
     from tests.smtpserver import SmtpServer
 
     with SmtpServer() as smtp:

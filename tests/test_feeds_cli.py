@@ -347,9 +347,9 @@ def test_the_feeds_commands_and_collect_work_on_postgresql(tmp_path, threaded_ne
 
 
 def test_a_cycle_whose_feeds_are_all_in_the_database_has_sources():
-    from digest.collect import CollectReport
     from digest.config import parse_config
     from digest.daemon import judge_cycle
+    from digest.jobs.collect import CollectReport
 
     config = parse_config({"sources": {"ddg": False}})
     nothing_new = CollectReport(run_id=1, status="ok")  # e.g. every feed answered 304

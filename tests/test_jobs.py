@@ -16,7 +16,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from digest.app import App
-from digest.collect import (
+from digest.config import FeedConfig, parse_config
+from digest.jobs.collect import (
     CategoryReport,
     ExtractOutcome,
     ExtractUnit,
@@ -25,8 +26,7 @@ from digest.collect import (
     plan_extraction,
     plan_sources,
 )
-from digest.config import FeedConfig, parse_config
-from digest.deepen import (
+from digest.jobs.deepen import (
     COUNTS,
     SOURCES_PER_STORY,
     CrawlTarget,
@@ -35,10 +35,10 @@ from digest.deepen import (
     StoryUnit,
     plan_stories,
 )
+from digest.jobs.publish import DeliveryUnit, plan_deliveries
 from digest.jobs.run import recorded_run
 from digest.jobs.units import STEPS, InProcess, Lost, Outcome, Unit, step
 from digest.models import ArticleView, Failure, Headline, StoryView
-from digest.publish import DeliveryUnit, plan_deliveries
 from digest.worker import load_steps
 
 NOW = datetime(2026, 12, 4, 18, 0, tzinfo=UTC)

@@ -16,9 +16,9 @@ import pytest
 from aiohttp import ClientSession
 from prometheus_client.parser import text_string_to_metric_families
 
-from digest import metrics
 from digest.config import Config, MetricsConfig
 from digest.errors import DigestError
+from digest.runtime import metrics
 from digest.summarize import ArticleInput, Summarizer
 from tests import llmserver
 from tests.configs import feed, write_config

@@ -10,7 +10,7 @@ from ddgs.engines import ENGINES
 
 from digest.config import Config
 from digest.daemon import judge_cycle
-from digest.deepen import BUDGET, EMBEDDINGS, DeepenReport
+from digest.jobs.deepen import BUDGET, EMBEDDINGS, DeepenReport
 from digest.models import Failure
 from tests.configs import write_config
 from tests.conftest import run_cli

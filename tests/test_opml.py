@@ -23,8 +23,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from digest.commands.feeds_manage import plan_import
 from digest.errors import OpmlError
-from digest.feeds_manage import plan_import
 from digest.sources.opml import (
     MAX_OPML_BYTES,
     MAX_OPML_NESTING,

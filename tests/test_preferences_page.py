@@ -30,7 +30,7 @@ import pytest
 
 from digest.app import App
 from digest.config import load_config
-from digest.publish import send_edition
+from digest.jobs.publish import send_edition
 from digest.store import open_store
 from tests import axe
 from tests.configs import write_config

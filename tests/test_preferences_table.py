@@ -22,7 +22,7 @@ from digest.cli import cli
 from digest.config import parse_config
 from digest.errors import DigestError, InvalidPreferenceError
 from digest.models import Subscriber
-from digest.render.preferences import render_preferences
+from digest.render.preferences_page import render_preferences
 from digest.stories.language import LANGUAGES
 from digest.stories.terms import parse_terms
 from digest.subscribers.preferences import (

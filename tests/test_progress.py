@@ -1,5 +1,5 @@
-"""Long commands tell what step they are in and how far they got (`digest.progress`): each job
-announces its steps with their sizes and counts its units, whoever listens; a piped command
+"""Long commands tell what step they are in and how far they got (`digest.runtime.progress`): each
+job announces its steps with their sizes and counts its units, whoever listens; a piped command
 prints none of it."""
 
 from __future__ import annotations
@@ -10,13 +10,13 @@ from pathlib import Path
 import pytest
 
 from digest.app import App
-from digest.collect import collect
+from digest.commands.feeds_manage import import_opml
 from digest.config import Config, parse_config
 from digest.daemon import run_daemon
-from digest.deepen import deepen
-from digest.feeds_manage import import_opml
-from digest.progress import Within
-from digest.publish import publish
+from digest.jobs.collect import collect
+from digest.jobs.deepen import deepen
+from digest.jobs.publish import publish
+from digest.runtime.progress import Within
 from tests.configs import feed, write_config
 from tests.conftest import run_cli
 from tests.newsweb import NewsWeb

@@ -10,8 +10,8 @@ from hypothesis import strategies as st
 
 from digest.deliver.ledger import STATES, Delivery
 from digest.deliver.sender import DeliveryReport
+from digest.jobs.publish import DeliveryOutcome
 from digest.models import Headline
-from digest.publish import DeliveryOutcome
 
 times = st.none() | st.datetimes(
     min_value=datetime(2000, 1, 1), max_value=datetime(2100, 1, 1), timezones=st.just(UTC)

@@ -16,8 +16,8 @@ import pytest
 
 from digest.app import App
 from digest.config import load_config
+from digest.jobs.publish import NOTHING_MATCHED, send_edition
 from digest.models import EditionStory
-from digest.publish import NOTHING_MATCHED, send_edition
 from digest.schedule import subscriber_edition
 from digest.subscribers.preferences import Preferences
 from digest.summarize.translate import Untranslated, story_language, translate_edition

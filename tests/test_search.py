@@ -13,9 +13,9 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from sqlalchemy import text
 
-from digest.clustering import cluster_category
 from digest.config import StoriesConfig
 from digest.errors import InvalidQueryError
+from digest.jobs.clustering import cluster_category
 from digest.models import Page, Summary
 from digest.store import Store, open_store, search_backends
 from digest.store.engine import alembic_config, make_engine, upgrade

@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from digest import cli, manage
+from digest import cli
 from digest.app import App
+from digest.commands import manage
 from digest.models import Subscriber
 
 

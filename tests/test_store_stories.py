@@ -12,10 +12,10 @@ from alembic.script import ScriptDirectory
 from sqlalchemy import select, text
 
 import digest.stories.plan as plan_module
-from digest import clustering
-from digest.clustering import cluster_category, top_stories
 from digest.config import StoriesConfig
 from digest.errors import StoreError
+from digest.jobs import clustering
+from digest.jobs.clustering import cluster_category, top_stories
 from digest.models import ArticleView, Item, Page, Summary
 from digest.store import Store, content_hash, make_engine, open_store, upgrade
 from digest.store.engine import alembic_config, migrations_dir

@@ -7,8 +7,8 @@ import threading
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
-from digest.clustering import cluster_category
 from digest.config import StoriesConfig
+from digest.jobs.clustering import cluster_category
 from digest.models import Page, Translation
 from digest.store import Store
 from tests import headlines as H

@@ -98,8 +98,33 @@ def test_no_import_cycle_in_digest() -> None:
 def test_the_cycle_check_sees_cycles() -> None:
     # The check itself: imported() sees function-level imports (digest.cli imports the store's
     # users lazily), and relative or submodule imports resolve to modules.
-    assert "digest.manage" in imported("digest.cli")
+    assert "digest.commands.manage" in imported("digest.cli")
     assert "digest.store.base" in imported("digest.store.articles")
+
+
+# The root holds the shells (the command line, the daemon, the worker, the server, the app that
+# builds the parts) and what every package may import (the configuration, the domain types, the
+# errors, and the pure time rules the configuration itself reads); everything else lives in the
+# folder of its part of the data flow.
+ROOT = frozenset(
+    {"__init__", "__main__", "cli", "daemon", "worker", "serve", "app"}
+    | {"config", "models", "errors", "schedule"}
+)
+
+
+def test_the_package_root_keeps_only_the_shells_and_the_domain() -> None:
+    loose = sorted(p.stem for p in PACKAGE.glob("*.py") if p.stem not in ROOT)
+    assert loose == [], f"modules in digest/ that belong in a folder: {loose}"
+
+
+def test_no_two_modules_share_a_name() -> None:
+    """One name, one module: `feeds.py` in three folders made every "feeds" ambiguous."""
+    by_name: dict[str, list[str]] = {}
+    for name, path in MODULES.items():
+        if path.stem != "__init__":
+            by_name.setdefault(path.stem, []).append(name)
+    shared = {stem: sorted(names) for stem, names in by_name.items() if len(names) > 1}
+    assert shared == {}
 
 
 @pytest.mark.parametrize(
@@ -150,7 +175,7 @@ def test_nothing_outside_the_store_touches_its_private_parts() -> None:
 
 
 def package_of(name: str) -> str:
-    """`digest.fetch` for `digest.fetch.client`; a root module (`digest.deepen`) is its own."""
+    """`digest.fetch` for `digest.fetch.client`; a root module (`digest.app`) is its own."""
     return ".".join(name.split(".")[:2])
 
 
@@ -168,8 +193,8 @@ def package_imports() -> dict[str, dict[str, str]]:
 
 def private_names(name: str, source: str) -> set[str]:
     """The private names of digest that module `name` (whose code is `source`) reaches, each up
-    to its first private part: `digest.deepen._crawl` for `from digest.deepen import _crawl` or
-    `deepen._crawl(...)`, `digest.fetch._parse_worker` for anything from that module."""
+    to its first private part: `digest.jobs.deepen._crawl` for `from digest.jobs.deepen import
+    _crawl` or `deepen._crawl(...)`, `digest.fetch._parse_worker` for anything from that module."""
     tree = ast.parse(source)
     package = name if MODULES.get(name, Path()).name == "__init__.py" else name.rpartition(".")[0]
     bound: dict[str, str] = {}  # a local name -> the digest module it stands for
@@ -225,7 +250,7 @@ def test_the_package_loop_check_sees_loops() -> None:
     # The loop fetch/sources/crawl had: fetch's parser worker imported the feed parser and
     # the main-text extractor from the packages that fetch with fetch's client.
     assert package_of("digest.fetch.client") == "digest.fetch"
-    assert package_of("digest.deepen") == "digest.deepen"
+    assert package_of("digest.app") == "digest.app"
     with_loop = {"digest.fetch": {"digest.sources"}, "digest.sources": {"digest.fetch"}}
     assert cycle(with_loop) == ["digest.fetch", "digest.sources", "digest.fetch"]
     assert "digest.fetch" in package_imports()["digest.sources"]
@@ -245,7 +270,7 @@ def test_no_module_takes_another_packages_private_names() -> None:
 def test_the_private_name_check_sees_every_way_in() -> None:
     source = """
 import digest.fetch.parsers
-from digest import deepen
+from digest.jobs import deepen
 from digest.fetch import parsers as pool
 from digest.fetch._parse_worker import FRAME
 from digest.store.owners import _owner, current_owner
@@ -257,7 +282,7 @@ digest.fetch.parsers._Worker
 deepen.run()
 """
     assert private_names("digest.render.pages", source) == {
-        "digest.deepen._crawl",
+        "digest.jobs.deepen._crawl",
         "digest.fetch.parsers._widen_pipe",
         "digest.fetch.parsers._Worker",
         "digest.fetch._parse_worker",
@@ -366,7 +391,7 @@ def test_the_start_up_check_sees_a_part_of_a_package() -> None:
 # Jobs as plans (`digest.jobs`): no job knows the queue, and the queue knows no job by name; it
 # runs whatever unit kinds the jobs registered.
 
-JOB_MODULES = ("digest.collect", "digest.deepen", "digest.publish")
+JOB_MODULES = ("digest.jobs.collect", "digest.jobs.deepen", "digest.jobs.publish")
 
 
 def _within(package: str) -> list[str]:
@@ -377,7 +402,7 @@ def test_no_job_imports_the_queue() -> None:
     for name in [*_within("digest.jobs"), *JOB_MODULES]:
         reached = _within("digest.queue")
         assert not imported(name) & set(reached), f"{name} imports the task queue"
-    assert "digest.jobs.units" in imported("digest.deepen")  # the check sees the jobs' imports
+    assert "digest.jobs.units" in imported("digest.jobs.deepen")  # the check sees the jobs' imports
 
 
 def test_the_queue_imports_no_job_and_names_no_unit_kind() -> None:

@@ -14,12 +14,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from digest import cli_output
-from digest.deepen import DeepenReport
+from digest.commands import printing as cli_output
 from digest.deliver.ledger import Delivery
+from digest.jobs.deepen import DeepenReport
+from digest.jobs.publish import PublishReport
 from digest.models import Failure, Outlet, SearchHit, Summary
-from digest.publish import PublishReport
-from digest.results import DeepAnswer, DeepExtract
+from digest.ondemand.results import DeepAnswer, DeepExtract
 
 EVIL = "\x1b[2J\x1b]52;c;cm0gLXJmIH4=\x07\x1b]8;;https://evil.example/\x1b\\\x9b31m\u202e"
 SGR = re.compile(r"\x1b\[[0-9;]*m")

@@ -20,8 +20,8 @@ from hypothesis import strategies as st
 
 from digest.app import App
 from digest.config import load_config
+from digest.jobs.publish import send_edition
 from digest.models import Edition
-from digest.publish import send_edition
 from digest.subscribers.preferences import Preferences
 from digest.summarize.translation_check import check_translation
 from digest.summarize.translator import LLMTranslator, TranslatorStats, text_hash

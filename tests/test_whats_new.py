@@ -1,6 +1,6 @@
 """What a reader of the next edition sees of a story that outlets joined: who joined, what their
 ledes add, and every outlet grouped by the language it reports in; built from the store by
-`digest.publish` and read in the archive's pages and in the email, as published."""
+`digest.jobs.publish` and read in the archive's pages and in the email, as published."""
 
 from __future__ import annotations
 
@@ -17,12 +17,12 @@ from pathlib import Path
 import pytest
 
 from digest.app import App
-from digest.clustering import cluster_category
 from digest.config import Config, StoriesConfig, parse_config
 from digest.deliver.message import message_id
 from digest.deliver.transport import outbox_name
+from digest.jobs.clustering import cluster_category
+from digest.jobs.publish import publish
 from digest.models import Edition, EditionStory, Item
-from digest.publish import publish
 from digest.render import edition_path, story_path
 from digest.store import Store
 from digest.store.edition_codec import decode_edition, encode_edition

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from digest.app import App
-from digest.collect import ExtractUnit, extract_batch
 from digest.config import load_config
+from digest.jobs.collect import ExtractUnit, extract_batch
 from digest.models import Headline
 from tests.configs import write_config
 from tests.newsweb import ARTICLES, NewsWeb

@@ -13,7 +13,7 @@ import io
 import json
 import sys
 
-from digest.subprocesses import limit_memory
+from digest.runtime.subprocesses import limit_memory
 
 _OUT_OF_MEMORY = ("bad_alloc", "failed to map segment", "Cannot allocate memory")
 

@@ -25,7 +25,6 @@ from typing import Any, Literal
 
 import aiohttp
 
-from digest import metrics
 from digest.config import CrawlConfig, FetchConfig
 from digest.crawl.browser import Browser, Rendered
 from digest.crawl.pdf import looks_like_pdf, pdf_to_text
@@ -45,6 +44,7 @@ from digest.fetch.guard import AddressPolicy, check_url
 from digest.fetch.maintext import MainText
 from digest.fetch.parsers import ParserPool
 from digest.models import Page
+from digest.runtime import metrics
 
 log = logging.getLogger(__name__)
 

@@ -15,7 +15,7 @@ import sys
 from dataclasses import dataclass
 
 from digest.errors import PdfError
-from digest.subprocesses import child_env
+from digest.runtime.subprocesses import child_env
 
 PDF_MAGIC = b"%PDF-"
 PDF_TYPES = frozenset({"application/pdf", "application/x-pdf", "application/acrobat"})

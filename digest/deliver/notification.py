@@ -1,5 +1,5 @@
 """The compact digest for one channel of one subscriber: rendered by
-`digest.render.notification` within the service's length limit, with the subscriber's own
+`digest.render.chat` within the service's length limit, with the subscriber's own
 preferences link, and an id that is the same every time it is built (like an email's
 Message-ID: a re-send carries the same one)."""
 
@@ -11,7 +11,7 @@ from datetime import date
 from digest.deliver.channels import Notification
 from digest.deliver.message import sender_domain
 from digest.models import Channel, Edition
-from digest.render.notification import COMPACT_CHARS, render_notification
+from digest.render.chat import COMPACT_CHARS, render_notification
 from digest.subscribers.channel_urls import body_limit
 
 __all__ = ["build_notification", "notification_id"]

@@ -29,12 +29,12 @@ from datetime import date, datetime
 from email.message import EmailMessage
 from typing import Any, Literal, Protocol
 
-from digest import metrics
 from digest.deliver import ledger
 from digest.deliver.ledger import EMAIL, Delivery, RetryPolicy
 from digest.deliver.transport import SendResult
 from digest.errors import DeliveryError, InvalidTransition, PermanentDeliveryError
-from digest.progress import NO_PROGRESS, Progress
+from digest.runtime import metrics
+from digest.runtime.progress import NO_PROGRESS, Progress
 
 __all__ = [
     "DeliveryReport",

@@ -19,11 +19,11 @@ from typing import Protocol
 
 import aiosmtplib
 
-from digest.closing import AsyncClosing
 from digest.config import EmailConfig
 from digest.deliver import mime
 from digest.errors import DeliveryError, PermanentDeliveryError, TemporaryDeliveryError
 from digest.render.files import fsync_directories, write_atomic
+from digest.runtime.closing import AsyncClosing
 
 __all__ = ["OutboxTransport", "SendResult", "SmtpTransport", "Transport", "outbox_name"]
 

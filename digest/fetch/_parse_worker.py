@@ -26,7 +26,7 @@ import struct
 import sys
 from typing import Any, BinaryIO
 
-from digest.subprocesses import limit_memory
+from digest.runtime.subprocesses import limit_memory
 
 FRAME = struct.Struct(">II")
 

@@ -34,7 +34,7 @@ from digest.errors import FeedError, ParseError, ParseOverrunError, ParseTimeout
 from digest.fetch._parse_worker import FRAME
 from digest.fetch.lede import Lede
 from digest.models import MainText
-from digest.subprocesses import child_env, usable_cores
+from digest.runtime.subprocesses import child_env, usable_cores
 
 if TYPE_CHECKING:  # feedparser (0.09 s) is imported where feeds are read: `extract` needs none
     from digest.fetch.feed_parser import ParsedFeed

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from filelock import FileLock, Timeout
 
-from digest.subprocesses import usable_cores
+from digest.runtime.subprocesses import usable_cores
 
 POLL = 0.02  # seconds between looks for a free slot while all are taken
 

@@ -14,8 +14,8 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from digest import metrics
 from digest.models import Failure
+from digest.runtime import metrics
 
 if TYPE_CHECKING:
     from digest.app import App

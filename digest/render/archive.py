@@ -36,8 +36,8 @@ from pathlib import Path
 
 from digest.config import ArchiveConfig
 from digest.models import Edition
+from digest.render.atom import render_category_feed, render_edition_feed
 from digest.render.digest_html import render_edition_page
-from digest.render.feeds import render_category_feed, render_edition_feed
 from digest.render.files import (
     exclusive_lock,
     fsync_directories,

@@ -12,8 +12,8 @@ Readers nest feeds under folders in the same way (OPML 1.0 and 2.0 alike): a fee
 `title`), and a folder may sit inside another (Miniflux reads RSSOwl's "My Feeds" > "Some
 Category" so). OPML 2.0 also allows a `category` attribute of slash-separated paths
 ("/Technology,/World/Europe"), which FreshRSS reads as a folder; both are kept, and which of them
-names a configured category is decided by the caller (`digest.feeds_manage`). Attribute names
-are compared without case (NetNewsWire's advice for what exporters write) and readers' own
+names a configured category is decided by the caller (`digest.commands.feeds_manage`). Attribute
+names are compared without case (NetNewsWire's advice for what exporters write) and readers' own
 namespaced attributes (`miniflux:`, `frss:`) are ignored.
 """
 

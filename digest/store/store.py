@@ -7,11 +7,11 @@ keeps; a new table gets a schema entry (`schema.py`), a migration, and a part of
 from __future__ import annotations
 
 from digest.store.articles import ArticlesMixin
+from digest.store.deliveries import LedgerMixin
 from digest.store.editions import EditionsMixin
 from digest.store.engine import make_engine, require_database, upgrade
-from digest.store.feeds import FeedsMixin
+from digest.store.feed_states import FeedsMixin
 from digest.store.health import HealthMixin
-from digest.store.ledger import LedgerMixin
 from digest.store.runs import RunsMixin
 from digest.store.search import SearchMixin
 from digest.store.secrets import SecretsMixin

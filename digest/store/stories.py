@@ -1,10 +1,10 @@
 """Stories: which article tells which story, and each story's counts and score.
 
 The store only reads candidates and writes plans: clustering and ranking are decided by the pure
-code of `digest.stories`, and `digest.clustering` runs the step. A write assigns only articles that
-are still unassigned and checks that the stories it refreshes have the members the plan was made
-from; when another process got there first it raises `ClusterConflictError` and the step starts
-over from a new read.
+code of `digest.stories`, and `digest.jobs.clustering` runs the step. A write assigns only
+articles that are still unassigned and checks that the stories it refreshes have the members the
+plan was made from; when another process got there first it raises `ClusterConflictError` and
+the step starts over from a new read.
 """
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
 """Subscribed feeds: those `digest feeds add` and `import` keep in the database, beside the
 config file's. Each is keyed by its canonical URL, so the same feed is never kept twice however
-its URL was decorated; what to add, and in which category, is decided in `digest.feeds_manage`."""
+its URL was decorated; what to add, and in which category, is decided in
+`digest.commands.feeds_manage`."""
 
 from __future__ import annotations
 

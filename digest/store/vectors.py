@@ -1,6 +1,6 @@
 """Article vectors: each article's sentence embedding per embedding space, made once.
 
-`digest.clustering` reads the vectors it has for a clustering's candidates, asks the endpoint
+`digest.jobs.clustering` reads the vectors it has for a clustering's candidates, asks the endpoint
 only for the others (outside any transaction) and writes them here. Two processes that embed
 the same article at once both succeed: the first vector written is kept.
 """
@@ -18,7 +18,8 @@ from digest.store.schema import article_vectors, articles
 
 
 class VectorsMixin(StoreBase):
-    """Sentence vectors of articles, by embedding space (`digest.embeddings.Embedder.space`)."""
+    """Sentence vectors of articles, by embedding space
+    (`digest.summarize.embeddings.Embedder.space`)."""
 
     def article_vectors(
         self, article_ids: Iterable[int], *, model: str

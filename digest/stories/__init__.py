@@ -3,7 +3,7 @@
 `cluster_reports` groups articles into stories across outlets and runs; `plan_stories` turns a
 clustering into what the store writes (titles, counts, scores); `rank_stories` and `best_first`
 order a category's stories by how many outlets tell them, how diverse those are and how recent.
-`digest.clustering` runs them on what the store keeps.
+`digest.jobs.clustering` runs them on what the store keeps.
 """
 
 from digest.stories.cluster import Clustering, Group, Report, cluster_reports

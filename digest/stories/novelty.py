@@ -1,4 +1,4 @@
-"""What an updated story adds since its latest earlier edition. Pure: `digest.publish` hands in
+"""What an updated story adds since its latest earlier edition. Pure: `digest.jobs.publish` hands in
 the stored edition and the story's articles.
 
 A story that was in an earlier edition and has gained outlets since carries `WhatsNew`: the

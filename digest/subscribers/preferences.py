@@ -2,7 +2,7 @@
 
 A field names its attribute (of `Preferences` and of `PreferenceChanges`), its JSON key, its
 options of `digest subscribers add/set` (`digest.cli` builds them from here), its control on
-the preferences page (`digest.render.preferences` shows it, `read_form` reads it back) and the
+the preferences page (`digest.render.preferences_page` shows it, `read_form` reads it back) and the
 one check a new value passes, whichever of them it came from: the CLI and the page refuse a
 bad value with the same message (InvalidPreferenceError, UnknownCategoryError).
 

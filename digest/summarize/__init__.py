@@ -16,11 +16,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from digest import metrics
-from digest.closing import AsyncClosing
 from digest.config import LLMConfig
 from digest.errors import SummarizeError
 from digest.models import Summary
+from digest.runtime import metrics
+from digest.runtime.closing import AsyncClosing
 from digest.summarize import answer as _answer
 from digest.summarize import extractive
 from digest.summarize.llm import LLMClient, LLMSummarizer

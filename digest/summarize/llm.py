@@ -36,10 +36,10 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from digest import metrics
 from digest.config import LLMConfig
 from digest.errors import SummarizeError
 from digest.models import Summary
+from digest.runtime import metrics
 from digest.summarize import extractive, prompts, window
 from digest.summarize.output import one_line, parse_json_object, strip_links
 from digest.summarize.text import content_terms, length, split_sentences

@@ -2,8 +2,9 @@
 
 A deployment's feeds are its config file's (`[[sources.feeds]]`) and those subscribed with these
 commands, kept in the database (`digest.store.subscribed_feeds`). Both are collected alike, with
-the same per-feed state and back-off (`digest.collect`). One feed is one canonical URL: a feed in
-either place is not added again, and when both have it the config file's entry is the one used.
+the same per-feed state and back-off (`digest.jobs.collect`, which also reads which feeds a
+category has). One feed is one canonical URL: a feed in either place is not added again, and
+when both have it the config file's entry is the one used.
 The config file is the operator's: nothing here writes it, so its feeds are removed there.
 
 Which category a feed goes in is decided by pure functions (`feed_category`, `plan_import`);
@@ -21,7 +22,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from digest.app import App
-from digest.config import Config, FeedConfig
+from digest.config import Config
 from digest.errors import (
     DigestError,
     DuplicateFeedError,
@@ -31,8 +32,9 @@ from digest.errors import (
     UnknownCategoryError,
 )
 from digest.fetch.guard import check_url
+from digest.jobs.collect import feed_key as _key
 from digest.models import FeedState, ListedFeed, SubscribedFeed
-from digest.progress import NO_PROGRESS, Progress
+from digest.runtime.progress import NO_PROGRESS, Progress
 from digest.sources.discover import find_feed
 from digest.sources.opml import MAX_OPML_BYTES, OpmlDocument, OpmlFeed, parse_opml, render_opml
 from digest.store.urls import canonical_url
@@ -155,17 +157,6 @@ def plan_import(
     )
 
 
-def merge_feeds(config: Config, subscribed: Iterable[SubscribedFeed]) -> list[FeedConfig]:
-    """The config file's feeds, then the subscribed ones the config does not have."""
-    seen = {_key(f.url) for f in config.sources.feeds}
-    merged = list(config.sources.feeds)
-    for f in subscribed:
-        if (key := _key(f.url)) not in seen:
-            seen.add(key)
-            merged.append(FeedConfig(url=f.url, category=f.category, name=f.name))
-    return merged
-
-
 def listing(
     config: Config, subscribed: Iterable[SubscribedFeed], states: Iterable[FeedState]
 ) -> list[ListedFeed]:
@@ -197,13 +188,6 @@ def listing(
 
 
 # --- commands ----------------------------------------------------------------------------------
-
-
-async def feeds_for(app: App, category: str) -> list[FeedConfig]:
-    """The feeds collected for a category: the config file's, then the database's."""
-    store = await app.store()
-    subscribed = await asyncio.to_thread(store.subscribed_feeds, category)
-    return [f for f in merge_feeds(app.config, subscribed) if _category(f) == category]
 
 
 async def add_feed(
@@ -355,14 +339,6 @@ async def _refuse_twins(app: App, url: str) -> None:
         raise DuplicateFeedError(f"{url.strip()} is subscribed already (see digest feeds list)")
 
 
-def _key(url: str) -> str:
-    """A feed's canonical URL; a config file's URL that is not one stays itself."""
-    try:
-        return canonical_url(url)
-    except InvalidURLError:
-        return url.strip()
-
-
 def _valid(url: str) -> str | None:
     try:
         return check_url(url)
@@ -372,7 +348,3 @@ def _valid(url: str) -> str | None:
 
 def _http_url(url: str | None) -> str | None:
     return url if url and _valid(url) else None
-
-
-def _category(feed: FeedConfig) -> str:
-    return feed.category.strip().lower()

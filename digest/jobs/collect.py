@@ -15,20 +15,21 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from digest import metrics
-from digest.app import App
-from digest.config import FeedConfig
-from digest.errors import DigestError
-from digest.feeds_manage import feeds_for
+from digest.config import Config, FeedConfig
+from digest.errors import DigestError, InvalidURLError
 from digest.fetch.cache import host_of
 from digest.jobs.run import recorded_run
 from digest.jobs.units import Lost, Outcome, Runner, Unit, step
-from digest.models import Failure, FeedState, Headline, Item
-from digest.progress import NO_PROGRESS, Progress
+from digest.models import Failure, FeedState, Headline, Item, SubscribedFeed
+from digest.runtime import metrics
+from digest.runtime.progress import NO_PROGRESS, Progress
 from digest.sources.feeds import fetch_feed
 from digest.store.urls import canonical_url
+
+if TYPE_CHECKING:
+    from digest.app import App
 
 log = logging.getLogger(__name__)
 
@@ -64,6 +65,36 @@ class CollectReport:
     @property
     def headlines(self) -> int:
         return sum(c.headlines for c in self.categories)
+
+
+async def feeds_for(app: App, category: str) -> list[FeedConfig]:
+    """The feeds collected for a category: the config file's, then the database's."""
+    store = await app.store()
+    subscribed = await asyncio.to_thread(store.subscribed_feeds, category)
+    return [f for f in merge_feeds(app.config, subscribed) if _feed_category(f) == category]
+
+
+def merge_feeds(config: Config, subscribed: Iterable[SubscribedFeed]) -> list[FeedConfig]:
+    """The config file's feeds, then the subscribed ones the config does not have."""
+    seen = {feed_key(f.url) for f in config.sources.feeds}
+    merged = list(config.sources.feeds)
+    for f in subscribed:
+        if (key := feed_key(f.url)) not in seen:
+            seen.add(key)
+            merged.append(FeedConfig(url=f.url, category=f.category, name=f.name))
+    return merged
+
+
+def feed_key(url: str) -> str:
+    """A feed's canonical URL; a config file's URL that is not one stays itself."""
+    try:
+        return canonical_url(url)
+    except InvalidURLError:
+        return url.strip()
+
+
+def _feed_category(feed: FeedConfig) -> str:
+    return feed.category.strip().lower()
 
 
 def merge_headlines(batches: Iterable[list[Headline]]) -> list[Headline]:

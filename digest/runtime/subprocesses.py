@@ -11,7 +11,7 @@ import os
 import resource
 from pathlib import Path
 
-_PACKAGE_ROOT = str(Path(__file__).resolve().parent.parent)
+_PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])  # the folder that holds digest/
 
 
 def child_env() -> dict[str, str]:

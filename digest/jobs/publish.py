@@ -17,11 +17,10 @@ from functools import partial
 from typing import TYPE_CHECKING, Any, ClassVar
 from zoneinfo import ZoneInfo
 
-from digest.app import App
-from digest.clustering import top_stories
 from digest.deliver.ledger import Delivery
 from digest.deliver.sender import DeliveryReport
 from digest.errors import DigestError, InvalidEditionDayError, StoreError
+from digest.jobs.clustering import top_stories
 from digest.jobs.run import recorded_run
 from digest.jobs.units import Lost, Outcome, Runner, Unit, step
 from digest.models import (
@@ -33,15 +32,16 @@ from digest.models import (
     Outlet,
     StoryView,
 )
-from digest.progress import NO_PROGRESS, Progress
+from digest.runtime.progress import NO_PROGRESS, Progress
 from digest.schedule import edition_day, parse_clock
 from digest.store import Store
 from digest.stories.language import detect_language
 from digest.stories.novelty import Telling, outlet_key, whats_new
 
 if TYPE_CHECKING:
+    from digest.app import App
+    from digest.deliver.edition_plan import EditionPlan
     from digest.deliver.ledger import Delivery
-    from digest.deliver.plan import EditionPlan
     from digest.deliver.sender import DeliveryReport, LazyMessages
     from digest.summarize.translate import Translator
 
@@ -249,7 +249,7 @@ async def send_edition(
     Each subscriber gets their own copy: their categories, the stories their keyword rules
     keep (at most their number a category), in their language (`App.translator`). A copy the
     rules leave empty is not sent: its rows are skipped, saying why (who gets what is decided
-    by `digest.deliver.plan`, without I/O). With `due_only`, a subscriber gets it at their
+    by `digest.deliver.edition_plan`, without I/O). With `due_only`, a subscriber gets it at their
     send time in their zone (`schedule.subscriber_edition`) unless one of the `newer`
     editions is due for them too; one with rows still to retry gets those
     in any case. Changes apply from the next edition: a channel switched on after the
@@ -259,8 +259,8 @@ async def send_edition(
     With `[queue]` on, the subscribers go to the workers in batches (`plan_deliveries`); a
     worker sends its batch, `recipients`, through this same function (`deliver_batch`).
     """
+    from digest.deliver.edition_plan import plan_edition
     from digest.deliver.ledger import RetryPolicy
-    from digest.deliver.plan import plan_edition
     from digest.deliver.sender import deliver
     from digest.store import SqlLedger
     from digest.summarize.translate import Untranslated, translate_editions

@@ -3,7 +3,7 @@
 The caller looks up the API key (the variable `EmbeddingsConfig.api_key_env` names) and passes it
 in. `Embedder.embed` sends one batch and checks what comes back: one finite vector per text, all
 of one length; anything else, and any failure after the client's own retries, is an
-`EmbeddingError` whose message is one line. Clustering (`digest.clustering`) asks only for the
+`EmbeddingError` whose message is one line. Clustering (`digest.jobs.clustering`) asks only for the
 articles that have no stored vector yet and falls back to words alone when this fails.
 """
 
@@ -13,9 +13,9 @@ import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from digest.closing import AsyncClosing
 from digest.config import EmbeddingsConfig
 from digest.errors import EmbeddingError
+from digest.runtime.closing import AsyncClosing
 
 if TYPE_CHECKING:  # openai is imported when an Embedder is made: commands start without it
     import openai

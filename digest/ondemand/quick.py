@@ -13,7 +13,7 @@ from datetime import datetime
 from digest.app import App
 from digest.errors import InvalidQueryError, NoDatabaseError, NoSourceError, SourceError
 from digest.models import Extract, Item, Page, SearchHit, StoryView
-from digest.results import DeepAnswer, DeepExtract, QueryResult
+from digest.ondemand.results import DeepAnswer, DeepExtract, QueryResult
 
 
 async def news(app: App, category: str, *, limit: int = 8, live: bool = False) -> list[Item]:
@@ -24,8 +24,10 @@ async def news(app: App, category: str, *, limit: int = 8, live: bool = False) -
     store = await app.store()
     since = app.config.today_start()
     if live or not await asyncio.to_thread(store.has_collected, cat, since):
-        from digest.collect import collect  # only to collect live: a stored day starts faster
-        from digest.feeds_manage import feeds_for
+        from digest.jobs.collect import (
+            collect,  # only to collect live: a stored day starts faster
+            feeds_for,
+        )
 
         if not app.config.sources.has_source(cat) and not await feeds_for(app, cat):
             raise NoSourceError(
@@ -40,7 +42,7 @@ async def news(app: App, category: str, *, limit: int = 8, live: bool = False) -
 
 async def todays_stories(app: App, category: str | None = None) -> list[StoryView]:
     """Today's stories (of one category, or all), by category, best first."""
-    from digest.clustering import stories  # the store's code: none for `extract`
+    from digest.jobs.clustering import stories  # the store's code: none for `extract`
 
     cat = app.config.check_category(category) if category else None
     store = await app.store(create=False)
@@ -119,7 +121,7 @@ async def extract(app: App, urls: list[str]) -> list[Extract]:
 
 async def extract_deep(app: App, urls: list[str]) -> list[DeepExtract]:
     """Crawl, extract the main text of, and summarize each URL; one result per URL, in order."""
-    from digest.deepen import summarize_text
+    from digest.jobs.deepen import summarize_text
 
     crawler = await app.crawler()
     pages = await crawler.crawl(check_urls(urls))

@@ -25,17 +25,24 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import asdict, dataclass, field, fields, replace
 from datetime import UTC, datetime, timedelta
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from digest import metrics
-from digest.app import App
-from digest.clustering import NO_EMBEDDINGS, cluster_category, cluster_with_embeddings, top_stories
+from digest.jobs.clustering import (
+    NO_EMBEDDINGS,
+    cluster_category,
+    cluster_with_embeddings,
+    top_stories,
+)
 from digest.jobs.run import recorded_run
 from digest.jobs.units import Lost, Outcome, Unit, step
 from digest.models import ArticleView, Failure, Page, StorySummary, StoryView, Summary
-from digest.progress import NO_PROGRESS, Progress
+from digest.runtime import metrics
+from digest.runtime.progress import NO_PROGRESS, Progress
 from digest.store import content_hash
 from digest.summarize.llm import counted_calls
+
+if TYPE_CHECKING:
+    from digest.app import App
 
 log = logging.getLogger(__name__)
 

@@ -21,15 +21,15 @@ from rich.text import Text
 from digest.render.sanitize import clean_text, needs_cleaning
 
 if TYPE_CHECKING:  # each command imports the module of its own report, and no other's
-    from digest.collect import CollectReport
+    from digest.commands.editions_manage import ListedEdition, RemovedEdition
+    from digest.commands.feeds_manage import AddedFeed, ImportReport
+    from digest.commands.status import Status
     from digest.daemon import CycleReport
-    from digest.deepen import DeepenReport
-    from digest.editions_manage import ListedEdition, RemovedEdition
-    from digest.feeds_manage import AddedFeed, ImportReport
+    from digest.jobs.collect import CollectReport
+    from digest.jobs.deepen import DeepenReport
+    from digest.jobs.publish import PublishReport
     from digest.models import Extract, Item, ListedFeed, SearchHit, SubscribedFeed, Subscriber
-    from digest.publish import PublishReport
-    from digest.results import DeepAnswer, DeepExtract, QueryResult
-    from digest.status import Status
+    from digest.ondemand.results import DeepAnswer, DeepExtract, QueryResult
 
 
 class _CleanConsole(Console):
@@ -188,7 +188,7 @@ def print_stories(stories: list[dict[str, Any]]) -> None:
 
 
 def print_deepen_report(report: DeepenReport) -> None:
-    from digest.clustering import NO_EMBEDDINGS
+    from digest.jobs.clustering import NO_EMBEDDINGS
 
     console = _console()
     c = report.counts
@@ -299,7 +299,7 @@ def print_subscribers(subs: list[Subscriber]) -> None:
 
 
 def print_status(status: Status) -> None:
-    from digest.clustering import NO_EMBEDDINGS
+    from digest.jobs.clustering import NO_EMBEDDINGS
 
     console = _console()
     running = "[green]running[/green]" if status.daemon_running else "[yellow]not running[/yellow]"

@@ -18,11 +18,11 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
 from digest.config import StoriesConfig
-from digest.embeddings import Embedder, Vector
 from digest.errors import ClusterConflictError, EmbeddingError, StoreError
 from digest.models import ClusterResult, StoryView
 from digest.store import Store
 from digest.stories import Candidate, best_first, plan_stories
+from digest.summarize.embeddings import Embedder, Vector
 
 ATTEMPTS = 3
 # Why stories were told apart by their words alone when no endpoint is configured (a deepen's

@@ -2,7 +2,7 @@
 
 The jobs (`collect`, `deepen`, `publish`, `feeds import`) call `step` and `advance` on the
 `Progress` they are given; by default nobody listens (`NO_PROGRESS`). The CLI gives them a bar
-on a terminal (`digest.cli_progress`), so that the jobs stay free of terminal concerns.
+on a terminal (`digest.commands.progress_bar`), so that the jobs stay free of terminal concerns.
 """
 
 from __future__ import annotations

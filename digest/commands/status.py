@@ -14,11 +14,11 @@ from typing import Any
 from digest.app import App
 from digest.daemon import daemon_holds
 from digest.deliver.ledger import Delivery
-from digest.embeddings import Embedder
 from digest.models import FeedState, RunRecord
 from digest.queue.queue import QueueCounts
 from digest.schedule import next_collect, next_publish_due, parse_clock, parse_interval
 from digest.store import Store
+from digest.summarize.embeddings import Embedder
 
 RECENT_RUNS = 30
 FAILED_DELIVERIES_SHOWN = 20

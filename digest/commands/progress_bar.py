@@ -1,7 +1,8 @@
 """Progress of a long command on a terminal: what step it is in and how far (rich).
 
-The jobs only call `step` and `advance` (`digest.progress`); this fills them with a live display
-on stderr, one line per step, gone when the command ends, so that its report is all that stays.
+The jobs only call `step` and `advance` (`digest.runtime.progress`); this fills them with a live
+display on stderr, one line per step, gone when the command ends, so that its report is all
+that stays.
 Nothing is shown when stdout or stderr is not a terminal (piped, redirected, a supervisor), with
 `--log-format json`, or with chatty logs (info, debug), whose lines would tear the display.
 Rich is imported only when there is a terminal to draw on.
@@ -31,7 +32,7 @@ def _is_tty(stream: Any) -> bool:
 
 
 class TerminalProgress:
-    """A `digest.progress.Progress` drawn with rich; does nothing when not `enabled`."""
+    """A `digest.runtime.progress.Progress` drawn with rich; does nothing when not `enabled`."""
 
     def __init__(self, enabled: bool) -> None:
         self.enabled = enabled

@@ -1,0 +1,1 @@
+"""What each command does beyond parsing its arguments, and how it prints and logs."""

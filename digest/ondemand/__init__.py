@@ -1,0 +1,1 @@
+"""The quick path: `news`, `query` and `extract` answered within seconds."""

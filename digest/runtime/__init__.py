@@ -1,0 +1,1 @@
+"""What every part of a process may use: metrics, progress, child processes, closing clients."""
