@@ -17,21 +17,27 @@ busy machine changes it less than wall time. With --baseline-code DIR (a checkou
 main's: `git archive HEAD | tar -x -C DIR`), that code's commands run too, in the same rounds
 and the same kind of folder, for a before/after in one run.
 
-Measured on the 2-core development machine, shared with other sessions' tests and benchmarks
-(load average 6.1 at the start, 4.6 at the end: wall times are inflated, CPU times less so),
---repeat 5, this code ("after", 7b82605) beside main's ("before", 42234a7: `--baseline-code`),
-median wall and CPU seconds, ratio of CPU to `digest --help`'s:
+Measured on the 2-core development machine, quiet (load average 0.8-1.0), --repeat 5, the code
+of the end of issue 29 ("after") beside that of its start ("before", 42234a7:
+`--baseline-code`), median wall and CPU seconds, ratio of CPU to `digest --help`'s:
 
     command            |  before wall    CPU ratio |   after wall    CPU ratio
-    python -c pass     |        0.02s  0.02s   0.1 |        0.04s  0.02s   0.1
-    digest --help      |        0.31s  0.23s   1.0 |        0.26s  0.19s   1.0
+    python -c pass     |        0.03s  0.03s   0.1 |        0.02s  0.02s   0.1
+    digest --help      |        0.22s  0.22s   1.0 |        0.21s  0.21s   1.0
+    subscribers list   |        0.73s  0.73s   3.4 |        0.33s  0.33s   1.6
+    status             |        0.72s  0.72s   3.3 |        0.39s  0.39s   1.9
+    search             |        0.76s  0.76s   3.5 |        0.36s  0.36s   1.7
+    news               |        0.73s  0.72s   3.4 |        0.44s  0.43s   2.1
+    stories            |        0.64s  0.64s   3.0 |        0.49s  0.49s   2.3
+    extract URL        |        0.54s  0.60s   2.8 |        0.38s  0.43s   2.0
+    query --local      |        0.58s  0.58s   2.7 |        0.39s  0.39s   1.9
+
+An earlier run of the store's Core schema alone (7b82605), at load 5-6, gave:
+
+    command            |  before wall    CPU ratio |   after wall    CPU ratio
     subscribers list   |        1.22s  0.69s   3.1 |        0.60s  0.44s   2.3
     status             |        0.87s  0.74s   3.3 |        0.56s  0.41s   2.2
     search             |        1.27s  0.73s   3.3 |        0.72s  0.41s   2.2
-    news               |        1.02s  0.67s   3.0 |        0.58s  0.39s   2.1
-    stories            |        1.06s  0.73s   3.2 |        0.61s  0.42s   2.2
-    extract URL        |        0.90s  0.72s   3.2 |        0.58s  0.50s   2.7
-    query --local      |        0.80s  0.75s   3.4 |        0.50s  0.41s   2.2
 
 (A run a few minutes earlier, load 6-7, gave 0.33-0.47 s of CPU for the store commands, ratio
 1.5-2.1, against 0.68-0.91 s before.) The first round of this work (40db945, against 5484629)

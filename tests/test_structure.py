@@ -302,13 +302,15 @@ deepen.run()
 NEVER_AT_START = ("openai", "crawl4ai", "playwright", "numpy", "scipy", "apprise", "procrastinate")
 # Beyond those, per command: Alembic only when a schema is behind (it is current here), aiohttp
 # only for what goes to the network (news reads a day already collected), SQLAlchemy only for
-# what reads the store, and never its ORM (the store is SQLAlchemy Core).
+# what reads the store, and never its ORM (the store is SQLAlchemy Core); the summarizers only for
+# what summarizes.
+READS_THE_STORE = ("alembic", "aiohttp", "sqlalchemy.orm", "digest.summarize")
 ALSO_NOT = {
-    "subscribers list": ("alembic", "aiohttp", "sqlalchemy.orm"),
-    "status": ("alembic", "aiohttp", "sqlalchemy.orm"),
-    "search": ("alembic", "aiohttp", "sqlalchemy.orm"),
-    "news": ("alembic", "aiohttp", "sqlalchemy.orm"),
-    "stories": ("alembic", "aiohttp", "sqlalchemy.orm"),
+    "subscribers list": READS_THE_STORE,
+    "status": READS_THE_STORE,
+    "search": READS_THE_STORE,
+    "news": READS_THE_STORE,
+    "stories": READS_THE_STORE,
     "extract": ("alembic", "sqlalchemy"),
 }
 STARTUP_RUNNER = """

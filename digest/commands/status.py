@@ -18,7 +18,6 @@ from digest.models import FeedState, RunRecord
 from digest.queue.queue import QueueCounts
 from digest.schedule import next_collect, next_publish_due, parse_clock, parse_interval
 from digest.store import Store
-from digest.summarize.embeddings import Embedder
 
 RECENT_RUNS = 30
 FAILED_DELIVERIES_SHOWN = 20
@@ -189,7 +188,11 @@ async def status(app: App) -> Status:
     sched = app.config.schedule
     llm = app.config.llm
     embeddings = app.config.stories.embeddings
-    space = Embedder.space_of(embeddings) if embeddings is not None else None
+    space = None
+    if embeddings is not None:  # the client's module (and the summarizers beside it) only then
+        from digest.summarize.embeddings import Embedder
+
+        space = Embedder.space_of(embeddings)
     today = app.config.today_start(now)
     return Status(
         daemon_running=await asyncio.to_thread(daemon_holds, app.config, store),

@@ -16,17 +16,20 @@ import asyncio
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
 
 from digest.config import StoriesConfig
 from digest.errors import ClusterConflictError, EmbeddingError, StoreError
 from digest.models import ClusterResult, StoryView
 from digest.store import Store
 from digest.stories import Candidate, best_first, plan_stories
-from digest.summarize.embeddings import Embedder, Vector
 
 ATTEMPTS = 3
 # Why stories were told apart by their words alone when no endpoint is configured (a deepen's
 # `similarity_reason`; `digest status` reads it back).
+if TYPE_CHECKING:  # the client is the app's to make: its package imports the summarizers
+    from digest.summarize.embeddings import Embedder, Vector
+
 NO_EMBEDDINGS = "no [stories.embeddings]"
 
 
