@@ -43,6 +43,16 @@ def daemon_up(tmp_path: Path) -> bool:
     return out.code == 0 and json.loads(out.stdout)["daemon_running"]
 
 
+def idle(tmp_path: Path) -> bool:
+    """No run of the daemon's is going on, seen twice half a second apart: a job's next step
+    (deepen after collect, publish after deepen) starts just after the one before ends."""
+    for _ in range(2):
+        if any(status == "running" for _, status, _ in runs(tmp_path)):
+            return False
+        time.sleep(0.5)
+    return True
+
+
 def runs(tmp_path: Path) -> list[tuple]:
     db = tmp_path / "digest.db"
     if not db.exists():
@@ -158,6 +168,8 @@ def test_daemon_collects_on_schedule_is_alone_and_stops_cleanly(tmp_path, thread
         keys = [key for kind, _, key in runs(tmp_path) if kind == "collect"]
         assert len(keys) == len(set(keys))
 
+        # Stopped while idle (its catch-up publish done too), it exits 0; during a step, 143.
+        assert wait_for(lambda: idle(tmp_path), 60), (tmp_path / "daemon.log").read_text()
         started = time.monotonic()
         daemon.send_signal(signal.SIGTERM)
         assert daemon.wait(timeout=20) == 0
@@ -580,7 +592,10 @@ def test_daemon_survives_a_rate_limited_search_llm_down_and_smtp_down_then_recov
 
     try:
         assert wait_for(lambda: daemon_up(tmp_path), 60)
-        assert wait_for(lambda: "publish" in status()["last_runs"], 90), "no publish run"
+        assert wait_for(
+            lambda: status()["last_runs"].get("publish", {}).get("status") not in (None, "running"),
+            90,
+        ), "no publish run"
         now = status()
         assert any("rate limited" in s["error"] for s in now["failing_sources"])
         deepen_errors = now["last_runs"]["deepen"]["errors"]
