@@ -6,6 +6,7 @@ from __future__ import annotations
 import email
 import email.policy
 import json
+from collections.abc import Iterator
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from email.message import EmailMessage
@@ -25,7 +26,7 @@ from digest.sources.feeds import ParsedFeed, parse_feed
 from digest.stories import Coverage, StoryStats, outlet
 from digest.stories.novelty import outlet_key
 from tests.configs import feed, write_config
-from tests.conftest import run_cli
+from tests.conftest import run_cli, serve_in_thread
 from tests.newsweb import (
     ARTICLES,
     RETELLINGS,
@@ -35,6 +36,7 @@ from tests.newsweb import (
     render_bing_news,
     render_google_news,
 )
+from tests.receivers import Receivers
 
 NOW = datetime(2026, 12, 4, 6, 0, tzinfo=UTC)
 
@@ -301,9 +303,14 @@ def test_the_splitter_never_empties_a_headline_nor_touches_an_ordinary_one(
 # --- what a reader sees, through the real commands ---------------------------------------------
 
 
+@pytest.fixture
+def receivers() -> Iterator[Receivers]:
+    yield from serve_in_thread(Receivers())
+
+
 @pytest.mark.slow  # six runs of the real command
 def test_stories_news_and_the_edition_from_aggregator_feeds_show_the_publishers(
-    tmp_path: Path, threaded_news_web: NewsWeb
+    tmp_path: Path, threaded_news_web: NewsWeb, receivers: Receivers
 ) -> None:
     web = threaded_news_web
     base = web.url("")
@@ -352,9 +359,11 @@ def test_stories_news_and_the_edition_from_aggregator_feeds_show_the_publishers(
     shown = {(n["title"], n["source"]) for n in news}
     assert shown == {(a.title, publisher) for publisher, a in google + bing}
 
-    # The edition: the email and the archive name the publishers, never the feeds, and show
-    # the headlines without the aggregators' suffixes.
-    assert run_cli("subscribers", "add", "reader@example.org", cwd=folder).code == 0
+    # The edition: the email, the archive and the chat message name the publishers, never the
+    # feeds, and show the headlines without the aggregators' suffixes.
+    hook = receivers.json_url("aggregated")
+    added = run_cli("subscribers", "add", "reader@example.org", "--channel", hook, cwd=folder)
+    assert added.code == 0, added.stderr
     result = run_cli("publish", cwd=folder)
     assert result.code == 0, result.stderr + result.stdout
     (eml,) = (folder / "outbox").glob("*.eml")
@@ -364,7 +373,9 @@ def test_stories_news_and_the_edition_from_aggregator_feeds_show_the_publishers(
     body = message.get_body(("html",))
     assert body is not None
     pages = [body.get_content()] + [p.read_text() for p in (folder / "site").rglob("*.html")]
-    seen = "\n".join(pages)
+    (chat,) = receivers.of("aggregated")
+    seen = "\n".join([*pages, chat.title, chat.message])
+    assert "Wire Service" in chat.message and chip["title"] in chat.message
     for publisher in ("Wire Service", "Daily Ledger", "Metro Wire"):
         assert publisher in seen
     for feed_title in ('"chips" - Google News', "batteries - BingNews"):
