@@ -70,6 +70,11 @@ GOOGLE_NEWS = b"""<?xml version="1.0" encoding="UTF-8" standalone="yes"?>
   <source url="https://www.bbc.co.uk">BBC News</source>
 </item>
 <item>
+  <title>Sbarro files for bankruptcy - The Birmingham News - al.com</title>
+  <link>https://news.google.com/rss/articles/CBMiDDD?oc=5</link>
+  <source url="https://www.al.com">The Birmingham News - al.com</source>
+</item>
+<item>
   <title>A hyphen - not the publisher</title>
   <link>https://news.google.com/rss/articles/CBMiCCC?oc=5</link>
   <description>&lt;a href="https://elsewhere.example/x"&gt;a page of another site&lt;/a&gt;
@@ -81,7 +86,7 @@ GOOGLE_NEWS = b"""<?xml version="1.0" encoding="UTF-8" standalone="yes"?>
 
 
 def test_google_news_items_are_their_publishers_with_clean_headlines_and_links() -> None:
-    reuters, nyt, bbc, ap = parse(GOOGLE_NEWS).headlines
+    reuters, nyt, bbc, birmingham, ap = parse(GOOGLE_NEWS).headlines
 
     assert (reuters.source, reuters.title) == ("Reuters", "Leaders meet at the summit")
     assert reuters.url == "https://www.reuters.com/world/leaders-meet-2026-12-04/"
@@ -93,6 +98,9 @@ def test_google_news_items_are_their_publishers_with_clean_headlines_and_links()
         "Summit ends without a deal",
         "https://www.bbc.co.uk/news/world-1",
     )
+    # The item's own publisher's name goes however long it is, hyphen and all.
+    assert birmingham.title == "Sbarro files for bankruptcy"
+    assert birmingham.source == "The Birmingham News - al.com"
     # A suffix that is not the publisher stays; a described link off the publisher's site is
     # not the article.
     assert (ap.source, ap.title) == ("Associated Press", "A hyphen - not the publisher")
@@ -179,16 +187,26 @@ BUNDLE = b"""<rss version="2.0"><channel><title>My bundle</title>
   <link>https://www.bbc.co.uk/news/technology-1</link></item>
 <item><title>Chips - a primer</title><link>https://www.theverge.com/primer</link></item>
 <item><title>Plant opens</title><link>https://news.example.com/plant</link></item>
+<item><title>Fab approved - Los Angeles Times</title><link>https://www.latimes.com/a</link></item>
+<item><title>Chip jobs - Economic Times</title>
+  <link>https://economictimes.indiatimes.com/b</link></item>
+<item><title>Chip tax - Wall Street Journal</title><link>https://www.wsj.com/c</link></item>
+<item><title>Chips - News</title><link>https://news.example.com/d</link></item>
 </channel></rss>"""
 
 
 def test_a_feed_spanning_many_sites_gives_each_item_its_sites_outlet() -> None:
-    ars, bbc, verge, plain = parse(BUNDLE).headlines
+    ars, bbc, verge, plain, lat, et, wsj, news = parse(BUNDLE).headlines
     assert (ars.source, ars.title) == ("Ars Technica", "Chip plant breaks ground")
     assert (bbc.source, bbc.title) == ("BBC News", "Chip plant: what it means")
-    # "a primer" does not name theverge.com: the headline stays, the site is the outlet.
+    assert (lat.source, lat.title) == ("Los Angeles Times", "Fab approved")
+    assert (et.source, et.title) == ("Economic Times", "Chip jobs")
+    assert (wsj.source, wsj.title) == ("Wall Street Journal", "Chip tax")
+    # "a primer" does not name theverge.com, nor "News" news.example.com: the headline stays,
+    # the site is the outlet.
     assert (verge.source, verge.title) == ("theverge.com", "Chips - a primer")
     assert plain.source == "example.com"
+    assert (news.source, news.title) == ("example.com", "Chips - News")
 
 
 PUBLISHER = b"""<rss version="2.0"><channel><title>Reuters: World</title>
@@ -246,8 +264,8 @@ async def test_the_publisher_is_one_outlet_from_a_feed_a_search_and_an_earlier_e
 def test_a_story_told_through_google_news_counts_each_publisher() -> None:
     headlines = parse(GOOGLE_NEWS).headlines
     stats = StoryStats.of(1, [Coverage(source=h.source, url=h.url, when=NOW) for h in headlines])
-    # Two links still go through news.google.com: their publishers, not Google, are the hosts.
-    assert (stats.outlets, stats.hosts) == (4, 4)
+    # Three links still go through news.google.com: their publishers, not Google, are the hosts.
+    assert (stats.outlets, stats.hosts) == (5, 5)
 
 
 # --- the suffix splitter ---------------------------------------------------------------------

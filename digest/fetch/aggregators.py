@@ -17,11 +17,13 @@ News' (`news.google.com`) or Bing News' (`bing.com/news`), or when the feed's li
 sites: at least `MANY_HOSTS` registrable hosts, none holding more than half of the items (a
 publisher's own feed links to its own site, now and then to a partner's).
 
-The suffix is removed only from an aggregator's item, and only when it is short
-(`MAX_SUFFIX_WORDS`, `MAX_SUFFIX_CHARS`) and names the publisher when that is known: the
-`<source>`'s name (compared without case, accents, punctuation or a leading "The"), else the
-host of its `<source url>` or of its link ("The Verge" names theverge.com, "BBC News"
-bbc.co.uk). " - " inside an ordinary publisher's own headline always stays.
+The suffix is removed only from an aggregator's item: when it is the item's `<source>` name
+(however long: "The Birmingham News - al.com"), or when it is short (`MAX_SUFFIX_WORDS`,
+`MAX_SUFFIX_CHARS`) and names the publisher when that is known: the `<source>`'s name
+(compared without case, accents, punctuation or a leading "The"), else the host of its
+`<source url>` or of its link ("The Verge" names theverge.com, "BBC News" bbc.co.uk, "Economic
+Times" economictimes.indiatimes.com, "Los Angeles Times" latimes.com, "Wall Street Journal"
+wsj.com). " - " inside an ordinary publisher's own headline always stays.
 
 Registrable hosts are `digest.stories.registrable_host`'s: a short list of countries' second
 levels ("co.uk", "com.au"), not the Public Suffix List, which no dependency of the service
@@ -65,8 +67,14 @@ _MIN_PREFIX = 3  # the site's "bbc" (bbc.co.uk) begins "BBC News"; "ap" is too s
 # A headline, a separator aggregators put before the publisher (hyphen, en or em dash, bar)
 # and the suffix; the head is greedy, so the last separator is the one.
 _SUFFIXED = re.compile(r"(.*\S)\s+[-\u2013\u2014|]\s+(\S.*)", re.S)
+_ENDS_WITH = r"(.*\S)\s+[-\u2013\u2014|]\s+({})\s*"
+# Subdomains that name no publisher ("news.example.com" does not make "News" a publisher).
+_GENERIC_LABELS = frozenset(
+    {"www", "m", "mobile", "amp", "news", "blog", "blogs", "main", "feeds", "rss", "edition", "en"}
+)
 _WORD = re.compile(r"[^\W_]")  # a letter or a digit
 _NOT_ALNUM = re.compile(r"[\W_]+")
+_NAME_WORDS = re.compile(r"[^\W_]+")
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,17 +113,12 @@ def attribute(entry: Entry, *, aggregated: bool) -> Attribution:
     url = publisher_url(entry)
     if not (aggregated or entry.source_name or entry.source_url):
         return Attribution(entry.title, url, "")
-    hosts = tuple(
-        dict.fromkeys(
-            h
-            for u in (entry.source_url, url)
-            if u and not through_aggregator(u) and (h := registrable_host(u))
-        )
-    )
+    sites = [u for u in (entry.source_url, url) if u and not through_aggregator(u)]
+    hosts = tuple(dict.fromkeys(h for u in sites if (h := _hostname(u))))
     title, suffix = split_publisher(
         entry.title, aggregated=True, publisher=entry.source_name, hosts=hosts
     )
-    outlet = entry.source_name or suffix or (hosts[-1] if hosts else "")
+    outlet = entry.source_name or suffix or (registrable_host(sites[-1]) if sites else "")
     return Attribution(title, url, outlet)
 
 
@@ -128,6 +131,11 @@ def split_publisher(
     headline, and name `publisher` or one of `hosts` when either is known."""
     if not aggregated:
         return title, ""
+    if publisher:  # the item's own <source> name after a separator, however long
+        named = _ENDS_WITH.format(re.escape(" ".join(publisher.split())))
+        split = re.fullmatch(named, title, re.S | re.I)
+        if split and _WORD.search(split.group(1)):
+            return split.group(1).strip(), split.group(2).strip()
     split = _SUFFIXED.fullmatch(title)
     if split is None:
         return title, ""
@@ -181,13 +189,35 @@ def _same_name(suffix: str, publisher: str) -> bool:
 
 def _names_host(suffix: str, host: str) -> bool:
     """Whether the suffix names the site: "Reuters.com", "The Verge" (theverge.com), "BBC News"
-    (bbc.co.uk), "Ars Technica" (arstechnica.com)."""
-    if _compact(suffix) == _compact(host):
+    (bbc.co.uk), "Ars Technica" (arstechnica.com), "Economic Times" (economictimes.indiatimes.com),
+    "Los Angeles Times" (latimes.com), "Wall Street Journal" (wsj.com)."""
+    full, bare = _compact(suffix), _without_the(suffix)
+    if full == _compact(host):
         return True
-    label = host.split(".")[0]
-    labels = {label, label.removeprefix("the")}
-    names = {_compact(suffix), _without_the(suffix)}
-    return any(len(a) >= _MIN_PREFIX and b.startswith(a) for a in labels for b in names)
+    labels = set(host.split(".")[:-1]) - _GENERIC_LABELS
+    if {full, bare, *_abbreviations(suffix)} & labels:
+        return True
+    label = registrable_host(f"http://{host}").split(".")[0]
+    starts = {label, label.removeprefix("the")}
+    return any(len(a) >= _MIN_PREFIX and b.startswith(a) for a in starts for b in (full, bare))
+
+
+def _abbreviations(name: str) -> set[str]:
+    """How a site shortens a name: "wsj" (Wall Street Journal), "latimes" (Los Angeles Times)."""
+    words = _NAME_WORDS.findall(" ".join(fold(name).split()).removeprefix("the "))
+    if len(words) < 2:
+        return set()
+    initials = "".join(w[0] for w in words)
+    forms = {initials, initials[:-1] + words[-1]}
+    return {f for f in forms if len(f) >= _MIN_PREFIX}
+
+
+def _hostname(url: str) -> str:
+    try:
+        host = (urlsplit(url).hostname or "").rstrip(".")
+    except ValueError:
+        return ""
+    return host.removeprefix("www.")
 
 
 def _query_url(url: str) -> str:
