@@ -67,7 +67,7 @@ _MIN_PREFIX = 3  # the site's "bbc" (bbc.co.uk) begins "BBC News"; "ap" is too s
 # A headline, a separator aggregators put before the publisher (hyphen, en or em dash, bar)
 # and the suffix; the head is greedy, so the last separator is the one.
 _SUFFIXED = re.compile(r"(.*\S)\s+[-\u2013\u2014|]\s+(\S.*)", re.S)
-_ENDS_WITH = r"(.*\S)\s+[-\u2013\u2014|]\s+({})\s*"
+_BEFORE_SUFFIX = re.compile(r"(.*\S)\s+[-\u2013\u2014|]\s+", re.S)
 # Subdomains that name no publisher ("news.example.com" does not make "News" a publisher).
 _GENERIC_LABELS = frozenset(
     {"www", "m", "mobile", "amp", "news", "blog", "blogs", "main", "feeds", "rss", "edition", "en"}
@@ -131,11 +131,13 @@ def split_publisher(
     headline, and name `publisher` or one of `hosts` when either is known."""
     if not aggregated:
         return title, ""
-    if publisher:  # the item's own <source> name after a separator, however long
-        named = _ENDS_WITH.format(re.escape(" ".join(publisher.split())))
-        split = re.fullmatch(named, title, re.S | re.I)
-        if split and _WORD.search(split.group(1)):
-            return split.group(1).strip(), split.group(2).strip()
+    name = " ".join(publisher.split())
+    end = title.rstrip()
+    if name and end[-len(name) :].casefold() == name.casefold():
+        # The item's own <source> name after a separator, however long.
+        before = _BEFORE_SUFFIX.fullmatch(end[: -len(name)])
+        if before and _WORD.search(before.group(1)):
+            return before.group(1).strip(), end[-len(name) :]
     split = _SUFFIXED.fullmatch(title)
     if split is None:
         return title, ""
