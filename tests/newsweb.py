@@ -4,7 +4,8 @@ It serves article pages wrapped in realistic boilerplate (navigation, a cookie n
 newsletter box before the article, over 64 KB of inline scripts before its first paragraph, related
 links, footer), RSS and Atom feeds with conditional GET, PDFs, slow and hanging responses,
 redirect chains, redirects to private addresses, a gzip bomb and pages in legacy encodings;
-any number of distinct feeds (`/feeds/many/<n>.rss`) and home pages that advertise feeds.
+any number of distinct feeds (`/feeds/many/<n>.rss`), home pages that advertise feeds, and
+aggregators' feeds (`render_google_news`, `render_bing_news`) that name whose articles they link.
 
 In tests, use the fixtures (`pytest_plugins = ["tests.newsweb"]`):
 
@@ -38,6 +39,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from html import escape
 from typing import Any
+from urllib.parse import quote
 
 import pytest
 import pytest_asyncio
@@ -559,6 +561,70 @@ def render_atom(base: str, category: str) -> bytes:
 <updated>{FEED_LAST_MODIFIED.isoformat()}</updated>
 {entries}</feed>
 """.encode()
+
+
+def render_google_news(
+    base: str, told: Iterable[tuple[str, Article]], query: str = "news"
+) -> bytes:
+    """A Google News search feed of (publisher, article) pairs, shaped as Google serves one: each
+    item titled "Headline - Publisher", linked through news.google.com, its publisher in
+    `<source url>`, and (as some items do) the article's own URL in its description's link."""
+    items = "".join(_google_news_item(base, publisher, a) for publisher, a in told)
+    q = escape(query)
+    return f"""<?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+<rss version="2.0" xmlns:media="http://search.yahoo.com/mrss/"><channel>
+<generator>NFE/5.0</generator>
+<title>"{q}" - Google News</title>
+<link>https://news.google.com/search?q={q}&amp;hl=en-US</link>
+<language>en-US</language>
+<description>Google News</description>
+{items}</channel></rss>
+""".encode()
+
+
+def _google_news_item(base: str, publisher: str, a: Article) -> str:
+    description = (
+        f'<a href="{base}{a.path}" target="_blank">{escape(a.title)}</a>&nbsp;&nbsp;'
+        f'<font color="#6f6f6f">{escape(publisher)}</font>'
+    )
+    return f"""<item>
+<title>{escape(a.title)} - {escape(publisher)}</title>
+<link>https://news.google.com/rss/articles/CBMi{a.slug}?oc=5</link>
+<guid isPermaLink="false">CBMi{a.slug}</guid>
+<pubDate>{email.utils.format_datetime(a.published)}</pubDate>
+<description>{escape(description)}</description>
+<source url="{base}">{escape(publisher)}</source>
+</item>
+"""
+
+
+def render_bing_news(base: str, told: Iterable[tuple[str, Article]], query: str = "news") -> bytes:
+    """A Bing News search feed of (publisher, article) pairs, shaped as Bing serves one: each
+    item titled "Headline | Publisher", linked through bing.com's click counter with the
+    article's URL in its `url=`, its publisher in `<News:Source>`."""
+    items = "".join(_bing_news_item(base, publisher, a) for publisher, a in told)
+    search = f"https://www.bing.com:443/news/search?q={escape(query)}&amp;format=rss"
+    return f"""<?xml version="1.0" encoding="utf-8" ?>
+<rss xmlns:News="{search}" version="2.0">
+<channel>
+<title>{escape(query)} - BingNews</title>
+<link>{search}</link>
+<description>Search results</description>
+{items}</channel></rss>
+""".encode()
+
+
+def _bing_news_item(base: str, publisher: str, a: Article) -> str:
+    target = quote(base + a.path, safe="")
+    link = f"http://www.bing.com/news/apiclick.aspx?ref=FexRss&aid=&tid=T{a.slug}&url={target}&c=1"
+    return f"""<item>
+<title>{escape(a.title)} | {escape(publisher)}</title>
+<link>{escape(link)}</link>
+<description>{escape(a.description)}</description>
+<pubDate>{email.utils.format_datetime(a.published)}</pubDate>
+<News:Source>{escape(publisher)}</News:Source>
+</item>
+"""
 
 
 # When the many feeds' entries were published: fixed while the process runs, so that an

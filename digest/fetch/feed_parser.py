@@ -1,5 +1,8 @@
 """RSS and Atom documents to `Headline`s: a pure parser, no I/O.
 
+An aggregator's item (Google News, Bing News, a planet) is its publisher's, not the feed's:
+`digest.fetch.aggregators` says who published it, cleans its headline and finds its link.
+
 `parse_feed` hands feedparser a stream, never the raw bytes: given bytes or a str, feedparser
 tries them as a file name (and a str as a URL to fetch), which untrusted input must never
 trigger. It imports nothing of the service's network or configuration, so a parser process
@@ -21,6 +24,7 @@ from urllib.parse import urljoin, urlsplit
 import feedparser
 
 from digest.errors import FeedError
+from digest.fetch.aggregators import Entry, aggregates, attribute, through_aggregator
 from digest.models import Headline
 
 SNIPPET_CHARS = 500
@@ -95,10 +99,20 @@ def parse_feed(
     title = _clean_text(info.get("title"), _detail_type(info, "title"))
     source = name or title or _host(feed_url)
     origin = f"feed:{feed_url}"
+    items = [(e, item) for e in doc.get("entries") or () if (item := _entry(e, base))]
+    aggregated = aggregates(feed_url, [item for _, item in items])
     headlines = tuple(
         _unique(
-            _headline(e, base=base, source=source, category=category, origin=origin)
-            for e in doc.get("entries") or ()
+            _headline(
+                e,
+                item,
+                aggregated=aggregated,
+                base=base,
+                source=source,
+                category=category,
+                origin=origin,
+            )
+            for e, item in items
         )
     )
 
@@ -130,17 +144,39 @@ def _categories(info: Mapping[str, Any]) -> tuple[str, ...]:
 # --- entries -----------------------------------------------------------------------------------
 
 
-def _headline(
-    entry: Mapping[str, Any], *, base: str, source: str, category: str, origin: str
-) -> Headline | None:
+def _entry(entry: Mapping[str, Any], base: str) -> Entry | None:
+    """The entry as `digest.fetch.aggregators` sees it; None without a title or a link."""
     title = _clean_text(entry.get("title"), _detail_type(entry, "title"))
     url = _absolute(entry.get("link"), base)
     if not title or not url:
         return None
+    name, site = "", ""
+    source = entry.get("source")
+    if isinstance(source, Mapping):  # RSS <source url>, Atom <source><title><link>
+        name = _clean_text(source.get("title"), _detail_type(source, "title"))
+        site = _absolute(source.get("href") or source.get("link"), base) or ""
+    # Bing News' <News:Source>, as feedparser names an element of an unknown namespace.
+    name = name or _clean_text(entry.get("news_source"), None)
+    # Only a link through an aggregator needs the description's links (the article's URL).
+    links = _links(entry, base) if through_aggregator(url) else ()
+    return Entry(title=title, url=url, source_name=name, source_url=site, links=links)
+
+
+def _headline(
+    entry: Mapping[str, Any],
+    item: Entry,
+    *,
+    aggregated: bool,
+    base: str,
+    source: str,
+    category: str,
+    origin: str,
+) -> Headline:
+    shown = attribute(item, aggregated=aggregated)
     return Headline(
-        title=title,
-        url=url,
-        source=source,
+        title=shown.title,
+        url=shown.url,
+        source=shown.outlet or source,
         published=_published(entry),
         snippet=_snippet(entry),
         image=_image(entry, base),
@@ -149,10 +185,21 @@ def _headline(
     )
 
 
-def _unique(headlines: Iterable[Headline | None]) -> Iterable[Headline]:
+def _links(entry: Mapping[str, Any], base: str) -> tuple[str, ...]:
+    """The absolute http(s) links of the entry's description, in order."""
+    parser = _Links()
+    try:
+        parser.feed(entry.get("summary") or "")
+        parser.close()
+    except Exception:  # html.parser is lenient; guard against the odd assertion on junk
+        return ()
+    return tuple(dict.fromkeys(u for href in parser.hrefs if (u := _absolute(href, base))))
+
+
+def _unique(headlines: Iterable[Headline]) -> Iterable[Headline]:
     seen: set[str] = set()
     for h in headlines:
-        if h is not None and h.url not in seen:
+        if h.url not in seen:
             seen.add(h.url)
             yield h
 
@@ -237,6 +284,18 @@ class _TextOnly(HTMLParser):
     def handle_data(self, data: str) -> None:
         if not self._hidden:
             self.parts.append(data)
+
+
+class _Links(HTMLParser):
+    """The `href`s of an HTML fragment's `<a>` elements."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.hrefs: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "a":
+            self.hrefs += [v for k, v in attrs if k == "href" and v]
 
 
 def html_to_text(html: str) -> str:

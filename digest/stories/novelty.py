@@ -36,9 +36,9 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
-from urllib.parse import urlsplit
 
 from digest.models import EditionStory, NewFact, Outlet, WhatsNew
+from digest.stories.rank import outlet as outlet_of
 from digest.stories.tokens import fold, stem, words
 
 __all__ = [
@@ -112,15 +112,9 @@ class Joined:
 
 
 def outlet_key(outlet: Outlet) -> str:
-    """What makes two editions' outlets the same: the name, folded, else the link's host."""
-    name = fold(" ".join(outlet.name.split()))
-    if name:
-        return name
-    try:
-        host = urlsplit(outlet.url.strip()).hostname or ""
-    except ValueError:
-        host = ""
-    return host.removeprefix("www.") or outlet.url.strip()
+    """What makes two editions' outlets the same: the outlet as stories count it
+    (`digest.stories.rank.outlet`: the name, folded, else the link's registrable host)."""
+    return outlet_of(outlet.name, outlet.url.strip()) or outlet.url.strip()
 
 
 def whats_new(

@@ -10,7 +10,8 @@
 Distinct outlets are the main signal: the same event told by three outlets is bigger news than a
 story only one outlet carries. Outlets beyond the number of distinct publisher hosts count half:
 several names behind one host (an aggregator such as msn.com, one publisher's several feeds) are
-less independent than separate newsrooms. A story found both by search and in feeds gets a
+less independent than separate newsrooms; a link through Google News or Bing News names no
+publisher's host, so its outlet stands for one. A story found both by search and in feeds gets a
 quarter more. Recency halves the score every `HALF_LIFE` (24 h), measured from the newest article,
 so a story still being reported stays up: three outlets a day ago still beat one outlet now
 (1.5 to 1), two days ago they no longer do (0.75).
@@ -25,6 +26,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
+
+from digest.stories.tokens import fold
 
 if TYPE_CHECKING:
     from digest.models import StoryView
@@ -67,7 +70,7 @@ class StoryStats:
         return cls(
             story_id=story_id,
             outlets=len({outlet(c.source, c.url) for c in items}),
-            hosts=len({registrable_host(c.url) for c in items} - {""}),
+            hosts=len({_host_or_outlet(c) for c in items} - {""}),
             origins=len({origin_kind(c.origin) for c in items} - {""}),
             newest=max(c.when for c in items),
         )
@@ -117,12 +120,33 @@ def best_first(stories: Iterable[StoryView]) -> list[StoryView]:
 
 
 def outlet(source: str, url: str) -> str:
-    """Who published it: the source's name, normalised, else the registrable host of `url`."""
-    name = " ".join(source.casefold().split())
+    """Who published it: the source's name, normalised, else the registrable host of `url`.
+    The one identity of an outlet: stories count, rank and compare editions' outlets by it."""
+    name = " ".join(fold(source).split())
     name = name.removeprefix("the ")
     if name and " " not in name and "." in name:  # a name like "Reuters.com" is a host
         name = registrable_host(f"http://{name}") or name
     return name or registrable_host(url)
+
+
+def _host_or_outlet(c: Coverage) -> str:
+    """The publisher's host; for a link through an aggregator, which names none, its outlet."""
+    if through_aggregator(c.url):
+        return f"outlet:{outlet(c.source, c.url)}"
+    return registrable_host(c.url)
+
+
+def through_aggregator(url: str) -> bool:
+    """Whether `url` is Google News' or Bing News' (a feed of theirs, or a link through them):
+    its host is the aggregator's, not the publisher's."""
+    try:
+        parts = urlsplit(url)
+        host = (parts.hostname or "").rstrip(".")
+    except ValueError:
+        return False
+    if host == "news.google.com":
+        return True
+    return registrable_host(url) == "bing.com" and parts.path.lower().startswith("/news")
 
 
 def registrable_host(url: str) -> str:

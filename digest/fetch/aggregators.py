@@ -1,0 +1,239 @@
+"""Who published an aggregator feed's item: its outlet, its headline without the publisher's
+suffix, and the publisher's own link. Pure, no I/O: `digest.fetch.feed_parser` asks it.
+
+Google News and Bing News searches, planets and Feedly or Inoreader bundles put many
+publishers in one feed; the feed's name is not who told the story. An item's outlet is, first
+found first:
+
+1. its `<source>`: RSS 2.0 `<source url="...">Reuters</source>`, Atom `<source><title>`, Bing's
+   `<News:Source>`;
+2. the publisher suffix of its headline (" - Reuters", " | The Verge", " — BBC News"), which is
+   also removed from the headline shown;
+3. when the feed aggregates, the registrable host of the item's link ("theverge.com");
+4. otherwise none: the item keeps the feed's name, as every item of an ordinary feed does.
+
+An item is from an aggregator when it has a `<source>`, when the feed or its links are Google
+News' (`news.google.com`) or Bing News' (`bing.com/news`), or when the feed's links span many
+sites: at least `MANY_HOSTS` registrable hosts, none holding more than half of the items (a
+publisher's own feed links to its own site, now and then to a partner's).
+
+The suffix is removed only from an aggregator's item: when it is the item's `<source>` name
+(however long: "The Birmingham News - al.com"), or when it is short (`MAX_SUFFIX_WORDS`,
+`MAX_SUFFIX_CHARS`) and names the publisher when that is known: the `<source>`'s name
+(compared without case, accents, punctuation or a leading "The"), else the host of its
+`<source url>` or of its link ("The Verge" names theverge.com, "BBC News" bbc.co.uk, "Economic
+Times" economictimes.indiatimes.com, "Los Angeles Times" latimes.com, "Wall Street Journal"
+wsj.com). " - " inside an ordinary publisher's own headline always stays.
+
+Registrable hosts are `digest.stories.registrable_host`'s: a short list of countries' second
+levels ("co.uk", "com.au"), not the Public Suffix List, which no dependency of the service
+carries.
+
+A Google News or Bing News link leads to the aggregator, not to the article. Where the item
+gives the publisher's article URL, that is the link instead: the `url=` of a redirect link
+(`news.google.com/news/url?...&url=`, Bing's `apiclick.aspx?...&url=`), else the first link
+of its description that leaves the aggregator (on the `<source url>`'s site when that is
+known). Current Google News links (`/rss/articles/<id>`) name no article: they stay.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from urllib.parse import parse_qs, urlsplit
+
+from digest.stories.rank import registrable_host, through_aggregator
+from digest.stories.tokens import fold
+
+__all__ = [
+    "MANY_HOSTS",
+    "MAX_SUFFIX_CHARS",
+    "MAX_SUFFIX_WORDS",
+    "Attribution",
+    "Entry",
+    "aggregates",
+    "attribute",
+    "split_publisher",
+    "through_aggregator",
+]
+
+MANY_HOSTS = 3
+MAX_SUFFIX_WORDS = 5  # "The Times of India", "South China Morning Post"
+MAX_SUFFIX_CHARS = 40
+_MIN_PREFIX = 3  # the site's "bbc" (bbc.co.uk) begins "BBC News"; "ap" is too short to tell
+
+# A headline, a separator aggregators put before the publisher (hyphen, en or em dash, bar)
+# and the suffix; the head is greedy, so the last separator is the one.
+_SUFFIXED = re.compile(r"(.*\S)\s+[-\u2013\u2014|]\s+(\S.*)", re.S)
+_BEFORE_SUFFIX = re.compile(r"(.*\S)\s+[-\u2013\u2014|]\s+", re.S)
+# Subdomains that name no publisher ("news.example.com" does not make "News" a publisher).
+_GENERIC_LABELS = frozenset(
+    {"www", "m", "mobile", "amp", "news", "blog", "blogs", "main", "feeds", "rss", "edition", "en"}
+)
+_WORD = re.compile(r"[^\W_]")  # a letter or a digit
+_NOT_ALNUM = re.compile(r"[\W_]+")
+_NAME_WORDS = re.compile(r"[^\W_]+")
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """One feed item as attribution sees it."""
+
+    title: str
+    url: str  # absolute http(s)
+    source_name: str = ""  # its <source>'s name, Bing's <News:Source>
+    source_url: str = ""  # its <source url> or Atom <source><link>: the publisher's site or feed
+    links: tuple[str, ...] = ()  # the absolute links of its description, in order
+
+
+@dataclass(frozen=True, slots=True)
+class Attribution:
+    """What the reader is shown of an item: its headline, link and outlet ("" for the feed's)."""
+
+    title: str
+    url: str
+    outlet: str
+
+
+def aggregates(feed_url: str, entries: Sequence[Entry]) -> bool:
+    """Whether the feed as a whole aggregates: Google News' or Bing News', or links spanning
+    many sites (see the module docstring). An item with a `<source>` is an aggregator's either way.
+    """
+    if through_aggregator(feed_url) or any(through_aggregator(e.url) for e in entries):
+        return True
+    hosts = Counter(h for e in entries if (h := registrable_host(e.url)))
+    total = sum(hosts.values())
+    return len(hosts) >= MANY_HOSTS and max(hosts.values()) * 2 <= total
+
+
+def attribute(entry: Entry, *, aggregated: bool) -> Attribution:
+    """The item's headline, link and outlet; `aggregated`: the feed aggregates (`aggregates`)."""
+    url = publisher_url(entry)
+    if not (aggregated or entry.source_name or entry.source_url):
+        return Attribution(entry.title, url, "")
+    sites = [u for u in (entry.source_url, url) if u and not through_aggregator(u)]
+    hosts = tuple(dict.fromkeys(h for u in sites if (h := _hostname(u))))
+    title, suffix = split_publisher(
+        entry.title, aggregated=True, publisher=entry.source_name, hosts=hosts
+    )
+    outlet = entry.source_name or suffix or (registrable_host(sites[-1]) if sites else "")
+    return Attribution(title, url, outlet)
+
+
+def split_publisher(
+    title: str, *, aggregated: bool, publisher: str = "", hosts: Sequence[str] = ()
+) -> tuple[str, str]:
+    """`title` without its publisher suffix, and that suffix ("" when none is removed).
+
+    Only an aggregator's item loses one (`aggregated`); the suffix must be short, leave a
+    headline, and name `publisher` or one of `hosts` when either is known."""
+    if not aggregated:
+        return title, ""
+    name = " ".join(publisher.split())
+    end = title.rstrip()
+    if name and end[-len(name) :].casefold() == name.casefold():
+        # The item's own <source> name after a separator, however long.
+        before = _BEFORE_SUFFIX.fullmatch(end[: -len(name)])
+        if before and _WORD.search(before.group(1)):
+            return before.group(1).strip(), end[-len(name) :]
+    split = _SUFFIXED.fullmatch(title)
+    if split is None:
+        return title, ""
+    head, suffix = split.group(1).strip(), split.group(2).strip()
+    if not _WORD.search(head) or not _short(suffix):
+        return title, ""
+    if (publisher or hosts) and not (
+        _same_name(suffix, publisher) or any(_names_host(suffix, h) for h in hosts)
+    ):
+        return title, ""
+    return head, suffix
+
+
+def publisher_url(entry: Entry) -> str:
+    """The publisher's article URL when an aggregator's link hides it and the item gives it."""
+    if not through_aggregator(entry.url):
+        return entry.url
+    target = _query_url(entry.url)
+    if target and not through_aggregator(target):
+        return target
+    site = registrable_host(entry.source_url) if entry.source_url else ""
+    leaving = (u for u in entry.links if _is_http(u) and not through_aggregator(u))
+    return next((u for u in leaving if not site or registrable_host(u) == site), entry.url)
+
+
+def _short(suffix: str) -> bool:
+    return (
+        bool(_WORD.search(suffix))
+        and len(suffix) <= MAX_SUFFIX_CHARS
+        and len(suffix.split()) <= MAX_SUFFIX_WORDS
+    )
+
+
+def _compact(name: str) -> str:
+    """A name as publishers are compared: folded, letters and digits only."""
+    return _NOT_ALNUM.sub("", fold(name))
+
+
+def _without_the(name: str) -> str:
+    folded = " ".join(fold(name).split())
+    return _compact(folded.removeprefix("the "))
+
+
+def _same_name(suffix: str, publisher: str) -> bool:
+    return (
+        bool(publisher)
+        and bool(_without_the(suffix))
+        and (_without_the(suffix) == _without_the(publisher))
+    )
+
+
+def _names_host(suffix: str, host: str) -> bool:
+    """Whether the suffix names the site: "Reuters.com", "The Verge" (theverge.com), "BBC News"
+    (bbc.co.uk), "Ars Technica" (arstechnica.com), "Economic Times" (economictimes.indiatimes.com),
+    "Los Angeles Times" (latimes.com), "Wall Street Journal" (wsj.com)."""
+    full, bare = _compact(suffix), _without_the(suffix)
+    if full == _compact(host):
+        return True
+    labels = set(host.split(".")[:-1]) - _GENERIC_LABELS
+    if {full, bare, *_abbreviations(suffix)} & labels:
+        return True
+    label = registrable_host(f"http://{host}").split(".")[0]
+    starts = {label, label.removeprefix("the")}
+    return any(len(a) >= _MIN_PREFIX and b.startswith(a) for a in starts for b in (full, bare))
+
+
+def _abbreviations(name: str) -> set[str]:
+    """How a site shortens a name: "wsj" (Wall Street Journal), "latimes" (Los Angeles Times)."""
+    words = _NAME_WORDS.findall(" ".join(fold(name).split()).removeprefix("the "))
+    if len(words) < 2:
+        return set()
+    initials = "".join(w[0] for w in words)
+    forms = {initials, initials[:-1] + words[-1]}
+    return {f for f in forms if len(f) >= _MIN_PREFIX}
+
+
+def _hostname(url: str) -> str:
+    try:
+        host = (urlsplit(url).hostname or "").rstrip(".")
+    except ValueError:
+        return ""
+    return host.removeprefix("www.")
+
+
+def _query_url(url: str) -> str:
+    """The `url=` of a redirect link, when it is an absolute http(s) URL."""
+    try:
+        values = parse_qs(urlsplit(url).query).get("url") or []
+    except ValueError:
+        return ""
+    return next((v for v in values if _is_http(v)), "")
+
+
+def _is_http(url: str) -> bool:
+    try:
+        parts = urlsplit(url)
+        return parts.scheme in ("http", "https") and bool(parts.hostname)
+    except ValueError:
+        return False
