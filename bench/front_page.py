@@ -250,8 +250,10 @@ class Labels:
         for row in rows:
             publishers[row.story].add(row.publisher.casefold())
             self.size[row.story] += 1
-            with contextlib.suppress(InvalidURLError):  # the store skips it too
-                self.rows_of_url[canonical_url(link(row))].append(row)
+            # Stored under the aggregator's link, or the article's own when the feed gives it.
+            for url in {link(row), row.url}:
+                with contextlib.suppress(InvalidURLError):  # the store skips it too
+                    self.rows_of_url[canonical_url(url)].append(row)
         self.gain = {story: len(names) for story, names in publishers.items()}
 
     def label(self, story: StoryView) -> str:
