@@ -101,6 +101,25 @@ class Delivery:
             "updated_at": self.updated_at.isoformat() if self.updated_at else None,
         }
 
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Delivery:
+        """The row back from its `to_json` (a worker's delivery outcome crosses the queue so)."""
+
+        def moment(value: str | None) -> datetime | None:
+            return datetime.fromisoformat(value) if value else None
+
+        return cls(
+            edition_day=date.fromisoformat(data["edition"]),
+            recipient=data["recipient"],
+            state=data["state"],
+            attempts=int(data["attempts"]),
+            next_attempt_at=moment(data["next_attempt_at"]),
+            last_reply=data["reply"],
+            message_id=data["message_id"],
+            updated_at=moment(data["updated_at"]),
+            channel=data["channel"],
+        )
+
     def due(self, now: datetime) -> bool:
         """True when the row is pending and its retry time (if any) has come."""
         return self.state == "pending" and (

@@ -349,37 +349,6 @@ def _messages(app: App, day: date, plan: EditionPlan, copies: Sequence[Edition])
 _GROUPS = ("sent", "retrying", "failed", "stuck", "waiting", "deferred", "missing", "raced")
 
 
-def _row_json(d: Delivery) -> dict[str, Any]:
-    return {
-        "edition_day": d.edition_day.isoformat(),
-        "recipient": d.recipient,
-        "channel": d.channel,
-        "state": d.state,
-        "attempts": d.attempts,
-        "next_attempt_at": d.next_attempt_at.isoformat() if d.next_attempt_at else None,
-        "last_reply": d.last_reply,
-        "message_id": d.message_id,
-        "updated_at": d.updated_at.isoformat() if d.updated_at else None,
-    }
-
-
-def _row(data: dict[str, Any]) -> Delivery:
-    def moment(value: str | None) -> datetime | None:
-        return datetime.fromisoformat(value) if value else None
-
-    return Delivery(
-        edition_day=date.fromisoformat(data["edition_day"]),
-        recipient=data["recipient"],
-        state=data["state"],
-        attempts=int(data["attempts"]),
-        next_attempt_at=moment(data["next_attempt_at"]),
-        last_reply=data["last_reply"],
-        message_id=data["message_id"],
-        updated_at=moment(data["updated_at"]),
-        channel=data["channel"],
-    )
-
-
 @dataclass(frozen=True, slots=True)
 class DeliveryOutcome(Outcome):
     """What sending to one batch did, row by row."""
@@ -388,7 +357,7 @@ class DeliveryOutcome(Outcome):
 
     def to_json(self) -> dict[str, Any]:
         r = self.report
-        rows = {k: [_row_json(d) for d in getattr(r, k)] for k in (*_GROUPS, "skipped")}
+        rows = {k: [d.to_json() for d in getattr(r, k)] for k in (*_GROUPS, "skipped")}
         return {
             "edition_day": r.edition_day.isoformat(),
             **rows,
@@ -398,7 +367,7 @@ class DeliveryOutcome(Outcome):
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> DeliveryOutcome:
-        rows = {k: tuple(_row(d) for d in data[k]) for k in (*_GROUPS, "skipped")}
+        rows = {k: tuple(map(Delivery.from_json, data[k])) for k in (*_GROUPS, "skipped")}
         report = DeliveryReport(
             edition_day=date.fromisoformat(data["edition_day"]),
             **rows,
