@@ -258,6 +258,12 @@ class EditionStory:
     sentences_removed: int = 0
     summary_note: str = ""
     cited: tuple[Outlet, ...] = ()
+    # The story's ranking score when the edition was built (`digest.stories.rank`): the lead
+    # orders stories of several categories by it. 0.0 in editions stored before it was kept.
+    score: float = 0.0
+    # The other categories this event was also collected under; it is shown only here, its best
+    # category, and mentioned in those (`EditionSection.mentions`).
+    also_in: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -290,10 +296,21 @@ class EditionHeadline:
 
 
 @dataclass(frozen=True, slots=True)
+class EditionMention:
+    """A story of this section's category that is shown in another section, its best one."""
+
+    story_id: int
+    title: str
+    category: str  # the section it is shown in
+    outlet_count: int
+
+
+@dataclass(frozen=True, slots=True)
 class EditionSection:
     category: str
     stories: tuple[EditionStory, ...]
     headlines: tuple[EditionHeadline, ...]
+    mentions: tuple[EditionMention, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -311,6 +328,13 @@ class Edition:
             return self
         keep = tuple(s for s in self.sections if s.category in categories)
         return replace(self, sections=keep)
+
+    def lead(self, n: int) -> tuple[EditionStory, ...]:
+        """The edition's `n` top stories across its sections: highest score first, then more
+        outlets, then section order (a reader's copy: across their categories)."""
+        stories = [(s, i) for i, section in enumerate(self.sections) for s in section.stories]
+        stories.sort(key=lambda si: (-si[0].score, -len(si[0].outlets), si[1]))
+        return tuple(s for s, _ in stories[:n])
 
 
 # -- What the store keeps -------------------------------------------------------------------------
