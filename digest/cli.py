@@ -418,9 +418,9 @@ def deepen(ctx: click.Context, categories: tuple[str, ...], top: int | None) -> 
 def stories(ctx: click.Context, category: str | None, as_json: bool) -> None:
     """Today's stories with their outlets and summaries."""
     from digest.commands.printing import print_stories
-    from digest.ondemand.quick import todays_stories
+    from digest.ondemand.quick import todays_stories_json
 
-    found = [s.to_json() for s in _run(ctx, lambda app: todays_stories(app, category))]
+    found = _run(ctx, lambda app: todays_stories_json(app, category))
     _echo_json(found) if as_json else print_stories(found)
 
 

@@ -182,6 +182,8 @@ def print_stories(stories: list[dict[str, Any]]) -> None:
         updated = " [yellow](updated)[/yellow]" if s["updated"] else ""
         console.rule(f"[bold]{_e(s['title'])}[/bold]{updated}")
         console.print(f"{_e(s['category'])} · {_e(s['coverage'])}")
+        if s.get("shown_in"):
+            console.print(f"[dim]the same event is shown in {_e(s['shown_in'])}[/dim]")
         console.print(_e(s["brief_summary"]) or "[dim](not summarized yet)[/dim]")
         for o in s["outlets"]:
             console.print(f"  • {_e(o['outlet'])}: {_e(o['url'])}")

@@ -7,7 +7,8 @@ another process clustered the same articles in between, it reads again. With emb
 endpoint is asked only for the others (in batches, outside any transaction) and what it answers
 is stored at once, so no article is embedded twice even when a later batch fails. When the
 endpoint fails, that clustering uses words alone and says why. `top_stories` and `stories` are
-the stored stories in the one order `digest.stories.best_first` decides.
+the stored stories in the one order `digest.stories.best_first` decides; `across_categories`
+adds which of them tell one event under several categories (`digest.stories.across`).
 """
 
 from __future__ import annotations
@@ -16,13 +17,14 @@ import asyncio
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from digest.config import StoriesConfig
 from digest.errors import ClusterConflictError, EmbeddingError, StoreError
 from digest.models import ClusterResult, StoryView
 from digest.store import Store
 from digest.stories import Candidate, best_first, plan_stories
+from digest.stories.across import Event, Filed, same_events, shown_as
 
 ATTEMPTS = 3
 # Why stories were told apart by their words alone when no endpoint is configured (a deepen's
@@ -124,3 +126,65 @@ def stories(store: Store, category: str | None, *, since: datetime) -> list[Stor
     found = store.stories_since(category, since=since)
     categories = sorted({s.category for s in found})
     return [s for c in categories for s in best_first(v for v in found if v.category == c)]
+
+
+@dataclass(frozen=True, slots=True)
+class DayStories:
+    """Stories of several categories, each category's best first, and the events among them
+    that more than one category collected."""
+
+    stories: list[StoryView]
+    events: list[Event]
+    shown_as: dict[int, int]  # a story told in another category's story: that story's id
+
+
+def across_categories(
+    store: Store,
+    config: StoriesConfig,
+    categories: Sequence[str],
+    *,
+    since: datetime,
+    until: datetime | None = None,
+) -> DayStories:
+    """The stories of `categories` seen since `since` (first seen before `until`), by
+    category in their order, best first, and the events they tell across categories."""
+    found = store.stories_since(None, since=since, until=until)
+    by_category = [best_first(s for s in found if s.category == c) for c in categories]
+    ordered = [s for stories in by_category for s in stories]
+    events = day_events(ordered, config, categories)
+    return DayStories(ordered, events, shown_as(events))
+
+
+def day_events(
+    found: Sequence[StoryView], config: StoriesConfig, categories: Sequence[str]
+) -> list[Event]:
+    """The events `found` tells under more than one of `categories` (others are left out)."""
+    return same_events(
+        [Filed.of(s) for s in found if s.category in categories],
+        similarity=config.similarity,
+        window=timedelta(hours=config.window_hours),
+        categories=categories,
+    )
+
+
+def marked_json(found: Sequence[StoryView], events: Sequence[Event]) -> list[dict[str, Any]]:
+    """`StoryView.to_json` of each story, with where its event is shown: `shown_in` and
+    `shown_as` (the category and id of the story shown in its stead, None when it is shown
+    itself) and `also_in` (the other categories of its event)."""
+    by_id = {s.id: s for s in found}
+    event_of = {i: e for e in events for i in e.story_ids}
+    out = []
+    for story in found:
+        event = event_of.get(story.id)
+        shown = by_id.get(event.shown) if event is not None else None
+        elsewhere = shown is not None and shown.id != story.id
+        others = [by_id[i].category for i in event.story_ids if i != story.id] if event else []
+        out.append(
+            {
+                **story.to_json(),
+                "shown_in": shown.category if elsewhere and shown else None,
+                "shown_as": shown.id if elsewhere and shown else None,
+                "also_in": others,
+            }
+        )
+    return out

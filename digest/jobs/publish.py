@@ -20,12 +20,13 @@ from zoneinfo import ZoneInfo
 from digest.deliver.ledger import Delivery
 from digest.deliver.sender import DeliveryReport
 from digest.errors import DigestError, InvalidEditionDayError, StoreError
-from digest.jobs.clustering import top_stories
+from digest.jobs.clustering import across_categories
 from digest.jobs.run import recorded_run
 from digest.jobs.units import Lost, Outcome, Runner, Unit, step
 from digest.models import (
     Edition,
     EditionHeadline,
+    EditionMention,
     EditionSection,
     EditionStory,
     Failure,
@@ -35,6 +36,7 @@ from digest.models import (
 from digest.runtime.progress import NO_PROGRESS, Progress
 from digest.schedule import edition_day, parse_clock
 from digest.store import Store
+from digest.stories import best_first
 from digest.stories.language import detect_language
 from digest.stories.novelty import Telling, outlet_key, whats_new
 
@@ -109,6 +111,7 @@ def edition_story(story: StoryView, earlier: Appearance | None = None) -> Editio
         sentences_removed=checked.sentences_removed if checked else 0,
         summary_note=reader_note(checked.note) if checked else "",
         cited=checked.sources if checked and checked.summarizer != "extractive" else (),
+        score=story.score,
     )
     if earlier is None:
         return shown
@@ -165,16 +168,27 @@ def day_bounds(day: date, tz: str) -> tuple[datetime, datetime]:
 async def build_edition(app: App, day: date, *, now: datetime | None = None) -> Edition:
     """The edition of `day` from what the store holds: per category, its top stories (each
     told against its latest appearance in an earlier edition) and the ledes of the day's other
-    headlines."""
+    headlines. An event collected under several categories is one story, in its best category
+    (`digest.stories.across`), and a mention in the others; a category's top stories are
+    counted after such stories have moved out, and their articles are not its headlines."""
     config = app.config
     store = await app.store()
     start, end = day_bounds(day, config.schedule.timezone)
+    day_stories = await asyncio.to_thread(
+        across_categories,
+        store,
+        config.stories,
+        config.sources.categories,
+        since=start,
+        until=end,
+    )
+    shown = {s.id: s for s in day_stories.stories}
     found: list[tuple[str, list[StoryView], list[EditionHeadline]]] = []
     for category in config.sources.categories:
-        stories = await asyncio.to_thread(
-            top_stories, store, category, since=start, until=end, limit=config.stories.top
-        )
-        in_stories = {a.url for s in stories for a in s.articles}
+        own = [s for s in day_stories.stories if s.category == category]
+        stories = [s for s in own if s.id not in day_stories.shown_as][: config.stories.top]
+        moved = [s for s in own if s.id in day_stories.shown_as]
+        in_stories = {a.url for s in (*stories, *moved) for a in s.articles}
         items = await asyncio.to_thread(
             store.headlines, category, since=start, limit=HEADLINES_PER_SECTION + len(in_stories)
         )
@@ -190,16 +204,40 @@ async def build_edition(app: App, day: date, *, now: datetime | None = None) -> 
             if i.headline.url not in in_stories
             and (i.headline.published is None or i.headline.published < end)
         ][:HEADLINES_PER_SECTION]
-        if stories or headlines:
+        if stories or headlines or moved:
             found.append((category, stories, headlines))
-    earlier = await earlier_appearances(store, day, {s.id for _, ss, _ in found for s in ss})
+    in_edition = {s.id for _, ss, _ in found for s in ss}
+    earlier = await earlier_appearances(store, day, in_edition)
+    events = {i: e for e in day_stories.events for i in e.story_ids}
+
+    def also_in(story: StoryView) -> tuple[str, ...]:
+        event = events.get(story.id)
+        if event is None:
+            return ()
+        return tuple(shown[i].category for i in event.story_ids if i != story.id)
+
+    def mentions(category: str) -> tuple[EditionMention, ...]:
+        """The events of this category shown in another section, in the order of the day."""
+        best = [
+            shown[e.shown]
+            for e in day_stories.events
+            if e.shown in in_edition
+            and any(shown[i].category == category for i in e.story_ids if i != e.shown)
+        ]
+        return tuple(
+            EditionMention(s.id, s.title, s.category, s.outlet_count) for s in best_first(best)
+        )
 
     def sections() -> tuple[EditionSection, ...]:  # detecting languages takes a while: a thread
         return tuple(
             EditionSection(
                 category=category,
-                stories=tuple(edition_story(s, earlier.get(s.id)) for s in stories),
+                stories=tuple(
+                    replace(edition_story(s, earlier.get(s.id)), also_in=also_in(s))
+                    for s in stories
+                ),
                 headlines=tuple(headlines),
+                mentions=mentions(category),
             )
             for category, stories, headlines in found
         )

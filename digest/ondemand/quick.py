@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 from dataclasses import replace
 from datetime import datetime
+from typing import Any
 
 from digest.app import App
 from digest.errors import InvalidQueryError, NoDatabaseError, NoSourceError, SourceError
@@ -47,6 +48,22 @@ async def todays_stories(app: App, category: str | None = None) -> list[StoryVie
     cat = app.config.check_category(category) if category else None
     store = await app.store(create=False)
     return await asyncio.to_thread(stories, store, cat, since=app.config.today_start())
+
+
+async def todays_stories_json(app: App, category: str | None = None) -> list[dict[str, Any]]:
+    """`todays_stories` as `digest stories --json` prints them: each marked with where its
+    event is shown when more than one category collected it (`jobs.clustering.marked_json`)."""
+    from digest.jobs.clustering import day_events, marked_json, stories
+
+    cat = app.config.check_category(category) if category else None
+    store = await app.store(create=False)
+    since = app.config.today_start()
+    found = await asyncio.to_thread(stories, store, None, since=since)
+    events = await asyncio.to_thread(
+        day_events, found, app.config.stories, app.config.sources.categories
+    )
+    marked = marked_json(found, events)
+    return [s for s in marked if cat is None or s["category"] == cat]
 
 
 async def query(app: App, text: str, *, k: int = 6) -> list[Item]:

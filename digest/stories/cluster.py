@@ -279,6 +279,52 @@ def cluster_reports(
     return _groups(items, sims, _agglomerate(items, seconds, sims, start, window, similarity))
 
 
+def story_cosines(
+    stories: Sequence[Sequence[Report]], *, window: timedelta
+) -> dict[tuple[int, int], float]:
+    """The cosine of the mean vectors of every two of `stories` (each one story's reports, by
+    index into `stories`, lower first) that have a candidate pair between them: what centroid
+    linkage compares before it merges two clusters (`_agglomerate`), with the final similarity
+    (n-grams and stems, text discount, time fade) and terms counted once per story, as pass 2
+    counts them. Identical titles count 1, as `_start` joins them. Words alone: vectors are not
+    read. Pairs of two stories with no shared stem are left out (0)."""
+    items = sorted(((r, s) for s, reports in enumerate(stories) for r in reports), key=_by_id)
+    ids = [r.id for r, _ in items]
+    if len(set(ids)) != len(ids):
+        raise ValueError("article ids must be unique")
+    reports = [r for r, _ in items]
+    story_of = [s for _, s in items]
+    features = [_Features.of(r) for r in reports]
+    seconds = [r.when.timestamp() for r in reports]
+    groups: list[list[int]] = [[] for _ in stories]
+    for i, s in enumerate(story_of):
+        groups[s].append(i)
+    pairs = _Pairs.of(seconds, features, window)
+    idf = _Idf.over(features, [g for g in groups if g])
+    sims = _weighed(reports, seconds, pairs.similarities(features, idf, final=True))
+    for i, j in pairs.keys:
+        key = features[i].title_key
+        if len(key) >= MIN_TITLE_KEY_TERMS and key == features[j].title_key:
+            sims[i, j] = 1.0
+    self_k = [float(len(g)) for g in groups]  # unit vectors: K(i, i) = 1
+    between: defaultdict[tuple[int, int], float] = defaultdict(float)
+    for (i, j), sim in sims.items():
+        a, b = story_of[i], story_of[j]
+        if a == b:
+            self_k[a] += 2 * sim
+        else:
+            between[min(a, b), max(a, b)] += sim
+    return {
+        (a, b): round(k / math.sqrt(self_k[a] * self_k[b]), 9)
+        for (a, b), k in between.items()
+        if k > 0
+    }
+
+
+def _by_id(pair: tuple[Report, int]) -> int:
+    return pair[0].id
+
+
 def _weighed(
     items: Sequence[Report], seconds: Sequence[float], sims: dict[tuple[int, int], float]
 ) -> dict[tuple[int, int], float]:

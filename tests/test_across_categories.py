@@ -1,0 +1,335 @@
+"""One event collected under two categories is one story: shown in its best category, mentioned
+in the other, the same whichever category is clustered first and after a later collect
+(digest.stories.across, digest.jobs.publish.build_edition, `digest stories --json`)."""
+
+from __future__ import annotations
+
+import random
+from datetime import UTC, date, datetime, time, timedelta
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from digest.app import App
+from digest.config import Config, StoriesConfig, parse_config
+from digest.jobs.clustering import across_categories, cluster_category, marked_json
+from digest.jobs.publish import build_edition
+from digest.models import Edition, EditionSection, Item
+from digest.store import Store
+from digest.stories.across import Filed, same_events
+from digest.stories.cluster import Report
+from tests import headlines as H
+from tests import storefixtures
+from tests.storefixtures import item
+
+db_url, store = storefixtures.db_url, storefixtures.store
+
+DAY = date(2025, 3, 3)
+CATEGORIES = ("technology", "world")
+STORIES = StoriesConfig()
+WINDOW = timedelta(hours=STORIES.window_hours)
+
+
+def at(hour: int, day: date = DAY) -> datetime:
+    return datetime.combine(day, time(hour), UTC)
+
+
+def news(line: H.Line, category: str, hour: int = 9) -> Item:
+    host = line.outlet.lower().replace(" ", "")
+    slug = "-".join(line.title.lower().split()[:4])
+    return item(
+        f"https://www.{host}.example/{category}/{slug}",
+        title=line.title,
+        lede=line.text,
+        category=category,
+        published=at(hour),
+        source=line.outlet,
+    )
+
+
+# The Tesla recall told by Reuters and The Verge under technology and by the BBC under world;
+# each category has a story of its own, and a decoy that shares a name with the other's.
+TECHNOLOGY = [*H.TESLA[:2], *H.NVIDIA, H.DECOYS[1]]  # + "Tesla shares hit record high"
+WORLD = [H.TESLA[2], *H.QUAKE, H.DECOYS[0]]  # + "Nvidia unveils new GeForce gaming GPUs"
+TESLA_TITLES = {line.title for line in H.TESLA}
+
+
+def collect(store: Store, categories: tuple[str, ...] = CATEGORIES, hour: int = 10) -> None:
+    items = [news(line, "technology") for line in TECHNOLOGY]
+    items += [news(line, "world") for line in WORLD]
+    store.upsert_items(items, seen_at=at(hour))
+    for category in categories:
+        cluster_category(store, category, now=at(hour + 1), config=STORIES)
+
+
+def config_for(
+    tmp_path: Path, url: str, categories: tuple[str, ...] = CATEGORIES, top: int = 5
+) -> Config:
+    return parse_config(
+        {
+            "database": {"url": url},
+            "stories": {"top": top},
+            "sources": {"categories": list(categories), "ddg": False},
+            "schedule": {"timezone": "UTC"},
+            "archive": {"dir": str(tmp_path / "site"), "title": "Morning digest"},
+            "email": {"outbox_dir": str(tmp_path / "outbox")},
+        }
+    )
+
+
+def section(edition: Edition, category: str) -> EditionSection:
+    return next(s for s in edition.sections if s.category == category)
+
+
+def tesla_stories(edition: Edition) -> list[tuple[str, int]]:
+    return [
+        (s.category, st.id)
+        for s in edition.sections
+        for st in s.stories
+        if st.title in TESLA_TITLES
+    ]
+
+
+async def edition_of(
+    tmp_path: Path, url: str, categories: tuple[str, ...] = CATEGORIES, top: int = 5
+) -> Edition:
+    async with App(config_for(tmp_path, url, categories, top)) as app:
+        return await build_edition(app, DAY, now=at(12))
+
+
+# -- the edition ---------------------------------------------------------------------------------
+
+
+async def test_one_event_in_two_categories_is_one_story_and_a_mention(
+    tmp_path: Path, store: Store, db_url: str
+) -> None:
+    collect(store)
+    edition = await edition_of(tmp_path, db_url)
+    tech, world = section(edition, "technology"), section(edition, "world")
+
+    [(category, shown_id)] = tesla_stories(edition)
+    assert category == "technology"  # two outlets there against one: the best category
+    [shown] = [s for s in tech.stories if s.id == shown_id]
+    assert shown.also_in == ("world",)
+    assert shown.score > 0
+    [mention] = world.mentions
+    assert (mention.story_id, mention.category, mention.title) == (
+        shown_id,
+        "technology",
+        shown.title,
+    )
+    assert mention.outlet_count == 2
+    assert not tech.mentions
+    # The BBC's report is neither a story nor a headline in world.
+    bbc = news(H.TESLA[2], "world").headline.url
+    assert bbc not in {h.url for h in world.headlines}
+    assert bbc not in {o.url for s in world.stories for o in s.outlets}
+    # Distinct events stay apart: the decoys are stories of their own.
+    titles = {c: {st.title for st in section(edition, c).stories} for c in CATEGORIES}
+    assert H.DECOYS[1].title in titles["technology"]  # Tesla shares, not the recall
+    assert H.DECOYS[0].title in titles["world"]  # Nvidia's GPUs, not its earnings
+    assert all(not st.also_in for s in edition.sections for st in s.stories if st.id != shown_id)
+
+
+async def test_a_category_fills_its_top_after_the_event_moves_out(
+    tmp_path: Path, store: Store, db_url: str
+) -> None:
+    """With room for two stories, world shows two of its own, not one and a duplicate."""
+    collect(store)
+    edition = await edition_of(tmp_path, db_url, top=2)
+    world = section(edition, "world")
+    assert len(world.stories) == 2
+    assert not TESLA_TITLES & {s.title for s in world.stories}
+    assert [m.category for m in world.mentions] == ["technology"]
+
+
+async def test_the_same_edition_whatever_is_clustered_first_and_after_a_later_collect(
+    tmp_path: Path, store: Store, db_url: str
+) -> None:
+    collect(store, categories=("world", "technology"))
+    first = await edition_of(tmp_path, db_url)
+    assert await edition_of(tmp_path, db_url) == first  # built twice: the same
+    # Listed in the other order in the configuration: the same sections, in that order.
+    flipped = await edition_of(tmp_path, db_url, categories=("world", "technology"))
+    assert [s.category for s in flipped.sections] == ["world", "technology"]
+    assert {s.category: s for s in flipped.sections} == {s.category: s for s in first.sections}
+    # A later collect sees the same articles again: the event keeps its story.
+    collect(store, hour=14)
+    later = await edition_of(tmp_path, db_url)
+    assert tesla_stories(later) == tesla_stories(first)
+    assert section(later, "world").mentions == section(first, "world").mentions
+
+
+async def test_the_best_category_moves_when_the_other_copy_grows(
+    tmp_path: Path, store: Store, db_url: str
+) -> None:
+    """World gains two more outlets of the recall: the event is shown there now, under the same
+    stories, and mentioned in technology."""
+    collect(store)
+    before = await edition_of(tmp_path, db_url)
+    more = [
+        item(
+            f"https://www.{outlet}.example/world/tesla-recall",
+            title=title,
+            lede=H.TESLA[2].text,
+            category="world",
+            published=at(13),
+            source=outlet,
+        )
+        for outlet, title in (
+            ("dw", "Tesla recall: Autopilot fix for nearly every car sold in the US"),
+            ("euronews", "Tesla recall: Autopilot fix for almost every car it sold in the US"),
+        )
+    ]
+    store.upsert_items(more, seen_at=at(13))
+    cluster_category(store, "world", now=at(14), config=STORIES)
+    after = await edition_of(tmp_path, db_url)
+    [(category, shown_id)] = tesla_stories(after)
+    assert category == "world"
+    [mention] = section(after, "technology").mentions
+    assert mention.story_id == shown_id
+    [(_, old_id)] = tesla_stories(before)
+    assert section(before, "world").mentions[0].story_id == old_id != shown_id
+
+
+# -- `digest stories --json` ---------------------------------------------------------------------
+
+
+def test_stories_json_marks_the_story_shown_elsewhere(store: Store) -> None:
+    collect(store)
+    day = across_categories(store, STORIES, CATEGORIES, since=at(0))
+    listed = marked_json(day.stories, day.events)
+    tesla = [s for s in listed if s["title"] in TESLA_TITLES]
+    assert {(s["category"], s["shown_in"]) for s in tesla} == {
+        ("technology", None),
+        ("world", "technology"),
+    }
+    [shown] = [s for s in tesla if s["shown_in"] is None]
+    [other] = [s for s in tesla if s["shown_in"]]
+    assert other["shown_as"] == shown["id"] and shown["also_in"] == ["world"]
+    assert other["outlet_count"] == 1 and "summary" in other  # the usual keys stay
+    rest = [s for s in listed if s["title"] not in TESLA_TITLES]
+    assert rest and all(s["shown_in"] is None and s["also_in"] == [] for s in rest)
+
+
+# -- the pure rule -------------------------------------------------------------------------------
+
+T0 = datetime(2025, 3, 3, 6, tzinfo=UTC)
+
+
+def filed(
+    story_id: int, category: str, lines: list[H.Line], score: float = 1.0, hours: int = 0
+) -> Filed:
+    reports = tuple(
+        Report(
+            id=story_id * 100 + n,
+            title=line.title,
+            text=line.text,
+            first_seen=T0 + timedelta(hours=hours),
+        )
+        for n, line in enumerate(lines)
+    )
+    return Filed(id=story_id, category=category, score=score, reports=reports)
+
+
+def test_the_event_is_shown_in_its_best_category_ties_by_configured_order_then_id() -> None:
+    tech = filed(3, "technology", H.TESLA[:1], score=2.0)
+    world = filed(5, "world", H.TESLA[2:], score=2.0)
+    other = filed(4, "world", H.QUAKE)
+
+    def shown(order: tuple[str, ...], *stories: Filed) -> int:
+        [event] = same_events(
+            stories, similarity=STORIES.similarity, window=WINDOW, categories=order
+        )
+        assert event.story_ids == (3, 5) and event.id == 3
+        return event.shown
+
+    assert shown(("technology", "world"), tech, world, other) == 3
+    assert shown(("world", "technology"), tech, world, other) == 5
+    assert shown((), tech, world, other) == 3  # no order given: the lower id
+    higher = Filed(id=5, category="world", score=2.5, reports=world.reports)
+    assert shown(("technology", "world"), tech, higher, other) == 5
+
+
+WORDS = sorted({w for line in H.ALL for w in line.title.split() if w.isalpha()})
+
+
+@st.composite
+def filed_stories(draw: st.DrawFn) -> list[Filed]:
+    count = draw(st.integers(0, 12))
+    ids = draw(st.lists(st.integers(1, 500), min_size=count, max_size=count, unique=True))
+    out = []
+    for story_id in ids:
+        n = draw(st.integers(1, 3))
+        reports = tuple(
+            Report(
+                id=story_id * 10 + k,
+                title=" ".join(draw(st.lists(st.sampled_from(WORDS), min_size=1, max_size=6))),
+                first_seen=T0 + timedelta(hours=draw(st.integers(0, 30))),
+            )
+            for k in range(n)
+        )
+        category = draw(st.sampled_from(["technology", "world", "finance"]))
+        score = draw(st.sampled_from([0.5, 1.0, 2.0]))
+        out.append(Filed(id=story_id, category=category, score=score, reports=reports))
+    return out
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(filed_stories(), st.randoms(use_true_random=False))
+def test_events_never_hold_two_stories_of_a_category_and_do_not_depend_on_order(
+    stories: list[Filed], rnd: random.Random
+) -> None:
+    events = same_events(stories, similarity=STORIES.similarity, window=WINDOW)
+    category = {s.id: s.category for s in stories}
+    seen: set[int] = set()
+    for e in events:
+        cats = [category[i] for i in e.story_ids]
+        assert len(cats) == len(set(cats)) >= 2  # never two stories of one category
+        assert list(e.story_ids) == sorted(e.story_ids) and e.shown in e.story_ids
+        assert not seen & set(e.story_ids)  # a story tells one event
+        seen |= set(e.story_ids)
+    shuffled = list(stories)
+    rnd.shuffle(shuffled)
+    assert same_events(shuffled, similarity=STORIES.similarity, window=WINDOW) == events
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(filed_stories())
+def test_being_the_same_event_is_symmetric(stories: list[Filed]) -> None:
+    """Whichever of two stories is told first (their ids swapped), they are one event or not."""
+    if len(stories) < 2:
+        return
+    a, b = stories[0], stories[1]
+    swapped = [
+        Filed(id=b.id, category=a.category, score=a.score, reports=a.reports),
+        Filed(id=a.id, category=b.category, score=b.score, reports=b.reports),
+    ]
+    pair = same_events([a, b], similarity=STORIES.similarity, window=WINDOW)
+    other = same_events(swapped, similarity=STORIES.similarity, window=WINDOW)
+    assert bool(pair) == bool(other)
+
+
+def test_one_story_of_a_category_per_event_the_closest_wins() -> None:
+    """Two technology stories both like the world one: the closer one joins it, the other
+    stays a story of its own (the clustering kept them apart, and that holds)."""
+    recall = filed(1, "technology", H.TESLA[:2])
+    shares = filed(2, "technology", [H.DECOYS[1]])
+    bbc = filed(3, "world", H.TESLA[2:])
+    [event] = same_events([shares, bbc, recall], similarity=STORIES.similarity, window=WINDOW)
+    assert event.story_ids == (1, 3)
+
+
+@pytest.mark.parametrize("hours", [0, 6])
+def test_distinct_events_are_not_one(hours: int) -> None:
+    """The same company in the news for two things, within hours: two events."""
+    stories = [
+        filed(1, "technology", H.NVIDIA),
+        filed(2, "world", [H.DECOYS[0]], hours=hours),  # Nvidia's new GPUs
+        filed(3, "technology", H.BOEING),
+        filed(4, "world", [H.DECOYS[2]], hours=hours),  # Boeing 737 MAX deliveries
+        filed(5, "world", H.QUAKE, hours=hours),
+    ]
+    assert same_events(stories, similarity=STORIES.similarity, window=WINDOW) == []
