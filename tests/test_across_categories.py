@@ -16,7 +16,7 @@ from digest.app import App
 from digest.config import Config, StoriesConfig, parse_config
 from digest.jobs.clustering import across_categories, cluster_category, marked_json
 from digest.jobs.publish import build_edition
-from digest.models import Edition, EditionSection, Item
+from digest.models import Edition, EditionMention, EditionSection, Item
 from digest.store import Store
 from digest.stories.across import Filed, same_events
 from digest.stories.cluster import Report
@@ -333,3 +333,77 @@ def test_distinct_events_are_not_one(hours: int) -> None:
         filed(5, "world", H.QUAKE, hours=hours),
     ]
     assert same_events(stories, similarity=STORIES.similarity, window=WINDOW) == []
+
+
+# -- what readers see ----------------------------------------------------------------------------
+
+ARCHIVE = "https://news.example/2025/03/03/index.html"
+
+
+def mentioned_edition() -> Edition:
+    """An edition whose world section mentions technology's first story."""
+    from dataclasses import replace
+
+    from tests.editions import make_edition
+
+    edition = make_edition(DAY, categories=CATEGORIES, stories=2, headlines=2)
+    tech, world = edition.sections
+    shown = tech.stories[0]
+    tech = replace(tech, stories=(replace(shown, also_in=("world",)), *tech.stories[1:]))
+    mention = EditionMention(shown.id, shown.title, "technology", len(shown.outlets))
+    return replace(edition, sections=(tech, replace(world, mentions=(mention,))))
+
+
+def test_the_email_mentions_the_story_in_the_other_section_with_its_archive_link() -> None:
+    from digest.render.email import render_email
+
+    edition = mentioned_edition()
+    shown = edition.sections[0].stories[0]
+    page, text = render_email(
+        edition,
+        categories=None,
+        tz=UTC,
+        title="Morning digest",
+        archive=ARCHIVE,
+        unsubscribe="https://news.example/u?t=1",
+        recipient="reader@example.org",
+        budget=100_000,
+    )
+    n = len(shown.outlets)
+    story_url = f"https://news.example/2025/03/03/stories/{shown.id}.html"
+    line = f"Also in Technology: {shown.title} ({n} outlets)"
+    assert line in " ".join(text.split())
+    assert story_url in text
+    world = page[page.index(">World</h2>") :]
+    assert f'<a href="{story_url}"' in world and "Also in Technology:" in world
+    assert page.count("Also in ") == 1  # technology mentions nothing
+
+
+def test_the_archive_pages_mention_the_story_and_link_its_page() -> None:
+    from html import unescape
+
+    from digest.config import ArchiveConfig
+    from digest.render import render_pages
+
+    edition = mentioned_edition()
+    shown = edition.sections[0].stories[0]
+    pages = dict(render_pages([edition], ArchiveConfig(title="Morning digest")))
+    day_page = unescape(pages["2025/03/03/index.html"].decode())
+    world_page = unescape(pages["2025/03/03/world.html"].decode())
+    assert f'href="stories/{shown.id}.html">{shown.title}</a>' in world_page
+    assert "Also in Technology:" in world_page
+    assert "Also in Technology:" in day_page.split('id="world"')[1]
+    assert "Also in Technology" not in day_page.split('id="world"')[0]
+
+
+def test_the_chat_digest_mentions_the_story_in_one_line() -> None:
+    from digest.render.chat import render_notification
+
+    edition = mentioned_edition()
+    shown = edition.sections[0].stories[0]
+    _, markdown, text = render_notification(
+        edition, title="digest", archive=ARCHIVE, preferences="https://news.example/p"
+    )
+    story_url = f"https://news.example/2025/03/03/stories/{shown.id}.html"
+    assert f"- Also in Technology: {shown.title} ({len(shown.outlets)} outlets) {story_url}" in text
+    assert "Also in Technology: [" in markdown and f"]({story_url})" in markdown

@@ -22,6 +22,7 @@ from functools import lru_cache
 
 from digest.models import Edition, EditionHeadline, EditionStory
 from digest.render.email import story_mark, text_line
+from digest.render.layout import story_url_next_to
 from digest.render.sanitize import safe_url
 from digest.render.templating import environment, long_date, md_url
 
@@ -80,10 +81,21 @@ class _Headline:
 
 
 @dataclass(frozen=True, slots=True)
+class _Mention:
+    """A story of this category shown in another section: "Also in Technology: <title>"."""
+
+    title: str
+    category: str
+    outlet_count: int
+    url: str | None  # its archive page
+
+
+@dataclass(frozen=True, slots=True)
 class _Section:
     name: str
     stories: tuple[_Story, ...]
     headlines: tuple[_Headline, ...]
+    mentions: tuple[_Mention, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,7 +158,12 @@ def _smaller(view: _View) -> Iterator[_View]:
         yield replace(
             view,
             sections=tuple(
-                replace(s, stories=s.stories[:cap], headlines=s.headlines[:cap])
+                replace(
+                    s,
+                    stories=s.stories[:cap],
+                    headlines=s.headlines[:cap],
+                    mentions=s.mentions[:cap],
+                )
                 for s in view.sections
             ),
         )
@@ -154,7 +171,7 @@ def _smaller(view: _View) -> Iterator[_View]:
         yield replace(
             view,
             sections=tuple(
-                replace(s, stories=s.stories[:1], headlines=s.headlines[:1])
+                replace(s, stories=s.stories[:1], headlines=s.headlines[:1], mentions=())
                 for s in view.sections[:count]
             ),
         )
@@ -165,12 +182,23 @@ def _view(edition: Edition, archive: str | None) -> _View:
     for section in edition.sections:
         stories = tuple(_story(s) for s in section.stories)
         headlines = () if stories else tuple(_headline(h) for h in section.headlines)
-        if stories or headlines:
-            name = text_line(section.category, NAME_CHARS)
-            sections.append(
-                _Section(name[:1].upper() + name[1:], stories, headlines[:HEADLINES_SHOWN])
+        mentions = tuple(
+            _Mention(
+                _line(m.title, TITLE_CHARS) or "(untitled)",
+                _capital(text_line(m.category, NAME_CHARS)),
+                m.outlet_count,
+                story_url_next_to(archive, edition.day, m.story_id),
             )
+            for m in section.mentions
+        )
+        if stories or headlines or mentions:
+            name = _capital(text_line(section.category, NAME_CHARS))
+            sections.append(_Section(name, stories, headlines[:HEADLINES_SHOWN], mentions))
     return _View(tuple(sections), archive, _PREFERENCES_SLOT)
+
+
+def _capital(name: str) -> str:
+    return name[:1].upper() + name[1:]
 
 
 def _story(story: EditionStory) -> _Story:

@@ -14,12 +14,13 @@ import html
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime, tzinfo
+from datetime import UTC, date, datetime, tzinfo
 from functools import cache
 
 import css_inline
 
-from digest.models import Edition, EditionHeadline, EditionStory, WhatsNew
+from digest.models import Edition, EditionHeadline, EditionMention, EditionStory, WhatsNew
+from digest.render.layout import story_url_next_to
 from digest.render.sanitize import clean_text, safe_url
 from digest.render.templating import clip, environment, long_date
 from digest.stories.language import language_name
@@ -114,10 +115,21 @@ class _HeadlineView:
 
 
 @dataclass(frozen=True, slots=True)
+class _MentionView:
+    """A story of this category shown in another section: "Also in Technology: <title>"."""
+
+    title: str
+    category: str
+    outlet_count: int
+    url: str | None  # its page in the archive, when the archive has a base URL
+
+
+@dataclass(frozen=True, slots=True)
 class _SectionView:
     name: str
     stories: tuple[_StoryView, ...]
     headlines: tuple[_HeadlineView, ...]
+    mentions: tuple[_MentionView, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,6 +167,7 @@ def _view(
             name=_category_name(s.category),
             stories=tuple(_story(st) for st in s.stories),
             headlines=tuple(_headline(h) for h in s.headlines),
+            mentions=tuple(_mention(m, edition.day, archive) for m in s.mentions),
         )
         for s in edition.sections
     )
@@ -222,6 +235,16 @@ def _new_line(news: WhatsNew | None) -> dict[str, str]:
         "new_fact": text_line(first.text, FACT_CHARS) if first else "",
         "new_lang": first.language if first and language_name(first.language) else "",
     }
+
+
+def _mention(mention: EditionMention, day: date, archive: str | None) -> _MentionView:
+    """The mention's link is the story's archive page, next to the edition's (`archive`)."""
+    return _MentionView(
+        title=text_line(mention.title, TITLE_CHARS) or "(untitled)",
+        category=_category_name(mention.category),
+        outlet_count=mention.outlet_count,
+        url=story_url_next_to(archive, day, mention.story_id),
+    )
 
 
 def _headline(headline: EditionHeadline) -> _HeadlineView:
