@@ -4,9 +4,13 @@ in the other, the same whichever category is clustered first and after a later c
 
 from __future__ import annotations
 
+import json
 import random
+from dataclasses import replace
 from datetime import UTC, date, datetime, time, timedelta
+from html import escape
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -22,6 +26,17 @@ from digest.stories.across import Filed, same_events
 from digest.stories.cluster import Report
 from tests import headlines as H
 from tests import storefixtures
+from tests.configs import feed, write_config
+from tests.conftest import run_cli
+from tests.newsweb import (
+    ARTICLES,
+    RETELLINGS,
+    Article,
+    NewsWeb,
+    Route,
+    render_bing_news,
+    render_google_news,
+)
 from tests.storefixtures import item
 
 db_url, store = storefixtures.db_url, storefixtures.store
@@ -342,8 +357,6 @@ ARCHIVE = "https://news.example/2025/03/03/index.html"
 
 def mentioned_edition() -> Edition:
     """An edition whose world section mentions technology's first story."""
-    from dataclasses import replace
-
     from tests.editions import make_edition
 
     edition = make_edition(DAY, categories=CATEGORIES, stories=2, headlines=2)
@@ -407,3 +420,76 @@ def test_the_chat_digest_mentions_the_story_in_one_line() -> None:
     story_url = f"https://news.example/2025/03/03/stories/{shown.id}.html"
     assert f"- Also in Technology: {shown.title} ({len(shown.outlets)} outlets) {story_url}" in text
     assert "Also in Technology: [" in markdown and f"]({story_url})" in markdown
+
+
+# -- through the real commands -------------------------------------------------------------------
+
+
+@pytest.mark.slow  # seven runs of the real command
+def test_an_event_fed_under_two_categories_is_one_story_through_collect_stories_and_publish(
+    tmp_path: Path, threaded_news_web: NewsWeb
+) -> None:
+    """Google News under technology carries the chip plant from two publishers, Bing News under
+    world from a third (and a battery recall): one story, in technology, mentioned in world."""
+    web = threaded_news_web
+    base = web.url("")
+    now = datetime.now(UTC)
+    told = {a.slug: a for a in ARTICLES} | {a.slug: a for _, a in RETELLINGS}
+
+    def today(slug: str, hours: int) -> Article:
+        return replace(told[slug], published=now - timedelta(hours=hours))
+
+    google = [
+        ("Example News", today("chip-plant", 1)),
+        ("Wire Service", today("chip-plant-wire", 2)),
+    ]
+    bing = [
+        ("Daily Ledger", today("chip-plant-ledger", 3)),
+        ("Example News", today("battery-recall", 1)),
+        ("Metro Wire", today("battery-recall-metro", 2)),
+    ]
+    gn = web.add(Route("/across/google.rss", render_google_news(base, google, "chips")))
+    bn = web.add(Route("/across/bing.rss", render_bing_news(base, bing, "world")))
+    sources = {
+        "categories": ["technology", "world"],
+        "ddg": False,
+        "feeds": [feed(web.url(gn.path)), feed(web.url(bn.path), "world")],
+    }
+    folder = write_config(tmp_path, sources=sources)
+
+    def listed() -> list[dict[str, Any]]:
+        for command in ("collect", "deepen"):
+            result = run_cli(command, cwd=folder)
+            assert result.code == 0, result.stderr + result.stdout
+        out = run_cli("stories", "--json", cwd=folder)
+        assert out.code == 0, out.stderr
+        return json.loads(out.stdout)
+
+    first = listed()
+    chip = [s for s in first if "Halvard" in s["title"] or "river water" in s["title"]]
+    assert {(s["category"], s["shown_in"]) for s in chip} == {
+        ("technology", None),
+        ("world", "technology"),
+    }
+    [shown] = [s for s in chip if s["shown_in"] is None]
+    assert shown["outlet_count"] == 2 and shown["also_in"] == ["world"]
+    battery = [s for s in first if "batteries" in s["title"]]
+    assert [(s["category"], s["shown_in"], s["outlet_count"]) for s in battery] == [
+        ("world", None, 2)
+    ]
+    # A second collect and deepen: the same stories, the same event.
+    again = listed()
+    assert [(s["id"], s["shown_as"]) for s in again] == [(s["id"], s["shown_as"]) for s in first]
+
+    result = run_cli("publish", "--no-send", cwd=folder)
+    assert result.code == 0, result.stderr + result.stdout
+    [world_page] = (folder / "site").rglob("world.html")
+    page = world_page.read_text()
+    assert "Also in Technology:" in page and escape(shown["title"]) in page
+    [ledger] = [s for s in chip if s["shown_in"]]
+    assert escape(ledger["title"]) not in page  # neither a story nor a headline there
+    tech_page = next((folder / "site").rglob("technology.html")).read_text()
+    assert (
+        escape(shown["title"]) in tech_page
+        and "Also in" not in tech_page.split("Also in the news")[0]
+    )
