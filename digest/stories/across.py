@@ -16,6 +16,16 @@ Pairs join, strongest first (ties by the lower story ids), into events that neve
 stories of one category: within a category the clustering already decided that two stories
 are two, and that stays.
 
+Measured on ../shared/data/clustering-dev (2,145 labelled headlines of 39 stories, titles
+only, two categories), each category's headlines split at random into two pseudo-categories,
+each clustered at 0.28, then linked (three seeds): 79-84% of the links join two stories of the
+same labelled story and 37-38 of the 39 labelled stories that the split put in both halves are
+linked; 4-9 links join the business and the entertainment category. Linking at 0.35 instead
+gave 90-91% (the same 38 stories), but with ledes (`TEXT_DISCOUNT`) that is 0.44 for a pair of
+titles, and the Tesla recall told by the BBC under world and by Reuters and The Verge under
+technology (tests/test_across_categories.py) stayed two stories: the clustering's threshold it
+is, until a floor is measured on title and lede.
+
 Identity. Nothing is stored: the events are recomputed from the stored stories every time
 (an edition, `digest stories`), sorted by story id before anything is compared, so the same
 stories give the same events whatever order they come in. An event is named by its lowest
