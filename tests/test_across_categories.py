@@ -493,3 +493,14 @@ def test_an_event_fed_under_two_categories_is_one_story_through_collect_stories_
         escape(shown["title"]) in tech_page
         and "Also in" not in tech_page.split("Also in the news")[0]
     )
+
+
+def test_a_readers_rules_keep_or_drop_a_mention_by_its_title() -> None:
+    from digest.stories.rules import Rules, tailor
+
+    edition = mentioned_edition()
+    title = edition.sections[1].mentions[0].title  # "Chipmaker unveils 2-nanometre processor…"
+    kept = tailor(edition, categories=("world",), rules=Rules(exclude=("ceasefire",)))
+    assert [m.title for m in kept.sections[0].mentions] == [title]
+    dropped = tailor(edition, categories=("world",), rules=Rules(exclude=("chipmaker",)))
+    assert dropped.sections[0].mentions == ()

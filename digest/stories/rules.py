@@ -64,9 +64,9 @@ def tailor(
     rules: Rules,
     max_stories: int | None = None,
 ) -> Edition:
-    """A reader's own copy of `edition`: their categories; with rules, only the stories and
-    other headlines the rules keep (a category left with neither goes); at most `max_stories`
-    stories a category, the top ones."""
+    """A reader's own copy of `edition`: their categories; with rules, only the stories,
+    other headlines and mentions (by title) the rules keep (a category left with no story and
+    no headline goes); at most `max_stories` stories a category, the top ones."""
     mine = edition.only(categories)
     if not rules and max_stories is None:
         return mine
@@ -74,14 +74,16 @@ def tailor(
     for section in mine.sections:
         stories = section.stories
         headlines = section.headlines
+        mentions = section.mentions
         if rules:
             stories = tuple(s for s in stories if rules.keeps_story(s))
             headlines = tuple(h for h in headlines if rules.keeps_headline(h))
+            mentions = tuple(m for m in mentions if rules.keeps((m.title,)))
             if not stories and not headlines:
                 continue
         if max_stories is not None:
             stories = stories[:max_stories]
-        sections.append(replace(section, stories=stories, headlines=headlines))
+        sections.append(replace(section, stories=stories, headlines=headlines, mentions=mentions))
     return replace(mine, sections=tuple(sections))
 
 
