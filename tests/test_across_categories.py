@@ -22,7 +22,7 @@ from digest.jobs.clustering import across_categories, cluster_category, marked_j
 from digest.jobs.publish import build_edition
 from digest.models import Edition, EditionMention, EditionSection, Item
 from digest.store import Store
-from digest.stories.across import Filed, same_events
+from digest.stories.across import Event, Filed, place, same_events
 from digest.stories.cluster import Report
 from tests import headlines as H
 from tests import storefixtures
@@ -348,6 +348,60 @@ def test_distinct_events_are_not_one(hours: int) -> None:
         filed(5, "world", H.QUAKE, hours=hours),
     ]
     assert same_events(stories, similarity=STORIES.similarity, window=WINDOW) == []
+
+
+def test_a_section_fills_its_top_from_below_and_mentions_the_event_shown_elsewhere() -> None:
+    ranked = {"technology": [1, 2], "world": [3, 4, 5, 6]}
+    placed = place(ranked, [Event((1, 3), shown=1)], top=2)
+    assert placed.shown == {"technology": [1, 2], "world": [4, 5]}
+    assert placed.moved == {"technology": [], "world": [3]}
+    assert placed.mentions == {"technology": [], "world": [1]}
+    assert placed.also_in == {1: ("world",)}
+
+
+def test_an_event_crowded_out_of_its_best_category_stays_where_it_ranks() -> None:
+    """Technology's copy is the better one but not among technology's top two: moving world's
+    copy out would leave the event in no section, so it stays in world."""
+    ranked = {"technology": [6, 7, 1], "world": [3, 4, 5]}
+    placed = place(ranked, [Event((1, 3), shown=1)], top=2)
+    assert placed.shown == {"technology": [6, 7], "world": [3, 4]}
+    assert placed.moved == {"technology": [], "world": []}
+    assert placed.mentions == {"technology": [], "world": []} and placed.also_in == {}
+
+
+@st.composite
+def placements(draw: st.DrawFn) -> tuple[dict[str, list[int]], list[Event], int]:
+    ids = draw(st.lists(st.integers(1, 60), min_size=1, max_size=20, unique=True))
+    cats = ["technology", "world", "finance"]
+    ranked: dict[str, list[int]] = {c: [] for c in cats}
+    for i in ids:
+        ranked[draw(st.sampled_from(cats))].append(i)
+    free = {c: list(v) for c, v in ranked.items()}
+    events = []
+    for _ in range(draw(st.integers(0, 4))):
+        members = [free[c].pop(0) for c in cats if free[c] and draw(st.booleans())]
+        if len(members) >= 2:
+            events.append(Event(tuple(sorted(members)), draw(st.sampled_from(members))))
+    return ranked, events, draw(st.integers(1, 4))
+
+
+@settings(max_examples=150, deadline=None)
+@given(placements())
+def test_placement_fills_every_top_never_shows_a_moved_story_and_mentions_only_shown_ones(
+    case: tuple[dict[str, list[int]], list[Event], int],
+) -> None:
+    ranked, events, top = case
+    placed = place(ranked, events, top=top)
+    moved = {i for ids in placed.moved.values() for i in ids}
+    shown = {i for ids in placed.shown.values() for i in ids}
+    for c, ids in ranked.items():
+        assert placed.shown[c] == [i for i in ids if i not in moved][:top]
+    assert not moved & shown
+    for c, mentioned in placed.mentions.items():
+        assert set(mentioned) <= shown and not set(mentioned) & set(placed.shown[c])
+    for e in events:  # an event is shown once, or left where its stories rank
+        told = [i for i in e.story_ids if i in shown]
+        assert len(told) <= 1 or not set(e.story_ids) & moved
 
 
 # -- what readers see ----------------------------------------------------------------------------

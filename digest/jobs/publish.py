@@ -37,6 +37,7 @@ from digest.runtime.progress import NO_PROGRESS, Progress
 from digest.schedule import edition_day, parse_clock
 from digest.store import Store
 from digest.stories import best_first
+from digest.stories.across import place
 from digest.stories.language import detect_language
 from digest.stories.novelty import Telling, outlet_key, whats_new
 
@@ -182,12 +183,15 @@ async def build_edition(app: App, day: date, *, now: datetime | None = None) -> 
         since=start,
         until=end,
     )
-    shown = {s.id: s for s in day_stories.stories}
+    by_id = {s.id: s for s in day_stories.stories}
+    ranked = {
+        c: [s.id for s in day_stories.stories if s.category == c] for c in config.sources.categories
+    }
+    placed = place(ranked, day_stories.events, top=config.stories.top)
     found: list[tuple[str, list[StoryView], list[EditionHeadline]]] = []
     for category in config.sources.categories:
-        own = [s for s in day_stories.stories if s.category == category]
-        stories = [s for s in own if s.id not in day_stories.shown_as][: config.stories.top]
-        moved = [s for s in own if s.id in day_stories.shown_as]
+        stories = [by_id[i] for i in placed.shown[category]]
+        moved = [by_id[i] for i in placed.moved[category]]
         in_stories = {a.url for s in (*stories, *moved) for a in s.articles}
         items = await asyncio.to_thread(
             store.headlines, category, since=start, limit=HEADLINES_PER_SECTION + len(in_stories)
@@ -204,36 +208,23 @@ async def build_edition(app: App, day: date, *, now: datetime | None = None) -> 
             if i.headline.url not in in_stories
             and (i.headline.published is None or i.headline.published < end)
         ][:HEADLINES_PER_SECTION]
-        if stories or headlines or moved:
+        if stories or headlines or placed.mentions[category]:
             found.append((category, stories, headlines))
-    in_edition = {s.id for _, ss, _ in found for s in ss}
-    earlier = await earlier_appearances(store, day, in_edition)
-    events = {i: e for e in day_stories.events for i in e.story_ids}
-
-    def also_in(story: StoryView) -> tuple[str, ...]:
-        event = events.get(story.id)
-        if event is None:
-            return ()
-        return tuple(shown[i].category for i in event.story_ids if i != story.id)
+    earlier = await earlier_appearances(store, day, {s.id for _, ss, _ in found for s in ss})
 
     def mentions(category: str) -> tuple[EditionMention, ...]:
         """The events of this category shown in another section, in the order of the day."""
-        best = [
-            shown[e.shown]
-            for e in day_stories.events
-            if e.shown in in_edition
-            and any(shown[i].category == category for i in e.story_ids if i != e.shown)
-        ]
-        return tuple(
-            EditionMention(s.id, s.title, s.category, s.outlet_count) for s in best_first(best)
-        )
+        best = best_first(by_id[i] for i in placed.mentions[category])
+        return tuple(EditionMention(s.id, s.title, s.category, s.outlet_count) for s in best)
 
     def sections() -> tuple[EditionSection, ...]:  # detecting languages takes a while: a thread
         return tuple(
             EditionSection(
                 category=category,
                 stories=tuple(
-                    replace(edition_story(s, earlier.get(s.id)), also_in=also_in(s))
+                    replace(
+                        edition_story(s, earlier.get(s.id)), also_in=placed.also_in.get(s.id, ())
+                    )
                     for s in stories
                 ),
                 headlines=tuple(headlines),
