@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from digest.app import App
 from digest.config import Config, StoriesConfig, parse_config
-from digest.jobs.clustering import across_categories, cluster_category, marked_json
+from digest.jobs.clustering import across_categories, cluster_category, marked_json, shown_stories
 from digest.jobs.publish import build_edition
 from digest.models import Edition, EditionMention, EditionSection, Item
 from digest.store import Store
@@ -207,6 +207,19 @@ async def test_the_best_category_moves_when_the_other_copy_grows(
     assert mention.story_id == shown_id
     [(_, old_id)] = tesla_stories(before)
     assert section(before, "world").mentions[0].story_id == old_id != shown_id
+
+
+def test_deepen_reads_each_event_once_and_the_next_story_of_the_other_category(
+    store: Store,
+) -> None:
+    collect(store)
+    read = shown_stories(store, STORIES, CATEGORIES, since=at(0), limit=2)
+    tesla = [s for s in read if s.title in TESLA_TITLES]
+    assert [s.category for s in tesla] == ["technology"]
+    world = [s for s in read if s.category == "world"]
+    assert len(world) == 2 and not TESLA_TITLES & {s.title for s in world}
+    only_world = shown_stories(store, STORIES, CATEGORIES, since=at(0), limit=2, only=["world"])
+    assert only_world == world
 
 
 # -- `digest stories --json` ---------------------------------------------------------------------

@@ -24,7 +24,7 @@ from digest.errors import ClusterConflictError, EmbeddingError, StoreError
 from digest.models import ClusterResult, StoryView
 from digest.store import Store
 from digest.stories import Candidate, best_first, plan_stories
-from digest.stories.across import Event, Filed, same_events, shown_as
+from digest.stories.across import Event, Filed, Placement, place, same_events, shown_as
 
 ATTEMPTS = 3
 # Why stories were told apart by their words alone when no endpoint is configured (a deepen's
@@ -153,6 +153,32 @@ def across_categories(
     ordered = [s for stories in by_category for s in stories]
     events = day_events(ordered, config, categories)
     return DayStories(ordered, events, shown_as(events))
+
+
+def placed(day: DayStories, categories: Sequence[str], *, top: int) -> Placement:
+    """`day`'s stories laid out in `categories`' sections of `top` stories each: an event
+    collected under several categories once, in its best one (`digest.stories.across.place`)."""
+    ranked = {c: [s.id for s in day.stories if s.category == c] for c in categories}
+    return place(ranked, day.events, top=top)
+
+
+def shown_stories(
+    store: Store,
+    config: StoriesConfig,
+    categories: Sequence[str],
+    *,
+    since: datetime,
+    limit: int,
+    only: Sequence[str] | None = None,
+) -> list[StoryView]:
+    """The top `limit` stories of each of `only` (default: every one of `categories`) seen
+    since `since`, as an edition shows them: a story whose event another category shows is
+    left out, and the category's next story takes its place. What `deepen` reads and
+    summarizes."""
+    day = across_categories(store, config, categories, since=since)
+    layout = placed(day, categories, top=limit)
+    by_id = {s.id: s for s in day.stories}
+    return [by_id[i] for c in (only or categories) for i in layout.shown.get(c, [])]
 
 
 def day_events(

@@ -31,7 +31,7 @@ from digest.jobs.clustering import (
     NO_EMBEDDINGS,
     cluster_category,
     cluster_with_embeddings,
-    top_stories,
+    shown_stories,
 )
 from digest.jobs.run import recorded_run
 from digest.jobs.units import Lost, Outcome, Unit, step
@@ -277,10 +277,18 @@ async def deepen(
                         await asyncio.to_thread(
                             cluster_category, store, category, now=now, config=config.stories
                         )
-                    stories += await asyncio.to_thread(
-                        top_stories, store, category, since=now - timedelta(hours=24), limit=limit
-                    )
                     progress.advance(1, category)
+                # Each category's top as the edition shows it: an event collected under two
+                # categories is read once, and the other category's next story is read too.
+                stories = await asyncio.to_thread(
+                    shown_stories,
+                    store,
+                    config.stories,
+                    list(dict.fromkeys([*config.sources.categories, *cats])),
+                    since=now - timedelta(hours=24),
+                    limit=limit,
+                    only=cats,
+                )
                 tally += DeepenTally(stories=len(stories))
                 metrics.stories_deepened.inc(len(stories))
                 read = await _read_stories(app, stories, progress)

@@ -20,7 +20,7 @@ from zoneinfo import ZoneInfo
 from digest.deliver.ledger import Delivery
 from digest.deliver.sender import DeliveryReport
 from digest.errors import DigestError, InvalidEditionDayError, StoreError
-from digest.jobs.clustering import across_categories
+from digest.jobs.clustering import across_categories, placed
 from digest.jobs.run import recorded_run
 from digest.jobs.units import Lost, Outcome, Runner, Unit, step
 from digest.models import (
@@ -37,7 +37,6 @@ from digest.runtime.progress import NO_PROGRESS, Progress
 from digest.schedule import edition_day, parse_clock
 from digest.store import Store
 from digest.stories import best_first
-from digest.stories.across import place
 from digest.stories.language import detect_language
 from digest.stories.novelty import Telling, outlet_key, whats_new
 
@@ -184,14 +183,11 @@ async def build_edition(app: App, day: date, *, now: datetime | None = None) -> 
         until=end,
     )
     by_id = {s.id: s for s in day_stories.stories}
-    ranked = {
-        c: [s.id for s in day_stories.stories if s.category == c] for c in config.sources.categories
-    }
-    placed = place(ranked, day_stories.events, top=config.stories.top)
+    layout = placed(day_stories, config.sources.categories, top=config.stories.top)
     found: list[tuple[str, list[StoryView], list[EditionHeadline]]] = []
     for category in config.sources.categories:
-        stories = [by_id[i] for i in placed.shown[category]]
-        moved = [by_id[i] for i in placed.moved[category]]
+        stories = [by_id[i] for i in layout.shown[category]]
+        moved = [by_id[i] for i in layout.moved[category]]
         in_stories = {a.url for s in (*stories, *moved) for a in s.articles}
         items = await asyncio.to_thread(
             store.headlines, category, since=start, limit=HEADLINES_PER_SECTION + len(in_stories)
@@ -208,13 +204,13 @@ async def build_edition(app: App, day: date, *, now: datetime | None = None) -> 
             if i.headline.url not in in_stories
             and (i.headline.published is None or i.headline.published < end)
         ][:HEADLINES_PER_SECTION]
-        if stories or headlines or placed.mentions[category]:
+        if stories or headlines or layout.mentions[category]:
             found.append((category, stories, headlines))
     earlier = await earlier_appearances(store, day, {s.id for _, ss, _ in found for s in ss})
 
     def mentions(category: str) -> tuple[EditionMention, ...]:
         """The events of this category shown in another section, in the order of the day."""
-        best = best_first(by_id[i] for i in placed.mentions[category])
+        best = best_first(by_id[i] for i in layout.mentions[category])
         return tuple(EditionMention(s.id, s.title, s.category, s.outlet_count) for s in best)
 
     def sections() -> tuple[EditionSection, ...]:  # detecting languages takes a while: a thread
@@ -223,7 +219,7 @@ async def build_edition(app: App, day: date, *, now: datetime | None = None) -> 
                 category=category,
                 stories=tuple(
                     replace(
-                        edition_story(s, earlier.get(s.id)), also_in=placed.also_in.get(s.id, ())
+                        edition_story(s, earlier.get(s.id)), also_in=layout.also_in.get(s.id, ())
                     )
                     for s in stories
                 ),
