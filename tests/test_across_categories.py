@@ -571,3 +571,13 @@ def test_a_readers_rules_keep_or_drop_a_mention_by_its_title() -> None:
     assert [m.title for m in kept.sections[0].mentions] == [title]
     dropped = tailor(edition, categories=("world",), rules=Rules(exclude=("chipmaker",)))
     assert dropped.sections[0].mentions == ()
+
+
+async def test_the_stored_edition_keeps_its_mentions_and_where_a_story_was_also_collected(
+    tmp_path: Path, store: Store, db_url: str
+) -> None:
+    collect(store)
+    edition = await edition_of(tmp_path, db_url)
+    store.save_edition(edition)
+    assert store.edition(DAY) == edition
+    assert section(store.edition(DAY), "world").mentions  # type: ignore[arg-type]
