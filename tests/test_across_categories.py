@@ -581,3 +581,59 @@ async def test_the_stored_edition_keeps_its_mentions_and_where_a_story_was_also_
     store.save_edition(edition)
     assert store.edition(DAY) == edition
     assert section(store.edition(DAY), "world").mentions  # type: ignore[arg-type]
+
+
+@pytest.mark.slow
+async def test_an_email_and_archive_pages_with_a_mention_pass_the_axe_checks(
+    tmp_path: Path,
+) -> None:
+    """The mention's line keeps the email (desktop and phone widths) and the archive's pages
+    WCAG 2 AA."""
+    from playwright.async_api import async_playwright
+
+    from digest.config import ArchiveConfig
+    from digest.render import render_pages
+    from digest.render.email import render_email
+    from tests import axe
+    from tests.conftest import CHROMIUM_ARGS, chromium_path
+
+    page_html, _ = render_email(
+        mentioned_edition(),
+        categories=None,
+        tz=UTC,
+        title="Morning digest",
+        archive=ARCHIVE,
+        unsubscribe="https://news.example/u?t=1",
+        recipient="reader@example.org",
+        budget=100_000,
+    )
+    assert "Also in Technology:" in page_html
+    page_file = tmp_path / "email.html"
+    page_file.write_text(page_html, encoding="utf-8")
+    site = tmp_path / "site"
+    for path, content in render_pages([mentioned_edition()], ArchiveConfig(title="Morning digest")):
+        (site / path).parent.mkdir(parents=True, exist_ok=True)
+        (site / path).write_bytes(content)
+    async with async_playwright() as pw:
+        browser = await pw.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
+        try:
+            for width in (760, 390):
+                page = await browser.new_page(viewport={"width": width, "height": 900})
+                await page.goto(page_file.as_uri())
+                found = await axe.violations_async(page, skip=("landmark-one-main", "region"))
+                assert found == [], f"at {width}px: {found}"
+                overflow = await page.evaluate(
+                    "document.documentElement.scrollWidth > window.innerWidth + 1"
+                )
+                assert not overflow, f"the email scrolls sideways at {width}px"
+                await page.close()
+            # The archive's edition and category pages with the mention's line.
+            for name in ("index.html", "world.html"):
+                page = await browser.new_page(viewport={"width": 390, "height": 900})
+                await page.goto((site / "2025/03/03" / name).as_uri())
+                assert "Also in Technology:" in await page.inner_text("main")
+                found = await axe.violations_async(page)
+                assert found == [], f"{name}: {found}"
+                await page.close()
+        finally:
+            await browser.close()
