@@ -222,6 +222,37 @@ def test_deepen_reads_each_event_once_and_the_next_story_of_the_other_category(
     assert only_world == world
 
 
+def test_the_edition_reads_the_stored_vectors_when_embeddings_are_on(store: Store) -> None:
+    """The quake in English under world and in German under technology: two stories by their
+    words, one event by their stored vectors."""
+    from digest.config import EmbeddingsConfig
+    from digest.summarize.embeddings import Embedder
+
+    items = [news(line, "world") for line in H.QUAKE]
+    items += [news(line, "technology") for line in H.QUAKE_DE]
+    items += [news(line, "world") for line in H.FED[:2]]
+    items += [news(line, "technology") for line in H.TESLA[:2]]
+    store.upsert_items(items, seen_at=at(10))
+    for category in CATEGORIES:
+        cluster_category(store, category, now=at(11), config=STORIES)
+    assert across_categories(store, STORIES, CATEGORIES, since=at(0)).events == []
+
+    with_vectors = STORIES.model_copy(update={"embeddings": EmbeddingsConfig(model="e5")})
+    day = across_categories(store, with_vectors, CATEGORIES, since=at(0))
+    assert day.events == []  # none stored yet: words alone
+    quake = {H.QUAKE[0].title, H.QUAKE_DE[0].title, H.QUAKE[1].title, H.QUAKE_DE[1].title}
+    vectors = {}
+    for n, s in enumerate(day.stories):
+        for k, a in enumerate(s.articles):
+            axis = 0 if a.title in quake else n + 1
+            vectors[a.id] = [1.0 if d == axis else 0.05 * ((k + d) % 3) for d in range(8)]
+    store.save_article_vectors(Embedder.space_of(with_vectors.embeddings), vectors)
+    [event] = across_categories(store, with_vectors, CATEGORIES, since=at(0)).events
+    by_id = {s.id: s for s in day.stories}
+    assert {by_id[i].category for i in event.story_ids} == set(CATEGORIES)
+    assert {by_id[i].title for i in event.story_ids} <= quake
+
+
 # -- `digest stories --json` ---------------------------------------------------------------------
 
 
@@ -415,6 +446,48 @@ def test_placement_fills_every_top_never_shows_a_moved_story_and_mentions_only_s
     for e in events:  # an event is shown once, or left where its stories rank
         told = [i for i in e.story_ids if i in shown]
         assert len(told) <= 1 or not set(e.story_ids) & moved
+
+
+def test_with_embeddings_one_event_told_in_two_languages_under_two_categories_is_one() -> None:
+    """The quake in English under world and in German under technology share hardly a word;
+    their vectors (one direction, unlike the others') make them one event, as in clustering."""
+    told = {
+        1: ("world", H.QUAKE),
+        2: ("technology", H.QUAKE_DE),
+        3: ("world", H.FED[:2]),
+        4: ("technology", H.TESLA[:2]),
+        5: ("world", H.BOEING),
+        6: ("technology", H.NVIDIA),
+    }
+    dims = 8
+
+    def vector(story_id: int, n: int) -> tuple[float, ...]:
+        axis = 0 if story_id in (1, 2) else story_id
+        return tuple(1.0 if d == axis else (0.05 * ((n + d + story_id) % 3)) for d in range(dims))
+
+    def stories(vectors: bool) -> list[Filed]:
+        return [
+            Filed(
+                id=i,
+                category=category,
+                score=1.0,
+                reports=tuple(
+                    Report(
+                        id=i * 100 + n,
+                        title=line.title,
+                        text=line.text,
+                        first_seen=T0,
+                        embedding=vector(i, n) if vectors else None,
+                    )
+                    for n, line in enumerate(lines)
+                ),
+            )
+            for i, (category, lines) in told.items()
+        ]
+
+    assert same_events(stories(False), similarity=STORIES.similarity, window=WINDOW) == []
+    [event] = same_events(stories(True), similarity=STORIES.similarity, window=WINDOW)
+    assert event.story_ids == (1, 2)
 
 
 # -- what readers see ----------------------------------------------------------------------------

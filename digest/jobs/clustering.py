@@ -151,7 +151,7 @@ def across_categories(
     found = store.stories_since(None, since=since, until=until)
     by_category = [best_first(s for s in found if s.category == c) for c in categories]
     ordered = [s for stories in by_category for s in stories]
-    events = day_events(ordered, config, categories)
+    events = day_events(store, ordered, config, categories)
     return DayStories(ordered, events, shown_as(events))
 
 
@@ -182,15 +182,31 @@ def shown_stories(
 
 
 def day_events(
-    found: Sequence[StoryView], config: StoriesConfig, categories: Sequence[str]
+    store: Store, found: Sequence[StoryView], config: StoriesConfig, categories: Sequence[str]
 ) -> list[Event]:
-    """The events `found` tells under more than one of `categories` (others are left out)."""
+    """The events `found` tells under more than one of `categories` (others are left out),
+    with the articles' stored vectors when `[stories.embeddings]` is on."""
+    mine = [s for s in found if s.category in categories]
+    vectors = stored_vectors(store, config, [a.id for s in mine for a in s.articles])
     return same_events(
-        [Filed.of(s) for s in found if s.category in categories],
+        [Filed.of(s, vectors) for s in mine],
         similarity=config.similarity,
         window=timedelta(hours=config.window_hours),
         categories=categories,
     )
+
+
+def stored_vectors(
+    store: Store, config: StoriesConfig, article_ids: Sequence[int]
+) -> dict[int, Vector] | None:
+    """The articles' stored vectors in the configured model's space; None without
+    `[stories.embeddings]`, or when they are of more than one length (words alone then)."""
+    if config.embeddings is None:
+        return None
+    from digest.summarize.embeddings import Embedder
+
+    found = store.article_vectors(article_ids, model=Embedder.space_of(config.embeddings))
+    return found if len({len(v) for v in found.values()}) <= 1 else None
 
 
 def marked_json(found: Sequence[StoryView], events: Sequence[Event]) -> list[dict[str, Any]]:

@@ -60,7 +60,7 @@ async def todays_stories_json(app: App, category: str | None = None) -> list[dic
     since = app.config.today_start()
     found = await asyncio.to_thread(stories, store, None, since=since)
     events = await asyncio.to_thread(
-        day_events, found, app.config.stories, app.config.sources.categories
+        day_events, store, found, app.config.stories, app.config.sources.categories
     )
     marked = marked_json(found, events)
     return [s for s in marked if cat is None or s["category"] == cat]

@@ -10,7 +10,9 @@ articles, clustered apart only because clustering works within a category.
 The rule. Two stories of different categories tell the same event when the clustering's own
 test would have merged them had they been in one category: the cosine of their mean vectors
 (`digest.stories.cluster.story_cosines`, centroid linkage with the final similarity, terms
-counted once per story as in the clustering's pass 2, identical titles always) reaches the
+counted once per story as in the clustering's pass 2, identical titles always, and with
+`[stories.embeddings]` the stored vectors weighed as the clustering weighs them, so one event
+told in English under one category and in German under another is one) reaches the
 configured `[stories] similarity` (0.28, measured for the clustering; no threshold of its own).
 Pairs join, strongest first (ties by the lower story ids), into events that never hold two
 stories of one category: within a category the clustering already decided that two stories
@@ -62,7 +64,10 @@ class Filed:
     reports: tuple[Report, ...]
 
     @classmethod
-    def of(cls, story: StoryView) -> Filed:
+    def of(cls, story: StoryView, vectors: Mapping[int, tuple[float, ...]] | None = None) -> Filed:
+        """`story` as the rule sees it; `vectors`: its articles' embeddings by id, all of one
+        model (None: words alone)."""
+        known = vectors or {}
         return cls(
             id=story.id,
             category=story.category,
@@ -75,6 +80,7 @@ class Filed:
                     first_seen=a.first_seen,
                     published=a.published,
                     outlet=a.outlet,
+                    embedding=known.get(a.id),
                 )
                 for a in story.articles
             ),

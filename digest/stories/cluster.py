@@ -286,13 +286,17 @@ def story_cosines(
     index into `stories`, lower first) that have a candidate pair between them: what centroid
     linkage compares before it merges two clusters (`_agglomerate`), with the final similarity
     (n-grams and stems, text discount, time fade) and terms counted once per story, as pass 2
-    counts them. Identical titles count 1, as `_start` joins them. Words alone: vectors are not
-    read. Pairs of two stories with no shared stem are left out (0)."""
+    counts them; with the reports' embeddings, as the clustering weighs them. Identical titles
+    count 1, as `_start` joins them. Pairs of two stories that share no stem and no vector
+    link are left out (0)."""
     items = sorted(((r, s) for s, reports in enumerate(stories) for r in reports), key=_by_id)
     ids = [r.id for r, _ in items]
     if len(set(ids)) != len(ids):
         raise ValueError("article ids must be unique")
     reports = [r for r, _ in items]
+    lengths = {len(r.embedding) for r in reports if r.embedding is not None}
+    if len(lengths) > 1:
+        raise ValueError(f"embeddings of different lengths: {sorted(lengths)}")
     story_of = [s for _, s in items]
     features = [_Features.of(r) for r in reports]
     seconds = [r.when.timestamp() for r in reports]
@@ -300,8 +304,10 @@ def story_cosines(
     for i, s in enumerate(story_of):
         groups[s].append(i)
     pairs = _Pairs.of(seconds, features, window)
+    vectors = _Vectors.of(reports, features, window, pairs.keys)
     idf = _Idf.over(features, [g for g in groups if g])
-    sims = _weighed(reports, seconds, pairs.similarities(features, idf, final=True))
+    sims = vectors.combine(pairs.similarities(features, idf, final=True))
+    sims = _weighed(reports, seconds, sims)
     for i, j in pairs.keys:
         key = features[i].title_key
         if len(key) >= MIN_TITLE_KEY_TERMS and key == features[j].title_key:
