@@ -114,7 +114,9 @@ def same_events(
     filed = sorted(stories, key=lambda s: s.id)
     if len({s.id for s in filed}) != len(filed):
         raise ValueError("story ids must be unique")
-    cosines = story_cosines([s.reports for s in filed], window=window)
+    cosines = story_cosines(
+        [s.reports for s in filed], window=window, categories=[s.category for s in filed]
+    )
     joins = sorted(
         (-cos, filed[a].id, filed[b].id, a, b)
         for (a, b), cos in cosines.items()

@@ -280,7 +280,10 @@ def cluster_reports(
 
 
 def story_cosines(
-    stories: Sequence[Sequence[Report]], *, window: timedelta
+    stories: Sequence[Sequence[Report]],
+    *,
+    window: timedelta,
+    categories: Sequence[str] | None = None,
 ) -> dict[tuple[int, int], float]:
     """The cosine of the mean vectors of every two of `stories` (each one story's reports, by
     index into `stories`, lower first) that have a candidate pair between them: what centroid
@@ -288,7 +291,12 @@ def story_cosines(
     (n-grams and stems, text discount, time fade) and terms counted once per story, as pass 2
     counts them; with the reports' embeddings, as the clustering weighs them. Identical titles
     count 1, as `_start` joins them. Pairs of two stories that share no stem and no vector
-    link are left out (0)."""
+    link are left out (0). With `categories` (one a story), only stories of different
+    categories are compared.
+
+    In plain Python, without numpy and scipy (`digest stories` starts without them): only the
+    pairs within a story and those between compared stories are scored, far fewer than a
+    clustering scores."""
     items = sorted(((r, s) for s, reports in enumerate(stories) for r in reports), key=_by_id)
     ids = [r.id for r, _ in items]
     if len(set(ids)) != len(ids):
@@ -303,28 +311,52 @@ def story_cosines(
     groups: list[list[int]] = [[] for _ in stories]
     for i, s in enumerate(story_of):
         groups[s].append(i)
+
+    def compared(i: int, j: int) -> bool:
+        a, b = story_of[i], story_of[j]
+        return a == b or categories is None or categories[a] != categories[b]
+
     pairs = _Pairs.of(seconds, features, window)
-    vectors = _Vectors.of(reports, features, window, pairs.keys)
+    keys = sorted(key for key in pairs.keys if compared(*key))
+    vectors = _Vectors.of(reports, features, window, keys)
+    vectors.cross = {key: cos for key, cos in vectors.cross.items() if compared(*key)}
     idf = _Idf.over(features, [g for g in groups if g])
-    sims = vectors.combine(pairs.similarities(features, idf, final=True))
-    sims = _weighed(reports, seconds, sims)
-    for i, j in pairs.keys:
+    stems = [
+        {t: w for t, w in _unit(f.stems, idf.stems).items() if t in pairs.stems} for f in features
+    ]
+    grams = [_unit(f.grams, idf.grams) for f in features]
+    a, b = 1 - GRAM_WEIGHT, GRAM_WEIGHT
+    lexical = {(i, j): a * _dot(stems[i], stems[j]) + b * _dot(grams[i], grams[j]) for i, j in keys}
+    sims: dict[tuple[int, int], float] = {}
+    for (i, j), sim in vectors.combine(lexical).items():
+        late = max(abs(seconds[i] - seconds[j]) / 3600 - TIME_GRACE_HOURS, 0.0)
+        factor = math.exp(-0.5 * (late / TIME_FADE_HOURS) ** 2)
+        if reports[i].text.strip() and reports[j].text.strip():
+            factor *= TEXT_DISCOUNT
+        sims[i, j] = sim * factor
+    for i, j in keys:
         key = features[i].title_key
         if len(key) >= MIN_TITLE_KEY_TERMS and key == features[j].title_key:
             sims[i, j] = 1.0
     self_k = [float(len(g)) for g in groups]  # unit vectors: K(i, i) = 1
     between: defaultdict[tuple[int, int], float] = defaultdict(float)
-    for (i, j), sim in sims.items():
-        a, b = story_of[i], story_of[j]
-        if a == b:
-            self_k[a] += 2 * sim
+    for (i, j), sim in sorted(sims.items()):
+        x, y = story_of[i], story_of[j]
+        if x == y:
+            self_k[x] += 2 * sim
         else:
-            between[min(a, b), max(a, b)] += sim
+            between[min(x, y), max(x, y)] += sim
     return {
-        (a, b): round(k / math.sqrt(self_k[a] * self_k[b]), 9)
-        for (a, b), k in between.items()
+        (x, y): round(k / math.sqrt(self_k[x] * self_k[y]), 9)
+        for (x, y), k in between.items()
         if k > 0
     }
+
+
+def _dot(u: Vector, v: Vector) -> float:
+    if len(v) < len(u):
+        u, v = v, u
+    return sum(w * v.get(t, 0.0) for t, w in u.items())
 
 
 def _by_id(pair: tuple[Report, int]) -> int:
