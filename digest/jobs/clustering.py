@@ -14,7 +14,7 @@ adds which of them tell one event under several categories (`digest.stories.acro
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
@@ -24,7 +24,7 @@ from digest.errors import ClusterConflictError, EmbeddingError, StoreError
 from digest.models import ClusterResult, StoryView
 from digest.store import Store
 from digest.stories import Candidate, best_first, plan_stories
-from digest.stories.across import Event, Filed, Placement, place, same_events, shown_as
+from digest.stories.across import Event, Filed, Placement, place, same_events
 
 ATTEMPTS = 3
 # Why stories were told apart by their words alone when no endpoint is configured (a deepen's
@@ -135,7 +135,6 @@ class DayStories:
 
     stories: list[StoryView]
     events: list[Event]
-    shown_as: dict[int, int]  # a story told in another category's story: that story's id
 
 
 def across_categories(
@@ -149,10 +148,16 @@ def across_categories(
     """The stories of `categories` seen since `since` (first seen before `until`), by
     category in their order, best first, and the events they tell across categories."""
     found = store.stories_since(None, since=since, until=until)
-    by_category = [best_first(s for s in found if s.category == c) for c in categories]
+    by_category = [ranked(s for s in found if s.category == c) for c in categories]
     ordered = [s for stories in by_category for s in stories]
     events = day_events(store, ordered, config, categories)
-    return DayStories(ordered, events, shown_as(events))
+    return DayStories(ordered, events)
+
+
+def ranked(stories: Iterable[StoryView]) -> list[StoryView]:
+    """One category's stories in the order its top is taken from, every one of them (its top
+    is cut after the stories another category shows have moved out)."""
+    return best_first(stories)
 
 
 def placed(day: DayStories, categories: Sequence[str], *, top: int) -> Placement:

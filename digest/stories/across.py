@@ -155,11 +155,6 @@ def same_events(
     return sorted(events, key=lambda e: e.id)
 
 
-def shown_as(events: Sequence[Event]) -> dict[int, int]:
-    """Every story of an event that is not shown, to the story shown in its stead."""
-    return {i: e.shown for e in events for i in e.story_ids if i != e.shown}
-
-
 @dataclass(frozen=True, slots=True)
 class Placement:
     """Which stories an edition's sections show once events are told once."""
