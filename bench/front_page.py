@@ -3,6 +3,7 @@
     .venv/bin/python -m bench.front_page --dataset ../shared/data/clustering-dev/headlines.csv
     .venv/bin/python -m bench.front_page --dataset PATH.csv --top 5 --collects 24
     .venv/bin/python -m bench.front_page --dataset PATH.csv --feed google-news
+    .venv/bin/python -m bench.front_page --dataset PATH.csv --via cli
 
 The CSV has the columns of the UCI "News Aggregator" data: ID, TITLE, URL, PUBLISHER, CATEGORY,
 STORY, HOSTNAME, TIMESTAMP (milliseconds since the epoch); it is read from PATH, never copied.
@@ -20,6 +21,12 @@ issue measured it from outside). How the items are fed (`--feed`):
 - `google-news`: the rows as one Google News search feed (title "TITLE - PUBLISHER", an opaque
   news.google.com link, `<source url>` PUBLISHER, pubDate) read by the service's feed parser
   (`digest.fetch.feed_parser.parse_feed`): what collect hands over today from such a feed.
+
+`--via cli` runs the commands a user runs instead: `digest collect`, `deepen` and `stories
+--json` on a Google News- and a Bing News-shaped feed of each category's day, served on
+127.0.0.1, inside a network namespace with only loopback (`bench.front_page_cli` says how, and
+how the 2014 rows are moved to today); its table puts the order `stories --json` prints beside
+the in-process path's on the same feed (`--feed` and `--collects` do not apply).
 
 Scores of the top k (`--top`, default 5). A story's label is the majority label of its headlines
 (ties: the label with more headlines in the window, then the smaller label). Its gain is the
@@ -336,8 +343,24 @@ def main(argv: Iterable[str] | None = None) -> int:
         default="publisher",
         help="items with the publisher as source, or parsed from a Google News-shaped feed",
     )
+    parser.add_argument(
+        "--via",
+        choices=("process", "cli"),
+        default="process",
+        help="the service's functions in this process, or its commands (bench.front_page_cli)",
+    )
+    parser.add_argument(
+        "--crawl",
+        choices=("http", "auto", "browser"),
+        default="http",
+        help="with --via cli: deepen's crawl mode (browser: the system's Chromium)",
+    )
     args = parser.parse_args(list(argv) if argv is not None else None)
     k = args.top
+    if args.via == "cli":
+        from bench.front_page_cli import main_cli
+
+        return main_cli(args.dataset, k, args.crawl)
 
     rows = read_rows(args.dataset)
     categories: dict[str, list[Row]] = defaultdict(list)
