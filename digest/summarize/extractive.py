@@ -28,6 +28,7 @@ from digest.summarize.text import (
     join_sentences,
     length,
     normalize,
+    searchable,
     split_sentences,
     words,
 )
@@ -241,11 +242,11 @@ def _keywords(analysis: _Analysis, title: str, n: int) -> list[str]:
     # der Wahl", "Menge Nutzer"): there the frequent terms, names among them, are the keywords.
     sample = " ".join([title, *analysis.lines[:8]])[:_LANGUAGE_SAMPLE]
     found = [] if detect_language(sample) == "de" else names(analysis.lines, title)
-    written = _searchable(" ".join(analysis.lines)) + "\n" + _searchable(title)
+    written = searchable(" ".join(analysis.lines)) + "\n" + searchable(title)
     out: list[str] = []
     taken: set[str] = set()  # the words of the keywords so far, casefolded
     for name in found:
-        if len(out) < n and _searchable(name) in written and name.casefold() not in taken:
+        if len(out) < n and searchable(name) in written and name.casefold() not in taken:
             out.append(name)
             taken |= {name.casefold(), *(w.casefold() for w in words(name))}
     if len(out) < n:  # few names: the other telling terms fill up, none a name's word again
@@ -253,14 +254,10 @@ def _keywords(analysis: _Analysis, title: str, n: int) -> list[str]:
             parts = {w.casefold() for w in words(term)}
             if parts & _DATES or not parts or parts & taken:
                 continue
-            if len(out) < n and _searchable(term) in written:
+            if len(out) < n and searchable(term) in written:
                 out.append(term)
                 taken |= parts
     return out
-
-
-def _searchable(text: str) -> str:
-    return " ".join(text.split()).casefold()
 
 
 def _frequent_terms(sentences: list[list[tuple[str, str | None]]], title: str, n: int) -> list[str]:
