@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 import time
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -217,6 +218,14 @@ def test_german_text_keeps_its_frequent_terms_not_noun_phrases() -> None:
     assert set(got) <= set(extractive.frequent_terms(german, "Scholz verteidigt Wahl", n=12))
     assert "Scholz" in got and "Wahl" in got
     assert not any(" der " in k for k in got)
+
+
+def test_english_text_never_loads_the_language_model(monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse(text: str) -> str:
+        raise AssertionError("the language model was asked about an English text")
+
+    monkeypatch.setattr(extractive, "detect_language", refuse)
+    assert extractive.keywords(FED)[0] == "Jerome Powell"
 
 
 _VOCABULARY = [

@@ -44,6 +44,7 @@ _MAX_SENTENCE_WORDS = 90
 _REDUNDANT = 0.6  # cosine similarity above which a sentence repeats one already chosen
 _DATES = DAYS | MONTHS  # never a story's keyword
 _MAX_CHARS = 100_000  # ~15,000 words: a long report's opening is what a digest needs
+_GERMAN_HINTS = frozenset("und der die das ist nicht mit für auf sich ein eine dem des".split())
 _LANGUAGE_SAMPLE = 600  # characters of title and opening that tell the language (~100 µs)
 _MAX_CANDIDATES = 300  # sentences ranked; later ones rarely matter in news, and cost grows fast
 
@@ -229,6 +230,15 @@ def keywords(text: str, title: str = "", n: int = KEYWORDS) -> list[str]:
     return _keywords(_analyse(text), title, n)
 
 
+def _german(text: str) -> bool:
+    """Whether `text` is German. The language model (~80 MB, ~0.8 s to load) is asked only
+    when German function words occur: a service reading no German never loads it for this."""
+    sample = text[:_LANGUAGE_SAMPLE]
+    if len(_GERMAN_HINTS.intersection(w.lower() for w in words(sample))) < 2:
+        return False
+    return detect_language(sample) == "de"
+
+
 def frequent_terms(text: str, title: str = "", n: int = KEYWORDS) -> list[str]:
     """The article's most frequent content words and repeated two-word phrases, weighted up
     when they appear in the title or are capitalized mid-sentence."""
@@ -240,8 +250,7 @@ def _keywords(analysis: _Analysis, title: str, n: int) -> list[str]:
         return []
     # German capitalizes every noun, and its runs of capitals are mostly noun phrases ("Ablauf
     # der Wahl", "Menge Nutzer"): there the frequent terms, names among them, are the keywords.
-    sample = " ".join([title, *analysis.lines[:8]])[:_LANGUAGE_SAMPLE]
-    found = [] if detect_language(sample) == "de" else names(analysis.lines, title)
+    found = [] if _german(" ".join([title, *analysis.lines[:8]])) else names(analysis.lines, title)
     written = searchable(" ".join(analysis.lines)) + "\n" + searchable(title)
     out: list[str] = []
     taken: set[str] = set()  # the words of the keywords so far, casefolded

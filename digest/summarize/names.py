@@ -176,10 +176,6 @@ def _form(sentence: str, run: Sequence[_Word]) -> str:
     return _POSSESSIVE.sub("", sentence[run[0].start : run[-1].end])
 
 
-def _contains(longer: tuple[str, ...], shorter: tuple[str, ...]) -> bool:
-    return len(longer) > len(shorter) and longer[-len(shorter) :] == shorter
-
-
 def names(sentences: Sequence[str], title: str = "", *, single_words: bool = True) -> list[str]:
     """The names in `sentences` (a text split into sentences) and `title`, most frequent first,
     each as written most often. `single_words=False` (German) keeps only names of two or more
@@ -242,23 +238,26 @@ def names(sentences: Sequence[str], title: str = "", *, single_words: bool = Tru
             else:
                 i += 1
     # A shorter mention counts for the full form it ends ("Powell" for "Jerome Powell").
+    ending: dict[tuple[str, ...], list[tuple[str, ...]]] = {}
+    for key in counts:
+        for i in range(1, len(key)):
+            ending.setdefault(key[i:], []).append(key)
     for key in sorted(counts, key=len):
-        containers = [k for k in counts if _contains(k, key)]
-        if containers:
+        if containers := ending.get(key, []):
             best = max(containers, key=lambda k: (counts[k], -first[k]))
             counts[best] += counts.pop(key)
     ranked = sorted(counts, key=lambda k: (-counts[k], first[k]))
     out: list[str] = []
-    chosen: list[tuple[str, ...]] = []
+    chosen: set[tuple[str, ...]] = set()
+    beginnings: set[tuple[str, ...]] = set()  # the chosen names' first words
     for key in ranked:
-        if not single_words and len(key) == 1 and not _acronym(forms[key].most_common(1)[0][0]):
+        form = max(forms[key].items(), key=lambda kv: kv[1])[0]
+        if not single_words and len(key) == 1 and not _acronym(form):
             continue
-        if any(_starts(key, c) or _starts(c, key) for c in chosen):
+        starts = {key[:i] for i in range(1, len(key))}
+        if key in beginnings or starts & chosen:
             continue  # "Copa de Naciones" beside "Copa de Naciones de Glasgow": one is enough
-        chosen.append(key)
-        out.append(max(forms[key].items(), key=lambda kv: kv[1])[0])
+        chosen.add(key)
+        beginnings |= starts
+        out.append(form)
     return out
-
-
-def _starts(longer: tuple[str, ...], shorter: tuple[str, ...]) -> bool:
-    return len(longer) > len(shorter) and longer[: len(shorter)] == shorter
