@@ -15,7 +15,9 @@ Each keyword is put in one class, by how it is written: "name, 2+ words" (two or
 one capitalized but for connectors such as "of" and "von"), "acronym" (one all-caps word),
 "capitalized word" (one word with a capital: a name or, in German, any noun) or "common word"
 (lowercase). The table gives each class's share of all keywords per method and language (German
-as `detect_language` names it, and the rest), and the mean number of keywords per page. Then
+as `detect_language` names it, and the rest), the mean number of keywords per page, and the
+share of keywords the text and title do not write (case and whitespace aside: a phrase made of
+two words that are not side by side, "Martinot Lagarde" for "Martinot-Lagarde"). Then
 `--show` pages' keywords before and after, and the time per page of each method.
 """
 
@@ -39,7 +41,7 @@ from digest.fetch.maintext import extract_main_text  # noqa: E402
 from digest.stories.language import detect_language  # noqa: E402
 from digest.summarize.extractive import frequent_terms, keywords  # noqa: E402
 from digest.summarize.names import CONNECTORS  # noqa: E402
-from digest.summarize.text import words  # noqa: E402
+from digest.summarize.text import searchable, words  # noqa: E402
 
 DEFAULT_DATASET = ROOT.parent / "shared" / "data" / "extraction-dev"
 CLASSES = ("name, 2+ words", "acronym", "capitalized word", "common word")
@@ -78,6 +80,7 @@ def main() -> None:
 
     shares: dict[tuple[str, str], Counter[str]] = {}
     per_page: dict[tuple[str, str], list[int]] = {}
+    unwritten: Counter[tuple[str, str]] = Counter()  # keywords the text and title do not write
     seconds: Counter[str] = Counter()
     shown: list[tuple[str, str, list[str], list[str]]] = []
     for url, title, text, lang in pages:
@@ -87,13 +90,16 @@ def main() -> None:
             started = time.perf_counter()
             results[method] = fn(text, title)
             seconds[method] += time.perf_counter() - started
+            written = searchable(f"{text}\n{title}")
             for g in (group, "all"):
                 shares.setdefault((method, g), Counter()).update(kind(k) for k in results[method])
+                unwritten[method, g] += sum(searchable(k) not in written for k in results[method])
                 per_page.setdefault((method, g), []).append(len(results[method]))
         shown.append((url, lang, results["before"], results["after"]))
 
     print(f"{len(pages)} pages with main text of {len(sample)} sampled (seed {args.seed})\n")
-    head = f"{'method':<8} {'pages':<14}" + "".join(f"{c:>18}" for c in CLASSES) + "   per page"
+    head = f"{'method':<8} {'pages':<14}" + "".join(f"{c:>18}" for c in CLASSES)
+    head += "   per page  unwritten"
     print(head)
     for group in ("all", "German", "other"):
         for method in ("before", "after"):
@@ -102,7 +108,8 @@ def main() -> None:
             n_pages = len(per_page.get((method, group), []))
             cells = "".join(f"{counts[c] / total:>18.0%}" for c in CLASSES)
             mean = sum(per_page.get((method, group), [0])) / max(1, n_pages)
-            print(f"{method:<8} {f'{group} ({n_pages})':<14}{cells}   {mean:8.1f}")
+            missing = unwritten[method, group] / total
+            print(f"{method:<8} {f'{group} ({n_pages})':<14}{cells}   {mean:8.1f}  {missing:9.0%}")
     print()
     # German and other pages alternately, so the examples show both.
     german = [s for s in shown if s[1] == "de"]
