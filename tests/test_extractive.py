@@ -188,6 +188,27 @@ def test_keywords_name_people_places_and_organisations_whole() -> None:
     assert not {"play", "end", "biggest", "buyers", "rates"} & set(got)
 
 
+def test_names_keep_their_initials_hyphens_ampersands_and_one_word_articles() -> None:
+    text = (
+        "In a statement, lawyers for former president George W. Bush said that AT&T would sell "
+        "its stake to Rolls-Royce and that a unit of Procter & Gamble would buy the rest. "
+        "Reporters at El País and The Guardian said the data on the U.S. market was wrong. "
+        "The New York Times agreed, and HEADLINES IN CAPITALS are no names."
+    )
+    got = extractive.keywords(text, n=9)
+    assert got[:8] == [
+        "George W. Bush",  # "president" is a title, not part of the name
+        "AT&T",
+        "Rolls-Royce",
+        "Procter & Gamble",
+        "El País",
+        "The Guardian",
+        "U.S",
+        "New York Times",  # "The" before more than one word is a style, not the name
+    ]
+    assert not any(len(k.split()) > 1 and k.isupper() for k in got)  # shouting is no name
+
+
 def test_capitals_of_sentence_starts_days_and_months_are_not_names() -> None:
     got = extractive.keywords(FED, n=20)  # all its names, then frequent terms
     for word in ("However", "Yesterday", "Prices", "Speaking", "Wednesday", "March", "The"):

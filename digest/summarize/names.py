@@ -64,7 +64,7 @@ _COMPANY_FORMS = frozenset("inc ltd llc plc corp co ag gmbh sa se nv bv kg".spli
 ARTICLES = frozenset("the a an der die das den dem des le la les el los las il lo gli".split())
 _NOT_AT_START = ARTICLES | TITLES | DAYS | MONTHS | CONNECTORS
 _NOT_ALONE = STOPWORDS | _NOT_AT_START
-_NOT_AT_END = CONNECTORS | TITLES | _COMPANY_FORMS
+_NOT_AT_END = CONNECTORS | TITLES | _COMPANY_FORMS | ARTICLES
 # A longer run of capitals is a heading or two names side by side, not one name.
 _MAX_WORDS = 4
 _MAX_TOKENS = 5  # with connectors: "Bank of England", "Ursula von der Leyen"
@@ -164,8 +164,11 @@ def _segments(run: list[_Word]) -> list[list[_Word]]:
 
 def _trim(run: list[_Word]) -> list[_Word]:
     """The run without the articles, titles, days and months before it and the connectors,
-    titles and company forms after it."""
+    titles and company forms after it. A capitalized article before one word is the name's
+    ("El País", "Der Spiegel", "The Guardian"), before more a style ("The New York Times")."""
     while run and run[0].key in _NOT_AT_START and not _acronym(run[0].text):
+        if run[0].key in ARTICLES and not run[0].initial and len(run) == 2:
+            break
         run = run[1:]
     while run and (run[-1].key in _NOT_AT_END):
         run = run[:-1]
@@ -208,15 +211,19 @@ def names(sentences: Sequence[str], title: str = "", *, single_words: bool = Tru
         return _acronym(w.text) and w.key not in lowercase
 
     for sentence, whole in found:
-        while whole and whole[0].initial and not acronym(whole[0]) and whole[0].key not in mid:
+        while whole and whole[0].initial and not acronym(whole[0]):
+            if whole[0].key in mid and whole[0].key not in ARTICLES:
+                break
             whole = whole[1:]  # a capital because the sentence starts here, not for a name
         for run in _segments(whole) if whole else []:
             if not run or len(run) > _MAX_TOKENS:
                 continue
             if sum(1 for w in run if w.key not in CONNECTORS) > _MAX_WORDS:
                 continue
-            if all(w.text.isupper() for w in run) and (len(run) > 1 or not acronym(run[0])):
-                continue  # shouted, not named
+            if len(run) == 1 and run[0].text.isupper() and not acronym(run[0]):
+                continue  # shouted ("EUROS" where the text also writes "euros")
+            if len(run) > 1 and all(len(w.text) > 1 and w.text.isupper() for w in run):
+                continue  # a shouted heading ("OBSERVER ONLINE"), not a name
             if len(run) == 1 and (run[0].key in _NOT_ALONE or len(run[0].key) < 2):
                 continue
             add(sentence, run)
