@@ -33,7 +33,7 @@ _POSSESSIVE = re.compile(r"['’]s?$")
 _JOIN = re.compile(r" ?& ?| |-")
 _AFTER_INITIAL = re.compile(r"\. ?")
 # Lowercase words inside a name: "Bank of England", "Ursula von der Leyen", "Banco de España".
-CONNECTORS = frozenset("of de du des da di del della van von der den la le al bin ibn zu".split())
+CONNECTORS = frozenset("of de du des da di del della van von der den la le bin ibn zu".split())
 # French and Italian elision before a word: "l’Assemblée" names the Assemblée.
 _ELISION = re.compile(r"^(?:[lLdDjJ]|[qQ]u|[nN]|[sS])['’](?=\w)")
 # Words before a name that are not part of it.
@@ -167,7 +167,8 @@ def _trim(run: list[_Word]) -> list[_Word]:
     titles and company forms after it. A capitalized article before one word is the name's
     ("El País", "Der Spiegel", "The Guardian"), before more a style ("The New York Times")."""
     while run and run[0].key in _NOT_AT_START and not _acronym(run[0].text):
-        if run[0].key in ARTICLES and not run[0].initial and len(run) == 2:
+        article = run[0].key in ARTICLES and run[0].text[0].isupper()
+        if article and not run[0].initial and len(run) == 2:
             break
         run = run[1:]
     while run and (run[-1].key in _NOT_AT_END):
@@ -256,12 +257,12 @@ def names(sentences: Sequence[str], title: str = "", *, single_words: bool = Tru
     ranked = sorted(counts, key=lambda k: (-counts[k], first[k]))
     out: list[str] = []
     chosen: set[tuple[str, ...]] = set()
-    beginnings: set[tuple[str, ...]] = set()  # the chosen names' first words
+    beginnings: set[tuple[str, ...]] = set()  # the chosen names' first two or more words
     for key in ranked:
         form = max(forms[key].items(), key=lambda kv: kv[1])[0]
         if not single_words and len(key) == 1 and not _acronym(form):
             continue
-        starts = {key[:i] for i in range(1, len(key))}
+        starts = {key[:i] for i in range(2, len(key))}  # one word in common is not enough
         if key in beginnings or starts & chosen:
             continue  # "Copa de Naciones" beside "Copa de Naciones de Glasgow": one is enough
         chosen.add(key)
