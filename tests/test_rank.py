@@ -1,4 +1,5 @@
-"""Ranking a category's stories: outlets first, then languages, growth, diversity and recency."""
+"""Ranking a category's stories: outlets first, then languages, growth, diversity and recency;
+which of them are top stories (no minor story, no repeat of one above)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from digest.stories import (
     rank_stories,
     registrable_host,
     score,
+    top_picks,
 )
 
 NOW = datetime(2025, 3, 1, 12, 0, tzinfo=UTC)
@@ -362,3 +364,61 @@ def test_one_outlets_item_never_outranks_a_story_told_by_thirty_within_the_windo
     single: StoryStats, wide: StoryStats
 ) -> None:
     assert [r.stats.story_id for r in rank_stories([single, wide], now=NOW)] == [1, 2]
+
+
+# Top stories: no minor story, no repeat of a story above.
+
+PHONES = [
+    "Parents pay attention to their phones more than their kids, study finds",
+    "Parents distracted by phones at meals, study finds",
+    "Study: parents on phones ignore their kids at mealtime",
+]
+POT = [
+    "Colorado gets $2 million in first month of marijuana taxes",
+    "Colorado collects $2 million in marijuana taxes in January",
+]
+MARKETS = ["US stocks dip on weak China data", "Wall Street slips as China exports slump"]
+
+
+def test_a_fragment_of_a_story_above_is_no_top_story_but_a_distinct_story_is() -> None:
+    fragment = ["Parents on phones: study says kids notice at mealtime"]
+    stories = [PHONES, POT, fragment, MARKETS]
+    assert top_picks([10.0, 9.0, 8.0, 7.0], stories, limit=5) == [0, 1, 3]
+    assert top_picks([10.0, 9.0, 8.0, 7.0], stories, limit=2) == [0, 1]
+
+
+def test_a_story_far_smaller_than_the_lead_is_no_top_story() -> None:
+    # Beside 47 outlets, three are a minor item; beside three, one outlet still is a story.
+    assert top_picks([47.0, 5.0, 3.0], [PHONES, POT, MARKETS], limit=5) == [0, 1]
+    assert top_picks([3.0, 1.0], [PHONES, MARKETS], limit=5) == [0, 1]
+    assert top_picks([], [], limit=5) == []
+    assert top_picks([3.0], [PHONES], limit=0) == []
+
+
+words_ = st.sampled_from(["quake", "turkey", "fed", "rates", "phones", "kids", "pot", "tax"])
+
+
+@given(
+    st.lists(
+        st.tuples(
+            st.floats(0, 100, allow_nan=False),
+            st.lists(
+                st.lists(words_, min_size=1, max_size=5).map(" ".join), min_size=1, max_size=3
+            ),
+        ),
+        max_size=12,
+    ),
+    st.integers(0, 6),
+)
+def test_top_picks_are_the_first_story_and_others_in_order_at_most_the_limit(
+    stories: list[tuple[float, list[str]]], limit: int
+) -> None:
+    stories.sort(key=lambda s: -s[0])
+    scores = [s for s, _ in stories]
+    titles = [t for _, t in stories]
+    picks = top_picks(scores, titles, limit=limit)
+    assert picks == sorted(set(picks))
+    assert len(picks) <= limit
+    if stories and limit:
+        assert picks[0] == 0
+    assert picks == top_picks(scores, titles, limit=limit)
