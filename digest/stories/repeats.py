@@ -95,12 +95,13 @@ def top_picks(
     if limit <= 0 or not scores:
         return []
     floor = round(max(scores[0], 0.0) * minor_share, 9)
-    eligible = [i for i, s in enumerate(scores) if round(s, 9) >= floor]
-    vectors = story_vectors([titles[i] for i in eligible])
+    vectors = story_vectors(titles)  # weights over all of them, as clustering's over a window
     kept: list[int] = []
-    for n in range(len(eligible)):
+    for i, s in enumerate(scores):
         if len(kept) >= limit:
             break
-        if not any(round(cosine(vectors[n], vectors[k]), 9) >= similarity for k in kept):
-            kept.append(n)
-    return [eligible[n] for n in kept]
+        if round(s, 9) < floor:
+            continue  # minor
+        if not any(round(cosine(vectors[i], vectors[k]), 9) >= similarity for k in kept):
+            kept.append(i)
+    return kept
