@@ -9,16 +9,18 @@ slots 3-5 of 5). Two rules keep them out of the top, in the order shown:
 - minor: a story that scores less than `MINOR_SHARE` (1/12) of the category's best is not a top
   story. Beside a story told by 47 outlets, an item of 3 is not one of the day's biggest; beside
   one of 3, an item of 1 still is (a third). On clustering-dev's health the second labelled
-  story's biggest piece scores 0.109 of the lead (5 outlets) and every other piece 0.065 or
-  less: any share from 1/15 to 1/10 holds them apart there, 1/12 sits between with a margin
-  of a quarter on each side;
+  story's biggest piece scores 0.109 of the lead (5 outlets; 0.273 fed from a Google News
+  feed) and every other piece 0.068 or less: any share from 1/14 to 1/10 holds them apart in
+  both feeds, and 1/12 sits between, a fifth to a third from either end. The cost, further
+  down a long top: at k = 20, 3 of business's smaller labelled stories (bench/front_page.py);
 - repeat: a story whose term centroid's cosine with a top story above reaches
   `REPEAT_SIMILARITY` (0.3) repeats it. A story is the mean of its titles' TF-IDF unit vectors
   in clustering's own space (`digest.stories.cluster`: word stems and character n-grams, weighed
   as a pair's similarity weighs them, a term counted once per story of the list); 0.3 is
   clustering's own join threshold (0.28) rounded up: a repeat is as close as a join. Lower
   thresholds took distinct stories of one market for repeats (clustering-dev's business, top
-  20: 0.25 held one distinct story out, 0.2 two; 0.3 none).
+  20: 0.25 held one distinct story out, 0.2 one or two; 0.3 none, and it held out one piece
+  of the Bank of England story under that story).
 
 Neither rule removes a story: it stays listed after the top, its headlines among the others.
 Pure and deterministic: the answer depends on the stories, their scores and their order.
