@@ -32,7 +32,8 @@ keep a language per article. A headline too short to tell counts for no language
 
 A story found both by search and in feeds gets a quarter more. Recency halves the score every
 `HALF_LIFE` (24 h), measured from the newest article, so a story still being reported stays up:
-three outlets a day ago still beat one outlet now (1.5 to 1), two days ago they no longer do.
+three outlets a day ago still beat one outlet now (1.5 to 1; to 1.5 when that outlet is new in
+the last 6 h, a tie that goes to more outlets), two days ago they no longer do.
 
 Bounds: a story one outlet tells scores at most 1.5 × 1.25 = 1.875 (growing, found both ways,
 now); thirty outlets, even behind one host (coverage 15.5) and two days old (the clustering
