@@ -144,7 +144,8 @@ class EmbeddingsConfig(_Section):
 
 
 class StoriesConfig(_Section):
-    # How many stories per category `deepen` crawls and summarizes.
+    # At most how many top stories per category `deepen` crawls and summarizes and an edition
+    # shows: fewer when the others are minor or repeat one above (digest/stories/repeats.py).
     top: PositiveInt = 5
     # Articles further apart in time than this are never the same story.
     window_hours: PositiveFloat = 48.0
@@ -484,7 +485,7 @@ publish_at = "07:00"       # the day's edition; each subscriber gets it at this 
 retention_days = 90        # page texts older than this are pruned; stories and summaries are kept
 
 [stories]
-top = 5                    # stories per category that `deepen` crawls and summarizes
+top = 5                    # top stories per category (at most) that `deepen` crawls and summarizes
 window_hours = 48.0        # articles further apart than this are never the same story
 similarity = 0.28          # 0..1: how alike two headlines must be to be one story
 

@@ -7,7 +7,8 @@ another process clustered the same articles in between, it reads again. With emb
 endpoint is asked only for the others (in batches, outside any transaction) and what it answers
 is stored at once, so no article is embedded twice even when a later batch fails. When the
 endpoint fails, that clustering uses words alone and says why. `top_stories` and `stories` are
-the stored stories in the one order `digest.stories.best_first` decides.
+the stored stories in the one order `digest.stories.best_first` decides; `top_stories` leaves
+out minor stories and repeats of one above (`digest.stories.top_picks`).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from digest.config import StoriesConfig
 from digest.errors import ClusterConflictError, EmbeddingError, StoreError
 from digest.models import ClusterResult, StoryView
 from digest.store import Store
-from digest.stories import Candidate, best_first, plan_stories
+from digest.stories import Candidate, best_first, plan_stories, top_picks
 
 ATTEMPTS = 3
 # Why stories were told apart by their words alone when no endpoint is configured (a deepen's
@@ -115,8 +116,13 @@ def top_stories(
     store: Store, category: str, *, since: datetime, limit: int, until: datetime | None = None
 ) -> list[StoryView]:
     """The category's best `limit` stories seen since `since` (and, with `until`, first seen
-    before it: an edition of a past day holds no story that began after it)."""
-    return best_first(store.stories_since(category, since=since, until=until))[:limit]
+    before it: an edition of a past day holds no story that began after it), leaving out minor
+    stories and those that repeat one above (`digest.stories.top_picks`): fewer when so."""
+    ranked = best_first(store.stories_since(category, since=since, until=until))
+    picks = top_picks(
+        [s.score for s in ranked], [[a.title for a in s.articles] for s in ranked], limit=limit
+    )
+    return [ranked[i] for i in picks]
 
 
 def stories(store: Store, category: str | None, *, since: datetime) -> list[StoryView]:
