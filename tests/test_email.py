@@ -44,6 +44,7 @@ from tests.mailfixtures import (
     TRACKER,
     UNSUBSCRIBE_URL,
     edition,
+    front_page_edition,
     hostile_edition,
     huge_edition,
 )
@@ -918,6 +919,8 @@ async def test_email_as_sent_passes_the_axe_accessibility_checks(tmp_path: Path)
         # Several stories with summaries, 1 to 5 outlets each, an "Updated" badge with its
         # "New:" line, headlines.
         "full": build(edition(headlines=3)),
+        # Top stories, the contents and "more headlines in the archive".
+        "front page": build(front_page_edition()),
         "shortened": build(huge_edition()),  # the notice that it was cut, with its link
         "empty": build(who=Recipient("s@example.com", categories=("sports",))),
     }
@@ -927,7 +930,7 @@ async def test_email_as_sent_passes_the_axe_accessibility_checks(tmp_path: Path)
         await outbox.send(msg)
         sent = message_from_bytes(outbox.path_for(msg).read_bytes(), policy=default_policy)
         _, html = parts(sent)  # type: ignore[arg-type]
-        pages[name] = tmp_path / f"{name}.html"
+        pages[name] = tmp_path / f"{name.replace(' ', '-')}.html"
         pages[name].write_text(html, encoding="utf-8")
     full = pages["full"].read_text(encoding="utf-8")
     assert full.count("<h3") == 6 and full.count("Covered by") == 6 and 'style="' in full
@@ -943,5 +946,47 @@ async def test_email_as_sent_passes_the_axe_accessibility_checks(tmp_path: Path)
                     found = await axe.violations_async(page, skip=EMAIL_SKIPS)
                     assert found == [], f"the {name} email at {width}px: {found}"
                     await page.close()
+        finally:
+            await browser.close()
+
+
+# Realistic first screens: a phone (390 x 844) and a laptop (1280 x 800).
+SCREENS = ((390, 844), (1280, 800))
+
+
+@pytest.mark.slow
+async def test_the_top_stories_are_in_the_first_screen_and_nothing_scrolls_sideways(
+    tmp_path: Path,
+) -> None:
+    """The two-category edition of a Google News-shaped day (5 stories, 10 headlines each):
+    the first "Top stories" headline is seen on opening the mail, on a phone and a laptop; the
+    contents lead to their category; at 390 px the page is no wider than the screen."""
+    executable = chromium_path()
+    from playwright.async_api import async_playwright
+
+    _, html = parts(parse(build(front_page_edition())))
+    page_file = tmp_path / "email.html"
+    page_file.write_text(html, encoding="utf-8")
+
+    async with async_playwright() as pw:
+        browser = await pw.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
+        try:
+            for width, height in SCREENS:
+                page = await browser.new_page(viewport={"width": width, "height": height})
+                await page.goto(page_file.as_uri())
+                first = page.locator(".lead-title a").first
+                assert await first.inner_text() == "Republicans Are Following Trump to Nowhere"
+                box = await first.bounding_box()
+                assert box is not None and box["y"] >= 0 and box["y"] + box["height"] <= height, (
+                    f"the first top story is not in the first screen at {width}x{height}: {box}"
+                )
+                wide = await page.evaluate("document.documentElement.scrollWidth")
+                assert wide <= width, f"the email is {wide}px wide at {width}px"
+                # A category of the contents scrolls its heading into view.
+                await page.locator(".contents a", has_text="World").click()
+                await page.wait_for_function("location.hash === '#c-world'")
+                heading = await page.locator("#c-world").bounding_box()
+                assert heading is not None and 0 <= heading["y"] < height / 2
+                await page.close()
         finally:
             await browser.close()
