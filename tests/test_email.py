@@ -395,6 +395,25 @@ def test_every_story_headline_links_to_its_page_in_the_archive() -> None:
         assert all(o.url in html for o in story.outlets[:5])
 
 
+def test_outlets_are_counted_alike_in_the_lead_and_the_story_even_without_a_link() -> None:
+    ed = ranked(edition())
+    top = ed.lead(1)[0]
+    named = (*top.outlets, Outlet(name="Unlinked Daily", url="javascript:alert(1)"))
+    top_shown = replace(top, outlets=named)
+    sections = tuple(
+        replace(s, stories=tuple(top_shown if st.id == top.id else st for st in s.stories))
+        for s in ed.sections
+    )
+    text, html = parts(parse(build(replace(ed, sections=sections))))
+
+    n = len(named)
+    assert f"Covered by {n} outlets" in text
+    assert f"Finance · {n} outlets" in html and f"Covered by {n} outlets" in flat(html)
+    # Every outlet is counted, linked or not: those not shown are "more".
+    shown = min(5, n - 1)
+    assert f"and {n - shown} more" in flat(html)
+
+
 def test_huge_edition_is_trimmed_under_the_budget_with_a_link_to_the_full_edition() -> None:
     ed = huge_edition()
     msg = parse(build(ed, headlines=200))  # an operator who wants every headline in the mail

@@ -194,7 +194,7 @@ def _story(story: EditionStory, page: str | None = None) -> _Story:
         brief=_line(story.brief_summary or story.summary, BRIEF_CHARS),
         mark=story_mark(story),
         outlets=tuple(links[:OUTLETS_SHOWN]),
-        more_outlets=max(0, len(links) - OUTLETS_SHOWN),
+        more_outlets=len(story.outlets) - len(links[:OUTLETS_SHOWN]),
     )
 
 

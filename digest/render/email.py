@@ -276,7 +276,8 @@ def _story(story: EditionStory, page: str | None = None) -> _StoryView:
         brief=text_line(story.brief_summary or story.summary, BRIEF_CHARS),
         outlet_count=len(story.outlets),
         outlets=tuple(followable[:OUTLETS_SHOWN]),
-        more_outlets=max(0, len(followable) - OUTLETS_SHOWN),
+        # Counted like "Covered by": an outlet whose link is not followable is one more too.
+        more_outlets=len(outlets) - len(followable[:OUTLETS_SHOWN]),
         updated=story.updated,
         **_new_line(story.whats_new),
         mark=story_mark(story),
