@@ -9,9 +9,10 @@ are http(s) only (`safe_url`). `digest.deliver` builds and sends messages from t
 
 An edition leads: after the masthead, "Top stories" (the edition's `lead`: the highest ranked
 across the reader's categories, each a linked headline and the first sentence of its brief;
-none for a reader of one category, which opens with them already), then the contents (each category with its story count, linking to its heading in the mail),
-then the categories. A lead story keeps its whole entry in its category, so a reader who jumps
-to a category from the contents misses nothing; the lead is a short preview of it. Headlines
+none for a reader of one category, which opens with them already), then the contents (each
+category with its story count, linking to its heading in the mail), then the categories. A
+lead story keeps its whole entry in its category, so a reader who jumps to a category from the
+contents misses nothing; the lead is a short preview of it. Headlines
 are shown without their outlet's name after them or a section label before them
 (`digest.render.headlines`), and link to the story's page in the archive when the archive has
 a URL, else to the first outlet. Each category shows a bounded number of "More headlines", and
