@@ -210,6 +210,15 @@ class ArchiveConfig(_Section):
     title: str = "digest"
 
 
+class PublishConfig(_Section):
+    # Stories at the top of every email and edition page, "Top stories": the highest ranked
+    # across the reader's categories (0: none).
+    lead_stories: Annotated[int, Field(ge=0, le=10)] = 3
+    # "More headlines" an email shows per category; the rest are counted and linked to the
+    # category's page in the archive (which shows every headline the edition keeps).
+    headlines_per_category: Annotated[int, Field(ge=0, le=50)] = 5
+
+
 class EmailConfig(_Section):
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True, populate_by_name=True)
 
@@ -341,6 +350,7 @@ class Config(_Section):
     stories: StoriesConfig = Field(default_factory=StoriesConfig)
     crawl: CrawlConfig = Field(default_factory=CrawlConfig)
     archive: ArchiveConfig = Field(default_factory=ArchiveConfig)
+    publish: PublishConfig = Field(default_factory=PublishConfig)
     email: EmailConfig = Field(default_factory=EmailConfig)
     channels: ChannelsConfig = Field(default_factory=ChannelsConfig)
     serve: ServeConfig = Field(default_factory=ServeConfig)
@@ -511,6 +521,10 @@ respect_robots = true
 [archive]
 dir = "site"               # the static HTML archive is written here
 base_url = ""              # optional absolute URL, used in feeds and emails
+
+[publish]
+lead_stories = 3           # "Top stories" atop every email and edition page (0: none)
+headlines_per_category = 5 # "More headlines" per category in an email; the rest in the archive
 
 [email]
 transport = "outbox"       # "outbox": one .eml file per message in outbox_dir; or "smtp"
