@@ -30,9 +30,8 @@ An item's description that only repeats its headline and its publisher's name (G
 reader nothing the headline does not: `echoes_headline` says so, and the item has no snippet.
 A real description (Bing News' snippet of the article, a publisher's own summary) is kept.
 
-Registrable hosts are `digest.stories.registrable_host`'s: a short list of countries' second
-levels ("co.uk", "com.au"), not the Public Suffix List, which no dependency of the service
-carries.
+Registrable hosts are `digest.stories.registrable_host`'s, by the Public Suffix List
+(`publicsuffixlist`): "bbc.co.uk", "abc.net.au", and each "*.blogspot.com" blog its own.
 
 A Google News or Bing News link leads to the aggregator, not to the article. Where the item
 gives the publisher's article URL, that is the link instead: the `url=` of a redirect link
