@@ -7,7 +7,7 @@ rebuild a table) and PostgreSQL refer to the same names.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import datetime
 
 from sqlalchemy import (
     JSON,
@@ -15,14 +15,11 @@ from sqlalchemy import (
     CheckConstraint,
     Column,
     Date,
-    DateTime,
-    Dialect,
     Float,
     ForeignKey,
     Index,
     Integer,
     LargeBinary,
-    MetaData,
     String,
     Table,
     Text,
@@ -30,52 +27,14 @@ from sqlalchemy import (
     func,
 )
 from sqlalchemy.sql.elements import ColumnElement
-from sqlalchemy.types import TypeDecorator
 
-NAMING_CONVENTION = {
-    "ix": "ix_%(table_name)s_%(column_0_N_name)s",
-    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
-    "ck": "ck_%(table_name)s_%(constraint_name)s",
-    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
-    "pk": "pk_%(table_name)s",
-}
-
-RUN_STATUSES = ("running", "ok", "partial", "failed", "interrupted")
-# digest.deliver.ledger.STATES (not imported: the store does not load the mail code).
-DELIVERY_STATES = ("pending", "sending", "sent", "failed", "skipped")
-FEED_ORIGINS = ("cli", "opml")  # digest.models.FeedOrigin
-
-
-class UTCDateTime(TypeDecorator[datetime]):
-    """Aware datetimes in, aware UTC datetimes out, on every backend.
-
-    SQLite has no time zone type: values are stored as naive UTC text and marked UTC again on the
-    way out. PostgreSQL stores `timestamptz`. Naive datetimes are refused: they are ambiguous.
-    """
-
-    impl = DateTime(timezone=True)
-    cache_ok = True
-
-    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
-        if value is None:
-            return None
-        if value.tzinfo is None or value.utcoffset() is None:
-            raise ValueError(f"naive datetime {value.isoformat()}: pass an aware datetime")
-        value = value.astimezone(UTC)
-        return value.replace(tzinfo=None) if dialect.name == "sqlite" else value
-
-    def process_result_value(self, value: datetime | None, dialect: Dialect) -> datetime | None:
-        if value is None:
-            return None
-        if value.tzinfo is None:
-            return value.replace(tzinfo=UTC)
-        return value.astimezone(UTC)
-
-
-# Core tables, not ORM models: the store reads and writes with Core statements only, and a
-# command that opens it does not pay for importing and configuring SQLAlchemy's ORM (0.08 s of
-# every store command's start, bench/startup.py). Columns are NOT NULL unless they say otherwise.
-metadata = MetaData(naming_convention=NAMING_CONVENTION)
+from digest.store.tables_base import (
+    DELIVERY_STATES,
+    FEED_ORIGINS,
+    RUN_STATUSES,
+    UTCDateTime,
+    metadata,
+)
 
 # One article, keyed by its canonical URL; seeing it again updates the row.
 articles = Table(
@@ -362,69 +321,7 @@ deliveries = Table(
     Index("ix_deliveries_state", "state"),
 )
 
-# -- A story's memory across runs and days (since 0013, issue 31) --------------------------------
 
-# What can happen to a story, in its timeline (digest.models.StoryEvent).
-STORY_EVENT_KINDS = ("first", "outlet", "fact", "revision", "disagreement", "correction")
-
-# A story's timeline: one row per thing that happened to it. `key` makes recording idempotent (a
-# run recorded twice, or killed and run again, adds nothing): "outlet:<outlet>", "fact:<outlet>:
-# <subject>:<value>", "correction:<subject>:<old>:<new>", ... `detail` holds what the kind needs
-# (a figure's subject, value and previous value, the edition day a corrected sentence was sent
-# in, the sentence). Rows are never rewritten: a later event tells what changed.
-story_events = Table(
-    "story_events",
-    metadata,
-    Column("id", Integer, primary_key=True),
-    Column("story_id", Integer, ForeignKey("stories.id", ondelete="CASCADE"), nullable=False),
-    Column("kind", String, nullable=False),
-    Column("key", String, nullable=False),
-    Column("at", UTCDateTime(), nullable=False),  # when it happened (its article's time)
-    Column("recorded_at", UTCDateTime(), nullable=False),  # when the service learned it
-    Column("outlet", String, nullable=False, default=""),
-    Column("url", Text, nullable=False, default=""),
-    Column("text", Text, nullable=False, default=""),  # scraped: the sentence or headline
-    Column("detail", JSON, nullable=False, default=dict),
-    UniqueConstraint("story_id", "key"),
-    CheckConstraint(f"kind IN {STORY_EVENT_KINDS!r}", name="kind"),
-    Index("ix_story_events_story_id_id", "story_id", "id"),
-    Index("ix_story_events_recorded_at", "recorded_at"),
-)
-
-# A subscriber following a story: alerted when it gains a checked fact or a correction. Alerts
-# went out for every event up to `alerted_through` (a story_events id). Ended (unfollowed, or
-# the story quiet for `[memory] follow_days`) follows stay, with when and why they ended.
-follows = Table(
-    "follows",
-    metadata,
-    Column("id", Integer, primary_key=True),
-    Column(
-        "subscriber_id", Integer, ForeignKey("subscribers.id", ondelete="CASCADE"), nullable=False
-    ),
-    Column("story_id", Integer, ForeignKey("stories.id", ondelete="CASCADE"), nullable=False),
-    Column("created_at", UTCDateTime(), nullable=False),
-    Column("alerted_through", Integer, nullable=False, default=0),
-    Column("ended_at", UTCDateTime()),
-    Column("end_reason", String),  # "unfollowed" or "quiet"
-    UniqueConstraint("subscriber_id", "story_id"),
-    Index("ix_follows_story_id", "story_id"),
-)
-
-# The alert ledger: one alert (a follow's events up to `through_event`) on one channel, claimed
-# and sent once as the delivery ledger does it (states as `deliveries`).
-follow_alerts = Table(
-    "follow_alerts",
-    metadata,
-    Column("id", Integer, primary_key=True),
-    Column("follow_id", Integer, ForeignKey("follows.id", ondelete="CASCADE"), nullable=False),
-    Column("through_event", Integer, nullable=False),
-    Column("channel", String, nullable=False),  # "email" or a channel's key
-    Column("state", String, nullable=False),
-    Column("attempts", Integer, nullable=False, default=0),
-    Column("next_attempt_at", UTCDateTime()),
-    Column("last_reply", Text),
-    Column("updated_at", UTCDateTime()),
-    UniqueConstraint("follow_id", "through_event", "channel"),
-    CheckConstraint(f"state IN {DELIVERY_STATES!r}", name="state"),
-    Index("ix_follow_alerts_state", "state"),
-)
+# The story-memory tables (0013) live in their own module on the same `metadata`; importing them
+# here registers them wherever the schema is used.
+from digest.store.memory_tables import follow_alerts, follows, story_events  # noqa: E402, F401
