@@ -144,7 +144,8 @@ class EmbeddingsConfig(_Section):
 
 
 class StoriesConfig(_Section):
-    # How many stories per category `deepen` crawls and summarizes.
+    # At most how many top stories per category `deepen` crawls and summarizes and an edition
+    # shows: fewer when the others are minor or repeat one above (digest/stories/repeats.py).
     top: PositiveInt = 5
     # Articles further apart in time than this are never the same story.
     window_hours: PositiveFloat = 48.0
@@ -207,6 +208,15 @@ class ArchiveConfig(_Section):
     dir: str = "site"  # relative paths resolve against the config file's folder
     base_url: str = ""  # optional absolute URL of the archive, used in feeds and emails
     title: str = "digest"
+
+
+class PublishConfig(_Section):
+    # Stories at the top of every email and edition page, "Top stories": the highest ranked
+    # across the reader's categories (0: none).
+    lead_stories: Annotated[int, Field(ge=0, le=10)] = 3
+    # "More headlines" an email shows per category; the rest are counted and linked to the
+    # category's page in the archive (which shows every headline the edition keeps).
+    headlines_per_category: Annotated[int, Field(ge=0, le=50)] = 5
 
 
 class EmailConfig(_Section):
@@ -340,6 +350,7 @@ class Config(_Section):
     stories: StoriesConfig = Field(default_factory=StoriesConfig)
     crawl: CrawlConfig = Field(default_factory=CrawlConfig)
     archive: ArchiveConfig = Field(default_factory=ArchiveConfig)
+    publish: PublishConfig = Field(default_factory=PublishConfig)
     email: EmailConfig = Field(default_factory=EmailConfig)
     channels: ChannelsConfig = Field(default_factory=ChannelsConfig)
     serve: ServeConfig = Field(default_factory=ServeConfig)
@@ -484,7 +495,7 @@ publish_at = "07:00"       # the day's edition; each subscriber gets it at this 
 retention_days = 90        # page texts older than this are pruned; stories and summaries are kept
 
 [stories]
-top = 5                    # stories per category that `deepen` crawls and summarizes
+top = 5                    # top stories per category (at most) that `deepen` crawls and summarizes
 window_hours = 48.0        # articles further apart than this are never the same story
 similarity = 0.28          # 0..1: how alike two headlines must be to be one story
 
@@ -510,6 +521,10 @@ respect_robots = true
 [archive]
 dir = "site"               # the static HTML archive is written here
 base_url = ""              # optional absolute URL, used in feeds and emails
+
+[publish]
+lead_stories = 3           # "Top stories" atop every email and edition page (0: none)
+headlines_per_category = 5 # "More headlines" per category in an email; the rest in the archive
 
 [email]
 transport = "outbox"       # "outbox": one .eml file per message in outbox_dir; or "smtp"

@@ -231,6 +231,57 @@ class WhatsNew:
 
 
 @dataclass(frozen=True, slots=True)
+class StoryEvent:
+    """One entry of a story's timeline (the `story_events` table; digest.stories.memory).
+    `kind`: "first" (first report), "outlet" (a new outlet), "fact" (a new checked fact or
+    figure, `subject`/`value` set for a figure), "revision" (an outlet changed its own figure:
+    `previous` -> `value`), "disagreement" (outlets report different values for `subject`),
+    "correction" (a figure sent in the edition of `edition_day` was contradicted: `previous`
+    was said, `value` is now reported). Text fields are scraped: escape them."""
+
+    id: int
+    story_id: int
+    kind: str
+    at: datetime  # when it happened (its article's time)
+    recorded_at: datetime  # when the service learned it
+    outlet: str = ""
+    url: str = ""
+    text: str = ""  # the sentence or headline
+    subject: str = ""  # a figure's subject ("dead", "toll", "price")
+    value: str = ""  # as written ("at least 30")
+    previous: str = ""
+    edition_day: date | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Reported:
+    """One value outlets report for a disputed figure, and who reports it."""
+
+    value: str  # as written ("at least 30")
+    outlets: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Disagreement:
+    """Outlets report different values for the same thing (a toll, an amount, a date)."""
+
+    subject: str
+    reported: tuple[Reported, ...]  # at least two, most outlets first
+
+
+@dataclass(frozen=True, slots=True)
+class Correction:
+    """A figure sent in an earlier edition that later reports contradict."""
+
+    subject: str
+    said: str  # what the earlier edition said ("12")
+    now: str  # what is reported now ("30")
+    said_on: date  # the day of the edition that said it
+    sentence: str  # the sentence as it was sent
+    outlets: tuple[str, ...] = ()  # who reports the new value
+
+
+@dataclass(frozen=True, slots=True)
 class EditionStory:
     """A story as it appears in an edition. Text fields are scraped: escape or sanitize them."""
 
@@ -264,6 +315,12 @@ class EditionStory:
     # The other categories this event was also collected under; it is shown only here, its best
     # category, and mentioned in those (`EditionSection.mentions`).
     also_in: tuple[str, ...] = ()
+    # Story memory (issue 31): the story's timeline up to this edition (oldest first, at most
+    # a few dozen entries), where its outlets disagree, and corrections of what earlier
+    # editions said.
+    timeline: tuple[StoryEvent, ...] = ()
+    disagreements: tuple[Disagreement, ...] = ()
+    corrections: tuple[Correction, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

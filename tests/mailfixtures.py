@@ -220,3 +220,154 @@ def hostile_edition() -> Edition:
     )
     section = EditionSection(category="finance", stories=(story,), headlines=(headline,))
     return Edition(day=DAY, timezone="UTC", sections=(section,), generated_at=GENERATED)
+
+
+# A day's two busiest categories as a Google News-shaped feed gives them: five stories each,
+# told by up to a dozen publishers, headlines that still carry their publisher's name, and ten
+# more headlines a category. For the browser tests of the lead and the before/after screenshots
+# (bench/email_shots.py).
+PUBLISHERS = [
+    ("Reuters", "https://www.reuters.com"),
+    ("The New York Times", "https://www.nytimes.com"),
+    ("The Verge", "https://www.theverge.com"),
+    ("BBC News", "https://www.bbc.co.uk/news"),
+    ("The Guardian", "https://www.theguardian.com"),
+    ("Associated Press", "https://apnews.com"),
+    ("Ars Technica", "https://arstechnica.com"),
+    ("Bloomberg", "https://www.bloomberg.com"),
+    ("CNN", "https://www.cnn.com"),
+    ("Al Jazeera", "https://www.aljazeera.com"),
+    ("The Washington Post", "https://www.washingtonpost.com"),
+    ("Financial Times", "https://www.ft.com"),
+    ("NPR", "https://www.npr.org"),
+    ("Wired", "https://www.wired.com"),
+]
+
+FRONT_PAGE = {
+    "technology": [
+        (
+            "Titanfall studio's new shooter launches to record crowds - The Verge",
+            12,
+            "Respawn's new multiplayer shooter drew more than two million players in its first "
+            "day, the publisher said, as servers struggled under the load. Queues of over an hour "
+            "were reported in Europe before extra capacity came online in the evening.",
+        ),
+        (
+            "EU fines chipmaker over exclusive deals with laptop makers - Reuters",
+            8,
+            "The European Commission fined the company for paying manufacturers to favour its "
+            "processors. The chipmaker said it would appeal the decision in court.",
+        ),
+        (
+            "Analysis | Why phone upgrade cycles keep getting longer - The Washington Post",
+            5,
+            "Owners are keeping their phones for close to four years on average, carriers say. "
+            "Repair programmes and slower hardware gains both play a part.",
+        ),
+        (
+            "Open-source maintainers push back on a new licence for a database - Ars Technica",
+            3,
+            "Contributors objected to terms that would limit how cloud providers offer the "
+            "software. The foundation behind it said the licence was still a draft.",
+        ),
+        (
+            "Satellite broadband reaches rural schools in Kenya - BBC News",
+            2,
+            "More than two hundred schools were connected in the first phase of the programme. "
+            "Teachers said lessons now include live video from other classrooms.",
+        ),
+    ],
+    "world": [
+        (
+            "Opinion | Republicans Are Following Trump to Nowhere - The New York Times",
+            14,
+            "Party leaders have tied their agenda to the former president's grievances, the "
+            "columnist argues. The result is a platform with few proposals voters can name.",
+        ),
+        (
+            "Ceasefire talks resume in Geneva after a two-week pause - Al Jazeera",
+            9,
+            "Delegations returned to the table on Thursday with a draft on prisoner exchanges. "
+            "Mediators said a first agreement could come before the end of the month.",
+        ),
+        (
+            "Flood barrier holds as the river reaches a record high - The Guardian",
+            6,
+            "About twelve thousand homes in the lower valley were protected overnight. "
+            "Residents who had been evacuated began returning on Sunday evening.",
+        ),
+        (
+            "Drought cuts Panama Canal transits for a third month - Bloomberg",
+            4,
+            "The canal authority limited daily crossings again as lake levels kept falling. "
+            "Shipping lines are routing more cargo around Cape Horn.",
+        ),
+        (
+            "Election turnout hits a 30-year high in Portugal - Associated Press",
+            1,
+            "Nearly seventy per cent of voters cast a ballot, the electoral commission said. "
+            "Results are expected early on Monday.",
+        ),
+    ],
+}
+
+FRONT_HEADLINES = [
+    "Startup raises funds to build cheaper battery storage",
+    "City council approves a late-night bus network",
+    "Museum returns bronze plaques to their country of origin",
+    "Researchers map the sea floor under an Antarctic ice shelf",
+    "Airline orders forty long-range jets in a record deal",
+    "Court delays ruling on a contested data-sharing law",
+    "Rail operator restores services after a signalling fault",
+    "Heatwave warnings issued for three southern regions",
+    "Regulator approves a merger of two regional banks",
+    "Scientists report a new species of deep-sea coral",
+]
+
+
+def front_page_edition() -> Edition:
+    """Two categories, five stories each (by score, 1 to 14 outlets), ten headlines each."""
+    sections = []
+    story_id = 101
+    for c, (category, stories) in enumerate(FRONT_PAGE.items()):
+        made = []
+        for rank, (title, count, brief) in enumerate(stories):
+            suffix = title.rsplit(" - ", 1)[1]
+            first = next(i for i, (name, _) in enumerate(PUBLISHERS) if name == suffix)
+            chosen = [PUBLISHERS[(first + k) % len(PUBLISHERS)] for k in range(count)]
+            slug = "-".join(title.lower().split()[:6])
+            outlets = tuple(
+                Outlet(name=name, url=f"{site}/{DAY:%Y/%m/%d}/{slug}", title=title, language="en")
+                for name, site in chosen
+            )
+            made.append(
+                EditionStory(
+                    id=story_id,
+                    category=category,
+                    title=title,
+                    brief_summary=brief,
+                    summary=brief,
+                    keywords=(),
+                    summarizer="extractive",
+                    outlets=outlets,
+                    first_seen=GENERATED - timedelta(hours=rank + c),
+                    score=float(count) + 0.5 * c,
+                )
+            )
+            story_id += 1
+        headlines = []
+        for n, title in enumerate(FRONT_HEADLINES):
+            name, site = PUBLISHERS[(n + 3 * c) % len(PUBLISHERS)]
+            headlines.append(
+                EditionHeadline(
+                    title=f"{title} - {name}",
+                    url=f"{site}/{category}/headline-{n}",
+                    source=name,
+                    lede=HEADLINES[n % len(HEADLINES)][1],
+                    published=GENERATED - timedelta(minutes=23 * n),
+                )
+            )
+        sections.append(EditionSection(category, tuple(made), tuple(headlines)))
+    return Edition(
+        day=DAY, timezone="Europe/Berlin", sections=tuple(sections), generated_at=GENERATED
+    )

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from digest.config import SourcesConfig
@@ -25,6 +25,7 @@ from digest.sources.ddg import DuckDuckGo
 from digest.sources.feeds import ParsedFeed, parse_feed
 from digest.stories import Coverage, StoryStats, outlet
 from digest.stories.novelty import outlet_key
+from digest.stories.tokens import fold
 from tests.configs import feed, write_config
 from tests.conftest import run_cli, serve_in_thread
 from tests.newsweb import (
@@ -316,6 +317,64 @@ def test_the_splitter_never_empties_a_headline_nor_touches_an_ordinary_one(
         assert any(ch.isalnum() for ch in head)
     if suffix:  # what is left is the headline's start, the suffix its end
         assert title.lstrip().startswith(head) and title.rstrip().endswith(suffix)
+
+
+# --- snippets -----------------------------------------------------------------------------------
+
+
+def test_a_google_news_description_that_only_names_the_headline_and_publisher_is_no_snippet() -> (
+    None
+):
+    told = [("Reuters", ARTICLES[0]), ("BBC News", ARTICLES[1])]
+    google = parse(
+        render_google_news("http://127.0.0.1:1", told), url="https://news.google.com/rss"
+    )
+    assert [(h.source, h.snippet) for h in google.headlines] == [("Reuters", ""), ("BBC News", "")]
+    reuters, _, _, _, ap = parse(GOOGLE_NEWS).headlines
+    assert reuters.snippet == ""  # "Leaders meet at the summit Reuters"
+    assert ap.snippet == "a page of another site"  # says something else: kept
+    # Bing News describes the article: its description is the snippet.
+    bing = parse(render_bing_news("http://127.0.0.1:1", told), url="https://www.bing.com/news")
+    assert [h.snippet for h in bing.headlines] == [a.description for _, a in told]
+
+
+def _google_news_item(title: str, publisher: str, description: str) -> bytes:
+    return f"""<rss version="2.0"><channel><title>q - Google News</title>
+<item><title>{escape(title)} - {escape(publisher)}</title>
+<link>https://news.google.com/rss/articles/CBMiXYZ?oc=5</link>
+<description>{escape(description)}</description>
+<source url="https://publisher.example">{escape(publisher)}</source></item>
+</channel></rss>""".encode()
+
+
+_SENTENCES = st.lists(_WORDS, min_size=3, max_size=12).map(" ".join)
+
+
+@given(title=_TITLES, publisher=_PUBLISHERS, spacing=st.sampled_from(["&nbsp;&nbsp;", " ", ""]))
+def test_a_headline_and_publisher_as_description_never_become_a_lede(
+    title: str, publisher: str, spacing: str
+) -> None:
+    description = (
+        f'<a href="https://publisher.example/a" target="_blank">{escape(title)}</a>{spacing}'
+        f'<font color="#6f6f6f">{escape(publisher)}</font>'
+    )
+    (item,) = parse(_google_news_item(title, publisher, description)).headlines
+    assert item.snippet == ""
+
+
+@given(title=_TITLES, publisher=_PUBLISHERS, sentence=_SENTENCES)
+def test_a_description_that_says_more_than_the_headline_is_kept(
+    title: str, publisher: str, sentence: str
+) -> None:
+    # Unless the "more" only names the publisher again ("Headline: Publisher").
+    assume(_letters(sentence) not in {_letters(publisher), _letters(publisher) * 2})
+    description = f"<p>{escape(title)}: {escape(sentence)}</p>"
+    (item,) = parse(_google_news_item(title, publisher, description)).headlines
+    assert item.snippet.endswith(sentence)
+
+
+def _letters(text: str) -> str:
+    return "".join(ch for ch in fold(text) if ch.isalnum())
 
 
 # --- what a reader sees, through the real commands ---------------------------------------------

@@ -807,3 +807,63 @@ def test_standalone_digest_carries_its_style_pinned_by_hash() -> None:
 def test_standalone_digest_links_into_the_archive_when_it_has_an_address() -> None:
     html = render_digest_html(make_edition(DAY), BASE, page=None)
     assert 'href="https://news.example/sub/archive/2026/11/29/technology.html"' in html
+
+
+# -- the edition leads ---------------------------------------------------------------------------
+
+
+def ranked(edition):
+    """The edition with scores: the last category's stories rank highest."""
+    return replace(
+        edition,
+        sections=tuple(
+            replace(
+                s,
+                stories=tuple(
+                    replace(st, score=float(10 * i - k)) for k, st in enumerate(s.stories)
+                ),
+            )
+            for i, s in enumerate(edition.sections)
+        ),
+    )
+
+
+def test_the_edition_page_opens_with_the_top_stories_then_its_categories_in_order() -> None:
+    edition = ranked(make_edition(DAY))
+    pages = dict(render_pages([edition], CONFIG, now=NOW, lead=2))
+    html = pages[edition_path(DAY)].decode("utf-8")
+
+    top = edition.lead(2)
+    assert [s.category for s in top] == ["us politics", "us politics"]
+    lead = html[html.index("Top stories") : html.index('id="technology"')]
+    # Each top story links to its page, with the first sentence of its brief.
+    for story in top:
+        assert f'href="stories/{story.id}.html"' in lead and story.title in lead
+        assert story.brief_summary.split(". ")[0] + "." in lead
+    # Then every category, in the edition's order (the email's), each story still in it.
+    starts = [html.index(f'id="{category_slug(s.category)}"') for s in edition.sections]
+    assert starts == sorted(starts)
+    assert html.count(f'href="stories/{top[0].id}.html"') == 2
+    # Configured: no lead at all.
+    none = dict(render_pages([edition], CONFIG, now=NOW, lead=0))[edition_path(DAY)]
+    assert b"Top stories" not in none
+
+
+def test_archive_headlines_lose_their_own_outlets_suffix_and_section_label() -> None:
+    edition = make_edition(DAY)
+    first = edition.sections[0]
+    story = first.stories[0]
+    told = replace(story, title=f"Opinion | {story.title} - {story.outlets[0].name}")
+    other = replace(first.headlines[0], title=f"{first.headlines[0].title} - Not Its Outlet")
+    edition = replace(
+        edition,
+        sections=(
+            replace(first, stories=(told, *first.stories[1:]), headlines=(other,)),
+            *edition.sections[1:],
+        ),
+    )
+    pages = dict(render_pages([edition], CONFIG, now=NOW))
+    for path in (edition_path(DAY), category_path(DAY, first.category), story_path(DAY, story.id)):
+        html = pages[path].decode("utf-8")
+        assert story.title in html and told.title not in html, path
+    assert other.title in pages[edition_path(DAY)].decode("utf-8")

@@ -669,3 +669,21 @@ async def test_a_headline_that_mentions_everyone_pings_no_one_in_chat_services(
     assert boundary.bodies
     for body in boundary.bodies:
         assert_pings_no_one(str(json.loads(body)) if body.startswith("{") else body)
+
+
+def test_the_compact_digest_links_each_story_to_its_page_with_a_clean_headline() -> None:
+    edition = make_edition(DAY)
+    first = edition.sections[0]
+    story = first.stories[0]
+    told = replace(story, title=f"{story.title} | {story.outlets[0].name}")
+    edition = replace(edition, sections=(replace(first, stories=(told, *first.stories[1:])),))
+    _, markdown, text = render_notification(
+        edition, title="digest", archive=ARCHIVE, preferences=PREFS
+    )
+    page = f"{ARCHIVE}stories/{story.id}.html"
+    assert f"**[{story.title}]({page})**" in markdown.replace("\\-", "-")
+    assert f"- {story.title}\n" in text and f"  {page}\n" in text
+    assert f"| {story.outlets[0].name}" not in text
+    # Without an archive address, the first outlet's article.
+    _, markdown, _ = render_notification(edition, title="digest", archive=None, preferences=PREFS)
+    assert f"]({story.outlets[0].url})**" in markdown

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import Iterator
+from dataclasses import replace
 from datetime import timedelta
 from email import message_from_bytes
 from email.message import EmailMessage
@@ -31,6 +32,7 @@ from digest.deliver import (
     resend,
 )
 from digest.deliver.message import HTML_BUDGET
+from digest.models import Edition, Outlet
 from tests import axe
 from tests.conftest import CHROMIUM_ARGS, chromium_path
 from tests.mailfixtures import (
@@ -42,6 +44,7 @@ from tests.mailfixtures import (
     TRACKER,
     UNSUBSCRIBE_URL,
     edition,
+    front_page_edition,
     hostile_edition,
     huge_edition,
 )
@@ -147,9 +150,10 @@ def test_html_part_has_inlined_styles_and_nothing_that_runs_or_loads() -> None:
     assert style is not None and style.group(1).strip().startswith("@media")
     for forbidden in ("script", "img", "iframe", "link", "object", "embed", "form"):
         assert not tags.named(forbidden), forbidden
-    assert all(
-        (a.get("href") or "").startswith("https://") for a in tags.named("a")
-    )  # fixture links are all https
+    # Fixture links are all https, but the contents', which lead to a heading of the mail.
+    hrefs = [a.get("href") or "" for a in tags.named("a")]
+    ids = {attrs.get("id") for _, attrs in tags.tags}
+    assert all(h.startswith("https://") or h[1:] in ids for h in hrefs)
     assert not any(k.startswith("on") for _, attrs in tags.tags for k in attrs)
 
 
@@ -173,8 +177,9 @@ def test_headers_for_mail_clients_and_one_click_unsubscribe() -> None:
 
     assert msg["From"] == CONFIG.from_
     assert msg["To"] == READER.email
-    assert msg["Subject"].startswith("digest, Tuesday 4 March 2025: ")
-    assert STORIES["technology"][0][0] in msg["Subject"]
+    # The subject names the edition's top story: the first of "Top stories".
+    top = edition().lead(1)[0]
+    assert msg["Subject"] == f"digest, Tuesday 4 March 2025: {top.title}"
     assert parsedate_to_datetime(msg["Date"]) == GENERATED
     assert msg["List-Unsubscribe"] == f"<{UNSUBSCRIBE_URL}>"
     assert msg["List-Unsubscribe-Post"] == "List-Unsubscribe=One-Click"
@@ -246,9 +251,172 @@ def test_subscriber_with_no_news_in_their_categories_gets_a_short_note() -> None
     assert UNSUBSCRIBE_URL in text
 
 
+# -- an edition that leads -------------------------------------------------------------------------
+
+LEAD = re.compile(r'<div class="lead-title"[^>]*>(?:<a href="([^"]*)"[^>]*>)?([^<]*)')
+NYT_TITLE = "Opinion | Republicans Are Following Trump to Nowhere - The New York Times"
+NYT = Outlet(name="The New York Times", url="https://www.nytimes.example/opinion/nowhere.html")
+
+
+def story_page(story_id: int) -> str:
+    """A story's page in the archive, beside the edition's page (ARCHIVE_URL)."""
+    return f"{ARCHIVE_URL}stories/{story_id}.html"
+
+
+def ranked(ed: Edition) -> Edition:
+    """The edition with scores: the stories of the last category rank highest, the first's
+    lowest, so the lead crosses categories in an order no section has."""
+    n = len(ed.sections)
+    return replace(
+        ed,
+        sections=tuple(
+            replace(
+                s,
+                stories=tuple(
+                    replace(st, score=float(10 * i + len(s.stories) - k))
+                    for k, st in enumerate(s.stories)
+                ),
+            )
+            for i, s in enumerate(ed.sections[:n])
+        ),
+    )
+
+
+def test_the_email_opens_with_the_top_stories_across_the_readers_categories() -> None:
+    ed = ranked(edition())
+    text, html = parts(parse(build(ed)))
+
+    top = ed.lead(3)
+    assert [s.category for s in top] == ["finance", "world", "world"]
+    found = LEAD.findall(html)
+    assert [title for _, title in found] == [s.title for s in top]
+    # Each links to its page in the archive; its one line is its brief's first sentence.
+    assert [url for url, _ in found] == [story_page(s.id) for s in top]
+    assert html.index("Top stories") < html.index('id="c-technology"')
+    assert flat(STORIES["finance"][0][1]) in flat(html)
+    assert f"Finance · {len(top[0].outlets)} outlet" in html
+    # The plain text leads the same way, with the links spelled out.
+    lead = text[text.index("TOP STORIES") : text.index("TECHNOLOGY")]
+    assert [ln.split(". ", 1)[1] for ln in lead.splitlines() if ln[:2] in ("1.", "2.", "3.")] == [
+        s.title for s in top
+    ]
+    assert all(story_page(s.id) in lead for s in top)
+    # A lead story keeps its whole entry in its category.
+    assert html.count(f'href="{story_page(top[0].id)}"') == 2
+
+
+def test_without_an_archive_address_the_top_stories_link_to_their_first_outlet() -> None:
+    ed = ranked(edition())
+    _, html = parts(parse(build(ed, archive_url=None)))
+
+    assert [url for url, _ in LEAD.findall(html)] == [s.outlets[0].url for s in ed.lead(3)]
+
+
+def test_the_number_of_top_stories_is_configured_and_one_category_needs_none() -> None:
+    ed = ranked(edition())
+    _, html = parts(parse(build(ed, lead=1)))
+    assert len(LEAD.findall(html)) == 1
+    _, html = parts(parse(build(ed, lead=0)))
+    assert "Top stories" not in html
+    # A reader of one category: the category opens with its top stories already.
+    _, html = parts(parse(build(ed, who=Recipient("w@example.com", categories=("world",)))))
+    assert "Top stories" not in html and not LEAD.findall(html)
+
+
+def test_the_contents_link_every_category_with_its_story_count_to_its_heading() -> None:
+    text, html = parts(parse(build()))
+
+    contents = re.search(r'<td class="contents"[^>]*>(.*?)</td>', html, re.S)
+    assert contents is not None
+    links = re.findall(r'<a href="#([^"]+)"[^>]*>([^<]+)</a>&nbsp;\((\d+)\)', contents.group(1))
+    assert [(name, int(n)) for _, name, n in links] == [
+        (c.capitalize(), len(stories)) for c, stories in STORIES.items()
+    ]
+    ids = {attrs.get("id") for _, attrs in Tags(html).tags}
+    assert all(anchor in ids for anchor, _, _ in links)
+    assert "In this email: Technology (3), World (2), Finance (1)." in text
+
+
+def test_the_subject_names_the_top_story_as_a_clean_headline() -> None:
+    ed = edition()
+    first = ed.sections[0]
+    story = replace(first.stories[1], title=NYT_TITLE, outlets=(NYT,), score=9.0)
+    ed = replace(ed, sections=(replace(first, stories=(first.stories[0], story)), *ed.sections[1:]))
+    msg = parse(build(ed))
+    text, html = parts(msg)
+
+    clean = "Republicans Are Following Trump to Nowhere"
+    # (Folded after "Subject:" as it is long: unfolded, the value's leading space goes.)
+    assert msg["Subject"].strip() == f"digest, Tuesday 4 March 2025: {clean}"
+    # The same headline everywhere in the mail: in the lead and in its category.
+    assert NYT_TITLE not in html and "New York Times</a>" in html
+    assert html.count(f">{clean}</a>") == 2
+    assert f"1. {clean}" in text and "Opinion |" not in flat(text)
+    assert "Nowhere - The New York Times" not in flat(text)
+
+
+def test_more_headlines_are_bounded_and_the_rest_are_counted_and_linked() -> None:
+    ed = edition(headlines=8)
+    text, html = parts(parse(build(ed)))
+
+    for section in ed.sections:
+        page = f"{ARCHIVE_URL}{section.category}.html"
+        assert f'<a href="{page}"' in html
+        assert f"3 more headlines in the archive: {page}" in text
+    shown = [a.get("href") for a in Tags(html).named("a")]
+    assert ed.sections[0].headlines[4].url in shown and ed.sections[0].headlines[5].url not in shown
+    assert flat(html).count("3 more headlines in the archive") == 3
+    # Configured, and without an archive address the rest are counted still.
+    _, html = parts(parse(build(ed, headlines=2, archive_url=None)))
+    assert flat(html).count("6 more headlines in the archive") == 3
+    assert ed.sections[0].headlines[2].url not in html
+
+
+def test_headlines_shown_lose_their_own_outlets_suffix_only() -> None:
+    ed = edition(headlines=2)
+    first = ed.sections[0]
+    own = replace(first.headlines[0], title="Battery startup raises funds - Reuters")
+    other = replace(first.headlines[1], title="Bus network approved - Reuters")  # The Guardian's
+    ed = replace(ed, sections=(replace(first, headlines=(own, other)), *ed.sections[1:]))
+    text, html = parts(parse(build(ed)))
+
+    assert ">Battery startup raises funds</a>" in html and "funds - Reuters" not in text
+    assert ">Bus network approved - Reuters</a>" in html
+
+
+def test_every_story_headline_links_to_its_page_in_the_archive() -> None:
+    ed = edition()
+    _, html = parts(parse(build(ed)))
+
+    titles = re.findall(r'<h3 class="story-title"[^>]*><a href="([^"]+)"', html)
+    assert titles == [story_page(s.id) for section in ed.sections for s in section.stories]
+    # The outlets are still each linked, and counted as the story has them.
+    for story in (s for section in ed.sections for s in section.stories):
+        assert all(o.url in html for o in story.outlets[:5])
+
+
+def test_outlets_are_counted_alike_in_the_lead_and_the_story_even_without_a_link() -> None:
+    ed = ranked(edition())
+    top = ed.lead(1)[0]
+    named = (*top.outlets, Outlet(name="Unlinked Daily", url="javascript:alert(1)"))
+    top_shown = replace(top, outlets=named)
+    sections = tuple(
+        replace(s, stories=tuple(top_shown if st.id == top.id else st for st in s.stories))
+        for s in ed.sections
+    )
+    text, html = parts(parse(build(replace(ed, sections=sections))))
+
+    n = len(named)
+    assert f"Covered by {n} outlets" in text
+    assert f"Finance · {n} outlets" in html and f"Covered by {n} outlets" in flat(html)
+    # Every outlet is counted, linked or not: those not shown are "more".
+    shown = min(5, n - 1)
+    assert f"and {n - shown} more" in flat(html)
+
+
 def test_huge_edition_is_trimmed_under_the_budget_with_a_link_to_the_full_edition() -> None:
     ed = huge_edition()
-    msg = parse(build(ed))
+    msg = parse(build(ed, headlines=200))  # an operator who wants every headline in the mail
     text, html = parts(msg)
     size = len(html.encode())
 
@@ -269,7 +437,7 @@ def test_huge_edition_is_trimmed_under_the_budget_with_a_link_to_the_full_editio
 
 def test_large_edition_loses_headlines_first_and_keeps_every_story() -> None:
     ed = huge_edition(categories=3, stories=5, headlines=150, outlets=3)
-    text, html = parts(parse(build(ed)))
+    text, html = parts(parse(build(ed, headlines=150)))
 
     assert len(html.encode()) <= HTML_BUDGET
     for section in ed.sections:
@@ -770,6 +938,8 @@ async def test_email_as_sent_passes_the_axe_accessibility_checks(tmp_path: Path)
         # Several stories with summaries, 1 to 5 outlets each, an "Updated" badge with its
         # "New:" line, headlines.
         "full": build(edition(headlines=3)),
+        # Top stories, the contents and "more headlines in the archive".
+        "front page": build(front_page_edition()),
         "shortened": build(huge_edition()),  # the notice that it was cut, with its link
         "empty": build(who=Recipient("s@example.com", categories=("sports",))),
     }
@@ -779,7 +949,7 @@ async def test_email_as_sent_passes_the_axe_accessibility_checks(tmp_path: Path)
         await outbox.send(msg)
         sent = message_from_bytes(outbox.path_for(msg).read_bytes(), policy=default_policy)
         _, html = parts(sent)  # type: ignore[arg-type]
-        pages[name] = tmp_path / f"{name}.html"
+        pages[name] = tmp_path / f"{name.replace(' ', '-')}.html"
         pages[name].write_text(html, encoding="utf-8")
     full = pages["full"].read_text(encoding="utf-8")
     assert full.count("<h3") == 6 and full.count("Covered by") == 6 and 'style="' in full
@@ -795,5 +965,47 @@ async def test_email_as_sent_passes_the_axe_accessibility_checks(tmp_path: Path)
                     found = await axe.violations_async(page, skip=EMAIL_SKIPS)
                     assert found == [], f"the {name} email at {width}px: {found}"
                     await page.close()
+        finally:
+            await browser.close()
+
+
+# Realistic first screens: a phone (390 x 844) and a laptop (1280 x 800).
+SCREENS = ((390, 844), (1280, 800))
+
+
+@pytest.mark.slow
+async def test_the_top_stories_are_in_the_first_screen_and_nothing_scrolls_sideways(
+    tmp_path: Path,
+) -> None:
+    """The two-category edition of a Google News-shaped day (5 stories, 10 headlines each):
+    the first "Top stories" headline is seen on opening the mail, on a phone and a laptop; the
+    contents lead to their category; at 390 px the page is no wider than the screen."""
+    executable = chromium_path()
+    from playwright.async_api import async_playwright
+
+    _, html = parts(parse(build(front_page_edition())))
+    page_file = tmp_path / "email.html"
+    page_file.write_text(html, encoding="utf-8")
+
+    async with async_playwright() as pw:
+        browser = await pw.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
+        try:
+            for width, height in SCREENS:
+                page = await browser.new_page(viewport={"width": width, "height": height})
+                await page.goto(page_file.as_uri())
+                first = page.locator(".lead-title a").first
+                assert await first.inner_text() == "Republicans Are Following Trump to Nowhere"
+                box = await first.bounding_box()
+                assert box is not None and box["y"] >= 0 and box["y"] + box["height"] <= height, (
+                    f"the first top story is not in the first screen at {width}x{height}: {box}"
+                )
+                wide = await page.evaluate("document.documentElement.scrollWidth")
+                assert wide <= width, f"the email is {wide}px wide at {width}px"
+                # A category of the contents scrolls its heading into view.
+                await page.locator(".contents a", has_text="World").click()
+                await page.wait_for_function("location.hash === '#c-world'")
+                heading = await page.locator("#c-world").bounding_box()
+                assert heading is not None and 0 <= heading["y"] < height / 2
+                await page.close()
         finally:
             await browser.close()

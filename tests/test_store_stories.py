@@ -209,6 +209,18 @@ def test_top_stories_rank_by_outlets_then_recency_within_one_category(store: Sto
     assert [v.category for v in everything] == ["finance"] * 4 + ["sports"]
 
 
+def test_beside_a_story_told_by_thirteen_outlets_a_single_is_no_top_story(store: Store) -> None:
+    fed = H.FED[0]
+    wide = [news(H.Line("fed", f"Outlet {n}", fed.title, fed.text), f"fed{n}") for n in range(13)]
+    store.upsert_items([*wide, news(H.SINGLES[0], "rally")], seen_at=NOW)
+    cluster_category(store, "finance", now=NOW, config=CONFIG)
+
+    (top,) = top_stories(store, "finance", since=TODAY, limit=5)
+    assert (top.title, top.outlet_count) == (fed.title, 13)
+    listed = clustering.stories(store, "finance", since=TODAY)  # the single is still a story
+    assert [v.title for v in listed] == [fed.title, H.SINGLES[0].title]
+
+
 def test_articles_outside_the_window_are_not_clustered(store: Store) -> None:
     old = news(H.FED[0], "old", at=NOW - timedelta(days=3))
     store.upsert_items([old], seen_at=NOW)

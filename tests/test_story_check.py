@@ -43,6 +43,14 @@ def test_a_grounded_summary_is_kept_whole_with_its_citations() -> None:
     assert made.keywords == ("Halvard",)
 
 
+def test_keywords_the_sources_do_not_write_are_dropped_and_none_left_falls_back() -> None:
+    named = ["Halvard Microsystems", "ELBE", "Siemens", "elbe", "Dresden Chip Alliance"]
+    made = build_story_summary(reply(GROUNDED, keywords=named), STORY, TEXTS, "llm:m")
+    assert made.keywords == ("Halvard Microsystems", "ELBE")  # as the sources write, any case
+    invented = build_story_summary(reply(GROUNDED, keywords=["Siemens"]), STORY, TEXTS, "llm:m")
+    assert invented.keywords[:2] == ("Elbe", "Halvard Microsystems")  # the extractive names
+
+
 @pytest.mark.parametrize("fault", INVENTIONS)
 def test_an_invented_sentence_is_removed_from_summary_and_brief(fault: str) -> None:
     invented = invented_sentence(fault, "\n".join(TEXTS))  # type: ignore[arg-type]

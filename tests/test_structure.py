@@ -376,6 +376,22 @@ def test_an_everyday_command_starts_without_the_heavy_libraries(
     assert among(modules, ALSO_NOT[command]) == set(), f"digest {command} imported them"
 
 
+@pytest.mark.slow
+def test_the_public_suffix_list_is_parsed_when_a_host_is_first_needed_not_at_import() -> None:
+    """Parsing the list takes ~70 ms: no command pays it for importing the CLI or the stories."""
+    code = (
+        "import sys, digest.cli, digest.stories, digest.jobs.clustering\n"
+        "loaded = 'publicsuffixlist' in sys.modules\n"
+        "from digest.stories import registrable_host\n"
+        "print(loaded, registrable_host('https://news.bbc.co.uk/x'))"
+    )
+    env = {**os.environ, "PYTHONPATH": str(PACKAGE.parent)}
+    proc = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60
+    )
+    assert proc.stdout.split() == ["False", "bbc.co.uk"], proc.stderr
+
+
 def among(modules: list[str], names: tuple[str, ...]) -> set[str]:
     """Which of `names` (packages, or parts of one as "sqlalchemy.orm") are among `modules`."""
     return {n for n in names if any(m == n or m.startswith(f"{n}.") for m in modules)}

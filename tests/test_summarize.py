@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from digest.errors import SummarizeError
 from digest.summarize import ArticleInput, Summarizer, prompts
-from digest.summarize.llm import LLMSummarizer, counted_calls
+from digest.summarize.llm import LLMSummarizer, build_summary, counted_calls
 from digest.summarize.output import find_links, hosts_in, parse_json_object, strip_links
 from tests import llmserver
 from tests.conftest import free_port
@@ -628,3 +628,23 @@ def test_model_text_keeps_no_host_but_the_outlets_and_every_ordinary_abbreviatio
 def test_link_stripper_never_raises_on_arbitrary_text(text: str) -> None:
     out = strip_links(text, [URL])
     assert set(find_links(out)) <= {URL}
+
+
+# -- keywords ------------------------------------------------------------------------------------
+
+
+def test_prompts_ask_for_the_people_places_and_organisations_named() -> None:
+    system = prompts.summary_messages(article(), "n0nce")[0]["content"]
+    assert "people, places and organisations the article names" in system
+    assert "people, places and organisations the sources name" in prompts.STORY_SYSTEM
+
+
+def test_model_keywords_the_article_does_not_write_are_dropped() -> None:
+    data = {"summary": "Halvard Microsystems builds a chip plant on the Elbe."}
+    named = build_summary(
+        {**data, "keywords": ["halvard microsystems", "Elbe", "Intel", "Saxony"]}, article(), "m"
+    )
+    assert named.keywords == ("halvard microsystems", "Elbe")
+    # none written in the article: the extractive keywords, names first
+    invented = build_summary({**data, "keywords": ["Intel", "Saxony"]}, article(), "m")
+    assert invented.keywords[:2] == ("Elbe", "Halvard Microsystems")

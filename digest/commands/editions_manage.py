@@ -93,7 +93,12 @@ async def remove_edition(app: App, day: date) -> RemovedEdition:
     out_dir = config.resolve(config.archive.dir)
     try:
         archive = await asyncio.to_thread(
-            write_archive, editions, config.archive, out_dir, prune=True
+            write_archive,
+            editions,
+            config.archive,
+            out_dir,
+            prune=True,
+            lead=config.publish.lead_stories,
         )
     except OSError as err:
         raise DigestError(

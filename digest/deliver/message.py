@@ -28,7 +28,13 @@ from digest.deliver import mime
 from digest.deliver.address import check_address
 from digest.errors import AddressError, InvalidRecipientError
 from digest.models import Edition
-from digest.render.email import render_email, text_line
+from digest.render.email import (
+    HEADLINES_PER_CATEGORY,
+    LEAD_STORIES,
+    headline_line,
+    render_email,
+    text_line,
+)
 from digest.render.sanitize import safe_url
 from digest.render.templating import clip, long_date
 
@@ -72,13 +78,16 @@ def build_message(
     dated: datetime | None = None,
     html_budget: int = HTML_BUDGET,
     preferences_url: str | None = None,
+    lead: int = LEAD_STORIES,
+    headlines: int = HEADLINES_PER_CATEGORY,
 ) -> EmailMessage:
     """The email of `edition` for `subscriber`, restricted to their categories.
 
     `archive_url` is the absolute URL of this edition in the archive (None when the archive has
     no base URL); `unsubscribe_url` an absolute http(s) URL that unsubscribes with one POST
     (RFC 8058) and shows a confirmation on GET; `preferences_url`, when given, the subscriber's
-    preferences page. `dated` is the Date header (default: when the edition was generated, so
+    preferences page; `lead` and `headlines` are [publish] lead_stories and
+    headlines_per_category. `dated` is the Date header (default: when the edition was generated, so
     the same edition builds the same message).
     Raises InvalidRecipientError (a PermanentDeliveryError) for an address that breaks the
     address rule (`digest.deliver.address`).
@@ -107,7 +116,15 @@ def build_message(
     html_fills = {_ADDRESS_SLOT: address, _UNSUBSCRIBE_SLOT: link, _PREFERENCES_SLOT: settings}
     while True:
         template_html, template_text = _parts(
-            mine, subscriber.categories, tz, title, archive, html_budget - slack, bool(preferences)
+            mine,
+            subscriber.categories,
+            tz,
+            title,
+            archive,
+            html_budget - slack,
+            bool(preferences),
+            lead,
+            headlines,
         )
         if _filled_size(template_html, html_fills) <= html_budget or slack >= html_budget:
             break
@@ -153,13 +170,16 @@ def _parts(
     archive: str | None,
     budget: int,
     preferences: bool = False,
+    lead: int = LEAD_STORIES,
+    headlines: int = HEADLINES_PER_CATEGORY,
 ) -> tuple[str, str]:
     """The HTML and text parts of `edition` (already restricted to `categories`), with slots;
     rendered once for all the subscribers who share them."""
+    args = (edition, categories, tz, title, archive, budget, preferences, lead, headlines)
     try:
-        return _cached_parts(edition, categories, tz, title, archive, budget, preferences)
+        return _cached_parts(*args)
     except TypeError:  # an edition built with a list somewhere cannot be a cache key
-        return _render_parts(edition, categories, tz, title, archive, budget, preferences)
+        return _render_parts(*args)
 
 
 def _render_parts(
@@ -170,6 +190,8 @@ def _render_parts(
     archive: str | None,
     budget: int,
     preferences: bool = False,
+    lead: int = LEAD_STORIES,
+    headlines: int = HEADLINES_PER_CATEGORY,
 ) -> tuple[str, str]:
     return render_email(
         edition,
@@ -181,6 +203,8 @@ def _render_parts(
         recipient=_ADDRESS_SLOT,
         budget=budget,
         preferences=_PREFERENCES_SLOT if preferences else None,
+        lead=lead,
+        headlines=headlines,
     )
 
 
@@ -211,11 +235,15 @@ def _header_text(value: str) -> str:
 
 
 def _subject(title: str, edition: Edition) -> str:
+    """ "digest, Friday 4 December 2026: <the top story's headline>", the headline clean (no
+    outlet after it, no section label before it) like the email's own."""
     head = f"{_header_text(title) or 'digest'}, {long_date(edition.day)}"
-    top = next((st for s in edition.sections for st in s.stories), None)
-    if top is None:
+    top = edition.lead(1)
+    if not top:
         return head
-    return clip(f"{head}: {text_line(top.title, SUBJECT_CHARS)}", SUBJECT_CHARS)
+    story = top[0]
+    headline = headline_line(story.title, (o.name for o in story.outlets), SUBJECT_CHARS)
+    return clip(f"{head}: {headline}", SUBJECT_CHARS)
 
 
 def _address(email: str) -> Address:

@@ -25,9 +25,13 @@ The suffix is removed only from an aggregator's item: when it is the item's `<so
 Times" economictimes.indiatimes.com, "Los Angeles Times" latimes.com, "Wall Street Journal"
 wsj.com). " - " inside an ordinary publisher's own headline always stays.
 
-Registrable hosts are `digest.stories.registrable_host`'s: a short list of countries' second
-levels ("co.uk", "com.au"), not the Public Suffix List, which no dependency of the service
-carries.
+An item's description that only repeats its headline and its publisher's name (Google News'
+`<a href="...">Headline</a>&nbsp;&nbsp;<font color="#6f6f6f">Publisher</font>`) tells the
+reader nothing the headline does not: `echoes_headline` says so, and the item has no snippet.
+A real description (Bing News' snippet of the article, a publisher's own summary) is kept.
+
+Registrable hosts are `digest.stories.registrable_host`'s, by the Public Suffix List
+(`publicsuffixlist`): "bbc.co.uk", "abc.net.au", and each "*.blogspot.com" blog its own.
 
 A Google News or Bing News link leads to the aggregator, not to the article. Where the item
 gives the publisher's article URL, that is the link instead: the `url=` of a redirect link
@@ -55,6 +59,7 @@ __all__ = [
     "Entry",
     "aggregates",
     "attribute",
+    "echoes_headline",
     "split_publisher",
     "through_aggregator",
 ]
@@ -120,6 +125,17 @@ def attribute(entry: Entry, *, aggregated: bool) -> Attribution:
     )
     outlet = entry.source_name or suffix or (registrable_host(sites[-1]) if sites else "")
     return Attribution(title, url, outlet)
+
+
+def echoes_headline(text: str, headlines: Sequence[str], publishers: Sequence[str] = ()) -> bool:
+    """Whether a description's `text` is only one of the item's `headlines` (as given, or
+    without its suffix), perhaps followed by one of its `publishers`' names: compared without
+    case, accents, punctuation or spacing."""
+    said = _compact(text)
+    if not said:
+        return False
+    names = {"", *(_compact(p) for p in publishers)}
+    return any(said == head + name for h in headlines if (head := _compact(h)) for name in names)
 
 
 def split_publisher(

@@ -24,7 +24,13 @@ from urllib.parse import urljoin, urlsplit
 import feedparser
 
 from digest.errors import FeedError
-from digest.fetch.aggregators import Entry, aggregates, attribute, through_aggregator
+from digest.fetch.aggregators import (
+    Entry,
+    aggregates,
+    attribute,
+    echoes_headline,
+    through_aggregator,
+)
 from digest.models import Headline
 
 SNIPPET_CHARS = 500
@@ -173,12 +179,15 @@ def _headline(
     origin: str,
 ) -> Headline:
     shown = attribute(item, aggregated=aggregated)
+    snippet = _snippet(entry)
+    if echoes_headline(snippet, (item.title, shown.title), (item.source_name, shown.outlet)):
+        snippet = ""  # Google News' "<a>Headline</a> <font>Publisher</font>": no lede
     return Headline(
         title=shown.title,
         url=shown.url,
         source=shown.outlet or source,
         published=_published(entry),
-        snippet=_snippet(entry),
+        snippet=snippet,
         image=_image(entry, base),
         category=category,
         origin=origin,

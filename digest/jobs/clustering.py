@@ -7,8 +7,9 @@ another process clustered the same articles in between, it reads again. With emb
 endpoint is asked only for the others (in batches, outside any transaction) and what it answers
 is stored at once, so no article is embedded twice even when a later batch fails. When the
 endpoint fails, that clustering uses words alone and says why. `top_stories` and `stories` are
-the stored stories in the one order `digest.stories.best_first` decides; `across_categories`
-adds which of them tell one event under several categories (`digest.stories.across`).
+the stored stories in the one order `digest.stories.best_first` decides; `top_stories` leaves
+out minor stories and repeats of one above (`digest.stories.top_picks`). `across_categories` adds
+which of them tell one event under several categories (`digest.stories.across`).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from digest.config import StoriesConfig
 from digest.errors import ClusterConflictError, EmbeddingError, StoreError
 from digest.models import ClusterResult, StoryView
 from digest.store import Store
-from digest.stories import Candidate, best_first, plan_stories
+from digest.stories import Candidate, best_first, plan_stories, top_picks
 from digest.stories.across import Event, Filed, Placement, place, same_events
 
 ATTEMPTS = 3
@@ -117,8 +118,13 @@ def top_stories(
     store: Store, category: str, *, since: datetime, limit: int, until: datetime | None = None
 ) -> list[StoryView]:
     """The category's best `limit` stories seen since `since` (and, with `until`, first seen
-    before it: an edition of a past day holds no story that began after it)."""
-    return best_first(store.stories_since(category, since=since, until=until))[:limit]
+    before it: an edition of a past day holds no story that began after it), leaving out minor
+    stories and those that repeat one above (`digest.stories.top_picks`): fewer when so."""
+    ranked = best_first(store.stories_since(category, since=since, until=until))
+    picks = top_picks(
+        [s.score for s in ranked], [[a.title for a in s.articles] for s in ranked], limit=limit
+    )
+    return [ranked[i] for i in picks]
 
 
 def stories(store: Store, category: str | None, *, since: datetime) -> list[StoryView]:
@@ -155,9 +161,13 @@ def across_categories(
 
 
 def ranked(stories: Iterable[StoryView]) -> list[StoryView]:
-    """One category's stories in the order its top is taken from, every one of them (its top
-    is cut after the stories another category shows have moved out)."""
-    return best_first(stories)
+    """One category's stories in the order its top is taken from: best first, less minor
+    stories and repeats of one above (`digest.stories.top_picks`, as `top_stories`), not cut
+    (its top is cut after the stories another category shows have moved out)."""
+    order = best_first(stories)
+    titles = [[a.title for a in s.articles] for s in order]
+    picks = top_picks([s.score for s in order], titles, limit=len(order))
+    return [order[i] for i in picks]
 
 
 def placed(day: DayStories, categories: Sequence[str], *, top: int) -> Placement:

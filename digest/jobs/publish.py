@@ -525,7 +525,9 @@ async def render_archive(app: App) -> Any:
     store = await app.store()
     editions = await asyncio.to_thread(store.editions)
     out_dir = app.config.resolve(app.config.archive.dir)
-    return await asyncio.to_thread(write_archive, editions, app.config.archive, out_dir)
+    return await asyncio.to_thread(
+        write_archive, editions, app.config.archive, out_dir, lead=app.config.publish.lead_stories
+    )
 
 
 async def publish(
@@ -618,6 +620,8 @@ def _email(
             unsubscribe_url=_unsubscribe_url(config.email.unsubscribe_url, sub.token),
             title=config.archive.title,
             preferences_url=preferences,
+            lead=config.publish.lead_stories,
+            headlines=config.publish.headlines_per_category,
         )
     except InvalidRecipientError as err:
         log.warning("%s; the other subscribers still get the edition", err)

@@ -37,7 +37,7 @@ from pathlib import Path
 from digest.config import ArchiveConfig
 from digest.models import Edition
 from digest.render.atom import render_category_feed, render_edition_feed
-from digest.render.digest_html import render_edition_page
+from digest.render.digest_html import LEAD_STORIES, render_edition_page
 from digest.render.files import (
     exclusive_lock,
     fsync_directories,
@@ -103,14 +103,19 @@ class ArchiveReport:
 
 
 def render_pages(
-    editions: Sequence[Edition], config: ArchiveConfig, *, now: datetime | None = None
+    editions: Sequence[Edition],
+    config: ArchiveConfig,
+    *,
+    now: datetime | None = None,
+    lead: int = LEAD_STORIES,
 ) -> Iterator[tuple[str, bytes]]:
     """Every file of the archive, as (path, bytes); pure, deterministic, no I/O.
 
     `editions` are all the editions the archive should hold, one per day, in any order. `now`
-    only dates the feeds of an archive that has no editions yet.
+    only dates the feeds of an archive that has no editions yet. `lead` stories open each
+    edition's page ([publish] lead_stories).
     """
-    for part in _plan(editions, config, now=now or datetime.now(UTC)):
+    for part in _plan(editions, config, now=now or datetime.now(UTC), lead=lead):
         yield from part.render()
 
 
@@ -122,18 +127,19 @@ def write_archive(
     now: datetime | None = None,
     prune: bool = False,
     rerender: bool = False,
+    lead: int = LEAD_STORIES,
 ) -> ArchiveReport:
     """Bring the archive in `out_dir` up to date with `editions` (every edition it should hold).
 
     Only pages whose bytes changed are written, each atomically. One build at a time per
     directory (a lock file). `prune=True` also deletes stale pages (see the module docstring);
     `rerender=True` renders and compares every page, even of editions that did not change
-    (after pages were edited or deleted by hand).
+    (after pages were edited or deleted by hand). `lead` stories open each edition's page.
     """
     started = time.perf_counter()
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    parts = _plan(editions, config, now=now or datetime.now(UTC))
+    parts = _plan(editions, config, now=now or datetime.now(UTC), lead=lead)
     with exclusive_lock(out_dir / LOCK):
         remove_temp_files(out_dir)
         old = _Manifest.read(out_dir)
@@ -247,7 +253,9 @@ class _Part:
     render: Callable[[], Iterator[tuple[str, bytes]]]
 
 
-def _plan(editions: Sequence[Edition], config: ArchiveConfig, *, now: datetime) -> list[_Part]:
+def _plan(
+    editions: Sequence[Edition], config: ArchiveConfig, *, now: datetime, lead: int = LEAD_STORIES
+) -> list[_Part]:
     title = config.title
     base_url = normalize_base_url(config.base_url)
     newest_first = sorted((clean_edition(e) for e in editions), key=lambda e: e.day, reverse=True)
@@ -264,7 +272,7 @@ def _plan(editions: Sequence[Edition], config: ArchiveConfig, *, now: datetime) 
                            categories=categories, has_latest=bool(newest_first))  # fmt: skip
         if newest_first:
             previous = newest_first[1].day if len(newest_first) > 1 else None
-            yield LATEST, _edition_page(newest_first[0], LATEST, previous, title, base_url)
+            yield LATEST, _edition_page(newest_first[0], LATEST, previous, title, base_url, lead)
 
     def search() -> Iterator[tuple[str, bytes]]:
         yield SEARCH, _page("archive/search.html", SEARCH, title, base_url,
@@ -285,13 +293,13 @@ def _plan(editions: Sequence[Edition], config: ArchiveConfig, *, now: datetime) 
     parts = [_Part(None, None, (), front), _Part(None, None, (), search)]
     for i, edition in enumerate(newest_first):
         previous = newest_first[i + 1].day if i + 1 < len(newest_first) else None
-        key = _fingerprint(edition, previous, title, base_url)
+        key = _fingerprint(edition, previous, title, base_url, lead)
         parts.append(
             _Part(
                 edition.day,
                 key,
                 tuple(dict.fromkeys(_edition_paths(edition))),
-                _edition_renderer(edition, previous, title, base_url),
+                _edition_renderer(edition, previous, title, base_url, lead),
             )
         )
     parts.append(_Part(None, None, (), feeds))
@@ -307,12 +315,12 @@ def _edition_paths(edition: Edition) -> Iterator[str]:
 
 
 def _edition_renderer(
-    edition: Edition, previous: date | None, title: str, base_url: str
+    edition: Edition, previous: date | None, title: str, base_url: str, lead: int
 ) -> Callable[[], Iterator[tuple[str, bytes]]]:
     def pages() -> Iterator[tuple[str, bytes]]:
         day, tz = edition.day, edition.timezone
         page = edition_path(day)
-        yield page, _edition_page(edition, page, previous, title, base_url)
+        yield page, _edition_page(edition, page, previous, title, base_url, lead)
         seen = {page}  # a story listed twice (or a repeated category) gets one page, the first
         for section in edition.sections:
             page = category_path(day, section.category)
@@ -332,10 +340,16 @@ def _edition_renderer(
 
 
 def _edition_page(
-    edition: Edition, page: str, previous: date | None, title: str, base_url: str
+    edition: Edition, page: str, previous: date | None, title: str, base_url: str, lead: int
 ) -> bytes:
     html = render_edition_page(
-        edition, title=title, base_url=base_url, page=page, previous=previous, has_latest=True
+        edition,
+        title=title,
+        base_url=base_url,
+        page=page,
+        previous=previous,
+        has_latest=True,
+        lead=lead,
     )
     return html.encode("utf-8")
 
@@ -355,9 +369,11 @@ def _page(template: str, page: str, archive_title: str, base_url: str, **context
     return html.encode("utf-8")
 
 
-def _fingerprint(edition: Edition, previous: date | None, title: str, base_url: str) -> str:
+def _fingerprint(
+    edition: Edition, previous: date | None, title: str, base_url: str, lead: int
+) -> str:
     """Everything an edition's own pages depend on: change any of it and they are rendered."""
-    data = repr((_renderer_fingerprint(), title, base_url, previous, edition))
+    data = repr((_renderer_fingerprint(), title, base_url, previous, lead, edition))
     return hashlib.sha256(data.encode("utf-8", "surrogatepass")).hexdigest()
 
 

@@ -1,7 +1,9 @@
 """The compact digest that chat and push services get (Telegram, Slack, Discord, Matrix, ntfy,
-Gotify, webhooks...): per category, each story's headline (linked), brief and outlet links; the
-day's other headlines only when a category has no story; a link to the archive and to the
-reader's preferences page.
+Gotify, webhooks...): per category, each story's headline (linked to its page in the archive
+when the archive has a URL, else to its first outlet), brief and outlet links; the day's other
+headlines only when a category has no story; a link to the archive and to the reader's
+preferences page. Headlines are shown as the email shows them: without their outlet's name
+after them or a section label before them (`digest.render.headlines`).
 
 Two forms of the same text: Markdown (`templates/notify/digest.md`), which Apprise hands to a
 service as is where it understands Markdown and turns into HTML where the service wants that,
@@ -16,13 +18,12 @@ headline saying "@everyone" pings no one; links are http(s) only (`safe_url`).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from digest.models import Edition, EditionHeadline, EditionStory
-from digest.render.email import story_mark, text_line
-from digest.render.layout import story_url_next_to
+from digest.render.email import archive_page, headline_line, story_mark, text_line
 from digest.render.sanitize import safe_url
 from digest.render.templating import environment, long_date, md_url
 
@@ -56,6 +57,11 @@ def quiet_mentions(text: str) -> str:
 def _line(value: str | None, limit: int) -> str:
     """A scraped line for the compact digest: `text_line`, and no mentions."""
     return quiet_mentions(text_line(value, limit))
+
+
+def _headline_line(title: str, outlets: Iterable[str]) -> str:
+    """A headline for the compact digest: `headline_line`, and no mentions."""
+    return quiet_mentions(headline_line(title, outlets, TITLE_CHARS))
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,14 +186,16 @@ def _smaller(view: _View) -> Iterator[_View]:
 def _view(edition: Edition, archive: str | None) -> _View:
     sections = []
     for section in edition.sections:
-        stories = tuple(_story(s) for s in section.stories)
+        stories = tuple(
+            _story(s, archive_page(archive, edition.day, s.id)) for s in section.stories
+        )
         headlines = () if stories else tuple(_headline(h) for h in section.headlines)
         mentions = tuple(
             _Mention(
-                _line(m.title, TITLE_CHARS) or "(untitled)",
+                quiet_mentions(headline_line(m.title, (), TITLE_CHARS)) or "(untitled)",
                 _capital(text_line(m.category, NAME_CHARS)),
                 m.outlet_count,
-                story_url_next_to(archive, edition.day, m.story_id),
+                archive_page(archive, edition.day, m.story_id),
             )
             for m in section.mentions
         )
@@ -201,24 +209,25 @@ def _capital(name: str) -> str:
     return name[:1].upper() + name[1:]
 
 
-def _story(story: EditionStory) -> _Story:
+def _story(story: EditionStory, page: str | None = None) -> _Story:
     links = []
     for outlet in story.outlets:
         url = safe_url(outlet.url)
         if url:
             links.append(_Link(_line(outlet.name, NAME_CHARS) or "source", url))
     return _Story(
-        title=_line(story.title, TITLE_CHARS) or "(untitled)",
-        url=links[0].url if links else None,
+        title=_headline_line(story.title, (o.name for o in story.outlets)) or "(untitled)",
+        url=page or (links[0].url if links else None),
         brief=_line(story.brief_summary or story.summary, BRIEF_CHARS),
         mark=story_mark(story),
         outlets=tuple(links[:OUTLETS_SHOWN]),
-        more_outlets=max(0, len(links) - OUTLETS_SHOWN),
+        more_outlets=len(story.outlets) - len(links[:OUTLETS_SHOWN]),
     )
 
 
 def _headline(headline: EditionHeadline) -> _Headline:
-    return _Headline(_line(headline.title, TITLE_CHARS) or "(untitled)", safe_url(headline.url))
+    title = _headline_line(headline.title, (headline.source,))
+    return _Headline(title or "(untitled)", safe_url(headline.url))
 
 
 def _render(view: _View) -> tuple[str, str]:

@@ -17,13 +17,16 @@ from digest.render.templating import (
     clean_edition,
     inline_css,
     inline_style_csp,
+    lead_stories,
     long_date,
     render,
     story_count,
     stylesheet,
 )
 
-__all__ = ["render_digest_html"]
+__all__ = ["LEAD_STORIES", "render_digest_html"]
+
+LEAD_STORIES = 3  # the default of [publish] lead_stories: "Top stories" atop the page
 
 
 def render_digest_html(
@@ -32,11 +35,14 @@ def render_digest_html(
     *,
     page: str | None = LATEST,
     previous: date | None = None,
+    lead: int = LEAD_STORIES,
 ) -> str:
     """The edition as one HTML page.
 
     `page` is where the page will live in the archive (links are relative to it); None renders a
     standalone page. `previous` is the day of the edition before this one, linked when given.
+    `lead` stories open it ("Top stories"), then its categories in the edition's order, as
+    the email has them.
     """
     return render_edition_page(
         clean_edition(edition),
@@ -45,6 +51,7 @@ def render_digest_html(
         page=page,
         previous=previous,
         has_latest=True,
+        lead=lead,
     )
 
 
@@ -56,6 +63,7 @@ def render_edition_page(
     page: str | None,
     previous: date | None,
     has_latest: bool,
+    lead: int = LEAD_STORIES,
 ) -> str:
     """The edition page for an edition whose text is already clean (see `clean_edition`)."""
     standalone = page is None
@@ -71,4 +79,5 @@ def render_edition_page(
         tz=edition.timezone,
         n_stories=story_count(edition),
         previous=previous,
+        lead=lead_stories(edition, lead),
     )

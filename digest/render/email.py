@@ -6,26 +6,51 @@ below Gmail's clipping size): a large edition loses headlines first, then storie
 sections, and says so with a link to the full edition in the archive. Scraped text is cleaned
 here and escaped by the templates (the archive's environment, `templating.environment`); links
 are http(s) only (`safe_url`). `digest.deliver` builds and sends messages from these parts.
+
+An edition leads: after the masthead, "Top stories" (the edition's `lead`: the highest ranked
+across the reader's categories, each a linked headline and the first sentence of its brief;
+none for a reader of one category, which opens with them already), then the contents (each
+category with its story count, linking to its heading in the mail), then the categories. A
+lead story keeps its whole entry in its category, so a reader who jumps to a category from the
+contents misses nothing; the lead is a short preview of it. Headlines
+are shown without their outlet's name after them or a section label before them
+(`digest.render.headlines`), and link to the story's page in the archive when the archive has
+a URL, else to the first outlet. Each category shows a bounded number of "More headlines", and
+counts the rest, linked to its page in the archive.
 """
 
 from __future__ import annotations
 
 import html
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime, tzinfo
 from functools import cache
+from urllib.parse import urljoin
 
 import css_inline
 
 from digest.models import Edition, EditionHeadline, EditionMention, EditionStory, WhatsNew
-from digest.render.layout import story_url_next_to
+from digest.render.headlines import clean_headline, first_sentence
+from digest.render.layout import category_path, category_slug, edition_path, relative, story_path
 from digest.render.sanitize import clean_text, safe_url
-from digest.render.templating import clip, environment, long_date
+from digest.render.templating import clip, environment, lead_stories, long_date
 from digest.stories.language import language_name
 
-__all__ = ["render_email", "story_mark", "text_line"]
+__all__ = [
+    "HEADLINES_PER_CATEGORY",
+    "LEAD_STORIES",
+    "archive_page",
+    "headline_line",
+    "render_email",
+    "story_mark",
+    "text_line",
+]
+
+# The defaults of [publish] lead_stories and headlines_per_category.
+LEAD_STORIES = 3
+HEADLINES_PER_CATEGORY = 5
 
 # An upper bound on the bytes inlining removes from a page: its <style> block (about 4 KB).
 _STYLE_BLOCK_BYTES = 8_000
@@ -39,6 +64,7 @@ OUTLETS_SHOWN = 5  # links per story; the rest are counted ("and 3 more")
 NEW_OUTLETS_SHOWN = 3  # names on a story's "New:" line
 FACT_CHARS = 200
 SUBJECT_CHARS = 150
+LEAD_LINE_CHARS = 160  # a lead story's one line: its brief's first sentence, cut to this
 # Something that looks like an HTML tag. Titles and ledes sometimes carry markup from their
 # feed; it is noise in both parts (the HTML part would show it escaped), so it goes.
 _TAG = re.compile(r"</?[A-Za-z][^<>]{0,500}>")
@@ -59,9 +85,13 @@ def render_email(
     recipient: str,
     budget: int,
     preferences: str | None = None,
+    lead: int = LEAD_STORIES,
+    headlines: int = HEADLINES_PER_CATEGORY,
 ) -> tuple[str, str]:
     """(HTML, plain text) of `edition` (already restricted to `categories`) for `recipient`,
-    the HTML within `budget` bytes; `preferences` is the link to their preferences page."""
+    the HTML within `budget` bytes; `preferences` is the link to their preferences page.
+    `archive` is the edition's page in the archive (its story and category pages are beside
+    it); `lead` stories open the email, `headlines` "More headlines" at most per category."""
     view = _view(
         edition,
         categories,
@@ -71,6 +101,8 @@ def render_email(
         unsubscribe=unsubscribe,
         recipient=recipient,
         preferences=preferences,
+        lead=lead,
+        headlines=headlines,
     )
     view, html_part = _fit(view, budget)
     return html_part, _render_text(view)
@@ -88,7 +120,7 @@ class _Link:
 @dataclass(frozen=True, slots=True)
 class _StoryView:
     title: str
-    url: str | None  # the first outlet's link
+    url: str | None  # the story's page in the archive, else the first outlet's link
     brief: str
     outlet_count: int
     outlets: tuple[_Link, ...]  # at most OUTLETS_SHOWN, with a followable URL
@@ -104,6 +136,7 @@ class _StoryView:
     # text's language.
     mark: str = ""
     lang: str = ""
+    page: str | None = None  # its page in the archive
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,11 +158,31 @@ class _MentionView:
 
 
 @dataclass(frozen=True, slots=True)
+class _LeadView:
+    """A story of "Top stories": its headline, one line, and where it is from."""
+
+    title: str
+    url: str | None
+    line: str
+    section: str  # its category's name
+    outlet_count: int
+    lang: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class _SectionView:
     name: str
     stories: tuple[_StoryView, ...]
     headlines: tuple[_HeadlineView, ...]
+    anchor: str = ""  # the id of its heading, linked from the contents
+    all_headlines: int = 0  # the edition's headlines of this category, shown or not
+    archive_url: str | None = None  # its page in the archive
     mentions: tuple[_MentionView, ...] = ()
+
+    @property
+    def more_headlines(self) -> int:
+        """The category's headlines this email does not show (they are in the archive)."""
+        return max(0, self.all_headlines - len(self.headlines))
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,11 +197,17 @@ class _EmailView:
     unsubscribe_url: str
     recipient: str
     preferences_url: str | None = None
+    lead: tuple[_LeadView, ...] = ()  # "Top stories"
     total_stories: int = 0
     total_headlines: int = 0
     trimmed: bool = False
     shown_stories: int = 0
     shown_headlines: int = 0
+
+    @property
+    def contents(self) -> str:
+        """The categories with the stories each shows: "Technology (5), World (4)"."""
+        return ", ".join(f"{s.name} ({len(s.stories)})" for s in self.sections)
 
 
 def _view(
@@ -161,52 +220,95 @@ def _view(
     unsubscribe: str,
     recipient: str,
     preferences: str | None = None,
+    lead: int = LEAD_STORIES,
+    headlines: int = HEADLINES_PER_CATEGORY,
 ) -> _EmailView:
+    day = edition.day
     sections = tuple(
         _SectionView(
             name=_category_name(s.category),
-            stories=tuple(_story(st) for st in s.stories),
-            headlines=tuple(_headline(h) for h in s.headlines),
-            mentions=tuple(_mention(m, edition.day, archive) for m in s.mentions),
+            stories=tuple(_story(st, archive_page(archive, day, st.id)) for st in s.stories),
+            headlines=tuple(_headline(h) for h in s.headlines[:headlines]),
+            anchor=f"c-{category_slug(s.category)}",
+            all_headlines=len(s.headlines),
+            archive_url=archive_page(archive, day, category=s.category),
+            mentions=tuple(_mention(m, day, archive) for m in s.mentions),
         )
         for s in edition.sections
     )
+    top = tuple(_lead(s, archive_page(archive, day, s.id)) for s in lead_stories(edition, lead))
     stories = sum(len(s.stories) for s in sections)
-    headlines = sum(len(s.headlines) for s in sections)
-    top = [st.title for s in sections for st in s.stories][:3]
+    shown = sum(len(s.headlines) for s in sections)
+    preview = [t.title for t in top] or [st.title for s in sections for st in s.stories]
     compiled = _aware(edition.generated_at).astimezone(tz)
     return _EmailView(
         title=text_line(title, 80) or "digest",
         day=long_date(edition.day),
         compiled=f"{compiled:%H:%M} {compiled.tzname() or ''}".rstrip(),
-        preheader=clip(" · ".join(top), 140),
+        preheader=clip(" · ".join(preview[:3]), 140),
         categories=", ".join(categories or ()),
         sections=sections,
+        lead=top,
         archive_url=archive,
         unsubscribe_url=unsubscribe,
         recipient=recipient,
         preferences_url=preferences,
         total_stories=stories,
-        total_headlines=headlines,
+        total_headlines=shown,
         shown_stories=stories,
-        shown_headlines=headlines,
+        shown_headlines=shown,
     )
 
 
-def _story(story: EditionStory) -> _StoryView:
+def archive_page(
+    edition_url: str | None, day: date, story: int | None = None, *, category: str | None = None
+) -> str | None:
+    """The absolute URL of a story's (or a category's) page in the archive, found beside the
+    edition's page `edition_url`; None without one."""
+    if not edition_url:
+        return None
+    target = story_path(day, story) if story is not None else category_path(day, category or "")
+    return safe_url(urljoin(edition_url, relative(edition_path(day), target)))
+
+
+def headline_line(title: str, outlets: Iterable[str], limit: int) -> str:
+    """A headline as every part of a digest shows it: one clean line (`text_line`), without
+    its outlet's name after it or a section label before it (`clean_headline`)."""
+    names = [text_line(o, NAME_CHARS) for o in outlets]
+    return text_line(clean_headline(text_line(title, 4 * limit), names), limit)
+
+
+def _story(story: EditionStory, page: str | None = None) -> _StoryView:
     outlets = story.outlets
     links = [_Link(text_line(o.name, NAME_CHARS) or _host(o.url), safe_url(o.url)) for o in outlets]
     followable = [link for link in links if link.url]
+    first = followable[0].url if followable else None
     return _StoryView(
-        title=text_line(story.title, TITLE_CHARS) or "(untitled)",
-        url=followable[0].url if followable else None,
+        title=headline_line(story.title, (o.name for o in outlets), TITLE_CHARS) or "(untitled)",
+        url=page or first,
         brief=text_line(story.brief_summary or story.summary, BRIEF_CHARS),
         outlet_count=len(story.outlets),
         outlets=tuple(followable[:OUTLETS_SHOWN]),
-        more_outlets=max(0, len(followable) - OUTLETS_SHOWN),
+        # Counted like "Covered by": an outlet whose link is not followable is one more too.
+        more_outlets=len(outlets) - len(followable[:OUTLETS_SHOWN]),
         updated=story.updated,
         **_new_line(story.whats_new),
         mark=story_mark(story),
+        lang=story.language if language_name(story.language) else "",
+        page=page,
+    )
+
+
+def _lead(story: EditionStory, page: str | None) -> _LeadView:
+    first = next((u for o in story.outlets if (u := safe_url(o.url))), None)
+    brief = text_line(story.brief_summary or story.summary, 4 * LEAD_LINE_CHARS)
+    return _LeadView(
+        title=headline_line(story.title, (o.name for o in story.outlets), TITLE_CHARS)
+        or "(untitled)",
+        url=page or first,
+        line=clip(first_sentence(brief), LEAD_LINE_CHARS),
+        section=_category_name(story.category),
+        outlet_count=len(story.outlets),
         lang=story.language if language_name(story.language) else "",
     )
 
@@ -240,16 +342,16 @@ def _new_line(news: WhatsNew | None) -> dict[str, str]:
 def _mention(mention: EditionMention, day: date, archive: str | None) -> _MentionView:
     """The mention's link is the story's archive page, next to the edition's (`archive`)."""
     return _MentionView(
-        title=text_line(mention.title, TITLE_CHARS) or "(untitled)",
+        title=headline_line(mention.title, (), TITLE_CHARS) or "(untitled)",
         category=_category_name(mention.category),
         outlet_count=mention.outlet_count,
-        url=story_url_next_to(archive, day, mention.story_id),
+        url=archive_page(archive, day, mention.story_id),
     )
 
 
 def _headline(headline: EditionHeadline) -> _HeadlineView:
     return _HeadlineView(
-        title=text_line(headline.title, TITLE_CHARS) or "(untitled)",
+        title=headline_line(headline.title, (headline.source,), TITLE_CHARS) or "(untitled)",
         url=safe_url(headline.url),
         source=text_line(headline.source, NAME_CHARS),
         lede=text_line(headline.lede, LEDE_CHARS),
@@ -338,7 +440,10 @@ def _inliner() -> css_inline.CSSInliner:
 # The classes the @media rules of digest.html use; every other class has been inlined and only
 # costs bytes (a full edition repeats them hundreds of times).
 _KEPT_CLASSES = frozenset(
-    {"frame", "masthead", "notice", "section", "story-title", "archive", "footer", "empty"}
+    {
+        *("frame", "masthead", "notice", "section", "story-title", "archive", "footer", "empty"),
+        *("lead", "lead-title", "contents"),
+    }
 )
 _CLASS_ATTR = re.compile(r' class="([^"]*)"')
 

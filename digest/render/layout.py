@@ -25,7 +25,6 @@ import re
 from dataclasses import dataclass
 from datetime import date
 from functools import lru_cache
-from urllib.parse import urljoin
 
 from digest.errors import ConfigError
 from digest.render.sanitize import safe_url
@@ -89,14 +88,6 @@ def category_path(day: date, category: str) -> str:
 
 def story_path(day: date, story_id: int) -> str:
     return f"{_day_dir(day)}/stories/{int(story_id)}.html"
-
-
-def story_url_next_to(edition_url: str | None, day: date, story_id: int) -> str | None:
-    """The absolute URL of a story's page, from its edition's (None without one): what a
-    message, which knows only its edition's link, links a story it mentions to."""
-    if not edition_url:
-        return None
-    return safe_url(urljoin(edition_url, relative(edition_path(day), story_path(day, story_id))))
 
 
 def category_feed_path(category: str) -> str:

@@ -33,6 +33,7 @@ from digest.models import (
     WhatsNew,
 )
 from digest.render import layout
+from digest.render.headlines import clean_headline, first_sentence
 from digest.render.sanitize import clean_text, needs_cleaning, safe_url
 from digest.stories.language import RIGHT_TO_LEFT, language_name
 
@@ -112,6 +113,7 @@ def environment() -> jinja2.Environment:
         claims_line=claims_line,
         language_name=language_name,
         plural=plural,
+        first_sentence=first_sentence,
         wrap=wrap,
         md=md,
         md_url=md_url,
@@ -262,6 +264,15 @@ def story_count(edition: Edition) -> int:
     return sum(len(s.stories) for s in edition.sections)
 
 
+def lead_stories(edition: Edition, n: int) -> tuple[EditionStory, ...]:
+    """The "Top stories" of an edition or a reader's copy: its `n` top stories across
+    categories (`Edition.lead`); none when it has stories in one category only, which
+    already opens with them."""
+    if sum(1 for s in edition.sections if s.stories) < 2:
+        return ()
+    return edition.lead(n)
+
+
 def outlet_name(outlet: Outlet) -> str:
     """The outlet's name, or the host of its link when the source gave no name."""
     if outlet.name.strip():
@@ -322,7 +333,8 @@ def claims_line(story: EditionStory) -> str:
 
 
 def clean_edition(edition: Edition) -> Edition:
-    """The edition with the characters no reader should get (`clean_text`) removed from its text.
+    """The edition with the characters no reader should get (`clean_text`) removed from its text,
+    and its headlines without their outlet's name or a section label (`clean_headline`).
 
     Every archive renderer (pages, feeds, the search index) takes its editions through here, so
     it is the one place where scraped text enters rendering: one stray control character cannot
@@ -358,11 +370,12 @@ def _clean_story(story: EditionStory) -> EditionStory:
         and not any(map(_outlet_needs_cleaning, (*story.outlets, *story.cited)))
         and (news is None or not _news_needs_cleaning(news))
     ):
-        return story
+        title = _story_headline(story.title, story.outlets)
+        return story if title == story.title else replace(story, title=title)
     return replace(
         story,
         category=clean_text(story.category),
-        title=clean_text(story.title),
+        title=_story_headline(clean_text(story.title), story.outlets),
         brief_summary=clean_text(story.brief_summary),
         summary=clean_text(story.summary),
         keywords=tuple(k for k in (clean_text(k).strip() for k in story.keywords) if k),
@@ -382,6 +395,10 @@ def _clean_story(story: EditionStory) -> EditionStory:
     )
 
 
+def _story_headline(title: str, outlets: Sequence[Outlet]) -> str:
+    return clean_headline(title, [clean_text(o.name) for o in outlets])
+
+
 def _outlet_needs_cleaning(outlet: Outlet) -> bool:
     return needs_cleaning(outlet.name) or needs_cleaning(outlet.title)
 
@@ -398,10 +415,11 @@ def _clean_outlet(outlet: Outlet) -> Outlet:
 
 def _clean_headline(headline: EditionHeadline) -> EditionHeadline:
     if not any(map(needs_cleaning, (headline.title, headline.source, headline.lede))):
-        return headline
+        title = clean_headline(headline.title, (headline.source,))
+        return headline if title == headline.title else replace(headline, title=title)
     return replace(
         headline,
-        title=clean_text(headline.title),
+        title=clean_headline(clean_text(headline.title), (clean_text(headline.source),)),
         source=clean_text(headline.source),
         lede=clean_text(headline.lede),
     )

@@ -7,7 +7,7 @@ rebuild a table) and PostgreSQL refer to the same names.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import datetime
 
 from sqlalchemy import (
     JSON,
@@ -15,14 +15,11 @@ from sqlalchemy import (
     CheckConstraint,
     Column,
     Date,
-    DateTime,
-    Dialect,
     Float,
     ForeignKey,
     Index,
     Integer,
     LargeBinary,
-    MetaData,
     String,
     Table,
     Text,
@@ -30,52 +27,14 @@ from sqlalchemy import (
     func,
 )
 from sqlalchemy.sql.elements import ColumnElement
-from sqlalchemy.types import TypeDecorator
 
-NAMING_CONVENTION = {
-    "ix": "ix_%(table_name)s_%(column_0_N_name)s",
-    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
-    "ck": "ck_%(table_name)s_%(constraint_name)s",
-    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
-    "pk": "pk_%(table_name)s",
-}
-
-RUN_STATUSES = ("running", "ok", "partial", "failed", "interrupted")
-# digest.deliver.ledger.STATES (not imported: the store does not load the mail code).
-DELIVERY_STATES = ("pending", "sending", "sent", "failed", "skipped")
-FEED_ORIGINS = ("cli", "opml")  # digest.models.FeedOrigin
-
-
-class UTCDateTime(TypeDecorator[datetime]):
-    """Aware datetimes in, aware UTC datetimes out, on every backend.
-
-    SQLite has no time zone type: values are stored as naive UTC text and marked UTC again on the
-    way out. PostgreSQL stores `timestamptz`. Naive datetimes are refused: they are ambiguous.
-    """
-
-    impl = DateTime(timezone=True)
-    cache_ok = True
-
-    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
-        if value is None:
-            return None
-        if value.tzinfo is None or value.utcoffset() is None:
-            raise ValueError(f"naive datetime {value.isoformat()}: pass an aware datetime")
-        value = value.astimezone(UTC)
-        return value.replace(tzinfo=None) if dialect.name == "sqlite" else value
-
-    def process_result_value(self, value: datetime | None, dialect: Dialect) -> datetime | None:
-        if value is None:
-            return None
-        if value.tzinfo is None:
-            return value.replace(tzinfo=UTC)
-        return value.astimezone(UTC)
-
-
-# Core tables, not ORM models: the store reads and writes with Core statements only, and a
-# command that opens it does not pay for importing and configuring SQLAlchemy's ORM (0.08 s of
-# every store command's start, bench/startup.py). Columns are NOT NULL unless they say otherwise.
-metadata = MetaData(naming_convention=NAMING_CONVENTION)
+from digest.store.tables_base import (
+    DELIVERY_STATES,
+    FEED_ORIGINS,
+    RUN_STATUSES,
+    UTCDateTime,
+    metadata,
+)
 
 # One article, keyed by its canonical URL; seeing it again updates the row.
 articles = Table(
@@ -361,3 +320,8 @@ deliveries = Table(
     CheckConstraint(f"state IN {DELIVERY_STATES!r}", name="state"),
     Index("ix_deliveries_state", "state"),
 )
+
+
+# The story-memory tables (0013) live in their own module on the same `metadata`; importing them
+# here registers them wherever the schema is used.
+from digest.store.memory_tables import follow_alerts, follows, story_events  # noqa: E402, F401

@@ -2,7 +2,8 @@
 
 `cluster_reports` groups articles into stories across outlets and runs; `plan_stories` turns a
 clustering into what the store writes (titles, counts, scores); `rank_stories` and `best_first`
-order a category's stories by how many outlets tell them, how diverse those are and how recent.
+order a category's stories by how many outlets tell them, in how many languages, how fast they
+grow and how recent; `top_picks` leaves minor stories and repeats out of a top list.
 `digest.jobs.clustering` runs them on what the store keeps.
 """
 
@@ -18,6 +19,7 @@ from digest.stories.rank import (
     registrable_host,
     score,
 )
+from digest.stories.repeats import top_picks
 
 __all__ = [
     "Candidate",
@@ -35,4 +37,5 @@ __all__ = [
     "rank_stories",
     "registrable_host",
     "score",
+    "top_picks",
 ]

@@ -420,6 +420,10 @@ class _Features:
         )
 
 
+# A report's terms as clustering weighs them: `digest.stories.repeats` compares stories by them.
+Features = _Features
+
+
 @dataclass(frozen=True, slots=True)
 class _Idf:
     """Inverse document frequency of stems and n-grams, where a "document" is a group."""

@@ -14,8 +14,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from digest.stories.cluster import Report, cluster_reports
+from digest.stories.cluster import TEXT_WORDS, Report, cluster_reports
 from digest.stories.rank import Coverage, StoryStats, outlet, score
+from digest.stories.tokens import language
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -51,6 +52,8 @@ class Candidate:
             url=self.url,
             origin=self.origin,
             when=self.published or self.first_seen,
+            seen=self.first_seen,
+            language=language(f"{self.title}\n{' '.join(self.text.split()[:TEXT_WORDS])}") or "",
         )
 
 
@@ -93,7 +96,7 @@ def plan_stories(
     for group in clustering.groups:
         members = [by_id[i] for i in group.article_ids]
         old = [m for m in members if m.story_id is not None]
-        stats = StoryStats.of(group.story_id or 0, (m.coverage() for m in members))
+        stats = StoryStats.of(group.story_id or 0, (m.coverage() for m in members), now=now)
         old_outlets = len({outlet(m.source, m.url) for m in old})
         plans.append(
             StoryPlan(

@@ -1,9 +1,12 @@
-"""Which stories of a category come first: pure ranking by coverage, diversity and recency.
+"""Which stories of a category come first: pure ranking by how widely and how lately they are told.
 
-    score = coverage × diversity × recency
+    score = reach × languages × diversity × recency
 
+    reach     = coverage + GROWTH_WEIGHT × min(G, coverage)
     coverage  = H' + SAME_HOST_WEIGHT × (O − H')     O = distinct outlets, H = distinct hosts,
                                                      H' = min(O, H)
+    languages = 1 + LANGUAGE_BONUS × (L' − 1)        L' = min(L, H', MAX_LANGUAGES), L = distinct
+                                                     languages its articles are told in
     diversity = 1 + ORIGIN_BONUS × (K − 1)           K = distinct discovery paths (ddg, feed)
     recency   = 0.5 ** (age / HALF_LIFE)             age = now − the story's newest article
 
@@ -11,10 +14,33 @@ Distinct outlets are the main signal: the same event told by three outlets is bi
 story only one outlet carries. Outlets beyond the number of distinct publisher hosts count half:
 several names behind one host (an aggregator such as msn.com, one publisher's several feeds) are
 less independent than separate newsrooms; a link through Google News or Bing News names no
-publisher's host, so its outlet stands for one. A story found both by search and in feeds gets a
-quarter more. Recency halves the score every `HALF_LIFE` (24 h), measured from the newest article,
-so a story still being reported stays up: three outlets a day ago still beat one outlet now
-(1.5 to 1), two days ago they no longer do (0.75).
+publisher's host, so its outlet stands for one. Hosts are registrable names by the Public Suffix
+List ("news.bbc.co.uk" -> "bbc.co.uk", each "*.blogspot.com" blog its own).
+
+Growth: G counts the outlets whose first report of the story the service saw in the last
+`GROWTH_WINDOW` (6 h) before the clustering (articles' `first_seen`): a story that is gaining
+outlets now counts up to half more than one whose outlets all came earlier; a story whose newest
+report is fresh but whose outlets are yesterday's does not. (The store knows when each article
+was first seen, not which edition showed a story: "since the last edition" is these recent hours.)
+
+Languages: a story told in several languages reaches further than one told in one; each language
+beyond the first adds a quarter, up to `MAX_LANGUAGES`, never more languages than independent
+outlets. The language is `digest.stories.tokens.language` of title and lede (function words of
+seven languages, microseconds an article, no model): py3langid (`digest.stories.language`) would
+name more but costs 0.8 s and 80 MB to load in every clustering process, and the store does not
+keep a language per article. A headline too short to tell counts for no language.
+
+A story found both by search and in feeds gets a quarter more. Recency halves the score every
+`HALF_LIFE` (24 h), measured from the newest article, so a story still being reported stays up:
+three outlets a day ago still beat one outlet now (1.5 to 1; to 1.5 when that outlet is new in
+the last 6 h, a tie that goes to more outlets), two days ago they no longer do.
+
+Bounds: a story one outlet tells scores at most 1.5 × 1.25 = 1.875 (growing, found both ways,
+now); thirty outlets, even behind one host (coverage 15.5) and two days old (the clustering
+window), score at least 3.9: a one-outlet item never outranks a story carried by thirty within
+the window (tests/test_rank.py checks it over all the other inputs). Every factor is at least
+its value for one outlet, so no score is below coverage × recency, nor above coverage × 1.5 ×
+1.75 × 1.25.
 Ties: more outlets, then newer, then the lower story id (older story) first.
 """
 
@@ -24,21 +50,25 @@ import ipaddress
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from functools import cache
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from digest.stories.tokens import fold
 
 if TYPE_CHECKING:
+    from publicsuffixlist import PublicSuffixList
+
     from digest.models import StoryView
 
 HALF_LIFE = timedelta(hours=24)
 SAME_HOST_WEIGHT = 0.5
 ORIGIN_BONUS = 0.25
+GROWTH_WINDOW = timedelta(hours=6)
+GROWTH_WEIGHT = 0.5
+LANGUAGE_BONUS = 0.25
+MAX_LANGUAGES = 4
 
-# Second-level labels under which a country's registrable names sit ("bbc.co.uk", "abc.net.au",
-# "yahoo.co.jp"): an approximation of the Public Suffix List that covers news sites' hosts.
-_GENERIC_SLD = frozenset({"co", "com", "net", "org", "gov", "ac", "edu", "ne", "or", "go", "gv"})
 _HOST_PREFIXES = ("www.", "m.", "mobile.", "amp.")
 
 
@@ -50,6 +80,8 @@ class Coverage:
     url: str
     origin: str = ""  # "ddg:news", "feed:<url>", ...
     when: datetime  # published, else first seen
+    seen: datetime | None = None  # when the service first saw it (None: `when`)
+    language: str = ""  # ISO 639-1, "" when not told
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,18 +93,30 @@ class StoryStats:
     hosts: int
     origins: int
     newest: datetime
+    languages: int = 0  # distinct languages told (0: none could be)
+    gained: int = 0  # outlets first seen in the story within GROWTH_WINDOW
 
     @classmethod
-    def of(cls, story_id: int, coverage: Iterable[Coverage]) -> StoryStats:
+    def of(
+        cls, story_id: int, coverage: Iterable[Coverage], *, now: datetime | None = None
+    ) -> StoryStats:
+        """What ranking knows of the story's articles; `gained` counts from `now` (None: 0)."""
         items = list(coverage)
         if not items:
             raise ValueError(f"story {story_id} has no articles")
+        first: dict[str, datetime] = {}
+        for c in items:
+            name, seen = outlet(c.source, c.url), c.seen or c.when
+            first[name] = min(first.get(name, seen), seen)
+        gained = 0 if now is None else sum(t >= now - GROWTH_WINDOW for t in first.values())
         return cls(
             story_id=story_id,
-            outlets=len({outlet(c.source, c.url) for c in items}),
+            outlets=len(first),
             hosts=len({_host_or_outlet(c) for c in items} - {""}),
             origins=len({origin_kind(c.origin) for c in items} - {""}),
             newest=max(c.when for c in items),
+            languages=len({c.language for c in items} - {""}),
+            gained=gained,
         )
 
 
@@ -86,11 +130,14 @@ def score(stats: StoryStats, *, now: datetime, half_life: timedelta = HALF_LIFE)
     """The story's score at `now` (see the module docstring)."""
     independent = min(stats.outlets, stats.hosts) if stats.hosts else stats.outlets
     coverage = independent + SAME_HOST_WEIGHT * (stats.outlets - independent)
+    reach = coverage + GROWTH_WEIGHT * min(max(stats.gained, 0), coverage)
+    told = min(stats.languages, independent, MAX_LANGUAGES)
+    languages = 1 + LANGUAGE_BONUS * max(told - 1, 0)
     diversity = 1 + ORIGIN_BONUS * max(stats.origins - 1, 0)
     age = max(now - stats.newest, timedelta(0))
     # Rounded so that scores equal up to float noise tie exactly, and ties go to `order_key`.
     recency: float = 0.5 ** (age / half_life)
-    return round(coverage * diversity * recency, 9)
+    return round(reach * languages * diversity * recency, 9)
 
 
 def rank_stories(
@@ -150,22 +197,32 @@ def through_aggregator(url: str) -> bool:
 
 
 def registrable_host(url: str) -> str:
-    """The name a publisher registered: "https://www.bbc.co.uk/x" -> "bbc.co.uk"; "" if none."""
+    """The name a publisher registered, by the Public Suffix List (its private part too, so
+    every "*.blogspot.com" blog is its own): "https://www.bbc.co.uk/x" -> "bbc.co.uk"; an IP
+    address as it is; a host that is itself a public suffix as it is; "" if none."""
     try:
         host = (urlsplit(url).hostname or "").rstrip(".")
     except ValueError:
         return ""
     for prefix in _HOST_PREFIXES:
         host = host.removeprefix(prefix)
+    if not host:
+        return ""
     try:
         ipaddress.ip_address(host)
         return host
     except ValueError:
         pass
-    labels = host.split(".")
-    if len(labels) >= 3 and len(labels[-1]) == 2 and labels[-2] in _GENERIC_SLD:
-        return ".".join(labels[-3:])
-    return ".".join(labels[-2:])
+    return _suffixes().privatesuffix(host) or host
+
+
+@cache
+def _suffixes() -> PublicSuffixList:
+    """The list as the wheel bundles it (never fetched), parsed once, when first needed: it
+    takes ~70 ms, which no command should pay at start."""
+    from publicsuffixlist import PublicSuffixList
+
+    return PublicSuffixList()
 
 
 def origin_kind(origin: str) -> str:

@@ -16,8 +16,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from digest.models import Summary
+from digest.stories.language import detect_language
+from digest.summarize.names import DAYS, names
 from digest.summarize.output import clean_control, is_link_like, one_line, strip_links
 from digest.summarize.text import (
+    MONTHS,
     STOPWORDS,
     cjk_bigrams,
     content_terms,
@@ -25,6 +28,7 @@ from digest.summarize.text import (
     join_sentences,
     length,
     normalize,
+    searchable,
     split_sentences,
     words,
 )
@@ -38,7 +42,10 @@ KEYWORDS = 6
 _MIN_SENTENCE_WORDS = 5
 _MAX_SENTENCE_WORDS = 90
 _REDUNDANT = 0.6  # cosine similarity above which a sentence repeats one already chosen
+_DATES = DAYS | MONTHS  # never a story's keyword
 _MAX_CHARS = 100_000  # ~15,000 words: a long report's opening is what a digest needs
+_GERMAN_HINTS = frozenset("und der die das ist nicht mit für auf sich ein eine dem des".split())
+_LANGUAGE_SAMPLE = 600  # characters of title and opening that tell the language (~100 µs)
 _MAX_CANDIDATES = 300  # sentences ranked; later ones rarely matter in news, and cost grows fast
 
 # Lines that are page furniture rather than article text.
@@ -87,6 +94,7 @@ class _Analysis:
 
     tokens: list[list[tuple[str, str | None]]]
     sentences: list[_Sentence]
+    lines: list[str]  # every sentence, candidate or not, as written
 
 
 def _term(token: str) -> str | None:
@@ -103,7 +111,8 @@ def _analyse(text: str) -> _Analysis:
     all_tokens: list[list[tuple[str, str | None]]] = []
     out: list[_Sentence] = []
     text = text[:_MAX_CHARS]
-    for raw in split_sentences(without_instructions(clean_control(text))):
+    lines = split_sentences(without_instructions(clean_control(text)))
+    for raw in lines:
         tokens = []
         extra: list[str] = []  # CJK runs are not words: their character pairs stand in
         for w in words(raw):
@@ -132,7 +141,7 @@ def _analyse(text: str) -> _Analysis:
         out = proper
     for i, s in enumerate(out):
         s.index = i
-    return _Analysis(all_tokens, out)
+    return _Analysis(all_tokens, out, lines)
 
 
 def _vectorize(sentences: Sequence[_Sentence]) -> None:
@@ -215,12 +224,52 @@ def _brief(sentences: Sequence[_Sentence]) -> str:
 
 
 def keywords(text: str, title: str = "", n: int = KEYWORDS) -> list[str]:
-    """The article's most telling terms: frequent content words and repeated two-word phrases,
-    weighted up when they appear in the title or are capitalized mid-sentence (names)."""
-    return _keywords(_analyse(text).tokens, title, n)
+    """The people, places and organisations the article names, most mentioned first (see
+    `digest.summarize.names`); when it names fewer than `n`, its most telling other terms
+    (`frequent_terms`) fill up the list."""
+    return _keywords(_analyse(text), title, n)
 
 
-def _keywords(sentences: list[list[tuple[str, str | None]]], title: str, n: int) -> list[str]:
+def _german(text: str) -> bool:
+    """Whether `text` is German. The language model (~80 MB, ~0.8 s to load) is asked only
+    when German function words occur: a service reading no German never loads it for this."""
+    sample = text[:_LANGUAGE_SAMPLE]
+    if len(_GERMAN_HINTS.intersection(w.lower() for w in words(sample))) < 2:
+        return False
+    return detect_language(sample) == "de"
+
+
+def frequent_terms(text: str, title: str = "", n: int = KEYWORDS) -> list[str]:
+    """The article's most frequent content words and repeated two-word phrases, weighted up
+    when they appear in the title or are capitalized mid-sentence."""
+    return _frequent_terms(_analyse(text).tokens, title, n)
+
+
+def _keywords(analysis: _Analysis, title: str, n: int) -> list[str]:
+    if n <= 0:
+        return []
+    # German capitalizes every noun, and its runs of capitals are mostly noun phrases ("Ablauf
+    # der Wahl", "Menge Nutzer"): there the frequent terms, names among them, are the keywords.
+    found = [] if _german(" ".join([title, *analysis.lines[:8]])) else names(analysis.lines, title)
+    written = searchable(" ".join(analysis.lines)) + "\n" + searchable(title)
+    out: list[str] = []
+    taken: set[str] = set()  # the words of the keywords so far, casefolded
+    for name in found:
+        if len(out) < n and searchable(name) in written and name.casefold() not in taken:
+            out.append(name)
+            taken |= {name.casefold(), *(w.casefold() for w in words(name))}
+    if len(out) < n:  # few names: the other telling terms fill up, none a name's word again
+        for term in _frequent_terms(analysis.tokens, title, 3 * n):
+            parts = {w.casefold() for w in words(term)}
+            if parts & _DATES or not parts or parts & taken:
+                continue
+            if len(out) < n and searchable(term) in written:
+                out.append(term)
+                taken |= parts
+    return out
+
+
+def _frequent_terms(sentences: list[list[tuple[str, str | None]]], title: str, n: int) -> list[str]:
     tf: Counter[str] = Counter()
     capitalized: Counter[str] = Counter()
     forms: dict[str, dict[str, int]] = {}
@@ -298,6 +347,6 @@ def summarize(
         title=one_line(strip_links(article.title, allowed), 300),
         summary=strip_links(summary, allowed),
         brief_summary=strip_links(brief, allowed),
-        keywords=tuple(_keywords(analysis.tokens, article.title, KEYWORDS)),
+        keywords=tuple(_keywords(analysis, article.title, KEYWORDS)),
         summarizer="extractive",
     )

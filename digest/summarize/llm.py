@@ -28,7 +28,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import AsyncIterator, Callable, Iterator, MutableMapping
+from collections.abc import AsyncIterator, Callable, Iterator, MutableMapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, replace
@@ -42,7 +42,7 @@ from digest.models import Summary
 from digest.runtime import metrics
 from digest.summarize import extractive, prompts, window
 from digest.summarize.output import one_line, parse_json_object, strip_links
-from digest.summarize.text import content_terms, length, split_sentences
+from digest.summarize.text import content_terms, length, searchable, split_sentences
 from digest.summarize.types import ArticleInput
 from digest.summarize.window import ServerFacts
 
@@ -905,12 +905,24 @@ def _on_topic(summary: str, article: ArticleInput) -> bool:
     if length(article.text) < 80:
         return True
     key_terms = set()
-    for phrase in extractive.keywords(article.text, article.title, n=10):
+    for phrase in extractive.frequent_terms(article.text, article.title, n=10):
         key_terms.update(content_terms(phrase))
     key_terms.update(content_terms(article.title))
     if not key_terms:
         return True
     return bool(key_terms & set(content_terms(summary)))
+
+
+def written_keywords(replied: Sequence[str], sources: Sequence[str]) -> list[str]:
+    """The model's keywords that the sources write (whatever the case): cleaned of links and
+    markup, without repeats. A name the model made up or misspelt is no keyword to search by."""
+    written = "\n".join(searchable(s) for s in sources)
+    out: list[str] = []
+    for k in replied:
+        k = one_line(strip_links(k, ()), 60).strip(" .,;:#\"'")
+        if k and k.casefold() not in {o.casefold() for o in out} and searchable(k) in written:
+            out.append(k)
+    return out
 
 
 def build_summary(data: dict[str, Any], article: ArticleInput, model_name: str) -> Summary:
@@ -926,13 +938,7 @@ def build_summary(data: dict[str, Any], article: ArticleInput, model_name: str) 
     brief = one_line(strip_links(reply.brief_summary, allowed), 600)
     if not brief:
         brief = " ".join(split_sentences(summary)[:2])
-    keywords: list[str] = []
-    seen: set[str] = set()
-    for k in reply.keywords:
-        k = one_line(strip_links(k, ()), 60).strip(" .,;:#\"'")
-        if k and k.casefold() not in seen:
-            seen.add(k.casefold())
-            keywords.append(k)
+    keywords = written_keywords(reply.keywords, [article.text, article.title])
     if not keywords:
         keywords = extractive.keywords(article.text, article.title)
     return Summary(

@@ -67,7 +67,9 @@ Reply with one JSON object and nothing else, with exactly these keys:
 in plain text without links or markup, stating only what the article says: who, what, when, where, \
 why, and the key figures;
 - "brief_summary": the gist in 2-3 sentences;
-- "keywords": 3-8 short keywords or key phrases.
+- "keywords": the people, places and organisations the article names, 3-8 of them, the most \
+important first, each written as in the article (a short key phrase of the article only when it \
+names fewer than 3).
 Write in the language of the article."""
 
 SUMMARY_SCHEMA: dict[str, Any] = {
@@ -118,7 +120,9 @@ Reply with one JSON object and nothing else, with exactly these keys:
 short), in plain text without links or markup: who, what, when, where, why, the key figures, \
 and where the outlets differ;
 - "brief_summary": the gist in 2-3 sentences, with citations;
-- "keywords": 3-8 short keywords or key phrases.
+- "keywords": the people, places and organisations the sources name, 3-8 of them, the most \
+important first, each written as in the sources (a short key phrase of the sources only when \
+they name fewer than 3).
 Write in the language of the sources."""
 
 _EARLIER = """

@@ -24,7 +24,13 @@ from digest.errors import SummarizeError
 from digest.models import Outlet, StorySummary
 from digest.summarize import extractive, prompts
 from digest.summarize.claims import SourceIndex
-from digest.summarize.llm import MAX_KEYWORDS, InvalidOutput, JSONRequest, LLMClient
+from digest.summarize.llm import (
+    MAX_KEYWORDS,
+    InvalidOutput,
+    JSONRequest,
+    LLMClient,
+    written_keywords,
+)
 from digest.summarize.output import clean_citations, one_line, strip_links
 from digest.summarize.text import length, split_sentences
 from digest.summarize.types import ArticleInput, StoryInput, StoryOutcome
@@ -117,12 +123,8 @@ def build_story_summary(
         raise UnfoundClaims(checked.describe(), checked.claims, checked.found, checked.removed)
     brief_check = index.check(one_line(_clean(reply.brief_summary, story), 600))
     brief = brief_check.text or " ".join(split_sentences(checked.text)[:2])
-    keywords: list[str] = []
-    for k in reply.keywords:
-        k = one_line(strip_links(k, ()), 60).strip(" .,;:#\"'")
-        fresh = k and k.casefold() not in {w.casefold() for w in keywords}
-        if fresh and index.check(k).removed == 0:
-            keywords.append(k)
+    sources = [*texts, *(s.title for s in story.sources), story.title]
+    keywords = [k for k in written_keywords(reply.keywords, sources) if not index.check(k).removed]
     if not keywords:
         keywords = _extractive_keywords(story, texts)
     return StorySummary(

@@ -192,6 +192,12 @@ def normalize(token: str) -> str:
     return t
 
 
+def searchable(text: str) -> str:
+    """The text casefolded with its whitespace collapsed: a phrase written in it, whatever its
+    case or line breaks, is a substring of it (`searchable(phrase) in searchable(text)`)."""
+    return " ".join(text.split()).casefold()
+
+
 def content_terms(text: str) -> list[str]:
     """Normalized tokens without stopwords, numbers or single characters."""
     out = []
