@@ -613,6 +613,8 @@ def test_an_event_fed_under_two_categories_is_one_story_through_collect_stories_
     }
     [shown] = [s for s in chip if s["shown_in"] is None]
     assert shown["outlet_count"] == 2 and shown["also_in"] == ["world"]
+    # The edition's top stories: the event once, where it is shown.
+    assert [s["top"] for s in chip if s["shown_in"]] == [False] and shown["top"]
     battery = [s for s in first if "batteries" in s["title"]]
     assert [(s["category"], s["shown_in"], s["outlet_count"]) for s in battery] == [
         ("world", None, 2)

@@ -52,18 +52,23 @@ async def todays_stories(app: App, category: str | None = None) -> list[StoryVie
 
 async def todays_stories_json(app: App, category: str | None = None) -> list[dict[str, Any]]:
     """`todays_stories` as `digest stories --json` prints them: each marked with where its
-    event is shown when more than one category collected it (`jobs.clustering.marked_json`)."""
-    from digest.jobs.clustering import day_events, marked_json, stories
+    event is shown when more than one category collected it (`jobs.clustering.marked_json`),
+    and `top`: whether it is one of its category's top stories as the edition lays them out
+    (`[stories] top` of them, minor stories and repeats left out, an event shown once)."""
+    from digest.jobs.clustering import across_categories, marked_json, placed, stories
 
     cat = app.config.check_category(category) if category else None
     store = await app.store(create=False)
     since = app.config.today_start()
+    categories = app.config.sources.categories
     found = await asyncio.to_thread(stories, store, None, since=since)
-    events = await asyncio.to_thread(
-        day_events, store, found, app.config.stories, app.config.sources.categories
+    day = await asyncio.to_thread(
+        across_categories, store, app.config.stories, categories, since=since
     )
-    marked = marked_json(found, events)
-    return [s for s in marked if cat is None or s["category"] == cat]
+    layout = placed(day, categories, top=app.config.stories.top)
+    top = {i for shown in layout.shown.values() for i in shown}
+    marked = marked_json(found, day.events)
+    return [{**s, "top": s["id"] in top} for s in marked if cat is None or s["category"] == cat]
 
 
 async def query(app: App, text: str, *, k: int = 6) -> list[Item]:
