@@ -6,11 +6,19 @@ from __future__ import annotations
 
 from dataclasses import replace
 from datetime import UTC, date, datetime, time, timedelta
+from pathlib import Path
+from typing import Any
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from digest.app import App
+from digest.config import load_config
 from digest.deliver.edition_plan import History, news_for
+from digest.jobs.collect import collect
+from digest.jobs.deepen import deepen
+from digest.jobs.publish import publish
 from digest.models import (
     Correction,
     Edition,
@@ -21,9 +29,13 @@ from digest.models import (
     Subscriber,
 )
 from digest.render.chat import render_notification
-from digest.render.email import since_last
+from digest.render.email import day_month, since_last
+from digest.render.templating import long_date
 from digest.stories.novelty import Seen, Telling, for_reader, last_seen, outlet_key
 from digest.subscribers.preferences import Preferences
+from tests.configs import write_config
+from tests.newsweb import Article, NewsWeb, Route, render_article, render_rss
+from tests.smtpserver import SmtpServer, _Handler
 
 DAY1 = date(2026, 12, 1)
 DAYS = [DAY1 + timedelta(days=n) for n in range(6)]
@@ -236,3 +248,238 @@ def test_the_updated_story_reads_since_your_last_digest_in_chat_too() -> None:
         assert "Correction: villages flooded five, not three, as reported on 1 December." in flat
         assert "glass hall" not in flat
         assert "Vetra river dam burst and flooded" not in flat  # not the whole brief again
+
+
+# -- end to end: three days of collect, deepen and publish on the local news web ----------------
+
+# The clock the service reads (`datetime.now` in the jobs and the store): these days at 9:00
+# UTC, moving on with the real one within a day.
+START = datetime(2026, 11, 2, 9, 0, tzinfo=UTC)
+STEADY, AWAY = "alice@example.org", "bob@example.org"
+
+# The dam story: two outlets on day 1, a third on day 2 with a fact, a fourth on day 3 with
+# another; the museum story: one outlet on day 1, the same outlet again on day 3 saying nothing
+# new. A wire headline, told alike by every outlet: clustering joins a report of the next day
+# to its story only when it is told alike (`digest.stories.cluster`, "Time").
+# (publisher, slug, title, lede)
+DAM_1 = [
+    (
+        "Harbor Times",
+        "dam-harbor",
+        "Vetra river dam bursts, flooding three villages",
+        "The Vetra river dam burst on Monday night, flooding three villages downstream. "
+        "Rescue teams evacuated 400 residents from their homes.",
+    ),
+    (
+        "Coast Post",
+        "dam-coast",
+        "Vetra river dam bursts and floods three villages",
+        "A dam on the Vetra river burst late on Monday and flooded three villages downstream. "
+        "About 400 residents were evacuated by rescue teams.",
+    ),
+]
+DAM_2 = (
+    "Wire Service",
+    "dam-wire",
+    "Vetra river dam bursts, flooding three villages",
+    "The Vetra river dam burst after flooding three villages downstream. "
+    "Inspectors had warned the regional government in March that the spillway was blocked.",
+)
+DAM_3 = (
+    "Metro Wire",
+    "dam-metro",
+    "Vetra river dam bursts, flooding three villages",
+    "The Vetra river dam burst flooded three villages downstream this week. "
+    "The regional water minister Lena Ostrova resigned on Wednesday over the failure.",
+)
+MUSEUM_1 = (
+    "Daily Ledger",
+    "museum",
+    "City museum reopens its glass hall after restoration",
+    "The city museum reopened its glass hall after a two-year restoration of the roof. "
+    "Visitors queued around the block on the first morning.",
+)
+MUSEUM_3 = (
+    "Daily Ledger",
+    "museum-again",
+    "City museum reopens its glass hall after restoration",
+    "The city museum reopened its glass hall after a two-year restoration of its roof. "
+    "Visitors queued around the block on the first morning.",
+)
+WIRE_FACT = "Inspectors had warned the regional government in March that the spillway was blocked."
+METRO_FACT = "The regional water minister Lena Ostrova resigned on Wednesday over the failure."
+
+
+class _Clock(datetime):
+    """`datetime` whose `now` is the test's day: START, plus the real time gone by, plus
+    `days`."""
+
+    days = 0
+    began = datetime.now(UTC)
+
+    @classmethod
+    def now(cls, tz=None):  # type: ignore[no-untyped-def, override]
+        at = START + (datetime.now(UTC) - cls.began) + timedelta(days=cls.days)
+        return at if tz is None else at.astimezone(tz)
+
+
+@pytest.fixture
+def clock(monkeypatch) -> type[_Clock]:
+    import importlib
+    import sys
+
+    for name in (
+        "digest.jobs.collect",
+        "digest.jobs.deepen",
+        "digest.jobs.publish",
+        "digest.sources.feeds",
+        "digest.store.base",
+        "digest.render.archive",
+    ):
+        importlib.import_module(name)
+    real = datetime
+    for name, module in list(sys.modules.items()):
+        if name.startswith("digest") and getattr(module, "datetime", None) is real:
+            monkeypatch.setattr(module, "datetime", _Clock)
+    monkeypatch.setattr(_Clock, "began", real.now(UTC))
+    return _Clock
+
+
+class _Refusing(_Handler):
+    """The test SMTP server's handler, refusing the recipients in `refused` (550, no such
+    user), as a mailbox that is gone."""
+
+    def __init__(self, owner: SmtpServer) -> None:
+        super().__init__(owner)
+        self.refused: set[str] = set()
+
+    async def handle_RCPT(self, server, session, envelope, address, options):  # type: ignore[no-untyped-def]
+        if address in self.refused:
+            return f"550 5.1.1 <{address}>: Recipient address rejected: User unknown"
+        return await super().handle_RCPT(server, session, envelope, address, options)
+
+
+def smtp_config(port: int) -> dict[str, Any]:
+    return {
+        "transport": "smtp",
+        "host": "127.0.0.1",
+        "port": port,
+        "security": "none",
+        "from": "digest@example.org",
+    }
+
+
+def _article(slug: str, title: str, lede: str, when: datetime) -> Article:
+    return Article(
+        slug=slug,
+        category="world",
+        title=title,
+        lede=lede,
+        paragraphs=("Officials said more details would follow later in the day.",),
+        description=lede,  # as many outlets' pages do: what collect reads as the lede
+        published=when,
+    )
+
+
+def _emails(smtp: SmtpServer) -> dict[tuple[str, str], str]:
+    """The emails received, by (recipient, subject's day), their plain text flattened."""
+    out = {}
+    for r in smtp.received:
+        message = r.message()
+        body = message.get_body(("plain",))
+        assert body is not None
+        out[(r.rcpt_tos[0], str(message["Subject"]))] = " ".join(body.get_content().split())
+    return out
+
+
+@pytest.mark.slow  # three days of collect, deepen and publish
+async def test_three_days_a_reader_who_missed_day_2_gets_day_1_to_3_once(
+    tmp_path: Path, news_web: NewsWeb, clock: type[_Clock]
+) -> None:
+    web = news_web
+    base = web.url("")
+    # Each outlet's own feed, named after it; on each day, that day's articles.
+    publishers = sorted({p for p, *_ in [*DAM_1, DAM_2, DAM_3, MUSEUM_1]})
+    feeds = {
+        p: web.add(Route(f"/feeds/{p.lower().replace(' ', '-')}.rss", b"")) for p in publishers
+    }
+
+    def publish_feed(told: list[tuple[str, str, str, str]]) -> None:
+        when = _Clock.now(UTC) - timedelta(hours=2)
+        for publisher, route in feeds.items():
+            articles = [
+                _article(slug, t, lede, when) for p, slug, t, lede in told if p == publisher
+            ]
+            for a in articles:
+                web.add(Route(a.path, render_article(a)))
+            route.body = render_rss(base, "world", articles)
+
+    smtp = SmtpServer()
+    refusing = _Refusing(smtp)
+    smtp.controller.handler = refusing
+    with smtp:
+        write_config(
+            tmp_path,
+            sources={
+                "categories": ["world"],
+                "ddg": False,
+                "feeds": [
+                    {"url": web.url(r.path), "category": "world", "name": p}
+                    for p, r in feeds.items()
+                ],
+            },
+            stories={"window_hours": 120},
+            schedule={"timezone": "UTC"},
+            archive={"base_url": "https://news.example.org/"},
+            email=smtp_config(smtp.port),
+        )
+        async with App(load_config(tmp_path / "digest.toml")) as app:
+            store = await app.store()
+            for who in (STEADY, AWAY):
+                store.add_subscriber(who, categories=None, timezone="UTC")
+
+            async def day(n: int, told: list[tuple[str, str, str, str]]) -> None:
+                clock.days = n
+                publish_feed(told)
+                await collect(app)
+                await deepen(app)
+                report = await publish(app)
+                assert report.counts.get("sent", 0) >= 1, report
+
+            await day(0, [*DAM_1, MUSEUM_1])
+            refusing.refused = {AWAY}  # bob's mailbox is gone for the day: 550
+            await day(1, [DAM_2])
+            refusing.refused = set()
+            await day(2, [DAM_3, MUSEUM_3])
+
+            days = [(START + timedelta(days=n)).date() for n in range(3)]
+            sent = {(d.recipient, d.edition_day): d.state for d in store.deliveries(None)}
+            assert sent[(AWAY, days[1])] == "failed" and sent[(STEADY, days[1])] == "sent"
+            third = store.edition(days[2])
+            assert third is not None
+            in_third = {s.title for sec in third.sections for s in sec.stories}
+            assert any("museum" in t.lower() for t in in_third)  # in the edition, unchanged
+
+    emails = _emails(smtp)
+    by_reader = {
+        who: next(
+            text
+            for (to, subject), text in emails.items()
+            if to == who and long_date(days[2]) in subject
+        )
+        for who in (STEADY, AWAY)
+    }
+    steady, away = by_reader[STEADY], by_reader[AWAY]
+    # Bob, who missed day 2, is told what is new since day 1: day 2's and day 3's news, once.
+    assert f"Since your last digest ({day_month(days[0])}): New: Metro Wire, Wire Service" in away
+    assert away.count(WIRE_FACT) == 1 and away.count(METRO_FACT) == 1
+    assert f"({day_month(days[1])})" not in away  # an edition he did not get
+    # Alice, who got day 2, only day 3's.
+    assert (
+        f"Since your last digest ({day_month(days[1])}): New: Metro Wire — {METRO_FACT}" in steady
+    )
+    assert WIRE_FACT not in steady and "Wire Service —" not in steady
+    # Neither gets the dam's summary again, nor the museum, which has nothing new.
+    for text in (steady, away):
+        assert "evacuated" not in text
+        assert "museum" not in text.lower()
