@@ -127,11 +127,16 @@ def news_for(edition: Edition, subscriber: Subscriber, history: History) -> Edit
         (d for d in history.received.get(subscriber.email, ()) if d < edition.day),
         reverse=True,
     )
-    received = [
-        (d, e.generated_at, _stories(_tailored(e, subscriber)))
-        for d in days
-        if (e := history.editions.get(d)) is not None
-    ]
+    # Their copies of the earlier editions, newest first, as far back as today's stories go.
+    wanted = {s.id for s in _stories(edition)}
+    received: list[tuple[date, datetime, list[EditionStory]]] = []
+    for day in days:
+        earlier = history.editions.get(day)
+        if not wanted or earlier is None:
+            continue
+        stories = _stories(_tailored(earlier, subscriber))
+        received.append((day, earlier.generated_at, stories))
+        wanted -= {s.id for s in stories}
     sections = []
     for section in edition.sections:
         stories = []
