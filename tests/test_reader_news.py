@@ -483,3 +483,12 @@ async def test_three_days_a_reader_who_missed_day_2_gets_day_1_to_3_once(
     for text in (steady, away):
         assert "evacuated" not in text
         assert "museum" not in text.lower()
+
+
+def test_an_updated_storys_corrections_are_told_once_in_what_is_new() -> None:
+    history, today = three_days()
+    away = stories(news_for(today, reader("away@example.org"), history))[7]
+    assert away.corrections == ()  # no second corrections block under the story
+    assert away.whats_new is not None and away.whats_new.corrections == (CORRECTION,)
+    new = stories(news_for(today, reader("new@example.org"), history))[7]
+    assert new.corrections == (CORRECTION,)  # the whole story, as the edition carries it

@@ -154,7 +154,8 @@ def for_reader(
     - else updated: `whats_new` says, since `seen.day`, which outlets joined, the new facts
       (checked facts the timeline recorded after that edition was built, then what the new
       outlets' ledes add, as `whats_new`) and the corrections of what they were sent (of this
-      story and of its appearances in the editions they `missed`, less those `seen` carried).
+      story and of its appearances in the editions they `missed`, less those `seen` carried),
+      which move from the story's `corrections` into its `whats_new`.
     """
     if seen is None:
         return story if story.whats_new is None else replace(story, whats_new=None)
@@ -202,7 +203,8 @@ def for_reader(
         for_reader=True,
         corrections=tuple(corrections),
     )
-    return replace(story, whats_new=reader_news)
+    # The corrections are told once, with the rest of what is new to them.
+    return replace(story, whats_new=reader_news, corrections=())
 
 
 def _unique_facts(facts: Sequence[NewFact]) -> tuple[NewFact, ...]:
