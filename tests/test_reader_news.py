@@ -29,7 +29,7 @@ from digest.models import (
     Subscriber,
 )
 from digest.render.chat import render_notification
-from digest.render.email import day_month, since_last
+from digest.render.email import day_month, render_email, since_last
 from digest.render.templating import long_date
 from digest.stories.novelty import Seen, Telling, for_reader, last_seen, outlet_key
 from digest.subscribers.preferences import Preferences
@@ -492,3 +492,34 @@ def test_an_updated_storys_corrections_are_told_once_in_what_is_new() -> None:
     assert away.whats_new is not None and away.whats_new.corrections == (CORRECTION,)
     new = stories(news_for(today, reader("new@example.org"), history))[7]
     assert new.corrections == (CORRECTION,)  # the whole story, as the edition carries it
+
+
+def test_the_email_shows_the_update_in_both_parts_with_a_link_to_the_whole_story() -> None:
+    history, today = three_days()
+    hostile = replace(
+        today.sections[0].stories[0],
+        outlets=(
+            *today.sections[0].stories[0].outlets,
+            Outlet("Evil <script>x()</script>", "https://evil.example/dam"),
+        ),
+    )
+    today = replace(today, sections=(replace(today.sections[0], stories=(hostile,)),))
+    copy = news_for(today, reader("away@example.org"), history)
+    html, text = render_email(
+        copy,
+        categories=None,
+        tz=UTC,
+        title="Digest",
+        archive="https://news.example.org/2026/12/03/index.html",
+        unsubscribe="https://news.example.org/unsubscribe?token=t",
+        recipient="away@example.org",
+        budget=100_000,
+    )
+    flat = " ".join(text.split())
+    since = "Since your last digest (1 December): New: Wire Service, Metro Wire, Evil x() —"
+    assert f"{since} {LEDES['Wire Service']} — {LEDES['Metro Wire']}" in flat
+    assert "Correction: villages flooded five, not three, as reported on 1 December." in flat
+    assert "The whole story: https://news.example.org/2026/12/03/stories/7.html" in flat
+    assert "Since your last digest (1 December):</strong> New: Wire Service, Metro Wire," in html
+    assert 'href="https://news.example.org/2026/12/03/stories/7.html"' in html
+    assert "<script>" not in html and "flooded three villages." not in flat  # not the summary

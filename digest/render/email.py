@@ -41,9 +41,12 @@ from digest.stories.language import language_name
 __all__ = [
     "HEADLINES_PER_CATEGORY",
     "LEAD_STORIES",
+    "SinceLast",
     "archive_page",
+    "day_month",
     "headline_line",
     "render_email",
+    "since_last",
     "story_mark",
     "text_line",
 ]
