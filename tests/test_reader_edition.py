@@ -16,7 +16,7 @@ import pytest
 
 from digest.app import App
 from digest.config import load_config
-from digest.jobs.publish import NOTHING_MATCHED, send_edition
+from digest.jobs.publish import NOTHING_MATCHED, NOTHING_NEW, send_edition
 from digest.models import EditionStory, Outlet
 from digest.schedule import subscriber_edition
 from digest.subscribers.preferences import Preferences
@@ -303,3 +303,19 @@ async def test_the_next_copy_repeats_only_what_is_new_since_the_readers_last_one
     assert first.title in daily and "according to reports" not in daily  # not its summary
     assert all(s.title not in daily for s in others)  # nothing new: not repeated
     assert all(s.title in newcomer for s in world.stories) and "Since your last" not in newcomer
+
+
+async def test_a_copy_with_nothing_new_to_its_reader_is_skipped_saying_so(app: App) -> None:
+    store = await app.store()
+    yesterday, today = DAY + timedelta(days=1), DAY + timedelta(days=2)
+    same = make_edition(yesterday, headlines=0, first_id=500)
+    store.save_edition(same)
+    await subscribe(app, "daily@example.org", categories=("world",))
+    await send_edition(app, same, now=NOON + timedelta(days=1))
+    store.save_edition(replace(same, day=today, generated_at=same.generated_at + timedelta(days=1)))
+
+    report = await send_edition(app, store.edition(today), now=NOON + timedelta(days=2))
+
+    assert report.sent == () and len(report.skipped) == 1
+    [row] = store.load_deliveries(today)
+    assert (row.state, row.last_reply) == ("skipped", NOTHING_NEW)

@@ -52,6 +52,9 @@ class EditionPlan:
 
     copies: tuple[Copy, ...] = ()
     skipped: tuple[Key, ...] = ()
+    # The rows of readers to whom nothing of the edition is new: every story of their copy
+    # was in the last edition they received, unchanged (`news_for`), and it has no headline.
+    unchanged: tuple[Key, ...] = ()
 
     @property
     def languages(self) -> bool:
@@ -217,6 +220,7 @@ def plan_edition(
     days = (edition.day, *newer)
     copies: list[Copy] = []
     skipped: list[Key] = []
+    unchanged: list[Key] = []
     for sub in subscribers:
         waits = due_only and sub.email not in seen.retrying  # retries go out in any case
         if waits and due_edition(sub, days, publish_at, now) != edition.day:
@@ -228,5 +232,8 @@ def plan_edition(
         if copy is None:
             skipped += (s.key for s in sends)
             continue
+        if history is not None and is_empty(copy) and not is_empty(own_copy(edition, sub) or copy):
+            unchanged += (s.key for s in sends)
+            continue
         copies.append(Copy(sub, copy, sub.preferences.language, sends))
-    return EditionPlan(tuple(copies), tuple(skipped))
+    return EditionPlan(tuple(copies), tuple(skipped), tuple(unchanged))

@@ -263,6 +263,8 @@ def _unsubscribe_url(template: str, token: str) -> str:
 
 # What a skipped row of the ledger says: a reader's rules kept nothing of the edition.
 NOTHING_MATCHED = "not sent: no story matched your rules"
+# ... and when nothing of it is new to them since the last digest they received.
+NOTHING_NEW = "not sent: nothing new since your last digest"
 
 
 async def send_edition(
@@ -356,6 +358,8 @@ def _messages(app: App, day: date, plan: EditionPlan, copies: Sequence[Edition])
     messages = LazyMessages()
     for key in plan.skipped:
         messages.add(key, partial(Skip, NOTHING_MATCHED), None)
+    for key in plan.unchanged:
+        messages.add(key, partial(Skip, NOTHING_NEW), None)
     for reader, copy in zip(plan.copies, copies, strict=True):
         sub = reader.subscriber
         preferences = _unsubscribe_url(config.email.preferences_url, sub.token)
