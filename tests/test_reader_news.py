@@ -33,6 +33,7 @@ from digest.render.email import day_month, render_email, since_last
 from digest.render.templating import long_date
 from digest.stories.novelty import Seen, Telling, for_reader, last_seen, outlet_key
 from digest.subscribers.preferences import Preferences
+from digest.summarize.translate import translate_editions
 from tests.configs import write_config
 from tests.newsweb import Article, NewsWeb, Route, render_article, render_rss
 from tests.smtpserver import SmtpServer, _Handler
@@ -523,3 +524,20 @@ def test_the_email_shows_the_update_in_both_parts_with_a_link_to_the_whole_story
     assert "Since your last digest (1 December):</strong> New: Wire Service, Metro Wire," in html
     assert 'href="https://news.example.org/2026/12/03/stories/7.html"' in html
     assert "<script>" not in html and "flooded three villages." not in flat  # not the summary
+
+
+class _Marking:
+    """A translator that marks what it translated."""
+
+    async def translate(self, story: EditionStory, language: str) -> EditionStory:
+        return replace(story, title=f"[{language}] {story.title}", translated_from="en")
+
+
+async def test_readers_of_one_language_share_its_translation_not_each_others_news() -> None:
+    history, today = three_days()
+    away = news_for(today, reader("away@example.org"), history)
+    steady = news_for(today, reader("steady@example.org"), history)
+    copies = await translate_editions([(away, "de"), (steady, "de")], _Marking())  # type: ignore[arg-type]
+    told = [stories(c)[7] for c in copies]
+    assert [s.title.startswith("[de] ") for s in told] == [True, True]
+    assert [s.whats_new.since if s.whats_new else None for s in told] == [DAY1, DAY2]
