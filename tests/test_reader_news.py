@@ -324,25 +324,28 @@ class _Clock(datetime):
         return at if tz is None else at.astimezone(tz)
 
 
-@pytest.fixture
-def clock(monkeypatch) -> type[_Clock]:
-    import importlib
-    import sys
+# The modules whose `datetime.now` is the service's clock in collect, deepen and publish. Only
+# these: a module whose annotations name `datetime` (the models) must keep the real one, or the
+# edition codec would learn `_Clock` as the type of a date.
+CLOCKED = (
+    "digest.jobs.collect",
+    "digest.jobs.deepen",
+    "digest.jobs.publish",
+    "digest.sources.feeds",
+    "digest.store.base",
+    "digest.render.archive",
+)
 
-    for name in (
-        "digest.jobs.collect",
-        "digest.jobs.deepen",
-        "digest.jobs.publish",
-        "digest.sources.feeds",
-        "digest.store.base",
-        "digest.render.archive",
-    ):
-        importlib.import_module(name)
-    real = datetime
-    for name, module in list(sys.modules.items()):
-        if name.startswith("digest") and getattr(module, "datetime", None) is real:
-            monkeypatch.setattr(module, "datetime", _Clock)
-    monkeypatch.setattr(_Clock, "began", real.now(UTC))
+
+@pytest.fixture
+def clock(monkeypatch: pytest.MonkeyPatch) -> type[_Clock]:
+    import importlib
+
+    for name in CLOCKED:
+        module = importlib.import_module(name)
+        assert module.datetime is datetime, name
+        monkeypatch.setattr(module, "datetime", _Clock)
+    monkeypatch.setattr(_Clock, "began", datetime.now(UTC))
     return _Clock
 
 
