@@ -228,6 +228,11 @@ class WhatsNew:
     since: date  # the day of the story's latest earlier edition
     outlets: tuple[Outlet, ...]  # the outlets that were not in that edition, in story order
     facts: tuple[NewFact, ...] = ()  # what their ledes add, at most a few
+    # Only in one reader's copy (`digest.stories.novelty.for_reader`): told against the last
+    # edition THAT reader received (`since`), so their copy shows it instead of the summary,
+    # with the corrections of what they were sent.
+    for_reader: bool = False
+    corrections: tuple[Correction, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

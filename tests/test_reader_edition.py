@@ -16,8 +16,8 @@ import pytest
 
 from digest.app import App
 from digest.config import load_config
-from digest.jobs.publish import NOTHING_MATCHED, send_edition
-from digest.models import EditionStory
+from digest.jobs.publish import NOTHING_MATCHED, NOTHING_NEW, send_edition
+from digest.models import EditionStory, Outlet
 from digest.schedule import subscriber_edition
 from digest.subscribers.preferences import Preferences
 from digest.summarize.translate import Untranslated, story_language, translate_edition
@@ -267,3 +267,55 @@ async def test_a_channel_added_after_the_edition_went_out_starts_with_the_next_o
     tomorrow = store.edition(DAY + timedelta(days=1))
     report = await send_edition(app, tomorrow, now=NOON + timedelta(days=1))
     assert len(report.sent) == 2 and len(receivers.of("added-later")) == 1
+
+
+async def test_the_next_copy_repeats_only_what_is_new_since_the_readers_last_one(
+    app: App, receivers: Receivers
+) -> None:
+    """A reader who got yesterday's edition is told today's news of its stories (an outlet
+    joined one) and not the others again; one who subscribed since gets every story whole."""
+    await subscribe(app, "daily@example.org", categories=("world",))
+    await send_edition(app, await edition(app), now=NOON)
+    await subscribe(app, "newcomer@example.org", categories=("world",))
+
+    store = await app.store()
+    today = DAY + timedelta(days=1)
+    yesterday = await edition(app)
+    # Today: yesterday's world stories again (the same ids); Metro Wire joined the first.
+    world = yesterday.sections[1]
+    first, *others = world.stories
+    joined = replace(
+        first, outlets=(*first.outlets, Outlet("Metro Wire", "https://metro.example/a"))
+    )
+    store.save_edition(
+        replace(
+            yesterday,
+            day=today,
+            generated_at=yesterday.generated_at + timedelta(days=1),
+            sections=(replace(world, stories=(joined, *others)),),
+        )
+    )
+    report = await send_edition(app, store.edition(today), now=NOON + timedelta(days=1))
+    assert len(report.sent) == 2
+
+    daily, newcomer = outbox(app)["daily@example.org"], outbox(app)["newcomer@example.org"]
+    assert "Since your last digest (29 November): New: Metro Wire" in " ".join(daily.split())
+    assert first.title in daily and "according to reports" not in daily  # not its summary
+    assert all(s.title not in daily for s in others)  # nothing new: not repeated
+    assert all(s.title in newcomer for s in world.stories) and "Since your last" not in newcomer
+
+
+async def test_a_copy_with_nothing_new_to_its_reader_is_skipped_saying_so(app: App) -> None:
+    store = await app.store()
+    yesterday, today = DAY + timedelta(days=1), DAY + timedelta(days=2)
+    same = make_edition(yesterday, headlines=0, first_id=500)
+    store.save_edition(same)
+    await subscribe(app, "daily@example.org", categories=("world",))
+    await send_edition(app, same, now=NOON + timedelta(days=1))
+    store.save_edition(replace(same, day=today, generated_at=same.generated_at + timedelta(days=1)))
+
+    report = await send_edition(app, store.edition(today), now=NOON + timedelta(days=2))
+
+    assert report.sent == () and len(report.skipped) == 1
+    [row] = store.load_deliveries(today)
+    assert (row.state, row.last_reply) == ("skipped", NOTHING_NEW)

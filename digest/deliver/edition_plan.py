@@ -9,13 +9,14 @@ here and nowhere else on the way to the ledger.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from datetime import date, datetime, time
 
 from digest.deliver.ledger import EMAIL, Delivery
-from digest.models import Channel, Edition, Subscriber
+from digest.models import Channel, Edition, EditionStory, Subscriber
 from digest.schedule import parse_clock, subscriber_edition
+from digest.stories.novelty import Telling, for_reader, last_seen
 from digest.stories.rules import Rules, is_empty, tailor
 
 Key = tuple[str, str]  # a ledger row's (recipient, channel) within one edition
@@ -51,6 +52,9 @@ class EditionPlan:
 
     copies: tuple[Copy, ...] = ()
     skipped: tuple[Key, ...] = ()
+    # The rows of readers to whom nothing of the edition is new: every story of their copy
+    # was in the last edition they received, unchanged (`news_for`), and it has no headline.
+    unchanged: tuple[Key, ...] = ()
 
     @property
     def languages(self) -> bool:
@@ -106,10 +110,86 @@ def due_edition(
     return subscriber_edition(days, send_at, prefs.timezone, now)
 
 
-def own_copy(edition: Edition, subscriber: Subscriber) -> Edition | None:
+@dataclass(frozen=True, slots=True)
+class History:
+    """What readers were sent before an edition, as their copies' "what is new" reads it: the
+    stored editions of the last days, the days each reader received (sent on any of their
+    channels), and the articles of the edition's stories now (`novelty.Telling`, by story)."""
+
+    editions: Mapping[date, Edition] = field(default_factory=dict)
+    received: Mapping[str, frozenset[date]] = field(default_factory=dict)
+    tellings: Mapping[int, Sequence[Telling]] = field(default_factory=dict)
+
+
+def news_for(edition: Edition, subscriber: Subscriber, history: History) -> Edition:
+    """The edition as news to this subscriber (`novelty.for_reader`): a story they were never
+    sent in full, an updated one as what is new since the last edition they received that
+    carried it, an unchanged one left out. What they were sent is read as their copy of each
+    earlier edition under their preferences of today."""
+    days = sorted(
+        (d for d in history.received.get(subscriber.email, ()) if d < edition.day),
+        reverse=True,
+    )
+    # Their copies of the earlier editions, newest first, as far back as today's stories go.
+    wanted = {s.id for s in _stories(edition)}
+    received: list[tuple[date, datetime, list[EditionStory]]] = []
+    for day in days:
+        earlier = history.editions.get(day)
+        if not wanted or earlier is None:
+            continue
+        stories = _stories(_tailored(earlier, subscriber))
+        received.append((day, earlier.generated_at, stories))
+        wanted -= {s.id for s in stories}
+    sections = []
+    for section in edition.sections:
+        stories = []
+        for story in section.stories:
+            seen = last_seen(story.id, received)
+            missed = (
+                [
+                    s
+                    for d, e in history.editions.items()
+                    if seen.day < d < edition.day and d not in days
+                    for s in _stories(e)
+                    if s.id == story.id
+                ]
+                if seen is not None
+                else []
+            )
+            shown = for_reader(
+                story, seen, tellings=history.tellings.get(story.id, ()), missed=missed
+            )
+            if shown is not None:
+                stories.append(shown)
+        if stories or section.headlines:
+            sections.append(replace(section, stories=tuple(stories)))
+    return replace(edition, sections=tuple(sections))
+
+
+def _tailored(edition: Edition, subscriber: Subscriber) -> Edition:
+    prefs = subscriber.preferences
+    return tailor(
+        edition,
+        categories=prefs.categories,
+        rules=Rules(prefs.include, prefs.exclude),
+        max_stories=prefs.max_stories,
+    )
+
+
+def _stories(edition: Edition) -> list[EditionStory]:
+    return [s for section in edition.sections for s in section.stories]
+
+
+def own_copy(
+    edition: Edition, subscriber: Subscriber, history: History | None = None
+) -> Edition | None:
     """The subscriber's copy: their categories, the stories their rules keep, at most their
-    number a category. None when their rules left nothing of an edition that had something in
-    their categories: that copy is skipped, not sent."""
+    number a category; with their `history`, each story as news to them (`news_for`: an
+    unchanged one left out before the number is counted, so another takes its place). None
+    when their rules left nothing of an edition that had something in their categories: that
+    copy is skipped, not sent."""
+    if history is not None:
+        edition = news_for(edition, subscriber, history)
     prefs = subscriber.preferences
     rules = Rules(prefs.include, prefs.exclude)
     copy = tailor(edition, categories=prefs.categories, rules=rules, max_stories=prefs.max_stories)
@@ -127,17 +207,20 @@ def plan_edition(
     publish_at: time,
     due_only: bool = False,
     newer: Sequence[date] = (),
+    history: History | None = None,
 ) -> EditionPlan:
     """Who gets `edition` at `now`, on which channels, in which copy.
 
     Every subscriber with a message still owed (`EditionRows.still_open`); with `due_only`,
     only those it is due for (`due_edition`, of this edition and the `newer` ones: a newer one
     due replaces it), and those with rows to retry in any case. `rows` are the edition's
-    ledger rows; `publish_at` is the send time of a subscriber who chose none."""
+    ledger rows; `publish_at` is the send time of a subscriber who chose none; with `history`,
+    each copy tells its stories as news to its reader (`news_for`)."""
     seen = EditionRows.of(rows)
     days = (edition.day, *newer)
     copies: list[Copy] = []
     skipped: list[Key] = []
+    unchanged: list[Key] = []
     for sub in subscribers:
         waits = due_only and sub.email not in seen.retrying  # retries go out in any case
         if waits and due_edition(sub, days, publish_at, now) != edition.day:
@@ -145,9 +228,12 @@ def plan_edition(
         sends = seen.still_open(wanted(sub))
         if not sends:
             continue
-        copy = own_copy(edition, sub)
+        copy = own_copy(edition, sub, history)
         if copy is None:
             skipped += (s.key for s in sends)
             continue
+        if history is not None and is_empty(copy) and not is_empty(own_copy(edition, sub) or copy):
+            unchanged += (s.key for s in sends)
+            continue
         copies.append(Copy(sub, copy, sub.preferences.language, sends))
-    return EditionPlan(tuple(copies), tuple(skipped))
+    return EditionPlan(tuple(copies), tuple(skipped), tuple(unchanged))

@@ -43,6 +43,7 @@ from digest.stories.novelty import Telling, outlet_key, whats_new
 if TYPE_CHECKING:
     from digest.app import App
     from digest.deliver.edition_plan import EditionPlan
+    from digest.deliver.edition_plan import History as EditionPlanHistory
     from digest.deliver.ledger import Delivery
     from digest.deliver.sender import DeliveryReport, LazyMessages
     from digest.summarize.translate import Translator
@@ -115,13 +116,46 @@ def edition_story(story: StoryView, earlier: Appearance | None = None) -> Editio
     )
     if earlier is None:
         return shown
-    # Every article under its outlet's key as the edition shows the outlet.
-    keys = {name: outlet_key(o) for name, o in outlets.items()}
-    tellings = [Telling(keys[a.outlet], a.lede, a.first_seen) for a in story.articles]
     news = whats_new(
-        shown, earlier.story, since=earlier.day, as_of=earlier.built_at, tellings=tellings
+        shown, earlier.story, since=earlier.day, as_of=earlier.built_at, tellings=tellings_of(story)
     )
     return replace(shown, whats_new=news)
+
+
+def tellings_of(story: StoryView) -> list[Telling]:
+    """The story's articles as `novelty` compares them: each under its outlet's key as the
+    edition shows the outlet (its first article's source and link)."""
+    keys: dict[str, str] = {}
+    for a in story.articles:
+        if a.outlet not in keys:
+            keys[a.outlet] = outlet_key(Outlet(name=a.source or a.outlet, url=a.url))
+    return [Telling(keys[a.outlet], a.lede, a.first_seen) for a in story.articles]
+
+
+async def reader_history(
+    store: Store, edition: Edition, recipients: Collection[str] | None = None
+) -> EditionPlanHistory:
+    """What the per-reader "what is new" needs (`edition_plan.History`): the editions of the
+    `LOOKBACK` days before this one, which of them each reader received, and the articles of
+    this edition's stories. An earlier edition that cannot be read is left out."""
+    from digest.deliver.edition_plan import History
+
+    days = [d for d in await asyncio.to_thread(store.edition_days) if d < edition.day][:LOOKBACK]
+    received = await asyncio.to_thread(store.received, days, recipients)
+    if not received:
+        return History()
+    editions: dict[date, Edition] = {}
+    for day in days:
+        try:
+            earlier = await asyncio.to_thread(store.edition, day)
+        except StoreError as err:
+            log.warning("%s; readers' copies are compared with the other editions", err)
+            continue
+        if earlier is not None:
+            editions[day] = earlier
+    ids = [s.id for section in edition.sections for s in section.stories]
+    views = await asyncio.to_thread(store.stories_by_id, ids)
+    return History(editions, received, {v.id: tuple(tellings_of(v)) for v in views})
 
 
 def reader_note(note: str) -> str:
@@ -254,6 +288,8 @@ def _unsubscribe_url(template: str, token: str) -> str:
 
 # What a skipped row of the ledger says: a reader's rules kept nothing of the edition.
 NOTHING_MATCHED = "not sent: no story matched your rules"
+# ... and when nothing of it is new to them since the last digest they received.
+NOTHING_NEW = "not sent: nothing new since your last digest"
 
 
 async def send_edition(
@@ -300,6 +336,7 @@ async def send_edition(
     store = await app.store()
     subscribers = await asyncio.to_thread(store.subscribers, recipients)
     rows = await asyncio.to_thread(store.load_deliveries, edition.day, recipients)
+    history = await reader_history(store, edition, recipients)
     plan = plan_edition(
         edition,
         subscribers,
@@ -308,6 +345,7 @@ async def send_edition(
         publish_at=parse_clock(config.schedule.publish_at),
         due_only=due_only,
         newer=newer,
+        history=history,
     )
     # Every reader's copy in their language: each story translated once per language.
     if translator is None:  # the LLM's client is loaded only for a reader with a language
@@ -345,6 +383,8 @@ def _messages(app: App, day: date, plan: EditionPlan, copies: Sequence[Edition])
     messages = LazyMessages()
     for key in plan.skipped:
         messages.add(key, partial(Skip, NOTHING_MATCHED), None)
+    for key in plan.unchanged:
+        messages.add(key, partial(Skip, NOTHING_NEW), None)
     for reader, copy in zip(plan.copies, copies, strict=True):
         sub = reader.subscriber
         preferences = _unsubscribe_url(config.email.preferences_url, sub.token)

@@ -23,7 +23,7 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from digest.models import Edition, EditionHeadline, EditionStory
-from digest.render.email import archive_page, headline_line, story_mark, text_line
+from digest.render.email import archive_page, headline_line, since_last, story_mark, text_line
 from digest.render.sanitize import safe_url
 from digest.render.templating import environment, long_date, md_url
 
@@ -78,6 +78,9 @@ class _Story:
     mark: str
     outlets: tuple[_Link, ...]
     more_outlets: int
+    # An updated story in a reader's copy: what is new since their last digest, not its brief.
+    since_line: str = ""
+    since_corrections: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -215,13 +218,16 @@ def _story(story: EditionStory, page: str | None = None) -> _Story:
         url = safe_url(outlet.url)
         if url:
             links.append(_Link(_line(outlet.name, NAME_CHARS) or "source", url))
+    since = since_last(story.whats_new, facts=1)
     return _Story(
         title=_headline_line(story.title, (o.name for o in story.outlets)) or "(untitled)",
         url=page or (links[0].url if links else None),
-        brief=_line(story.brief_summary or story.summary, BRIEF_CHARS),
+        brief="" if since else _line(story.brief_summary or story.summary, BRIEF_CHARS),
         mark=story_mark(story),
         outlets=tuple(links[:OUTLETS_SHOWN]),
         more_outlets=len(story.outlets) - len(links[:OUTLETS_SHOWN]),
+        since_line=quiet_mentions(since.line) if since else "",
+        since_corrections=tuple(map(quiet_mentions, since.corrections)) if since else (),
     )
 
 

@@ -41,9 +41,12 @@ from digest.stories.language import language_name
 __all__ = [
     "HEADLINES_PER_CATEGORY",
     "LEAD_STORIES",
+    "SinceLast",
     "archive_page",
+    "day_month",
     "headline_line",
     "render_email",
+    "since_last",
     "story_mark",
     "text_line",
 ]
@@ -63,6 +66,7 @@ NAME_CHARS = 60
 OUTLETS_SHOWN = 5  # links per story; the rest are counted ("and 3 more")
 NEW_OUTLETS_SHOWN = 3  # names on a story's "New:" line
 FACT_CHARS = 200
+SINCE_FACTS = 3  # new facts on a reader's "Since your last digest" line
 SUBJECT_CHARS = 150
 LEAD_LINE_CHARS = 160  # a lead story's one line: its brief's first sentence, cut to this
 # Something that looks like an HTML tag. Titles and ledes sometimes carry markup from their
@@ -137,6 +141,9 @@ class _StoryView:
     mark: str = ""
     lang: str = ""
     page: str | None = None  # its page in the archive
+    # In a reader's copy, an updated story told against the last digest they received, shown
+    # instead of its brief.
+    since: SinceLast | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -283,6 +290,23 @@ def _story(story: EditionStory, page: str | None = None) -> _StoryView:
     links = [_Link(text_line(o.name, NAME_CHARS) or _host(o.url), safe_url(o.url)) for o in outlets]
     followable = [link for link in links if link.url]
     first = followable[0].url if followable else None
+    since = since_last(story.whats_new)
+    if since is not None:  # what is new to this reader, not the whole summary again
+        return _StoryView(
+            title=headline_line(story.title, (o.name for o in outlets), TITLE_CHARS)
+            or "(untitled)",
+            url=page or first,
+            brief="",
+            outlet_count=len(story.outlets),
+            outlets=tuple(followable[:OUTLETS_SHOWN]),
+            more_outlets=len(outlets) - len(followable[:OUTLETS_SHOWN]),
+            updated=story.updated,
+            mark=story_mark(story),
+            lang=story.language if language_name(story.language) else "",
+            page=page,
+            since=since,
+        )
+    new = _new_line(story.whats_new)
     return _StoryView(
         title=headline_line(story.title, (o.name for o in outlets), TITLE_CHARS) or "(untitled)",
         url=page or first,
@@ -292,7 +316,9 @@ def _story(story: EditionStory, page: str | None = None) -> _StoryView:
         # Counted like "Covered by": an outlet whose link is not followable is one more too.
         more_outlets=len(outlets) - len(followable[:OUTLETS_SHOWN]),
         updated=story.updated,
-        **_new_line(story.whats_new),
+        new_outlets=new.get("new_outlets", ""),
+        new_fact=new.get("new_fact", ""),
+        new_lang=new.get("new_lang", ""),
         mark=story_mark(story),
         lang=story.language if language_name(story.language) else "",
         page=page,
@@ -302,6 +328,9 @@ def _story(story: EditionStory, page: str | None = None) -> _StoryView:
 def _lead(story: EditionStory, page: str | None) -> _LeadView:
     first = next((u for o in story.outlets if (u := safe_url(o.url))), None)
     brief = text_line(story.brief_summary or story.summary, 4 * LEAD_LINE_CHARS)
+    news = story.whats_new
+    if news is not None and news.for_reader:  # to this reader, the story's news
+        brief = text_line(news.facts[0].text if news.facts else "", 4 * LEAD_LINE_CHARS)
     return _LeadView(
         title=headline_line(story.title, (o.name for o in story.outlets), TITLE_CHARS)
         or "(untitled)",
@@ -347,6 +376,64 @@ def _mention(mention: EditionMention, day: date, archive: str | None) -> _Mentio
         outlet_count=mention.outlet_count,
         url=archive_page(archive, day, mention.story_id),
     )
+
+
+@dataclass(frozen=True, slots=True)
+class SinceLast:
+    """What a reader's copy says of a story updated since the last digest they received
+    (`WhatsNew.for_reader`), instead of its summary: "Since your last digest (3 December): New:
+    Reuters, AP — <fact> — <fact>", then a line per correction of what they were sent."""
+
+    day: str  # "3 December"
+    outlets: str = ""  # who joined: "Reuters, AP"
+    facts: tuple[_Fact, ...] = ()
+    corrections: tuple[str, ...] = ()
+
+    @property
+    def line(self) -> str:
+        parts = [f"New: {self.outlets}"] if self.outlets else []
+        parts += (f.text for f in self.facts)
+        return " ".join([f"Since your last digest ({self.day}):", " — ".join(parts)]).strip()
+
+
+@dataclass(frozen=True, slots=True)
+class _Fact:
+    text: str
+    lang: str = ""
+
+
+def since_last(news: WhatsNew | None, facts: int = SINCE_FACTS) -> SinceLast | None:
+    """`SinceLast` of a story in a reader's copy updated since their last digest; None for any
+    other story."""
+    if news is None or not news.for_reader:
+        return None
+    names = [text_line(o.name, NAME_CHARS) or _host(o.url) for o in news.outlets]
+    shown = ", ".join(names[:NEW_OUTLETS_SHOWN])
+    if len(names) > NEW_OUTLETS_SHOWN:
+        shown += f" and {len(names) - NEW_OUTLETS_SHOWN} more"
+    return SinceLast(
+        day=day_month(news.since),
+        outlets=shown,
+        facts=tuple(
+            _Fact(t, f.language if language_name(f.language) else "")
+            for f in news.facts[:facts]
+            if (t := text_line(f.text, FACT_CHARS))
+        ),
+        corrections=tuple(
+            text_line(
+                f"Correction: {c.subject + ' ' if c.subject else ''}{c.now}, not {c.said}, "
+                f"as reported on {day_month(c.said_on)}.",
+                FACT_CHARS,
+            )
+            for c in news.corrections
+        ),
+    )
+
+
+def day_month(day: date) -> str:
+    """ "3 December": a day a reader was sent something, within the last weeks."""
+    _, number, month, _ = long_date(day).split()
+    return f"{number} {month}"
 
 
 def _headline(headline: EditionHeadline) -> _HeadlineView:

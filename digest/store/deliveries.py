@@ -63,6 +63,36 @@ class LedgerMixin(StoreBase):
                 found += [_delivery(row) for row in conn.execute(part).mappings()]
         return sorted(found, key=lambda d: (d.recipient, d.channel))
 
+    def received(
+        self, days: Collection[date], recipients: Collection[str] | None = None
+    ) -> dict[str, frozenset[date]]:
+        """Of the editions of `days`, those each recipient was sent (a `sent` row on any of
+        their channels); with `recipients`, only theirs."""
+        if not days:
+            return {}
+        query = (
+            select(deliveries.c.recipient, deliveries.c.edition_day)
+            .where(deliveries.c.state == "sent")
+            .where(deliveries.c.edition_day.in_(sorted(set(days))))
+            .distinct()
+        )
+        found: dict[str, set[date]] = {}
+        with self._read() as conn:
+            if recipients is None:
+                rows = list(conn.execute(query))
+            else:
+                wanted = sorted(set(recipients))
+                rows = [
+                    row
+                    for i in range(0, len(wanted), CHUNK)
+                    for row in conn.execute(
+                        query.where(deliveries.c.recipient.in_(wanted[i : i + CHUNK]))
+                    )
+                ]
+        for recipient, day in rows:
+            found.setdefault(recipient, set()).add(day)
+        return {r: frozenset(d) for r, d in found.items()}
+
     def claim_delivery(
         self, expected: Delivery, new: Delivery, *, after: Delivery | None = None
     ) -> bool:

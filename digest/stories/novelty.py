@@ -34,10 +34,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
-from datetime import date, datetime
+from dataclasses import dataclass, replace
+from datetime import UTC, date, datetime
 
-from digest.models import EditionStory, NewFact, Outlet, WhatsNew
+from digest.models import Correction, EditionStory, NewFact, Outlet, WhatsNew
 from digest.stories.rank import outlet as outlet_of
 from digest.stories.tokens import fold, stem, words
 
@@ -46,8 +46,11 @@ __all__ = [
     "MIN_WORDS",
     "NOVEL_SHARE",
     "Joined",
+    "Seen",
     "Telling",
     "content_terms",
+    "for_reader",
+    "last_seen",
     "new_facts",
     "outlet_key",
     "sentences",
@@ -111,6 +114,112 @@ class Joined:
     ledes: tuple[str, ...]
 
 
+@dataclass(frozen=True, slots=True)
+class Seen:
+    """A story as an edition a reader received showed it: that edition's day and build time."""
+
+    day: date
+    built_at: datetime
+    story: EditionStory
+
+
+def last_seen(
+    story_id: int, received: Iterable[tuple[date, datetime, Sequence[EditionStory]]]
+) -> Seen | None:
+    """The story's appearance in the latest of the editions a reader received (each: its day,
+    build time and the stories of their copy of it) that carried it; None when none did."""
+    found: Seen | None = None
+    for day, built_at, stories in received:
+        if found is not None and day <= found.day:
+            continue
+        story = next((s for s in stories if s.id == story_id), None)
+        if story is not None:
+            found = Seen(day, built_at, story)
+    return found
+
+
+def for_reader(
+    story: EditionStory,
+    seen: Seen | None,
+    *,
+    tellings: Sequence[Telling],
+    missed: Sequence[EditionStory] = (),
+) -> EditionStory | None:
+    """The story as one reader's copy shows it, told against `seen`, its appearance in the last
+    edition that reader received (`last_seen`):
+
+    - never shown to them (`seen` None): the whole story, without a "new" line about an edition
+      they did not get;
+    - nothing new since: None, it is not repeated;
+    - else updated: `whats_new` says, since `seen.day`, which outlets joined, the new facts
+      (checked facts the timeline recorded after that edition was built, then what the new
+      outlets' ledes add, as `whats_new`) and the corrections of what they were sent (of this
+      story and of its appearances in the editions they `missed`, less those `seen` carried),
+      which move from the story's `corrections` into its `whats_new`.
+    """
+    if seen is None:
+        return story if story.whats_new is None else replace(story, whats_new=None)
+    news = whats_new(story, seen.story, since=seen.day, as_of=seen.built_at, tellings=tellings)
+    after = _aware(seen.built_at)
+    checked = [
+        NewFact(e.outlet, e.text)
+        for e in story.timeline
+        if e.kind == "fact" and e.text and _aware(e.recorded_at) > after
+    ]
+    # What the outlets they were already told of reported since: a follow-up article.
+    old = {outlet_key(o) for o in seen.story.outlets}
+    follow_ups = [
+        Joined(
+            outlet=_display_name(o),
+            language=o.language,
+            ledes=tuple(
+                t.lede
+                for t in tellings
+                if t.outlet == outlet_key(o) and _aware(t.first_seen) > after
+            ),
+        )
+        for o in story.outlets
+        if outlet_key(o) in old
+    ]
+    known = [
+        *_known(seen.story, tellings, seen.built_at),
+        *(f.text for f in (news.facts if news else ())),
+    ]
+    languages = frozenset(o.language for o in seen.story.outlets if o.language)
+    later = new_facts(known, [j for j in follow_ups if j.ledes], known_languages=languages)
+    facts = _unique_facts([*checked, *(news.facts if news else ()), *later])
+    told = set(seen.story.corrections)
+    corrections: list[Correction] = []
+    for c in (*(c for s in missed for c in s.corrections), *story.corrections):
+        if c not in told and c.said_on <= seen.day and c not in corrections:
+            corrections.append(c)
+    outlets = news.outlets if news else ()
+    if not (outlets or facts or corrections):
+        return None
+    reader_news = WhatsNew(
+        since=seen.day,
+        outlets=outlets,
+        facts=facts,
+        for_reader=True,
+        corrections=tuple(corrections),
+    )
+    # The corrections are told once, with the rest of what is new to them.
+    return replace(story, whats_new=reader_news, corrections=())
+
+
+def _unique_facts(facts: Sequence[NewFact]) -> tuple[NewFact, ...]:
+    """The facts in order, one of each sentence, at most `MAX_FACTS`."""
+    out: list[NewFact] = []
+    for fact in facts:
+        if all(fold(f.text) != fold(fact.text) for f in out):
+            out.append(fact)
+    return tuple(out[:MAX_FACTS])
+
+
+def _aware(when: datetime) -> datetime:
+    return when if when.tzinfo is not None else when.replace(tzinfo=UTC)
+
+
 def outlet_key(outlet: Outlet) -> str:
     """What makes two editions' outlets the same: the outlet as stories count it
     (`digest.stories.rank.outlet`: the name, folded, else the link's registrable host)."""
@@ -132,13 +241,7 @@ def whats_new(
     joined = tuple(o for o in story.outlets if outlet_key(o) not in old)
     if not joined:
         return None
-    known = [
-        earlier.title,
-        earlier.brief_summary,
-        earlier.summary,
-        *(o.title for o in earlier.outlets),
-        *(t.lede for t in tellings if t.outlet in old and t.first_seen <= as_of),
-    ]
+    known = _known(earlier, tellings, as_of)
     languages = {o.language for o in earlier.outlets if o.language}
     # An edition stored before languages were detected: the old outlets' languages as of now.
     languages |= {o.language for o in story.outlets if o.language and outlet_key(o) in old}
@@ -152,6 +255,19 @@ def whats_new(
     ]
     facts = new_facts(known, candidates, known_languages=frozenset(languages))
     return WhatsNew(since=since, outlets=joined, facts=facts)
+
+
+def _known(earlier: EditionStory, tellings: Sequence[Telling], as_of: datetime) -> list[str]:
+    """Everything an earlier appearance said: its title, brief and summary, its outlets' titles
+    and the ledes of their articles already in the store when that edition was built."""
+    old = {outlet_key(o) for o in earlier.outlets}
+    return [
+        earlier.title,
+        earlier.brief_summary,
+        earlier.summary,
+        *(o.title for o in earlier.outlets),
+        *(t.lede for t in tellings if t.outlet in old and t.first_seen <= as_of),
+    ]
 
 
 def new_facts(

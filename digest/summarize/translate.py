@@ -103,9 +103,17 @@ async def translate_edition(
             key = (story.id, language)
             if key not in done:
                 done[key] = await translator.translate(story, language)
-            stories.append(done[key])
+            stories.append(_as_told_to_them(done[key], story))
         sections.append(replace(section, stories=tuple(stories)))
     return replace(edition, sections=tuple(sections))
+
+
+def _as_told_to_them(translated: EditionStory, story: EditionStory) -> EditionStory:
+    """A story translated for another reader of the language, with what is new to this one
+    (`novelty.for_reader`: their own `whats_new` and corrections)."""
+    if (translated.whats_new, translated.corrections) == (story.whats_new, story.corrections):
+        return translated
+    return replace(translated, whats_new=story.whats_new, corrections=story.corrections)
 
 
 async def translate_editions(
