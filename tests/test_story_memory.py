@@ -10,7 +10,7 @@ from datetime import date, timedelta
 from digest.config import StoriesConfig
 from digest.jobs.clustering import cluster_category
 from digest.store import Store
-from digest.store.memory import NewEvent
+from digest.stories.events import NewEvent
 from tests import storefixtures
 from tests.storefixtures import NOW, item
 

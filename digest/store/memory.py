@@ -10,7 +10,6 @@ never rewritten: a later event says what changed. What an event means is decided
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
 
@@ -20,34 +19,12 @@ from digest.models import StoryEvent
 from digest.store.base import StoreBase, insert, now, require_aware
 from digest.store.memory_tables import STORY_EVENT_KINDS, story_events
 from digest.store.schema import deliveries
+from digest.stories.events import NewEvent
 
 # Entries of a timeline read at once, at most: the newest ones, oldest first.
 TIMELINE_LIMIT = 30
 # The kinds that say what an outlet reports for a subject (its latest figure).
 FIGURE_KINDS = ("fact", "revision")
-
-
-@dataclass(frozen=True, slots=True)
-class NewEvent:
-    """An event to record: its key (unique within the story) and what it says. `detail` is
-    kept as JSON beside the columns (a figure's value and qualifier, a correction's day)."""
-
-    key: str
-    kind: str
-    at: datetime
-    outlet: str = ""
-    url: str = ""
-    text: str = ""
-    subject: str = ""
-    value: str = ""
-    previous: str = ""
-    edition_day: date | None = None
-    detail: Mapping[str, Any] | None = None
-
-    def __post_init__(self) -> None:
-        if self.kind not in STORY_EVENT_KINDS:
-            raise ValueError(f"not a kind of story event: {self.kind!r}")
-        require_aware(self.at, "at")
 
 
 def event_from_row(row: Mapping[Any, Any]) -> StoryEvent:
@@ -149,6 +126,18 @@ class MemoryMixin(StoreBase):
                 if event.subject:  # a fact without a figure says nothing to revise
                     latest[(event.outlet, event.subject)] = (event, dict(row["detail"] or {}))
         return latest
+
+    def recorded_outlets(self, story_id: int) -> list[str]:
+        """The outlets the story's timeline has (its first reporter's, then each that joined),
+        in the order they were recorded."""
+        t = story_events.c
+        query = (
+            select(t.outlet)
+            .where(t.story_id == story_id, t.kind.in_(("first", "outlet")))
+            .order_by(t.id)
+        )
+        with self._read() as conn:
+            return list(dict.fromkeys(o for (o,) in conn.execute(query)))
 
     def events_after(
         self, story_id: int, after_id: int, kinds: Sequence[str] = STORY_EVENT_KINDS
