@@ -18,7 +18,7 @@ from sqlalchemy import distinct, func, select
 from digest.models import StoryEvent
 from digest.store.base import StoreBase, insert, now, require_aware
 from digest.store.memory_tables import STORY_EVENT_KINDS, story_events
-from digest.store.schema import deliveries
+from digest.store.schema import articles, deliveries
 from digest.stories.events import NewEvent
 
 # Entries of a timeline read at once, at most: the newest ones, oldest first.
@@ -164,6 +164,10 @@ class MemoryMixin(StoreBase):
         found = self.corrections_where(story_events.c.kind == "correction")
         return [(e, d) for e, d in found if e.edition_day == edition_day]
 
+    def all_corrections(self) -> list[tuple[StoryEvent, dict]]:
+        """Every correction made, oldest first: what the archive marks in earlier editions."""
+        return self.corrections_where(story_events.c.kind == "correction")
+
     def corrections_where(self, condition: Any) -> list[tuple[StoryEvent, dict]]:
         t = story_events.c
         query = select(story_events).where(t.kind == "correction", condition).order_by(t.id)
@@ -183,6 +187,18 @@ class MemoryMixin(StoreBase):
         )
         with self._read() as conn:
             return [d for (d,) in conn.execute(query)]
+
+    def texts_read_before(self, article_ids: Iterable[int], before: datetime) -> set[int]:
+        """Those of these articles whose main text was read before `before`: a developing
+        story's pages to read again (its outlets update their articles)."""
+        require_aware(before, "before")
+        ids = sorted(set(article_ids))
+        if not ids:
+            return set()
+        t = articles.c
+        query = select(t.id).where(t.id.in_(ids), t.text.is_not(None), t.crawled_at < before)
+        with self._read() as conn:
+            return {i for (i,) in conn.execute(query)}
 
     def story_event_counts(self) -> dict[str, int]:
         """Rows and text bytes of the timelines: what story memory costs to keep."""
