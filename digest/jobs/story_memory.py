@@ -16,7 +16,7 @@ from digest.models import Correction, Edition, EditionSection, EditionStory, Sto
 from digest.render.corrections import Corrected
 from digest.stories.events import NewEvent
 from digest.stories.language import detect_language
-from digest.stories.timeline import OutletText, by_outlet, story_events
+from digest.stories.timeline import OutletText, by_outlet, revised, story_events
 
 if TYPE_CHECKING:
     from digest.store import Store
@@ -78,13 +78,19 @@ async def record_stories(store: Store, stories: Sequence[StoryView], now: dateti
 
 
 def sent_sentences(sent: Sequence[Edition], story_id: int) -> list[tuple[date, str]]:
-    """What the sent editions said of the story: (day, its brief and summary) each."""
-    said = []
+    """What the sent editions said of the story: (day, sentence) for each sentence of its
+    brief and summary there."""
+    from digest.summarize.claims import sentences_of
+
+    said: list[tuple[date, str]] = []
     for edition in sent:
         for section in edition.sections:
             for s in section.stories:
                 if s.id == story_id:
-                    said.append((edition.day, f"{s.brief_summary}\n{s.summary}"))
+                    texts = [s.brief_summary, *s.summary.splitlines()]
+                    said += dict.fromkeys(
+                        (edition.day, sentence) for t in texts for sentence in sentences_of(t)
+                    )
     return said
 
 
@@ -109,7 +115,7 @@ def remember(
     current = by_outlet(latest)
     disputes = tuple(disagreements({o: f for o, f in current.items() if f}))
     said = sent_sentences(sent, shown.id)
-    made = corrections(said, current) if said else []
+    made = corrections(said, current, revised(latest)) if said else []
     events = [
         NewEvent(
             correction_key(c),

@@ -181,7 +181,8 @@ class MemoryMixin(StoreBase):
         the delivery ledger), newest first: only what was sent is corrected."""
         t = deliveries.c
         query = (
-            select(distinct(t.edition_day))
+            select(t.edition_day)
+            .distinct()
             .where(t.state == "sent", t.edition_day < before)
             .order_by(t.edition_day.desc())
         )

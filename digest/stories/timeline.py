@@ -28,7 +28,7 @@ from typing import Any
 
 from digest.models import Disagreement, StoryEvent
 from digest.stories.events import NewEvent
-from digest.stories.figures import Figure, disagreements, figures_of, revisions
+from digest.stories.figures import Figure, agree, disagreements, figures_of, revisions
 from digest.stories.novelty import Joined, new_facts
 
 
@@ -56,16 +56,30 @@ def figure_of(event: StoryEvent, detail: Mapping[str, Any]) -> Figure:
     """A recorded figure as `digest.stories.figures` compares it."""
     return Figure(
         subject=event.subject,
-        value=Decimal(str(detail.get("number", "0") or "0")),
+        value=Decimal(str(detail.get("number") or "0")),
         qualifier=str(detail.get("qualifier", "")),
         written=event.value,
         sentence=event.text,
+        unit=str(detail.get("unit", "")),
     )
 
 
-def by_outlet(
-    latest: Mapping[tuple[str, str], tuple[StoryEvent, Mapping[str, Any]]],
-) -> dict[str, list[Figure]]:
+def previous_of(event: StoryEvent, detail: Mapping[str, Any]) -> Figure:
+    """What a recorded revision replaced, as a figure."""
+    return Figure(
+        subject=event.subject,
+        value=Decimal(str(detail.get("previous_number") or "0")),
+        qualifier=str(detail.get("previous_qualifier", "")),
+        written=event.previous,
+        sentence="",
+        unit=str(detail.get("unit", "")),
+    )
+
+
+Latest = Mapping[tuple[str, str], tuple[StoryEvent, Mapping[str, Any]]]
+
+
+def by_outlet(latest: Latest) -> dict[str, list[Figure]]:
     """The recorded latest figures (`Store.latest_figures`) by outlet."""
     found: dict[str, list[Figure]] = {}
     for (outlet, _), (event, detail) in sorted(latest.items()):
@@ -73,12 +87,24 @@ def by_outlet(
     return found
 
 
+def revised(latest: Latest) -> dict[str, list[tuple[Figure, Figure]]]:
+    """Each outlet's figures that are a revision, (what it said before, what it says now)."""
+    found: dict[str, list[tuple[Figure, Figure]]] = {}
+    for (outlet, _), (event, detail) in sorted(latest.items()):
+        if event.kind == "revision":
+            found.setdefault(outlet, []).append(
+                (previous_of(event, detail), figure_of(event, detail))
+            )
+    return found
+
+
 def reported(text: str) -> list[Figure]:
-    """The figures a text reports, the first for each subject (a lede's figure comes first)."""
-    seen: dict[str, Figure] = {}
+    """The figures a text reports, one per subject: a subject the text gives several values
+    is left out (what it says is not clear)."""
+    by_subject: dict[str, list[Figure]] = {}
     for f in figures_of(text):
-        seen.setdefault(f.subject, f)
-    return list(seen.values())
+        by_subject.setdefault(f.subject, []).append(f)
+    return [fs[0] for fs in by_subject.values() if all(agree(fs[0], f) for f in fs[1:])]
 
 
 def _figure_event(
@@ -93,7 +119,12 @@ def _figure_event(
         text=f.sentence,
         subject=f.subject,
         value=f.written,
-        detail={"number": number(f.value), "qualifier": f.qualifier},
+        detail={
+            "number": number(f.value),
+            "qualifier": f.qualifier,
+            "unit": f.unit,
+            **extra.pop("detail", {}),
+        },
         **extra,
     )
 
@@ -104,7 +135,7 @@ def disagreement_key(d: Disagreement) -> str:
 
 def story_events(
     outlets: Sequence[OutletText],
-    latest: Mapping[tuple[str, str], tuple[StoryEvent, Mapping[str, Any]]],
+    latest: Latest,
     *,
     recorded: Sequence[str] = (),
     now: datetime,
@@ -143,7 +174,15 @@ def story_events(
             old = figure_of(*before)
             for was, now_f in revisions([old], [f]):
                 key = f"revision:{o.outlet}:{f.subject}:{number(was.value)}:{number(now_f.value)}"
-                events.append(_figure_event("revision", key, o, now_f, now, previous=was.written))
+                was_detail = {
+                    "previous_number": number(was.value),
+                    "previous_qualifier": was.qualifier,
+                }
+                events.append(
+                    _figure_event(
+                        "revision", key, o, now_f, now, previous=was.written, detail=was_detail
+                    )
+                )
     # New checked facts without figures: what the joined outlets' ledes add.
     for fact in new_facts(known_text, joined):
         o = next(x for x in outlets if x.outlet == fact.outlet)
