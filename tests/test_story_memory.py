@@ -159,6 +159,7 @@ A_DAY1 = "An earthquake killed 12 people in northern Valdoria on Monday, officia
 A_DAY2 = "An earthquake killed 30 people in northern Valdoria on Monday, officials said."
 B_LEDE = "At least 30 people were killed when an earthquake struck northern Valdoria on Monday."
 C_LEDE = "The earthquake in northern Valdoria on Monday killed at least 30 people, rescuers said."
+D_LEDE = "The earthquake in northern Valdoria on Monday killed 45 people, a hospital said."
 MORE = (
     "Rescue teams worked through the night in the mountain villages near the epicentre.",
     "The regional government opened shelters in schools and sports halls for those displaced.",
@@ -231,6 +232,7 @@ async def test_a_developing_story_over_two_days_keeps_a_timeline_and_corrects_12
         "a": ("/world/quake-a.html", 0, "A"),
         "b": ("/world/quake-b.html", 0, "B"),
         "c": ("/world/quake-c.html", 0, "C"),
+        "d": ("/world/quake-d.html", 0, "D"),
     }
 
     def article(key: str, lede: str, when: datetime, title: str) -> Item:
@@ -275,6 +277,7 @@ async def test_a_developing_story_over_two_days_keeps_a_timeline_and_corrects_12
             article("a", A_DAY2, day1_at, QUAKE_TITLE.format(30)),
             article("b", B_LEDE, day2_at, QUAKE_TITLE.format("at least 30")),
             article("c", C_LEDE, day2_at, QUAKE_TITLE.format("at least 30")),
+            article("d", D_LEDE, day2_at, QUAKE_TITLE.format(45)),
         ],
         seen_at=day2_at,
     )
@@ -295,6 +298,10 @@ async def test_a_developing_story_over_two_days_keeps_a_timeline_and_corrects_12
     assert ("first", "A") in kinds and ("outlet", "B") in kinds and ("outlet", "C") in kinds
     assert [(e.previous, e.value) for e in shown.timeline if e.kind == "revision"] == [("12", "30")]
     assert [(c.said, c.now, c.said_on) for c in shown.corrections] == [("12", "30", days.day1)]
+    # D's 45 against everyone else's 30: shown with who says what, not one figure.
+    [dispute] = shown.disagreements
+    assert dispute.subject == "dead"
+    assert {(r.value, r.outlets) for r in dispute.reported} >= {("45", ("D",))}
 
     # Publishing day 2 again makes no second correction and keeps the edition as it was.
     again = await publish(app, days.day2)
@@ -307,6 +314,7 @@ async def test_a_developing_story_over_two_days_keeps_a_timeline_and_corrects_12
     page2 = (site / story_path(days.day2, story_id)).read_text()
     assert "Timeline" in page2 and "revised the death toll from 12 to 30" in page2
     assert "Correction: the death toll was 30, not 12, as reported on" in plain(page2)
+    assert "Where outlets disagree" in page2 and "45, according to D" in plain(page2)
     page1 = (site / story_path(days.day1, story_id)).read_text()
     assert '<mark class="corrected">' in page1 and "#corrections" in page1
     # The stored, sent edition of day 1 is not rewritten.
@@ -316,4 +324,5 @@ async def test_a_developing_story_over_two_days_keeps_a_timeline_and_corrects_12
     text, html = email_parts(tmp_path / "outbox", days.day2)
     assert "Correction: the death toll was 30, not 12" in text
     assert "Correction: the death toll was 30, not 12" in plain(html)
+    assert "Outlets disagree. The death toll:" in text and "45, according to D" in plain(html)
     await app.__aexit__(None, None, None)

@@ -184,8 +184,11 @@ def story_events(
                     )
                 )
     # New checked facts without figures: what the joined outlets' ledes add.
+    told = {(e.outlet, e.text) for e in events if e.kind == "fact"}
     for fact in new_facts(known_text, joined):
         o = next(x for x in outlets if x.outlet == fact.outlet)
+        if (o.outlet, fact.text) in told:
+            continue  # the sentence of a figure already recorded for this outlet
         events.append(
             NewEvent(
                 f"fact:{o.outlet}:{fact.text[:200]}",
