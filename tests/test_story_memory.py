@@ -7,6 +7,7 @@ from __future__ import annotations
 import sqlite3
 import threading
 from datetime import UTC, date, datetime, time, timedelta
+from email.utils import format_datetime
 from html import unescape
 from pathlib import Path
 
@@ -15,9 +16,9 @@ import pytest
 from digest.app import App
 from digest.config import StoriesConfig, parse_config
 from digest.jobs.clustering import cluster_category
+from digest.jobs.collect import collect
 from digest.jobs.deepen import deepen
 from digest.jobs.publish import publish
-from digest.models import Item
 from digest.store import Store
 from digest.stories.events import NewEvent
 from tests import storefixtures
@@ -201,6 +202,30 @@ class Days:
         self.monkeypatch.setattr(self.module, "datetime", datetime)
 
 
+RSS = "application/rss+xml"
+
+
+def outlet_feed(url: str | None, title: str, when: datetime) -> bytes:
+    """An outlet's RSS feed: its one report of the quake, or nothing yet."""
+    entry = (
+        f"<item><title>{title}</title><link>{url}</link><guid>{url}</guid>"
+        f"<pubDate>{format_datetime(when)}</pubDate></item>"
+        if url
+        else ""
+    )
+    return (
+        '<?xml version="1.0" encoding="utf-8"?><rss version="2.0"><channel><title>Outlet</title>'
+        f"<link>http://127.0.0.1/</link><description>News</description>{entry}</channel></rss>"
+    ).encode()
+
+
+def collected_on(db: Path, when: datetime) -> None:
+    """What day 1's collect stored, dated on day 1 (collect takes the real clock)."""
+    with sqlite3.connect(db) as conn:
+        at = when.replace(tzinfo=None).isoformat(sep=" ")
+        conn.execute("update articles set first_seen = ?, last_seen = ?, fetched_at = ?", (at,) * 3)
+
+
 def a_day_later(db: Path, day1: date) -> None:
     """What day 1's deepen read and wrote, dated on day 1 (it ran with the real clock in the
     store's own writes: crawled_at, the ledger)."""
@@ -219,7 +244,14 @@ async def test_a_developing_story_over_two_days_keeps_a_timeline_and_corrects_12
     config = parse_config(
         {
             "database": {"url": f"sqlite:///{tmp_path / 'digest.db'}"},
-            "sources": {"categories": ["world"], "ddg": False},
+            "sources": {
+                "categories": ["world"],
+                "ddg": False,
+                "feeds": [
+                    {"url": web.url(f"/feeds/{k}.rss"), "category": "world", "name": k.upper()}
+                    for k in "abcd"
+                ],
+            },
             "fetch": {"allowed_networks": ["127.0.0.1/32"]},
             "crawl": {"mode": "http", "respect_robots": False},
             "schedule": {"timezone": "UTC"},
@@ -228,35 +260,25 @@ async def test_a_developing_story_over_two_days_keeps_a_timeline_and_corrects_12
             "llm": {**llm.config(api_key_env="TEST_LLM_KEY", timeout=10.0).model_dump()},
         }
     )
-    pages = {
-        "a": ("/world/quake-a.html", 0, "A"),
-        "b": ("/world/quake-b.html", 0, "B"),
-        "c": ("/world/quake-c.html", 0, "C"),
-        "d": ("/world/quake-d.html", 0, "D"),
-    }
 
-    def article(key: str, lede: str, when: datetime, title: str) -> Item:
-        path, site, outlet = pages[key]
-        web.add(Route(path, quake_page(key, title, lede)))
-        return item(
-            web.url(path, site=site),
-            title=title,
-            lede=lede,
-            category="world",
-            published=when,
-            source=outlet,
-        )
+    def publish_article(key: str, lede: str, when: datetime, title: str) -> None:
+        """The outlet's page, and its feed listing it (each outlet has a feed of its own)."""
+        page = f"/world/quake-{key}.html"
+        web.add(Route(page, quake_page(key, title, lede)))
+        web.add(Route(f"/feeds/{key}.rss", outlet_feed(web.url(page), title, when), RSS))
+
+    for key in "abcd":  # empty feeds until their outlet reports
+        web.add(Route(f"/feeds/{key}.rss", outlet_feed(None, "", days.real), RSS))
 
     # Day 1: A reports 12 dead; the edition goes out.
     days.on_day1()
     day1_at = datetime.combine(days.day1, time(20), UTC)
+    publish_article("a", A_DAY1, day1_at, QUAKE_TITLE.format(12))
     app = await App(config).__aenter__()
     store = await app.store()
     store.add_subscriber(READER, categories=None, timezone="UTC")
-    store.upsert_items(
-        [article("a", A_DAY1, day1_at, QUAKE_TITLE.format(12))],
-        seen_at=day1_at + timedelta(minutes=30),
-    )
+    assert (await collect(app)).status == "ok"
+    collected_on(tmp_path / "digest.db", day1_at + timedelta(minutes=30))
     await deepen(app)
     a_day_later(tmp_path / "digest.db", days.day1)
     day1 = await publish(app, days.day1)
@@ -266,24 +288,20 @@ async def test_a_developing_story_over_two_days_keeps_a_timeline_and_corrects_12
     assert "12" in said
     await app.__aexit__(None, None, None)
 
-    # Day 2 (after a restart): B and C report "at least 30"; A updated its article to 30.
+    # Day 2 (after a restart): B and C report "at least 30", D 45; A updated its article to 30.
     days.on_day2()
     # Within hours of A's report: the next day's reports of one event join its story.
     day2_at = min(datetime.combine(days.day2, time(0, 30), UTC), days.real)
+    publish_article("a", A_DAY2, day1_at, QUAKE_TITLE.format(30))
+    publish_article("b", B_LEDE, day2_at, QUAKE_TITLE.format("at least 30"))
+    publish_article("c", C_LEDE, day2_at, QUAKE_TITLE.format("at least 30"))
+    publish_article("d", D_LEDE, day2_at, QUAKE_TITLE.format(45))
     app = await App(config).__aenter__()
     store = await app.store()
-    store.upsert_items(
-        [
-            article("a", A_DAY2, day1_at, QUAKE_TITLE.format(30)),
-            article("b", B_LEDE, day2_at, QUAKE_TITLE.format("at least 30")),
-            article("c", C_LEDE, day2_at, QUAKE_TITLE.format("at least 30")),
-            article("d", D_LEDE, day2_at, QUAKE_TITLE.format(45)),
-        ],
-        seen_at=day2_at,
-    )
+    assert (await collect(app)).status == "ok"
     await deepen(app)
     # A's page was read again: the stored main text is the updated one.
-    a = store.article_by_url(web.url(pages["a"][0], site=0))
+    a = store.article_by_url(web.url("/world/quake-a.html"))
     assert a is not None and "killed 30 people" in (store.article_text(a.id) or "")
     recorded = store.story_event_counts()["events"]
     await deepen(app)  # run again (or after a kill -9): nothing more, nothing doubled
