@@ -4,14 +4,18 @@ out said; on SQLite and PostgreSQL, and end to end through deepen and publish.""
 
 from __future__ import annotations
 
+import re
 import sqlite3
 import threading
+from dataclasses import replace
 from datetime import UTC, date, datetime, time, timedelta
 from email.utils import format_datetime
 from html import unescape
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from digest.app import App
 from digest.config import StoriesConfig, parse_config
@@ -19,9 +23,14 @@ from digest.jobs.clustering import cluster_category
 from digest.jobs.collect import collect
 from digest.jobs.deepen import deepen
 from digest.jobs.publish import publish
+from digest.models import Correction, Edition, EditionSection
+from digest.render.corrections import Corrected, mark_corrected
+from digest.render.layout import Links
+from digest.render.templating import clean_edition
 from digest.store import Store
 from digest.stories.events import NewEvent
 from tests import storefixtures
+from tests.editions import make_story
 from tests.newsweb import Route
 from tests.storefixtures import NOW, item
 from tests.test_whats_new import email_parts, plain
@@ -151,6 +160,53 @@ def test_corrections_are_read_by_story_and_by_the_day_they_correct(store: Store)
     assert [e.id for e, _ in store.corrections_of_day(day)] == [event.id]
     assert store.corrections_of_day(day + timedelta(days=1)) == []
     assert store.story_event_counts()["events"] == 1
+
+
+def test_a_recording_killed_half_way_and_run_again_ends_as_one_whole_run(store: Store) -> None:
+    """kill -9 between events: each is its own row keyed in the story, so running again adds
+    exactly what is missing."""
+    story = a_story(store)
+    whole = events(5)
+    store.record_events(story, whole[:3])  # then the process died
+    assert len(store.record_events(story, whole)) == len(whole) - 3
+    assert [e.outlet for e in store.story_timeline(story)] == [
+        "A",
+        "A",
+        "A",
+        *(f"X{i}" for i in range(5)),
+    ]
+
+
+@given(
+    before=st.text(max_size=40),
+    sentence=st.text(min_size=1, max_size=60).filter(str.strip),
+    after=st.text(max_size=40),
+)
+def test_a_corrected_sentence_is_marked_and_scraped_text_stays_text(
+    before: str, sentence: str, after: str
+) -> None:
+    paragraph = f"{before}{sentence}{after}"
+    fix = Correction("dead", "12", "30", date(2025, 3, 3), sentence)
+    note = Corrected(7, fix, date(2025, 3, 4), NOW)
+    html = str(mark_corrected(paragraph, [note], Links("2025/03/03/stories/7.html")))
+    assert html.count("<mark") == 1 and html.count("<a ") == 1
+    assert 'href="../../04/stories/7.html#corrections"' in html
+    # What a reader reads is the paragraph as scraped, with the link's words after the sentence.
+    text = unescape(re.sub(r"<[^>]+>", "", html))
+    assert text.replace(" Corrected on 4 March", "", 1) == paragraph
+    assert "<" not in re.sub(r"<(/?mark|/?a)[^>]*>", "", html)
+
+
+def test_scraped_control_characters_leave_a_timeline_before_it_is_shown() -> None:
+    story = make_story(date(2025, 3, 3), "world", 2, story_id=5, updated=True)
+    hostile = replace(
+        story,
+        timeline=tuple(replace(e, text=e.text + "\x1b") for e in story.timeline),
+        corrections=tuple(replace(c, sentence=c.sentence + "\x07") for c in story.corrections),
+    )
+    edition = Edition(date(2025, 3, 3), "UTC", (EditionSection("world", (hostile,), ()),), NOW)
+    [clean] = clean_edition(edition).sections[0].stories
+    assert clean.timeline == story.timeline and clean.corrections == story.corrections
 
 
 # -- End to end: day 1 A says 12 dead; day 2 B and C say "at least 30" and A updates to 30. ----
