@@ -209,6 +209,48 @@ def test_scraped_control_characters_leave_a_timeline_before_it_is_shown() -> Non
     assert clean.timeline == story.timeline and clean.corrections == story.corrections
 
 
+def test_a_story_out_of_the_top_with_a_correction_is_carried_at_the_end_of_its_category(
+    store: Store,
+) -> None:
+    """The edition of day 1 went out saying 12; on day 2 the story is no longer in the top, but
+    its outlet revised the toll: day 2 carries it, with its correction, once."""
+    from digest.deliver.ledger import Delivery
+    from digest.jobs.publish import edition_story
+    from digest.jobs.story_memory import with_memory
+
+    story = a_story(store)
+    [view] = store.stories_by_id([story])
+    day1, day2 = date(2025, 2, 28), date(2025, 3, 1)
+    sent = replace(edition_story(view), summary="The quake killed 12 people in the north.")
+    store.save_edition(Edition(day1, "UTC", (EditionSection("world", (sent,), ()),), NOW))
+    store.add_deliveries([Delivery(day1, "reader@example.org", state="sent")])
+    store.record_events(story, events())
+    revised = NewEvent(
+        "revision:A:dead:12:30",
+        "revision",
+        NOW,
+        outlet="A",
+        subject="dead",
+        value="30",
+        previous="12",
+        text="The quake killed 30 people.",
+        detail={"number": "30", "qualifier": "", "previous_number": "12"},
+    )
+    store.record_events(story, [revised])
+    other = replace(sent, id=story + 1000, title="Another story")
+    today = (EditionSection("world", (other,), ()),)
+
+    [section] = with_memory(store, today, day2, NOW, edition_story)
+    assert [s.id for s in section.stories] == [other.id, story]
+    [fix] = section.stories[-1].corrections
+    assert (fix.said, fix.now, fix.said_on) == ("12", "30", day1)
+    assert fix.sentence == "The quake killed 12 people in the north."
+    # Built again the same day: the same; the next day: the correction was made already.
+    assert with_memory(store, today, day2, NOW, edition_story) == (section,)
+    [later] = with_memory(store, today, day2 + timedelta(days=1), NOW, edition_story)
+    assert [s.id for s in later.stories] == [other.id]
+
+
 # -- End to end: day 1 A says 12 dead; day 2 B and C say "at least 30" and A updates to 30. ----
 
 QUAKE_TITLE = "Earthquake in northern Valdoria kills {} people"
@@ -395,6 +437,15 @@ async def test_a_developing_story_over_two_days_keeps_a_timeline_and_corrects_12
     assert store.edition(days.day1).sections[0].stories[0].corrections == ()
     feed = (site / "feed.xml").read_text()
     assert "Correction: the death toll was 30, not 12" in unescape(unescape(feed))
+    # Day 1's entry is updated when the correction was made, after day 1's edition was built.
+    from digest.render import edition_path
+
+    updated = r'<updated>([^<]+)</updated>\s*<link rel="alternate"[^>]*href="([^"]+)"'
+    entries = {href: when for when, href in re.findall(updated, feed)}
+    day1_entry = next(u for h, u in entries.items() if h.endswith(edition_path(days.day1)))
+    built1 = store.edition(days.day1)
+    assert built1 is not None
+    assert datetime.fromisoformat(day1_entry) > built1.generated_at
     text, html = email_parts(tmp_path / "outbox", days.day2)
     assert "Correction: the death toll was 30, not 12" in text
     assert "Correction: the death toll was 30, not 12" in plain(html)
