@@ -1,7 +1,7 @@
 """Story memory in the jobs (issue 31): what deepen records of a story it read, and what an
 edition shows of it (its timeline, where outlets disagree, corrections of what editions that
-went out said). What the events mean is `digest.stories.timeline`; the figures are
-`digest.stories.figures`'; the store keeps the events once each (`Store.record_events`)."""
+went out said). What the events mean is `digest.stories.timeline`, what a figure is
+`digest.stories.figures`; the store keeps the events once each (`Store.record_events`)."""
 
 from __future__ import annotations
 
