@@ -356,7 +356,7 @@ def page_story(text: str, rnd: random.Random, scores: Scores) -> bool:
         )
     )
     # corrections of sent sentences: due for those whose figure was changed
-    changed_at = {c.sentence for c in changes}
+    changed_at = {sentences[i] for i in keep}
     first = changes[0].sentence
     others = [s for s in sentences if s != first and figures_of(s)]
     sent_sentences = [first, *rnd.sample(others, min(2, len(others)))]
@@ -456,7 +456,8 @@ def main() -> None:
     )
     for name, s in rows:
         print(
-            f"{name:22} {s.precision:9.3f} {s.recall:7.3f} {s.tp:5} {s.fp:5} {s.fn:5} {ms(s):13.2f}"
+            f"{name:22} {s.precision:9.3f} {s.recall:7.3f} {s.tp:5} {s.fp:5} {s.fn:5} "
+            + (f"{ms(s):13.2f}" if s.seconds else f"{'-':>13}")
         )
     print()
     d, n = scores.disagree, scores.disagree_naive
