@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from digest.summarize.claims import SourceIndex
+from digest.summarize.disputes import dispute_summary
 from digest.summarize.llm import InvalidOutput
 from digest.summarize.story import MIN_WORDS, build_story_summary, extractive_story_summary
 from digest.summarize.types import StoryInput, StorySource
@@ -177,3 +178,16 @@ def test_the_texts_by_outlet_given_decide_the_disagreement() -> None:
         _fake_llm_reply(BLAST), BLAST, [HERALD, WIRE_15], "llm:m", by_outlet=agreeing
     )
     assert "killed 12 people" in made.summary and "according to" not in made.summary
+
+
+def test_a_summary_already_made_is_given_the_disagreements_of_the_texts_by_outlet() -> None:
+    made = build_story_summary(_fake_llm_reply(BLAST), BLAST, [HERALD, WIRE_15], "llm:m")
+    third = "The port blast on Monday left 15 dead, the mayor's office confirmed."
+    updated = dispute_summary(
+        made, {"Kestria Herald": HERALD, "Valmora Wire": WIRE_15, "Port Daily": third}
+    )
+    assert updated.summary.endswith(
+        "15 dead, according to Port Daily and Valmora Wire; 12, according to Kestria Herald."
+    )
+    assert ATTRIBUTED not in updated.summary  # the old attribution states one side now
+    assert dispute_summary(made, {"Kestria Herald": HERALD}) == made

@@ -54,7 +54,7 @@ from decimal import Decimal
 
 from digest.models import Correction, Disagreement, Reported
 from digest.stories.tokens import STOPWORDS, fold, language
-from digest.summarize.claims import compatible_units, numbers_in, sentences_of
+from digest.summarize.claims import FUNCTION_WORDS, compatible_units, numbers_in, sentences_of
 
 __all__ = [
     "Figure",
@@ -213,7 +213,12 @@ def _key(word: str) -> str:
 
 
 def _content(word: str) -> bool:
-    return len(word) > 1 and word not in STOPWORDS and word not in _TIME_UNITS
+    return (
+        len(word) > 1
+        and word not in STOPWORDS
+        and word not in FUNCTION_WORDS
+        and word not in _TIME_UNITS
+    )
 
 
 def _clause(words: list[str]) -> list[str]:

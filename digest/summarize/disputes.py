@@ -46,6 +46,11 @@ def _names(outlets: Sequence[str]) -> str:
     return ", ".join(outlets[:-1]) + " and " + outlets[-1]
 
 
+# The shape of an attributed sentence (ours, or a model's like it): given again from the
+# current disagreements when a summary is disputed anew, so that its outlets stay current.
+_ATTRIBUTED = re.compile(r"[^;]+, according to [^;]+(?:; [^;]+, according to [^;]+)+\.")
+
+
 def attributed(dispute: Disagreement) -> str:
     """One sentence giving each value of a disagreement with its outlets:
     "At least 30 dead, according to A; 45, according to B and C."."""
@@ -99,6 +104,16 @@ def with_attributions(text: str, disputes: Sequence[Disagreement]) -> str:
     return join_sentences([text, *added]) if text.strip() else join_sentences(added)
 
 
+def _unattributed(text: str) -> str:
+    """`text` without its attributed sentences (see _ATTRIBUTED)."""
+    paragraphs = []
+    for paragraph in re.split(r"\n\s*\n", text):
+        kept = [s for s in sentences_of(paragraph) if not _ATTRIBUTED.fullmatch(s)]
+        if kept:
+            paragraphs.append(join_sentences(kept))
+    return "\n\n".join(paragraphs)
+
+
 def describe(removed: Sequence[str], disputes: Sequence[Disagreement]) -> str:
     """One line for the logs: what was removed and which values are in dispute."""
     shown = "; ".join(f"{d.subject}: " + " / ".join(r.value for r in d.reported) for d in disputes)
@@ -110,14 +125,15 @@ def dispute_summary(
 ) -> StorySummary:
     """`summary` where the outlets disagree: its one-sided sentences (summary and brief)
     removed and counted in `sentences_removed`, one attributed sentence per disagreement added.
-    `by_outlet`: the story's sources' texts by outlet, or the disagreements already found."""
+    `by_outlet`: the story's sources' texts by outlet, or the disagreements already found. An
+    attributed sentence the summary has is given again from these (its outlets kept current)."""
     if isinstance(by_outlet, Mapping):
         disputes = story_disputes(by_outlet)
     else:
         disputes = list(by_outlet)
     if not disputes:
         return summary
-    body = without_one_sided(summary.summary, disputes)
+    body = without_one_sided(_unattributed(summary.summary), disputes)
     brief = without_one_sided(summary.brief_summary, disputes)
     removed = body.removed + brief.removed
     if removed:
