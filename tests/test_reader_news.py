@@ -176,6 +176,7 @@ MUSEUM = EditionStory(
 )
 DAY2, DAY3 = DAYS[1], DAYS[2]
 CORRECTION = Correction("villages flooded", "three", "five", DAY1, "It flooded three villages.")
+CORRECTED = "Correction: the villages flooded was five, not three, as reported on 1 December."
 
 
 def three_days() -> tuple[History, Edition]:
@@ -246,7 +247,7 @@ def test_the_updated_story_reads_since_your_last_digest_in_chat_too() -> None:
     for body in (markdown, text):
         flat = " ".join(body.split()).replace("\\", "")
         assert "Since your last digest (1 December): New: Wire Service, Metro Wire" in flat
-        assert "Correction: villages flooded five, not three, as reported on 1 December." in flat
+        assert CORRECTED in flat
         assert "glass hall" not in flat
         assert "Vetra river dam burst and flooded" not in flat  # not the whole brief again
 
@@ -522,7 +523,7 @@ def test_the_email_shows_the_update_in_both_parts_with_a_link_to_the_whole_story
     flat = " ".join(text.split())
     since = "Since your last digest (1 December): New: Wire Service, Metro Wire, Evil x() —"
     assert f"{since} {LEDES['Wire Service']} — {LEDES['Metro Wire']}" in flat
-    assert "Correction: villages flooded five, not three, as reported on 1 December." in flat
+    assert CORRECTED in flat
     assert "The whole story: https://news.example.org/2026/12/03/stories/7.html" in flat
     assert "Since your last digest (1 December):</strong> New: Wire Service, Metro Wire," in html
     assert 'href="https://news.example.org/2026/12/03/stories/7.html"' in html

@@ -32,10 +32,11 @@ from urllib.parse import urljoin
 import css_inline
 
 from digest.models import Edition, EditionHeadline, EditionMention, EditionStory, WhatsNew
+from digest.render.corrections import correction_line, subject_phrase
 from digest.render.headlines import clean_headline, first_sentence
 from digest.render.layout import category_path, category_slug, edition_path, relative, story_path
 from digest.render.sanitize import clean_text, safe_url
-from digest.render.templating import clip, environment, lead_stories, long_date
+from digest.render.templating import attributed, clip, environment, lead_stories, long_date
 from digest.stories.language import language_name
 
 __all__ = [
@@ -144,6 +145,11 @@ class _StoryView:
     # In a reader's copy, an updated story told against the last digest they received, shown
     # instead of its brief.
     since: SinceLast | None = None
+    # Story memory (issue 31): where its outlets disagree ("The death toll: at least 30,
+    # according to B; 45, according to C") and the corrections this edition makes of what an
+    # earlier one said ("Correction: the death toll was 30, not 12, as reported on 3 December").
+    disputes: tuple[str, ...] = ()
+    corrections: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -322,6 +328,11 @@ def _story(story: EditionStory, page: str | None = None) -> _StoryView:
         mark=story_mark(story),
         lang=story.language if language_name(story.language) else "",
         page=page,
+        disputes=tuple(
+            text_line(f"{subject_phrase(d.subject).capitalize()}: {attributed(d)}", FACT_CHARS)
+            for d in story.disagreements
+        ),
+        corrections=tuple(text_line(correction_line(c), FACT_CHARS) for c in story.corrections),
     )
 
 
@@ -419,14 +430,7 @@ def since_last(news: WhatsNew | None, facts: int = SINCE_FACTS) -> SinceLast | N
             for f in news.facts[:facts]
             if (t := text_line(f.text, FACT_CHARS))
         ),
-        corrections=tuple(
-            text_line(
-                f"Correction: {c.subject + ' ' if c.subject else ''}{c.now}, not {c.said}, "
-                f"as reported on {day_month(c.said_on)}.",
-                FACT_CHARS,
-            )
-            for c in news.corrections
-        ),
+        corrections=tuple(text_line(correction_line(c), FACT_CHARS) for c in news.corrections),
     )
 
 

@@ -161,10 +161,11 @@ def for_reader(
         return story if story.whats_new is None else replace(story, whats_new=None)
     news = whats_new(story, seen.story, since=seen.day, as_of=seen.built_at, tellings=tellings)
     after = _aware(seen.built_at)
+    shown = {e.id for e in seen.story.timeline}  # what that edition's timeline already held
     checked = [
         NewFact(e.outlet, e.text)
         for e in story.timeline
-        if e.kind == "fact" and e.text and _aware(e.recorded_at) > after
+        if e.kind == "fact" and e.text and e.id not in shown and _aware(e.recorded_at) > after
     ]
     # What the outlets they were already told of reported since: a follow-up article.
     old = {outlet_key(o) for o in seen.story.outlets}
