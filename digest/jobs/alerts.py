@@ -23,9 +23,9 @@ if TYPE_CHECKING:
     from digest.app import App
     from digest.deliver.sender import DeliveryReport
     from digest.models import StoryEvent, Subscriber
-    from digest.store.follows import Alert
+    from digest.store.follow_alerts import Alert
 
-__all__ = ["follow_link", "send_alerts"]
+__all__ = ["alert_followers", "follow_link", "send_alerts"]
 
 log = logging.getLogger(__name__)
 
@@ -44,7 +44,7 @@ async def send_alerts(app: App, now: datetime | None = None) -> DeliveryReport |
     """End quiet follows, then send every alert owed; None when there was none to send."""
     from digest.deliver.ledger import RetryPolicy
     from digest.deliver.sender import LazyMessages, deliver
-    from digest.store.follows import SqlAlertLedger, alert_key
+    from digest.store.follow_alerts import SqlAlertLedger, alert_key
 
     now = now or datetime.now(UTC)
     store = await app.store()
@@ -98,6 +98,18 @@ async def send_alerts(app: App, now: datetime | None = None) -> DeliveryReport |
             len(report.failed),
         )
     return report
+
+
+async def alert_followers(app: App, after: str) -> None:
+    """`send_alerts` at the end of a run of `after` (deepen, publish, a delivery round): a
+    failure is logged and left for the next run (the ledger keeps what was done), never the
+    run's own failure."""
+    from digest.errors import DigestError
+
+    try:
+        await send_alerts(app)
+    except DigestError as err:
+        log.warning("alerts after %s: not sent this time: %s", after, err)
 
 
 def _id(app: App, alert: Alert, channel: str) -> str:

@@ -20,6 +20,7 @@ from zoneinfo import ZoneInfo
 from digest.deliver.ledger import Delivery
 from digest.deliver.sender import DeliveryReport
 from digest.errors import DigestError, InvalidEditionDayError, StoreError
+from digest.jobs.alerts import alert_followers
 from digest.jobs.clustering import top_stories
 from digest.jobs.run import recorded_run
 from digest.jobs.units import Lost, Outcome, Runner, Unit, step
@@ -565,6 +566,8 @@ async def publish(
             counts.update(delivery_counts(report, waiting))
             errors += delivery_failures(report, waiting)
         run.status = "partial" if errors else "ok"
+    if send:  # corrections found while building the edition, to the stories' followers
+        await alert_followers(app, "publish")
     return PublishReport(
         run.id,
         day,

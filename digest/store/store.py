@@ -11,7 +11,7 @@ from digest.store.deliveries import LedgerMixin
 from digest.store.editions import EditionsMixin
 from digest.store.engine import make_engine, require_database, upgrade
 from digest.store.feed_states import FeedsMixin
-from digest.store.follows import FollowsMixin
+from digest.store.follow_alerts import AlertsMixin
 from digest.store.health import HealthMixin
 from digest.store.runs import RunsMixin
 from digest.store.search import SearchMixin
@@ -41,7 +41,7 @@ class Store(
     SubscribedFeedsMixin,
     SecretsMixin,
     TranslationsMixin,
-    FollowsMixin,
+    AlertsMixin,
 ):
     """Articles, stories, summaries (of articles and of stories), article vectors, runs, feed
     state, subscribers and their channels, editions, the delivery ledger, the service's own
