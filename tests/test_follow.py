@@ -3,15 +3,28 @@ a follower gets of new facts and corrections, exactly once, on SQLite and Postgr
 
 from __future__ import annotations
 
-from datetime import timedelta
+import asyncio
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime, timedelta
+from email import message_from_bytes
+from email.policy import default as default_policy
+from pathlib import Path
 from typing import Any
 
+import pytest
 from sqlalchemy import select
 
-from digest.store import Store
+from digest.app import App
+from digest.config import load_config
+from digest.jobs.alerts import send_alerts
+from digest.store import Store, open_store
 from digest.store.memory_tables import follow_alerts, follows, story_events
 from digest.store.schema import stories
 from tests import storefixtures
+from tests.configs import write_config
+from tests.conftest import run_cli
+from tests.receivers import Receivers
 from tests.storefixtures import NOW
 
 # Fixtures, found by pytest under these names.
@@ -158,3 +171,138 @@ def test_quiet_follows_end(store: Store) -> None:
     assert store.end_quiet_follows(NOW, 14) == 0
     with store.engine.connect() as conn:
         assert len(conn.execute(select(follows)).all()) == 3
+
+
+# -- alerts, sent as the service sends them --------------------------------------------------
+
+HOOK = "follower"
+
+
+@dataclass
+class Service:
+    """A deployment in `folder` (outbox email, a webhook channel on `receivers`) whose
+    subscriber follows a story."""
+
+    folder: Path
+    config: Any
+    receivers: Receivers
+    reader: str
+    token: str
+    story: int
+
+    def store(self) -> Store:
+        return open_store(f"sqlite:///{self.folder / 'digest.db'}")
+
+    def event(self, kind: str, key: str, **kw: Any) -> int:
+        with self.store() as store:
+            return add_event(store, self.story, kind, key, at=datetime.now(UTC), **kw)
+
+    async def alerts(self, now: datetime | None = None) -> Any:
+        async with App(self.config) as app:
+            return await send_alerts(app, now)
+
+    def emails(self) -> list[Any]:
+        found = []
+        for path in sorted((self.folder / "outbox").glob("*.eml")):
+            found.append(message_from_bytes(path.read_bytes(), policy=default_policy))
+        return found
+
+    def messages(self) -> list[Any]:
+        return self.receivers.of(HOOK)
+
+
+@pytest.fixture
+async def service(tmp_path: Path) -> AsyncIterator[Service]:
+    async with Receivers() as receivers:
+        write_config(
+            tmp_path,
+            email={"from": "digest@news.example.org"},
+            channels={"allow_private_networks": True, "timeout": 3.0},
+            memory={"follow_days": 14},
+        )
+        config = load_config(tmp_path / "digest.toml")
+        with open_store(f"sqlite:///{tmp_path / 'digest.db'}") as store:
+            sub = store.add_subscriber("reader@example.org", categories=None, timezone="UTC")
+            prefs = replace(sub.preferences, channels=(receivers.json_url(HOOK),))
+            store.save_preferences(sub.email, prefs)
+            story = add_story(store)
+            add_event(store, story, "fact", "fact:a:dead:12", outlet="A", text="12 dead")
+            assert store.follow(sub.email, story, datetime.now(UTC))
+        yield Service(tmp_path, config, receivers, sub.email, sub.token, story)
+
+
+def body(msg: Any) -> str:
+    return msg.get_body(("plain",)).get_content()
+
+
+async def test_a_follower_gets_one_alert_a_run_of_new_facts_and_corrections(service):
+    service.event("outlet", "outlet:b", outlet="Outlet B")
+    assert await service.alerts() is None  # a new outlet alone: no alert
+    assert service.emails() == [] and service.messages() == []
+
+    service.event("fact", "fact:b:dead:30", outlet="Outlet B", text="At least 30 people died.")
+    service.event("fact", "fact:c:injured:45", outlet="Outlet C", text="45 were injured.")
+    report = await service.alerts()
+    assert len(report.sent) == 2  # one email, one webhook: one alert for both facts
+    (mail,) = service.emails()
+    assert mail["To"] == service.reader
+    assert "Quake kills 12 in the north" in str(mail["Subject"])
+    text = body(mail)
+    assert "At least 30 people died. (Outlet B)" in text
+    assert "45 were injured. (Outlet C)" in text
+    assert "12 dead" not in text  # known before the follow began
+    unfollow = f"/unfollow?token={service.token}&story={service.story}"
+    assert unfollow in text and unfollow in str(mail["List-Unsubscribe"])
+    (hook,) = service.messages()
+    assert "At least 30 people died" in hook.message and unfollow in hook.message
+    assert hook.message_id  # the same at every re-send
+
+    assert await service.alerts() is None  # nothing new: nothing sent again
+    service.event(
+        "correction",
+        "correction:dead:12:30",
+        text="The toll was 30, not 12.",
+        detail={
+            "subject": "the toll",
+            "value": "30",
+            "previous": "12",
+            "edition_day": "2026-12-03",
+        },
+    )
+    await service.alerts()
+    assert len(service.emails()) == 2 and len(service.messages()) == 2
+    (latest,) = [body(m) for m in service.emails() if "Correction" in body(m)]
+    assert "Correction: the toll was 30, not 12, as reported on Thursday 3 December 2026." in latest
+    assert "At least 30 people died" not in latest  # sent already
+
+
+async def test_no_alert_after_unfollowing_or_the_quiet_end(service):
+    with service.store() as store:
+        assert store.unfollow(service.reader, service.story, datetime.now(UTC))
+    service.event("fact", "fact:b:dead:30", outlet="Outlet B", text="30 dead")
+    assert await service.alerts() is None
+    assert service.emails() == [] and service.messages() == []
+
+    with service.store() as store:  # follows again, then the story goes quiet for 15 days
+        assert store.follow(service.reader, service.story, datetime.now(UTC))
+    later = datetime.now(UTC) + timedelta(days=15)
+    assert await service.alerts(later) is None
+    with service.store() as store:
+        ended = store.follow_of(service.reader, service.story)
+        assert ended is not None and ended.end_reason == "quiet"
+    service.event("fact", "fact:c:dead:31", outlet="Outlet C", text="31 dead")
+    assert await service.alerts(later + timedelta(minutes=1)) is None
+    assert service.emails() == [] and service.messages() == []
+
+
+@pytest.mark.slow
+async def test_a_failed_alert_is_counted_once_in_status(service):
+    service.receivers.fail(HOOK, "400")  # the webhook refuses it for good
+    service.event("fact", "fact:b:dead:30", outlet="Outlet B", text="30 dead")
+    report = await service.alerts()
+    assert len(report.sent) == 1 and len(report.failed) == 1
+    assert await service.alerts() is None  # the failed channel is not retried: the alert is done
+    result = await asyncio.to_thread(run_cli, "status", cwd=service.folder)
+    assert result.code == 0, result.stderr
+    lines = [line for line in result.stdout.splitlines() if line.startswith("alerts:")]
+    assert lines == ["alerts: 0 pending, 0 sending, 1 sent, 1 failed, 0 skipped"]

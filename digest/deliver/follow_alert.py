@@ -19,9 +19,10 @@ from digest.deliver import mime
 from digest.deliver.channels import Notification
 from digest.deliver.message import _address, sender_domain
 from digest.models import Channel, StoryEvent
+from digest.render.chat import quiet_mentions
 from digest.render.email import text_line
 from digest.render.sanitize import safe_url
-from digest.render.templating import clip, long_date
+from digest.render.templating import clip, long_date, md, md_url
 
 __all__ = ["AlertText", "alert_email", "alert_id", "alert_notification", "alert_text"]
 
@@ -79,15 +80,16 @@ def alert_text(
     shown, more = lines[:MAX_LINES], len(lines) - MAX_LINES
     text = [f"{what} in the story you follow: {name}", ""]
     text += [f"- {line}" for line in shown]
-    markdown = [f"**{_md(name)}**", ""] + [f"- {_md(line)}" for line in shown]
+    markdown = [f"**{md(quiet_mentions(name))}**", ""]
+    markdown += [f"- {md(quiet_mentions(line))}" for line in shown]
     if more > 0:
         text.append(f"- and {more} more")
         markdown.append(f"- and {more} more")
     if story_url:
         text += ["", f"The story: {story_url}"]
-        markdown += ["", f"[The story]({story_url})"]
+        markdown += ["", f"[The story]({md_url(story_url)})"]
     text += ["", f"Stop following this story: {unfollow_url}"]
-    markdown += ["", f"[Stop following this story]({unfollow_url})"]
+    markdown += ["", f"[Stop following this story]({md_url(unfollow_url)})"]
     return AlertText(subject, "\n".join(text) + "\n", "\n".join(markdown) + "\n")
 
 
@@ -126,11 +128,6 @@ def alert_notification(
         url=channel.url,
         title=alert.subject,
         markdown=alert.markdown,
-        text=alert.text,
+        text=quiet_mentions(alert.text),
         message_id=message_id,
     )
-
-
-def _md(text: str) -> str:
-    """Scraped text made inert in Markdown: its markup characters escaped."""
-    return "".join(f"\\{c}" if c in "\\`*_{}[]()#+-.!|<>~" else c for c in text)
