@@ -331,7 +331,7 @@ def _follow_page(
     title: str, *, action: str, csrf: str, undo: bool, already: bool, back: str
 ) -> web.Response:
     """The question before following (or unfollowing) a story: one button, posted here."""
-    name = html.escape(title)
+    name = _title(title)
     if undo:
         ask = f"Stop following “{name}”?" + (" (You do not follow it now.)" * already)
         button = "Unfollow"
@@ -354,7 +354,7 @@ def _follow_page(
 
 
 def _follow_done(title: str, *, undo: bool, back: str) -> web.Response:
-    name = html.escape(title)
+    name = _title(title)
     said = (
         f"You no longer follow “{name}”."
         if undo
@@ -362,6 +362,13 @@ def _follow_done(title: str, *, undo: bool, back: str) -> web.Response:
     )
     body = f'<p role="status">{said}</p><p><a href="{html.escape(back)}">Your preferences</a></p>'
     return _page(200, body, raw=True, headers=_PAGE_HEADERS)
+
+
+def _title(title: str) -> str:
+    """A story's (scraped) title for a page: one clean line, escaped."""
+    from digest.render.email import text_line
+
+    return html.escape(text_line(title, 200) or "this story")
 
 
 class _BodyLate(Exception):

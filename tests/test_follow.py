@@ -4,7 +4,14 @@ a follower gets of new facts and corrections, exactly once, on SQLite and Postgr
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+import html
+import re
+import subprocess
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from email import message_from_bytes
@@ -13,6 +20,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from sqlalchemy import select
 
 from digest.app import App
@@ -23,7 +32,7 @@ from digest.store.memory_tables import follow_alerts, follows, story_events
 from digest.store.schema import stories
 from tests import storefixtures
 from tests.configs import write_config
-from tests.conftest import run_cli
+from tests.conftest import free_port, run_cli, start_cli
 from tests.receivers import Receivers
 from tests.storefixtures import NOW
 
@@ -306,3 +315,153 @@ async def test_a_failed_alert_is_counted_once_in_status(service):
     assert result.code == 0, result.stderr
     lines = [line for line in result.stdout.splitlines() if line.startswith("alerts:")]
     assert lines == ["alerts: 0 pending, 0 sending, 1 sent, 1 failed, 0 skipped"]
+
+
+# -- follow and unfollow on `digest serve` ---------------------------------------------------
+
+
+@dataclass
+class Served:
+    """`digest serve` on `port` over `folder`'s store: a subscriber (`token`) and a story."""
+
+    folder: Path
+    port: int
+    token: str
+    story: int
+
+    def url(self, path: str, token: str | None = None, story: Any = None) -> str:
+        chosen = self.token if token is None else token
+        query = urllib.parse.urlencode(
+            {"token": chosen, "story": self.story if story is None else story}
+        )
+        return f"http://127.0.0.1:{self.port}/{path}?{query}"
+
+    def follows(self) -> list[str]:
+        with open_store(f"sqlite:///{self.folder / 'digest.db'}") as store:
+            return [f.title for f in store.follows_of("reader@example.org")]
+
+
+def http(url: str, form: dict[str, str] | None = None, **headers: str) -> tuple[int, str]:
+    data = urllib.parse.urlencode(form).encode() if form is not None else None
+    request = urllib.request.Request(url, data=data, headers=headers)
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status, response.read().decode()
+    except urllib.error.HTTPError as err:
+        return err.code, err.read().decode()
+
+
+def csrf_of(page: str) -> str:
+    found = re.search(r'name="csrf" value="([^"]+)"', page)
+    assert found, page
+    return html.unescape(found.group(1))
+
+
+TITLE = "Quake kills 12 <script>alert(1)</script> & more"
+SHOWN = "Quake kills 12 alert(1) &amp; more"  # one clean line, escaped
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    folder = tmp_path_factory.mktemp("follow-serve")
+    (folder / "site").mkdir()
+    (folder / "site" / "index.html").write_text("<!doctype html><title>digest</title><p>archive")
+    port = free_port()
+    write_config(
+        folder,
+        email={"preferences_url": f"http://127.0.0.1:{port}/preferences?token={{token}}"},
+        serve={"port": port},
+    )
+    with open_store(f"sqlite:///{folder / 'digest.db'}") as store:
+        token = store.add_subscriber("reader@example.org", categories=None, timezone="UTC").token
+        story = add_story(store, TITLE)
+    server = start_cli("serve", cwd=folder, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                http(f"http://127.0.0.1:{port}/index.html")
+                break
+            except OSError:
+                assert time.monotonic() < deadline
+                time.sleep(0.1)
+        yield Served(folder, port, token, story)
+    finally:
+        server.terminate()
+        server.wait(10)
+
+
+@pytest.mark.slow
+def test_following_asks_on_get_and_follows_on_post(served: Served) -> None:
+    status, page = http(served.url("follow"))
+    assert status == 200 and "Follow this story" in page
+    assert SHOWN in page and "<script>" not in page
+    assert served.follows() == []  # a mail scanner opening the link follows nothing
+    assert http(served.url("follow"), {"csrf": "1.nope"})[0] == 403
+    status, page = http(served.url("follow"), {"csrf": csrf_of(page)})
+    assert status == 200 and "You follow" in page
+    assert served.follows() == [TITLE]
+    # Twice: still one follow.
+    status, page = http(served.url("follow"))
+    assert "You follow it already" in page
+    http(served.url("follow"), {"csrf": csrf_of(page)})
+    assert served.follows() == [TITLE]
+
+    # The preferences page lists it, with an unfollow button posting back to it.
+    status, page = http(f"http://127.0.0.1:{served.port}/preferences?token={served.token}")
+    assert status == 200 and "Stories you follow" in page
+    assert SHOWN in page and "<script>" not in page
+    action = re.search(r'<form method="post" action="(unfollow\?[^"]+)"', page)
+    assert action is not None
+    target = f"http://127.0.0.1:{served.port}/{html.unescape(action.group(1))}"
+    status, page = http(target, {"csrf": csrf_of(page), "back": "preferences"})
+    assert status == 200 and "Stories you follow" in page and "None." in page  # redirected
+    assert served.follows() == []
+
+
+@pytest.mark.slow
+def test_unfollowing_from_an_alert_asks_first(served: Served) -> None:
+    with open_store(f"sqlite:///{served.folder / 'digest.db'}") as store:
+        store.follow("reader@example.org", served.story, datetime.now(UTC))
+    status, page = http(served.url("unfollow"))
+    assert status == 200 and "Stop following" in page
+    assert served.follows() == [TITLE]
+    cross = {"Origin": "https://evil.example"}
+    assert http(served.url("unfollow"), {"csrf": csrf_of(page)}, **cross)[0] == 403
+    status, page = http(served.url("unfollow"), {"csrf": csrf_of(page)})
+    assert status == 200 and "You no longer follow" in page
+    assert served.follows() == []
+
+
+@pytest.mark.slow
+def test_wrong_tokens_and_missing_stories_are_refused_plainly(served: Served) -> None:
+    for path in ("follow", "unfollow"):
+        assert http(served.url(path, token="nope"))[0] == 404
+        assert http(served.url(path, token=""))[0] == 404
+        assert http(served.url(path, token="nope"), {"csrf": "x"})[0] == 404
+        status, page = http(served.url(path, story=999_999))
+        assert status == 404 and "There is no such story here" in page
+        assert http(served.url(path, story="1e3"))[0] == 404
+
+
+@pytest.mark.slow
+@settings(
+    max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    query=st.lists(
+        st.tuples(st.sampled_from(["token", "story", "csrf", "x"]), st.text(max_size=30)),
+        max_size=4,
+    ),
+    path=st.sampled_from(["follow", "unfollow"]),
+    post=st.booleans(),
+    known=st.booleans(),
+)
+def test_hostile_query_strings_never_break_the_server(
+    served: Served, query: list[tuple[str, str]], path: str, post: bool, known: bool
+) -> None:
+    if known:  # the real token, so that the story and the form are what is hostile
+        query = [("token", served.token), *query]
+    url = f"http://127.0.0.1:{served.port}/{path}?{urllib.parse.urlencode(query)}"
+    status, _ = http(url, {"csrf": "1.x", "story": "1"} if post else None)
+    assert status in (200, 303, 400, 403, 404)
