@@ -286,6 +286,13 @@ class MemoryConfig(_Section):
     follow_url: str = "http://localhost:8000/follow?token={token}&story={story}"
     unfollow_url: str = "http://localhost:8000/unfollow?token={token}&story={story}"
 
+    @field_validator("follow_url", "unfollow_url")
+    @classmethod
+    def _names_story_and_token(cls, url: str) -> str:
+        if "{story}" not in url or "{token}" not in url:
+            raise ValueError("must contain {token} and {story} (the reader's and the story's)")
+        return url
+
 
 class MetricsConfig(_Section):
     # A Prometheus endpoint (GET /metrics) on the daemon and on each worker: runs and their

@@ -22,15 +22,17 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from pydantic import ValidationError
 from sqlalchemy import select
 
 from digest.app import App
-from digest.config import load_config
+from digest.config import MemoryConfig, load_config
+from digest.deliver.message import Recipient, build_message
 from digest.jobs.alerts import send_alerts
 from digest.store import Store, open_store
 from digest.store.memory_tables import follow_alerts, follows, story_events
 from digest.store.schema import stories
-from tests import storefixtures
+from tests import mailfixtures, storefixtures
 from tests.configs import write_config
 from tests.conftest import free_port, run_cli, start_cli
 from tests.receivers import Receivers
@@ -465,3 +467,36 @@ def test_hostile_query_strings_never_break_the_server(
     url = f"http://127.0.0.1:{served.port}/{path}?{urllib.parse.urlencode(query)}"
     status, _ = http(url, {"csrf": "1.x", "story": "1"} if post else None)
     assert status in (200, 303, 400, 403, 404)
+
+
+# -- follow links in the email ---------------------------------------------------------------
+
+
+def test_each_story_in_the_email_has_its_readers_own_follow_link() -> None:
+    # The parts are rendered once and shared: each reader's token in their own links only.
+    ed = mailfixtures.edition()
+    ids = [story.id for section in ed.sections for story in section.stories]
+    for mine, other in (("ann", "bob"), ("bob", "ann")):
+        msg = build_message(
+            ed,
+            Recipient(f"{mine}@example.com"),
+            mailfixtures.CONFIG,
+            archive_url=None,
+            unsubscribe_url=f"https://news.example.org/u?t={mine}",
+            follow_url=f"https://news.example.org/follow?token={mine}&story={{story}}",
+        )
+        parsed = message_from_bytes(msg.as_bytes(), policy=default_policy)
+        text = parsed.get_body(("plain",)).get_content()
+        page = parsed.get_body(("html",)).get_content()
+        for story in ids:
+            link = f"https://news.example.org/follow?token={mine}&story={story}"
+            assert f"Follow this story: {link}" in text
+            assert f'href="{html.escape(link)}"' in page
+        assert text.count("Follow this story") == len(ids)
+        assert f"token={other}" not in text and f"token={other}" not in page
+        assert "slot.invalid" not in text and "slot.invalid" not in page
+
+
+def test_a_follow_link_must_name_the_reader_and_the_story() -> None:
+    with pytest.raises(ValidationError, match="story"):
+        MemoryConfig(follow_url="https://news.example.org/follow?token={token}")

@@ -600,6 +600,7 @@ def _email(
             preferences_url=preferences,
             lead=config.publish.lead_stories,
             headlines=config.publish.headlines_per_category,
+            follow_url=config.memory.follow_url.replace("{token}", sub.token),
         )
     except InvalidRecipientError as err:
         log.warning("%s; the other subscribers still get the edition", err)

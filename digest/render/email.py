@@ -87,9 +87,11 @@ def render_email(
     preferences: str | None = None,
     lead: int = LEAD_STORIES,
     headlines: int = HEADLINES_PER_CATEGORY,
+    follow: str | None = None,
 ) -> tuple[str, str]:
     """(HTML, plain text) of `edition` (already restricted to `categories`) for `recipient`,
-    the HTML within `budget` bytes; `preferences` is the link to their preferences page.
+    the HTML within `budget` bytes; `preferences` is the link to their preferences page,
+    `follow` their link to follow a story, "{story}" standing for the story's id.
     `archive` is the edition's page in the archive (its story and category pages are beside
     it); `lead` stories open the email, `headlines` "More headlines" at most per category."""
     view = _view(
@@ -103,6 +105,7 @@ def render_email(
         preferences=preferences,
         lead=lead,
         headlines=headlines,
+        follow=follow,
     )
     view, html_part = _fit(view, budget)
     return html_part, _render_text(view)
@@ -137,6 +140,7 @@ class _StoryView:
     mark: str = ""
     lang: str = ""
     page: str | None = None  # its page in the archive
+    follow_url: str | None = None  # the reader's link to follow it (`[memory] follow_url`)
 
 
 @dataclass(frozen=True, slots=True)
@@ -211,12 +215,15 @@ def _view(
     preferences: str | None = None,
     lead: int = LEAD_STORIES,
     headlines: int = HEADLINES_PER_CATEGORY,
+    follow: str | None = None,
 ) -> _EmailView:
     day = edition.day
     sections = tuple(
         _SectionView(
             name=_category_name(s.category),
-            stories=tuple(_story(st, archive_page(archive, day, st.id)) for st in s.stories),
+            stories=tuple(
+                _story(st, archive_page(archive, day, st.id), follow) for st in s.stories
+            ),
             headlines=tuple(_headline(h) for h in s.headlines[:headlines]),
             anchor=f"c-{category_slug(s.category)}",
             all_headlines=len(s.headlines),
@@ -266,7 +273,7 @@ def headline_line(title: str, outlets: Iterable[str], limit: int) -> str:
     return text_line(clean_headline(text_line(title, 4 * limit), names), limit)
 
 
-def _story(story: EditionStory, page: str | None = None) -> _StoryView:
+def _story(story: EditionStory, page: str | None = None, follow: str | None = None) -> _StoryView:
     outlets = story.outlets
     links = [_Link(text_line(o.name, NAME_CHARS) or _host(o.url), safe_url(o.url)) for o in outlets]
     followable = [link for link in links if link.url]
@@ -284,6 +291,7 @@ def _story(story: EditionStory, page: str | None = None) -> _StoryView:
         mark=story_mark(story),
         lang=story.language if language_name(story.language) else "",
         page=page,
+        follow_url=follow.replace("{story}", str(story.id)) if follow else None,
     )
 
 
