@@ -6,7 +6,9 @@ from __future__ import annotations
 import asyncio
 import html
 import re
+import signal
 import subprocess
+import sys
 import time
 import urllib.error
 import urllib.parse
@@ -34,7 +36,7 @@ from digest.store.memory_tables import follow_alerts, follows, story_events
 from digest.store.schema import stories
 from tests import mailfixtures, storefixtures
 from tests.configs import write_config
-from tests.conftest import free_port, run_cli, start_cli
+from tests.conftest import cli_env, free_port, run_cli, start_cli
 from tests.receivers import Receivers
 from tests.storefixtures import NOW
 
@@ -500,3 +502,89 @@ def test_each_story_in_the_email_has_its_readers_own_follow_link() -> None:
 def test_a_follow_link_must_name_the_reader_and_the_story() -> None:
     with pytest.raises(ValidationError, match="story"):
         MemoryConfig(follow_url="https://news.example.org/follow?token={token}")
+
+
+# -- kill -9 while an alert is being sent ----------------------------------------------------
+
+HANGING_SENDER = """
+import asyncio, sys
+from pathlib import Path
+
+from digest.app import App
+from digest.config import load_config
+from digest.jobs.alerts import send_alerts
+
+folder = Path(sys.argv[1])
+
+
+class Hang:
+    # Takes the first message and never answers: the process is killed mid-send.
+    def scope(self, msg):
+        return "mail"
+
+    async def send(self, msg):
+        (folder / "sending").write_text(str(msg["To"]))
+        await asyncio.sleep(3600)
+
+    async def aclose(self):
+        pass
+
+
+App.channels = lambda self: Hang()
+
+
+async def main():
+    async with App(load_config(folder / "digest.toml")) as app:
+        await send_alerts(app)
+
+
+asyncio.run(main())
+"""
+
+
+def kill_while_sending(folder: Path) -> str:
+    """Send the alerts owed in a process of their own, SIGKILL it while the first is being
+    sent; to whom that one was going."""
+    script = folder / "hanging_sender.py"
+    script.write_text(HANGING_SENDER, encoding="utf-8")
+    quiet = subprocess.DEVNULL
+    proc = subprocess.Popen(
+        [sys.executable, str(script), str(folder)],
+        cwd=folder,
+        env=cli_env(),
+        stdout=quiet,
+        stderr=quiet,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not (folder / "sending").exists():
+            assert proc.poll() is None and time.monotonic() < deadline
+            time.sleep(0.05)
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(10)
+    return (folder / "sending").read_text()
+
+
+@pytest.mark.slow
+async def test_kill_9_while_sending_an_alert_doubles_nothing(service):
+    now = datetime.now(UTC)
+    with service.store() as store:  # two followers, by email only
+        reader = store.subscriber(service.reader)
+        store.save_preferences(service.reader, replace(reader.preferences, channels=()))
+        other = store.add_subscriber("second@example.org", categories=None, timezone="UTC").email
+        store.follow(other, service.story, now)
+    service.event("fact", "fact:b:dead:30", outlet="Outlet B", text="30 dead")
+    hung = await asyncio.to_thread(kill_while_sending, service.folder)
+    waiting = other if hung == service.reader else service.reader
+
+    report = await service.alerts()  # the restart
+    assert [str(m["To"]) for m in service.emails()] == [waiting]  # the one never claimed
+    assert [r.state for r in report.stuck] == ["sending"]  # reported, not sent again
+    service.event("fact", "fact:c:dead:31", outlet="Outlet C", text="31 dead")
+    await service.alerts()
+    await service.alerts()
+    sent_to = [str(m["To"]) for m in service.emails()]
+    assert sent_to.count(waiting) == 2 and hung not in sent_to  # no second alert while stuck
+    result = await asyncio.to_thread(run_cli, "status", cwd=service.folder)
+    assert "alerts: 0 pending, 1 sending, 2 sent, 0 failed, 0 skipped" in result.stdout
