@@ -15,7 +15,7 @@ import urllib.parse
 import urllib.request
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from email import message_from_bytes
 from email.policy import default as default_policy
 from pathlib import Path
@@ -28,15 +28,18 @@ from pydantic import ValidationError
 from sqlalchemy import select
 
 from digest.app import App
-from digest.config import MemoryConfig, load_config
+from digest.config import ArchiveConfig, MemoryConfig, load_config
 from digest.deliver.message import Recipient, build_message
 from digest.jobs.alerts import send_alerts
+from digest.render import write_archive
+from digest.render.layout import story_path
 from digest.store import Store, open_store
 from digest.store.memory_tables import follow_alerts, follows, story_events
 from digest.store.schema import stories
 from tests import mailfixtures, storefixtures
 from tests.configs import write_config
 from tests.conftest import cli_env, free_port, run_cli, start_cli
+from tests.editions import make_edition
 from tests.receivers import Receivers
 from tests.storefixtures import NOW
 
@@ -588,3 +591,13 @@ async def test_kill_9_while_sending_an_alert_doubles_nothing(service):
     assert sent_to.count(waiting) == 2 and hung not in sent_to  # no second alert while stuck
     result = await asyncio.to_thread(run_cli, "status", cwd=service.folder)
     assert "alerts: 0 pending, 1 sending, 2 sent, 0 failed, 0 skipped" in result.stdout
+
+
+def test_an_archive_story_page_says_how_to_follow_it(tmp_path: Path) -> None:
+    # The archive is public and static: no one is known there, so no button, no address form.
+    edition = make_edition(date(2026, 11, 29))
+    write_archive([edition], ArchiveConfig(title="Morning digest"), tmp_path, now=NOW)
+    story = edition.sections[0].stories[0]
+    page = (tmp_path / story_path(edition.day, story.id)).read_text("utf-8")
+    assert "use the \u201cFollow this story\u201d link under it in your digest" in page
+    assert "<form" not in page and "token" not in page
