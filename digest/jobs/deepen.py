@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import asdict, dataclass, field, fields, replace
@@ -35,6 +35,7 @@ from digest.jobs.clustering import (
     top_stories,
 )
 from digest.jobs.run import recorded_run
+from digest.jobs.story_memory import record_stories
 from digest.jobs.units import Lost, Outcome, Unit, step
 from digest.models import ArticleView, Failure, Page, StorySummary, StoryView, Summary
 from digest.runtime import metrics
@@ -218,15 +219,19 @@ class StoryUnit(Unit[StoryOutcome]):
         return cls(int(data["story"]), pages)
 
 
-def plan_stories(stories: Sequence[StoryView]) -> list[StoryUnit]:
+def plan_stories(
+    stories: Sequence[StoryView], stale: Collection[int] = frozenset()
+) -> list[StoryUnit]:
     """A unit per story, with the pages to read: its sources (`story_sources`) that have no
-    main text yet, each page once even when two stories share it."""
+    main text yet, or whose text is `stale` (read on an earlier day, of a story that is still
+    developing: its outlets update their articles), each page once even when two stories
+    share it."""
     planned: set[int] = set()
     units = []
     for story in stories:
         pages = []
         for a in story_sources(story):
-            if not a.has_text and a.id not in planned:
+            if (not a.has_text or a.id in stale) and a.id not in planned:
                 planned.add(a.id)
                 pages.append(CrawlTarget(a.id, a.url))
         units.append(StoryUnit(story.id, tuple(pages)))
@@ -330,7 +335,7 @@ async def _read_stories(app: App, stories: list[StoryView], progress: Progress) 
     """Every story's unit through the runner, their LLM summaries sharing this deepen's
     `[llm] budget` when they run in this process; the outcomes folded into one tally, the
     failed pages, and one error each for the summaries that fell back or ran out of budget."""
-    units = plan_stories(stories)
+    units = plan_stories(stories, await _stale_pages(app, stories))
     # A story as progress names it: its representative's URL.
     shown = {s.id: s.articles[0].url if s.articles else s.title for s in stories}
     progress.step("summarizing stories", len(units))
@@ -384,6 +389,23 @@ async def _read_stories(app: App, stories: list[StoryView], progress: Progress) 
     return _Read(tally, summarized, errors, mode, reason)
 
 
+async def _stale_pages(app: App, stories: Sequence[StoryView]) -> set[int]:
+    """The sources of developing stories (one with an article first seen today and one seen
+    before) whose main text was read before today: read again, so that an outlet's updated
+    article (a revised toll) reaches the summary and the story's timeline."""
+    today = datetime.now(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
+    developing = [
+        a.id
+        for s in stories
+        if any(a.first_seen >= today for a in s.articles)
+        and any(a.first_seen < today for a in s.articles)
+        for a in story_sources(s)
+        if a.has_text
+    ]
+    store = await app.store()
+    return await asyncio.to_thread(store.texts_read_before, developing, today)
+
+
 @dataclass(slots=True)
 class _Budget:
     """The `[llm] budget` of a deepen's summaries: it starts at the first LLM summary."""
@@ -435,6 +457,8 @@ async def read_story(app: App, unit: StoryUnit) -> StoryOutcome:
             made, summarized, fallback = await _summarize_story(app, views[0], budget)
             tally += made + DeepenTally(summary_ms=round((time.monotonic() - began) * 1000))
     tally += DeepenTally(llm_calls=calls[0])
+    # What the story's outlets as read now add to its timeline (recorded once each).
+    await record_stories(store, views, datetime.now(UTC))
     return StoryOutcome(
         tally,
         summarized,

@@ -23,6 +23,7 @@ from digest.errors import DigestError, InvalidEditionDayError, StoreError
 from digest.jobs.alerts import alert_followers
 from digest.jobs.clustering import top_stories
 from digest.jobs.run import recorded_run
+from digest.jobs.story_memory import archive_corrections, with_memory
 from digest.jobs.units import Lost, Outcome, Runner, Unit, step
 from digest.models import (
     Edition,
@@ -205,12 +206,11 @@ async def build_edition(app: App, day: date, *, now: datetime | None = None) -> 
             for category, stories, headlines in found
         )
 
-    return Edition(
-        day=day,
-        timezone=config.schedule.timezone,
-        sections=await asyncio.to_thread(sections),
-        generated_at=now or datetime.now(UTC),
-    )
+    now = now or datetime.now(UTC)
+    built = await asyncio.to_thread(sections)
+    # Each story's timeline, disputes and corrections (issue 31; digest.jobs.story_memory).
+    built = await asyncio.to_thread(with_memory, store, built, day, now, edition_story)
+    return Edition(day=day, timezone=config.schedule.timezone, sections=built, generated_at=now)
 
 
 async def save_edition(app: App, edition: Edition) -> tuple[Edition, str]:
@@ -500,9 +500,13 @@ async def render_archive(app: App) -> Any:
 
     store = await app.store()
     editions = await asyncio.to_thread(store.editions)
+    corrected = await asyncio.to_thread(archive_corrections, store)
     out_dir = app.config.resolve(app.config.archive.dir)
     return await asyncio.to_thread(
-        write_archive, editions, app.config.archive, out_dir, lead=app.config.publish.lead_stories
+        partial(write_archive, lead=app.config.publish.lead_stories, corrected=corrected),
+        editions,
+        app.config.archive,
+        out_dir,
     )
 
 

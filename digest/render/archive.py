@@ -25,7 +25,7 @@ import hashlib
 import json
 import time
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
@@ -37,6 +37,7 @@ from pathlib import Path
 from digest.config import ArchiveConfig
 from digest.models import Edition
 from digest.render.atom import render_category_feed, render_edition_feed
+from digest.render.corrections import Corrected
 from digest.render.digest_html import LEAD_STORIES, render_edition_page
 from digest.render.files import (
     exclusive_lock,
@@ -108,14 +109,18 @@ def render_pages(
     *,
     now: datetime | None = None,
     lead: int = LEAD_STORIES,
+    corrected: Mapping[date, Sequence[Corrected]] | None = None,
 ) -> Iterator[tuple[str, bytes]]:
     """Every file of the archive, as (path, bytes); pure, deterministic, no I/O.
 
     `editions` are all the editions the archive should hold, one per day, in any order. `now`
     only dates the feeds of an archive that has no editions yet. `lead` stories open each
-    edition's page ([publish] lead_stories).
+    edition's page ([publish] lead_stories). `corrected` holds, by edition day, the corrections
+    later editions made of what it said: its pages mark those sentences (the edition itself
+    is never rewritten).
     """
-    for part in _plan(editions, config, now=now or datetime.now(UTC), lead=lead):
+    when = now or datetime.now(UTC)
+    for part in _plan(editions, config, now=when, lead=lead, corrected=corrected or {}):
         yield from part.render()
 
 
@@ -128,6 +133,7 @@ def write_archive(
     prune: bool = False,
     rerender: bool = False,
     lead: int = LEAD_STORIES,
+    corrected: Mapping[date, Sequence[Corrected]] | None = None,
 ) -> ArchiveReport:
     """Bring the archive in `out_dir` up to date with `editions` (every edition it should hold).
 
@@ -139,7 +145,8 @@ def write_archive(
     started = time.perf_counter()
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    parts = _plan(editions, config, now=now or datetime.now(UTC), lead=lead)
+    when = now or datetime.now(UTC)
+    parts = _plan(editions, config, now=when, lead=lead, corrected=corrected or {})
     with exclusive_lock(out_dir / LOCK):
         remove_temp_files(out_dir)
         old = _Manifest.read(out_dir)
@@ -254,7 +261,12 @@ class _Part:
 
 
 def _plan(
-    editions: Sequence[Edition], config: ArchiveConfig, *, now: datetime, lead: int = LEAD_STORIES
+    editions: Sequence[Edition],
+    config: ArchiveConfig,
+    *,
+    now: datetime,
+    lead: int = LEAD_STORIES,
+    corrected: Mapping[date, Sequence[Corrected]],
 ) -> list[_Part]:
     title = config.title
     base_url = normalize_base_url(config.base_url)
@@ -282,7 +294,9 @@ def _plan(
         yield SEARCH_INDEX, render_search_index(newest_first)
 
     def feeds() -> Iterator[tuple[str, bytes]]:
-        feed = render_edition_feed(newest_first, title=title, base_url=base_url, now=now)
+        feed = render_edition_feed(
+            newest_first, title=title, base_url=base_url, now=now, corrected=corrected
+        )
         yield FEED, feed.encode("utf-8")
         for category in categories:
             feed = render_category_feed(
@@ -293,13 +307,14 @@ def _plan(
     parts = [_Part(None, None, (), front), _Part(None, None, (), search)]
     for i, edition in enumerate(newest_first):
         previous = newest_first[i + 1].day if i + 1 < len(newest_first) else None
-        key = _fingerprint(edition, previous, title, base_url, lead)
+        notes = tuple(corrected.get(edition.day, ()))
+        key = _fingerprint(edition, previous, title, base_url, lead, notes)
         parts.append(
             _Part(
                 edition.day,
                 key,
                 tuple(dict.fromkeys(_edition_paths(edition))),
-                _edition_renderer(edition, previous, title, base_url, lead),
+                _edition_renderer(edition, previous, title, base_url, lead, notes),
             )
         )
     parts.append(_Part(None, None, (), feeds))
@@ -315,8 +330,17 @@ def _edition_paths(edition: Edition) -> Iterator[str]:
 
 
 def _edition_renderer(
-    edition: Edition, previous: date | None, title: str, base_url: str, lead: int
+    edition: Edition,
+    previous: date | None,
+    title: str,
+    base_url: str,
+    lead: int,
+    corrections: Sequence[Corrected] = (),
 ) -> Callable[[], Iterator[tuple[str, bytes]]]:
+    notes: dict[int, tuple[Corrected, ...]] = {}
+    for note in corrections:
+        notes[note.story_id] = (*notes.get(note.story_id, ()), note)
+
     def pages() -> Iterator[tuple[str, bytes]]:
         day, tz = edition.day, edition.timezone
         page = edition_path(day)
@@ -334,7 +358,8 @@ def _edition_renderer(
                 if page not in seen:
                     seen.add(page)
                     yield page, _page("archive/story.html", page, title, base_url,
-                                      title=story.title, story=story, day=day, tz=tz)  # fmt: skip
+                                      title=story.title, story=story, day=day, tz=tz,
+                                      corrected=notes.get(story.id, ()))  # fmt: skip
 
     return pages
 
@@ -370,10 +395,16 @@ def _page(template: str, page: str, archive_title: str, base_url: str, **context
 
 
 def _fingerprint(
-    edition: Edition, previous: date | None, title: str, base_url: str, lead: int
+    edition: Edition,
+    previous: date | None,
+    title: str,
+    base_url: str,
+    lead: int,
+    corrected: Sequence[Corrected] = (),
 ) -> str:
-    """Everything an edition's own pages depend on: change any of it and they are rendered."""
-    data = repr((_renderer_fingerprint(), title, base_url, previous, lead, edition))
+    """Everything an edition's own pages depend on: change any of it (a correction made of
+    it later included) and they are rendered."""
+    data = repr((_renderer_fingerprint(), title, base_url, previous, lead, edition, corrected))
     return hashlib.sha256(data.encode("utf-8", "surrogatepass")).hexdigest()
 
 

@@ -9,11 +9,12 @@ them against the feed URL), and the feed says so in a comment.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 
 from digest.models import Edition, EditionSection
+from digest.render.corrections import Corrected
 from digest.render.layout import (
     FEED,
     INDEX,
@@ -50,19 +51,27 @@ class _Feed:
 
 
 def render_edition_feed(
-    editions: Sequence[Edition], *, title: str, base_url: str, now: datetime
+    editions: Sequence[Edition],
+    *,
+    title: str,
+    base_url: str,
+    now: datetime,
+    corrected: Mapping[date, Sequence[Corrected]] | None = None,
 ) -> str:
-    """The feed of editions; `editions` are clean (see `clean_edition`) and newest first."""
+    """The feed of editions; `editions` are clean (see `clean_edition`) and newest first. An
+    edition a later one corrected has its entry updated (when the correction was made) and
+    the correction added to its content; the edition itself is unchanged."""
     links = _links(FEED, base_url)
     entries = [
         _entry(
             title,
             edition_path(e.day),
             long_date(e.day),
-            e.generated_at,
+            max([e.generated_at, *(n.at for n in (corrected or {}).get(e.day, ()))]),
             e.day,
             e.sections,
             links,
+            tuple((corrected or {}).get(e.day, ())),
         )
         for e in editions[:FEED_ENTRIES]
     ]
@@ -113,6 +122,7 @@ def _entry(
     day: date,
     sections: Sequence[EditionSection],
     links: Links,
+    corrected: Sequence[Corrected] = (),
 ) -> _Entry:
     titles = [s.title for section in sections for s in section.stories]
     count = f"{len(titles)} {'story' if len(titles) == 1 else 'stories'}"
@@ -121,6 +131,7 @@ def _entry(
         sections=sections,
         day=day,
         links=links,
+        corrected=corrected,
     )
     return _Entry(
         id=_id(archive_title, path),

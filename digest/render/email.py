@@ -32,10 +32,11 @@ from urllib.parse import urljoin
 import css_inline
 
 from digest.models import Edition, EditionHeadline, EditionStory, WhatsNew
+from digest.render.corrections import correction_line, subject_phrase
 from digest.render.headlines import clean_headline, first_sentence
 from digest.render.layout import category_path, category_slug, edition_path, relative, story_path
 from digest.render.sanitize import clean_text, safe_url
-from digest.render.templating import clip, environment, lead_stories, long_date
+from digest.render.templating import attributed, clip, environment, lead_stories, long_date
 from digest.stories.language import language_name
 
 __all__ = [
@@ -140,6 +141,11 @@ class _StoryView:
     mark: str = ""
     lang: str = ""
     page: str | None = None  # its page in the archive
+    # Story memory (issue 31): where its outlets disagree ("The death toll: at least 30,
+    # according to B; 45, according to C") and the corrections this edition makes of what an
+    # earlier one said ("Correction: the death toll was 30, not 12, as reported on 3 December").
+    disputes: tuple[str, ...] = ()
+    corrections: tuple[str, ...] = ()
     follow_url: str | None = None  # the reader's link to follow it (`[memory] follow_url`)
 
 
@@ -291,6 +297,11 @@ def _story(story: EditionStory, page: str | None = None, follow: str | None = No
         mark=story_mark(story),
         lang=story.language if language_name(story.language) else "",
         page=page,
+        disputes=tuple(
+            text_line(f"{subject_phrase(d.subject).capitalize()}: {attributed(d)}", FACT_CHARS)
+            for d in story.disagreements
+        ),
+        corrections=tuple(text_line(correction_line(c), FACT_CHARS) for c in story.corrections),
         follow_url=follow.replace("{story}", str(story.id)) if follow else None,
     )
 

@@ -25,6 +25,7 @@ import jinja2
 from markupsafe import Markup, escape
 
 from digest.models import (
+    Disagreement,
     Edition,
     EditionHeadline,
     EditionSection,
@@ -32,7 +33,7 @@ from digest.models import (
     Outlet,
     WhatsNew,
 )
-from digest.render import layout
+from digest.render import corrections, layout
 from digest.render.headlines import clean_headline, first_sentence
 from digest.render.sanitize import clean_text, needs_cleaning, safe_url
 from digest.stories.language import RIGHT_TO_LEFT, language_name
@@ -93,6 +94,7 @@ def environment() -> jinja2.Environment:
         story_count=story_count,
         language_groups=language_groups,
         lang_attrs=lang_attrs,
+        mark_corrected=corrections.mark_corrected,
         paths=SimpleNamespace(
             edition=layout.edition_path,
             category=layout.category_path,
@@ -117,11 +119,24 @@ def environment() -> jinja2.Environment:
         wrap=wrap,
         md=md,
         md_url=md_url,
+        correction_line=corrections.correction_line,
+        subject_phrase=corrections.subject_phrase,
+        attributed=attributed,
     )
     return env
 
 
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()<>#+!|~])")
+
+
+def attributed(d: Disagreement) -> str:
+    """Where outlets disagree, each value with who reports it: "at least 30, according to A
+    and B; 45, according to C"."""
+    return "; ".join(f"{r.value}, according to {_names(r.outlets)}" for r in d.reported)
+
+
+def _names(names: Sequence[str]) -> str:
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
 
 
 def md(text: str) -> str:

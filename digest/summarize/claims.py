@@ -880,6 +880,18 @@ def _scan_names(
 # -- one sentence ----------------------------------------------------------------------------
 
 
+def _masked(text: str, spans: Iterable[tuple[int, int]]) -> str:
+    """`text` with the spans taken by one kind of claim overwritten, in one pass."""
+    pieces: list[str] = []
+    at = 0
+    for start, end in sorted(spans):
+        if start < at:
+            start = at
+        pieces += [text[at:start], _MASK * (end - start)]
+        at = max(at, end)
+    return "".join([*pieces, text[at:]]) if pieces else text
+
+
 def _claims(
     sentence: str,
     *,
@@ -895,18 +907,7 @@ def _claims(
     In a `whole` sentence (not a fragment such as a quote) written without a capital, case
     tells nothing: its lower-case words are read as names too (see _scan_names)."""
     text = _prepare(" ".join(sentence.split()))
-
-    def mask(masked: str, spans: Iterable[tuple[int, int]]) -> str:
-        """`masked` with the spans taken by one kind of claim overwritten, in one pass."""
-        pieces: list[str] = []
-        at = 0
-        for start, end in sorted(spans):
-            if start < at:
-                start = at
-            pieces += [masked[at:start], _MASK * (end - start)]
-            at = max(at, end)
-        return "".join([*pieces, masked[at:]]) if pieces else masked
-
+    mask = _masked
     claims: list[Claim] = []
     masked = mask(text, (m.span() for m in _CITATION.finditer(text)))
     quotes = _scan_quotes(masked)
@@ -933,6 +934,41 @@ def _claims(
     for c in claims:
         unique.setdefault((c.kind, c.values, c.unit, c.dates, c.words), c)
     return list(unique.values())
+
+
+@dataclass(frozen=True, slots=True)
+class WrittenNumber:
+    """A figure as the claim check reads it, at its place in the sentence it was read from:
+    `sentence[start:end]` is the figure with its unit and scale ("$48 million", "7,1 Prozent")."""
+
+    start: int
+    end: int
+    values: frozenset[Decimal]  # several when the writing is ambiguous ("1,200", "48m")
+    unit: str | None  # a currency, PERCENT or POINTS; None for a plain number
+    scaled: bool  # a scale word or letter multiplied it ("3.2 million", "48m")
+
+
+def numbers_in(sentence: str) -> list[WrittenNumber]:
+    """The figures of one sentence as written, read as claims are (dates taken out first, so
+    that a day or a year of a date is no figure); positions are in `sentence` itself, not in
+    its normal form, for `digest.stories.figures`."""
+    text = _HIDE.sub("'", sentence)  # "1 200" grouped by a narrow space is one number
+    first = _WORD_SPAN.search(text)
+    dates = _scan_dates(text, first.end() if first else 0)
+    masked = _masked(text, ((start, end) for start, end, _ in dates))
+    return [
+        WrittenNumber(n.start, n.end, n.values, n.unit, n.power > 0) for n in _scan_numbers(masked)
+    ]
+
+
+def sentences_of(text: str) -> list[str]:
+    """The sentences of `text` as the claim check splits them, as written."""
+    return [written for _, written in _sentences(text)]
+
+
+def compatible_units(a: str | None, b: str | None) -> bool:
+    """Whether two figures' units can name the same quantity (see `_compatible`)."""
+    return _compatible(a, b) or _compatible(b, a)
 
 
 def claims_of(text: str) -> list[list[Claim]]:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -24,6 +24,14 @@ from digest.errors import SummarizeError
 from digest.models import Outlet, StorySummary
 from digest.summarize import extractive, prompts
 from digest.summarize.claims import SourceIndex
+from digest.summarize.disputes import (
+    describe,
+    dispute_summary,
+    story_disputes,
+    texts_by_outlet,
+    with_attributions,
+    without_one_sided,
+)
 from digest.summarize.llm import (
     MAX_KEYWORDS,
     InvalidOutput,
@@ -105,10 +113,18 @@ def _index(story: StoryInput, texts: Sequence[str]) -> SourceIndex:
 
 
 def build_story_summary(
-    data: dict[str, Any], story: StoryInput, texts: Sequence[str], model_name: str
+    data: dict[str, Any],
+    story: StoryInput,
+    texts: Sequence[str],
+    model_name: str,
+    *,
+    by_outlet: Mapping[str, str] | None = None,
 ) -> StorySummary:
     """Validate a model's JSON into a checked StorySummary; InvalidOutput when nothing usable
-    is left (the caller falls back to extractive and says why)."""
+    is left (the caller falls back to extractive and says why). Where the outlets' texts
+    (`by_outlet`, else the story's sources) disagree on a figure, a sentence taking one side is
+    removed like one with an unfound claim, and the values are given attributed
+    (`digest.summarize.disputes`)."""
     reply = StoryReply.model_validate(data)
     summary = _cap(_clean(reply.summary, story), MAX_WORDS)
     if length(summary) < 3:
@@ -117,26 +133,34 @@ def build_story_summary(
     checked = index.check(summary)
     if checked.removed:
         log.info("claim check of the summary of “%s”: %s", story.title, checked.describe())
-    kept = length(checked.text)
+    disputes = story_disputes(texts_by_outlet(story) if by_outlet is None else by_outlet)
+    sided = without_one_sided(checked.text, disputes)
+    described = checked.describe()
+    if sided.removed:
+        described += "; " + describe(sided.removed, disputes)
+        log.info("summary of “%s”: %s", story.title, describe(sided.removed, disputes))
+    removed = checked.removed + len(sided.removed)
+    kept = length(sided.text)
     # A short summary whose claims were all found stands; one cut short by the check does not.
-    if checked.removed and (kept < MIN_WORDS or kept < KEPT_SHARE * length(summary)):
-        raise UnfoundClaims(checked.describe(), checked.claims, checked.found, checked.removed)
+    if removed and (kept < MIN_WORDS or kept < KEPT_SHARE * length(summary)):
+        raise UnfoundClaims(described, checked.claims, checked.found, removed)
     brief_check = index.check(one_line(_clean(reply.brief_summary, story), 600))
-    brief = brief_check.text or " ".join(split_sentences(checked.text)[:2])
+    brief_sided = without_one_sided(brief_check.text, disputes)
+    brief = brief_sided.text or " ".join(split_sentences(sided.text)[:2])
     sources = [*texts, *(s.title for s in story.sources), story.title]
     keywords = [k for k in written_keywords(reply.keywords, sources) if not index.check(k).removed]
     if not keywords:
         keywords = _extractive_keywords(story, texts)
     return StorySummary(
         title=story.title,
-        summary=checked.text,
+        summary=with_attributions(sided.text, disputes),
         brief_summary=brief,
         keywords=tuple(keywords[:MAX_KEYWORDS]),
         summarizer=model_name,
         sources=_outlets(story),
         claims=checked.claims + brief_check.claims,
         claims_found=checked.found + brief_check.found,
-        sentences_removed=checked.removed + brief_check.removed,
+        sentences_removed=removed + brief_check.removed + len(brief_sided.removed),
     )
 
 
@@ -156,7 +180,9 @@ def _extractive_keywords(story: StoryInput, texts: Sequence[str]) -> list[str]:
     return extractive.keywords(texts[0] if texts else "", story.title)
 
 
-async def llm_story_summary(llm: LLMClient, story: StoryInput) -> StorySummary:
+async def llm_story_summary(
+    llm: LLMClient, story: StoryInput, *, by_outlet: Mapping[str, str] | None = None
+) -> StorySummary:
     """The LLM's checked summary of the story, in one call (a repair request aside); raises
     SummarizeError when the server fails or nothing trustworthy is left of the reply."""
     if not any(s.text.strip() for s in story.sources):
@@ -172,7 +198,7 @@ async def llm_story_summary(llm: LLMClient, story: StoryInput) -> StorySummary:
 
         def validate(data: dict[str, Any]) -> StorySummary:
             try:
-                return build_story_summary(data, story, texts, llm.name)
+                return build_story_summary(data, story, texts, llm.name, by_outlet=by_outlet)
             except UnfoundClaims as err:
                 rejected.append(err)
                 raise
@@ -214,7 +240,12 @@ class ClaimCheckFailed(SummarizeError):
 
 
 def extractive_story_summary(
-    story: StoryInput, max_chars: int, note: str = "", *, rejected: UnfoundClaims | None = None
+    story: StoryInput,
+    max_chars: int,
+    note: str = "",
+    *,
+    rejected: UnfoundClaims | None = None,
+    by_outlet: Mapping[str, str] | None = None,
 ) -> StorySummary:
     """The best source's own sentences (the first source with a text), checked like any
     summary; `note` says why it is extractive, and a rejected LLM summary's counts are kept."""
@@ -229,7 +260,7 @@ def extractive_story_summary(
     )
     made = extractive.summarize(article)
     checked = _index(story, texts).check(made.summary)
-    return StorySummary(
+    made_summary = StorySummary(
         title=story.title,
         summary=made.summary,
         brief_summary=made.brief_summary,
@@ -241,18 +272,27 @@ def extractive_story_summary(
         sentences_removed=rejected.removed if rejected else 0,
         note=note,
     )
+    # The best source's sentences state its own figures as fact: where outlets disagree, they
+    # are attributed like a model's (`digest.summarize.disputes`).
+    return dispute_summary(made_summary, texts_by_outlet(story) if by_outlet is None else by_outlet)
 
 
-async def summarize_story(llm: LLMClient | None, story: StoryInput) -> StoryOutcome:
-    """A checked summary that is always there: the LLM's, or an extractive one saying why."""
+async def summarize_story(
+    llm: LLMClient | None, story: StoryInput, *, by_outlet: Mapping[str, str] | None = None
+) -> StoryOutcome:
+    """A checked summary that is always there: the LLM's, or an extractive one saying why.
+    `by_outlet`: the texts (outlet → text) a figure's disagreement is judged on, the story's
+    sources when None (`digest.summarize.disputes`)."""
     max_chars = llm.config.max_input_chars if llm else 12_000
     if llm is not None:
         try:
-            return StoryOutcome(await llm_story_summary(llm, story))
+            return StoryOutcome(await llm_story_summary(llm, story, by_outlet=by_outlet))
         except ClaimCheckFailed as err:
             reason = str(err)
             log.warning("summary of “%s” is extractive: %s", story.title, reason)
-            summary = await _extractive(story, max_chars, reason, rejected=err.check)
+            summary = await _extractive(
+                story, max_chars, reason, rejected=err.check, by_outlet=by_outlet
+            )
             return StoryOutcome(
                 replace(
                     summary,
@@ -264,7 +304,7 @@ async def summarize_story(llm: LLMClient | None, story: StoryInput) -> StoryOutc
         except SummarizeError as err:
             reason = str(err)
             log.warning("summary of “%s” is extractive: %s", story.title, reason)
-            summary = await _extractive(story, max_chars, reason)
+            summary = await _extractive(story, max_chars, reason, by_outlet=by_outlet)
             return StoryOutcome(
                 replace(
                     summary,
@@ -273,14 +313,24 @@ async def summarize_story(llm: LLMClient | None, story: StoryInput) -> StoryOutc
                 ),
                 reason,
             )
-    return StoryOutcome(await _extractive(story, max_chars, ""))
+    return StoryOutcome(await _extractive(story, max_chars, "", by_outlet=by_outlet))
 
 
 async def _extractive(
-    story: StoryInput, max_chars: int, note: str, *, rejected: UnfoundClaims | None = None
+    story: StoryInput,
+    max_chars: int,
+    note: str,
+    *,
+    rejected: UnfoundClaims | None = None,
+    by_outlet: Mapping[str, str] | None = None,
 ) -> StorySummary:
     if sum(len(s.text) for s in story.sources) > _INLINE_CHARS:  # keep the loop free
         return await asyncio.to_thread(
-            extractive_story_summary, story, max_chars, note, rejected=rejected
+            extractive_story_summary,
+            story,
+            max_chars,
+            note,
+            rejected=rejected,
+            by_outlet=by_outlet,
         )
-    return extractive_story_summary(story, max_chars, note, rejected=rejected)
+    return extractive_story_summary(story, max_chars, note, rejected=rejected, by_outlet=by_outlet)

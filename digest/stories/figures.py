@@ -1,0 +1,498 @@
+"""Figures in news text and what they count: where outlets disagree, where one revised its own
+figure, and where something already sent is now contradicted (issue 31, story memory).
+
+Pure, no I/O. The numbers are read as the claim check reads them (`claims.numbers_in`: thousands
+separators, decimal commas, scale words, currencies, percentages; dates taken out first, so that
+a day or a year of a date is no figure). What this module adds is the *subject*: what the number
+counts or measures, from the words next to it, by a few rules in English and German:
+
+- **casualties** by a small synonym table (the only one): dead (dead, killed, killing, died,
+  deaths, death toll, toll, fatalities, lives; Tote, getötet, starben, ums Leben, Todesopfer),
+  injured (injured, wounded, hurt; Verletzte, verletzt), missing (missing; vermisst), arrested
+  (arrested, detained; festgenommen, verhaftet, Festnahmen). Looked for in the few words after
+  the number ("12 dead", "12 people were killed", "30 Menschen kamen ums Leben": people and
+  auxiliaries skipped), then before it ("killing 12", "death toll rose to 30", "a toll of 30");
+- otherwise **the content word right after the number** ("$48 million fine" → fine, "500 jobs"
+  → job), then **the nearest content word before it**, over linking words ("inflation rose to
+  7.1%" → inflation, "eine Strafe von 48 Millionen Euro" → strafe). The word is folded as
+  `digest.stories.tokens` folds (case, accents) with an English plural dropped, and kept
+  readable (not cut to a stem) because it is shown. A time unit ("12 years"), a stopword or
+  nothing found gives no subject, and such a number is no figure here.
+
+A context stops at punctuation, another number and "and"/"or"/"but" ("killing 12 and injuring
+30" is 12 dead and 30 injured). Qualifiers before the number are normalised: at least
+(mindestens, wenigstens), more than (over, über, mehr als), less than (under, fewer than,
+weniger als), nearly (almost, fast, knapp), about (around, roughly, some, rund, etwa, circa), up
+to (as many as, bis zu). Left out, to err toward saying less: a 4-digit whole number that can be
+a year, ordinals, times (10:30), numbers glued to a word by a hyphen ("12-year-old",
+"COVID-19").
+
+Decisions:
+
+- `agree`: the same subject, units that can name the same quantity, and the same value (one of
+  an ambiguous writing's values). The qualifier does not make values agree: "at least 30" and
+  45 are *different* values (both may be true, but the issue wants each attributed); "at least
+  30" and 30 agree (one is exactly the other). A summary gives both with their outlets.
+- `disagreements`: per subject, each outlet's value; an outlet whose own text gives the subject
+  two different values ("12 ... later 30") is left out of that subject (which is its figure?),
+  and a subject whose outlets use units that cannot be one quantity (percent and a count, euros
+  and dollars) gives nothing. Only ≥2 distinct values from ≥2 outlets.
+- `corrections`: a sent figure that was a bound and still holds ("at least 12" when 30 is
+  reported now) was not wrong and is not corrected; a value some current outlet still reports is
+  a disagreement, not a correction.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import date
+from decimal import Decimal
+
+from digest.models import Correction, Disagreement, Reported
+from digest.stories.tokens import STOPWORDS, fold
+from digest.summarize.claims import compatible_units, numbers_in, sentences_of
+
+__all__ = [
+    "Figure",
+    "agree",
+    "corrections",
+    "disagreements",
+    "figures_of",
+    "one_sided",
+    "revisions",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Figure:
+    """A number in a sentence and what it counts or measures."""
+
+    subject: str  # normalised key of what is counted/measured: "dead", "injured", "fine" ...
+    value: Decimal  # the number, scaled ("3.2 million" -> 3200000)
+    qualifier: str  # "" | "at least" | "more than" | "less than" | "nearly" | "about" | "up to"
+    written: str  # as written in the sentence ("at least 30")
+    sentence: str  # the sentence it is in
+    unit: str = ""  # a currency ("$", "EUR"), "%" or "pp"; "" for a count
+    values: frozenset[Decimal] = field(default=frozenset(), compare=False, repr=False)
+
+
+# -- vocabulary ------------------------------------------------------------------------------
+
+_CASUALTIES: dict[str, str] = {}
+for _kind, _words in (
+    (
+        "dead",
+        "dead killed killing kills kill died dies deaths death toll tolls fatalities fatality "
+        "lives dead tote toten totet totete getotet starben gestorben sterben todesopfer "
+        "todesopfern todesfalle todesfallen leichen",
+    ),
+    (
+        "injured",
+        "injured injuring injures injuries wounded wounding hurt verletzt verletzte verletzten "
+        "schwerverletzte schwerverletzten leichtverletzte leichtverletzten verwundet verwundete "
+        "verwundeten",
+    ),
+    ("missing", "missing vermisst vermisste vermissten"),
+    (
+        "arrested",
+        "arrested arrests arresting arrest detained detaining festgenommen verhaftet "
+        "festnahmen verhaftungen",
+    ),
+):
+    for _w in _words.split():
+        _CASUALTIES[_w] = _kind
+# Who is counted, skipped on the way to the casualty word ("12 people were killed").
+_COUNTED = frozenset(
+    """people persons person others more further additional civilians soldiers children men
+    women residents passengers workers menschen personen weitere kinder zivilisten soldaten
+    frauen manner bewohner passagiere""".split()
+)
+_AUXILIARIES = frozenset(
+    """were was are is have has had been be being reportedly now also already confirmed
+    reported believed feared thought presumed left so far still remain remained noch
+    weiterhin wurden wurde sind waren ist
+    worden kamen kam seien bislang bisher mindestens inzwischen nun ums""".split()
+)
+# Between a subject and its number: "inflation rose to 7.1%", "a toll of 30".
+_LINKING = frozenset(
+    """rose risen rise rises climbed climbs jumped jumps surged soared fell fallen falls dropped
+    drops declined declines slipped increased decreased grew grown reached reaches hit hits
+    stood stands stands totalled totaled totals amounted amounts came comes was were is are
+    has have had been be now further to at of by from about around some nearly almost over
+    than more less least up its their his her the a an this that which with estimated
+    reportedly put stieg steigt sank sinkt fiel fallt lag liegt betrug betragt erreichte
+    kletterte wuchs auf um bei von vom mit der die das des dem den ein eine einer eines
+    einem ist sind war waren wurde wurden hat haben nun bereits""".split()
+)
+_TIME_UNITS = frozenset(
+    """year years yr yrs month months week weeks day days hour hours minute minutes second
+    seconds decade decades century centuries time times am pm jahr jahre jahren jahres monat
+    monate monaten woche wochen tag tage tagen stunde stunden minute minuten sekunden uhr mal
+    jahrzehnt jahrzehnte""".split()
+)
+_BOUNDARY_WORDS = frozenset("and or but while whereas as und oder aber sowie wahrend".split())
+_QUALIFIERS: dict[str, str] = {
+    "at least": "at least",
+    "no fewer than": "at least",
+    "mindestens": "at least",
+    "wenigstens": "at least",
+    "more than": "more than",
+    "over": "more than",
+    "mehr als": "more than",
+    "uber": "more than",
+    "über": "more than",
+    "fewer than": "less than",
+    "less than": "less than",
+    "under": "less than",
+    "weniger als": "less than",
+    "nearly": "nearly",
+    "almost": "nearly",
+    "fast": "nearly",
+    "knapp": "nearly",
+    "about": "about",
+    "around": "about",
+    "roughly": "about",
+    "approximately": "about",
+    "some": "about",
+    "rund": "about",
+    "etwa": "about",
+    "circa": "about",
+    "ca.": "about",
+    "ungefahr": "about",
+    "ungefähr": "about",
+    "up to": "up to",
+    "as many as": "up to",
+    "bis zu": "up to",
+}
+_QUALIFIER = re.compile(
+    r"(?<![^\W_])("
+    + "|".join(re.escape(q) for q in sorted(_QUALIFIERS, key=len, reverse=True))
+    + r")\s+$",
+    re.IGNORECASE,
+)
+_LOOK = 5  # words looked at on each side of a number
+_WORD = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)*")
+# What ends a number's context: punctuation that ends a clause, and digits (another number).
+_STOP = re.compile(r"[,;:()\[\]{}—–\"“”«»!?\d]|\.(?:\s|$)")
+_ATTRIBUTION = re.compile(
+    r"(?<![^\W_])(according to|said|says|say|reported|reports|reporting|told|citing|cited|"
+    r"claimed|claims|estimated|laut|zufolge|berichtet|berichtete|berichten|sagte|sagten|"
+    r"meldete|meldeten|nach angaben|teilte|erklarte|erklärte)(?![^\W_])",
+    re.IGNORECASE,
+)
+
+
+def _key(word: str) -> str:
+    """A word as a subject: folded, without a possessive or an English plural."""
+    w = fold(word).replace("’", "'")
+    if w.endswith("'s"):
+        w = w[:-2]
+    w = w.rstrip("'")
+    if len(w) > 4 and w.endswith("ies"):
+        return w[:-3] + "y"
+    if len(w) > 4 and w.endswith("sses"):
+        return w[:-2]
+    if len(w) > 3 and w.endswith("s") and not w.endswith(("ss", "us", "is")):
+        return w[:-1]
+    return w
+
+
+def _content(word: str) -> bool:
+    return len(word) > 1 and word not in STOPWORDS and word not in _TIME_UNITS
+
+
+def _after(text: str, end: int) -> list[str]:
+    """The folded words after a number, up to where its clause stops."""
+    stop = _STOP.search(text, end)
+    words = [fold(w) for w in _WORD.findall(text[end : stop.start() if stop else len(text)])]
+    for i, w in enumerate(words):
+        if w in _BOUNDARY_WORDS:
+            return words[:i][:_LOOK]
+    return words[:_LOOK]
+
+
+def _before(text: str, start: int) -> list[str]:
+    """The folded words before a number, nearest first, back to where its clause starts."""
+    head = text[:start]
+    begin = max((m.end() for m in _STOP.finditer(head)), default=0)
+    words = [fold(w) for w in _WORD.findall(head[begin:])][::-1]
+    for i, w in enumerate(words):
+        if w in _BOUNDARY_WORDS:
+            return words[:i][:_LOOK]
+    return words[:_LOOK]
+
+
+def _casualty(words: Sequence[str], *, after: bool) -> str:
+    for i, w in enumerate(words):
+        if w in _CASUALTIES:
+            return _CASUALTIES[w]
+        if w == "leben" and i and words[i - 1] == "ums":
+            return "dead"
+        if after and (w in _COUNTED or w in _AUXILIARIES):
+            continue
+        if not after and (w in _LINKING or w in _AUXILIARIES):
+            continue
+        return ""
+    return ""
+
+
+def _subject(text: str, start: int, end: int) -> str:
+    after, before = _after(text, end), _before(text, start)
+    if after and after[0] in _TIME_UNITS:
+        return ""  # a duration or an age: "12 years", "3 days"
+    if after and after[0] == "leben" and before[:1] == ["ums"]:
+        return "dead"
+    found = _casualty(after, after=True) or _casualty(before, after=False)
+    if found:
+        return found
+    if after and _content(after[0]) and after[0] not in _COUNTED:
+        return _key(after[0])
+    if after and after[0] in _COUNTED:
+        # "300 people were evacuated" counts the evacuated; "300 people" alone says nothing
+        rest = [w for w in after if w not in _COUNTED and w not in _AUXILIARIES]
+        return _key(rest[0]) if rest and _content(rest[0]) else ""
+    for w in before:
+        if w in _LINKING or w in _AUXILIARIES:
+            continue
+        return _key(w) if _content(w) and w not in _COUNTED else ""
+    return ""
+
+
+def _year_like(written: str, values: frozenset[Decimal]) -> bool:
+    return (
+        len(values) == 1
+        and written.isdigit()
+        and len(written) == 4
+        and 1800 <= int(written) <= 2100
+    )
+
+
+def _plain(value: Decimal) -> Decimal:
+    """3.2E+6 as 3200000: the value as it reads."""
+    return value.quantize(Decimal(1)) if value == value.to_integral_value() else value.normalize()
+
+
+def _figures_in(sentence: str) -> list[Figure]:
+    out: list[Figure] = []
+    for n in numbers_in(sentence):
+        digits = sentence[n.start : n.end]
+        bare = re.sub(r"^\D+|\D+$", "", digits)
+        if not n.unit and not n.scaled and _year_like(bare, n.values):
+            continue
+        if re.match(r"\d+(?:st|nd|rd|th)$", digits, re.IGNORECASE):
+            continue  # an ordinal
+        before = sentence[max(0, n.start - 2) : n.start]
+        after = sentence[n.end : n.end + 2]
+        if re.search(r"[^\W\d_]-$|\d[:.]$|\d[:/]$", before) or re.match(r"-[^\W\d_]|[:/]\d", after):
+            continue  # "COVID-19", "12-year-old", "10:30", a part of a date or a code
+        start = n.start
+        qualifier = ""
+        if q := _QUALIFIER.search(sentence, max(0, start - 20), start):
+            qualifier = _QUALIFIERS.get(q.group(1).casefold()) or _QUALIFIERS.get(
+                fold(q.group(1)), ""
+            )
+            start = q.start()
+        subject = _subject(sentence, start, n.end)
+        if not subject or not n.values:
+            continue
+        out.append(
+            Figure(
+                subject=subject,
+                value=_plain(max(n.values)),
+                qualifier=qualifier,
+                written=sentence[start : n.end],
+                sentence=sentence,
+                unit=n.unit or "",
+                values=n.values,
+            )
+        )
+    return out
+
+
+def figures_of(text: str) -> list[Figure]:
+    """The figures of `text` whose subject can be told, in order (rules in the docstring)."""
+    return [f for sentence in sentences_of(text) for f in _figures_in(sentence)]
+
+
+# -- comparing -------------------------------------------------------------------------------
+
+
+def agree(a: Figure, b: Figure) -> bool:
+    """Whether two figures say the same: one subject, compatible units, one value (a bound
+    and another value do not agree: see the module docstring)."""
+    if a.subject != b.subject or not compatible_units(a.unit or None, b.unit or None):
+        return False
+    return a.value == b.value or not (a.values or {a.value}).isdisjoint(b.values or {b.value})
+
+
+def _single(figures: Sequence[Figure]) -> Figure | None:
+    """The one value a text gives a subject, None when it gives several."""
+    first = figures[0]
+    return first if all(agree(first, f) for f in figures[1:]) else None
+
+
+def _by_subject(figures: Sequence[Figure]) -> dict[str, Figure]:
+    """Each subject's one figure in a text, subjects with several values left out."""
+    grouped: dict[str, list[Figure]] = {}
+    for f in figures:
+        grouped.setdefault(f.subject, []).append(f)
+    return {s: one for s, fs in grouped.items() if (one := _single(fs)) is not None}
+
+
+def _groups(said: Sequence[tuple[str, Figure]]) -> list[list[tuple[str, Figure]]]:
+    """(outlet, figure) pairs grouped by agreeing values."""
+    groups: list[list[tuple[str, Figure]]] = []
+    for outlet, f in said:
+        for g in groups:
+            if agree(g[0][1], f):
+                g.append((outlet, f))
+                break
+        else:
+            groups.append([(outlet, f)])
+    return groups
+
+
+def _reported(group: Sequence[tuple[str, Figure]]) -> Reported:
+    writings = Counter(f.written for _, f in group)
+    written = min(writings, key=lambda w: (-writings[w], w))
+    return Reported(value=written, outlets=tuple(sorted({o for o, _ in group})))
+
+
+def disagreements(by_outlet: Mapping[str, Sequence[Figure]]) -> list[Disagreement]:
+    """Per subject, the outlets grouped by the value they report, where ≥2 outlets report ≥2
+    distinct values; by subject, each disagreement's values most outlets first."""
+    said: dict[str, list[tuple[str, Figure]]] = {}
+    for outlet in sorted(by_outlet):
+        for subject, f in _by_subject(by_outlet[outlet]).items():
+            said.setdefault(subject, []).append((outlet, f))
+    out: list[Disagreement] = []
+    for subject in sorted(said):
+        pairs = sorted(said[subject], key=lambda of: (of[1].value, of[1].written, of[0]))
+        units = {f.unit for _, f in pairs}
+        if any(not compatible_units(a or None, b or None) for a in units for b in units):
+            continue  # a percentage and a count, euros and dollars: not one quantity
+        groups = _groups(pairs)
+        if len(groups) < 2:
+            continue
+        groups.sort(key=lambda g: (-len({o for o, _ in g}), g[0][1].value, g[0][1].written))
+        out.append(Disagreement(subject, tuple(_reported(g) for g in groups)))
+    return out
+
+
+def revisions(old: Sequence[Figure], new: Sequence[Figure]) -> list[tuple[Figure, Figure]]:
+    """(old, new) for each subject one outlet's text gave one value before and another now
+    (subjects with several values in either version left out), by subject."""
+    before, after = _by_subject(old), _by_subject(new)
+    return [
+        (before[s], after[s])
+        for s in sorted(before.keys() & after.keys())
+        if not agree(before[s], after[s])
+    ]
+
+
+def _values_of(written: str) -> frozenset[Decimal]:
+    return frozenset(v for n in numbers_in(written) for v in n.values)
+
+
+def one_sided(sentence: str, disputes: Sequence[Disagreement]) -> bool:
+    """Whether `sentence` states a value for a disputed subject as fact: no attribution
+    ("according to", "said", "reported") and not two of the disputed values (a range or each
+    value given)."""
+    disputed = {d.subject: d for d in disputes}
+    figures = [f for f in _figures_in(sentence) if f.subject in disputed]
+    if not figures or _ATTRIBUTION.search(sentence):
+        return False
+    stated = frozenset(v for n in numbers_in(sentence) for v in n.values)
+    for f in figures:
+        values = [_values_of(r.value) for r in disputed[f.subject].reported]
+        if sum(1 for v in values if not v.isdisjoint(stated)) < 2:
+            return True
+    return False
+
+
+# -- corrections -----------------------------------------------------------------------------
+
+
+def _still_holds(said: Figure, now: Figure) -> bool:
+    """Whether a sent bound is still true of the value reported now."""
+    if said.qualifier in ("at least", "more than"):
+        return now.value >= said.value
+    if said.qualifier in ("up to", "less than"):
+        return now.value <= said.value
+    return False
+
+
+def corrections(
+    sent: Sequence[tuple[date, str]],
+    current: Mapping[str, Sequence[Figure]],
+    revised: Mapping[str, Sequence[tuple[Figure, Figure]]] | None = None,
+) -> list[Correction]:
+    """Figures in sentences already sent (with the day of their edition) that are now
+    contradicted: the outlet that reported the value revised it (`revised`: per outlet, its
+    (old, new) pairs, as `revisions` gives them), or ≥2 outlets in `current` (each outlet's
+    figures now) agree on another value and none still reports the sent one. A sent bound that
+    still holds is no error."""
+    now = {outlet: _by_subject(figures) for outlet, figures in current.items()}
+    out: list[Correction] = []
+    seen: set[tuple[date, str, str]] = set()
+    for day, sentence in sent:
+        for said in _figures_in(sentence):
+            key = (day, sentence, said.subject)
+            if key in seen:
+                continue
+            reports = sorted((o, fs[said.subject]) for o, fs in now.items() if said.subject in fs)
+            if not reports or not all(
+                compatible_units(said.unit or None, f.unit or None) for _, f in reports
+            ):
+                continue
+            found = _revised(said, revised or {}, reports) or _overtaken(said, reports)
+            if found is None:
+                continue
+            value, outlets = found
+            seen.add(key)
+            out.append(
+                Correction(
+                    subject=said.subject,
+                    said=said.written,
+                    now=value.written,
+                    said_on=day,
+                    sentence=sentence,
+                    outlets=outlets,
+                )
+            )
+    return out
+
+
+def _revised(
+    said: Figure,
+    revised: Mapping[str, Sequence[tuple[Figure, Figure]]],
+    reports: Sequence[tuple[str, Figure]],
+) -> tuple[Figure, tuple[str, ...]] | None:
+    """The new value when an outlet that reported the sent value has revised it."""
+    for outlet in sorted(revised):
+        for old, new in revised[outlet]:
+            if old.subject != said.subject or not agree(old, said) or agree(new, said):
+                continue
+            if _still_holds(said, new):
+                continue
+            agreeing = {o for o, f in reports if agree(f, new)} | {outlet}
+            return new, tuple(sorted(agreeing))
+    return None
+
+
+def _overtaken(
+    said: Figure, reports: Sequence[tuple[str, Figure]]
+) -> tuple[Figure, tuple[str, ...]] | None:
+    """The value ≥2 current outlets agree on when none still reports the sent one."""
+    if any(agree(f, said) for _, f in reports):
+        return None
+    groups = [g for g in _groups(reports) if len({o for o, _ in g}) >= 2]
+    if len(groups) != 1:
+        return None  # nobody agrees on a new value, or outlets still disagree
+    new = groups[0][0][1]
+    if _still_holds(said, new):
+        return None
+    return new, tuple(sorted({o for o, _ in groups[0]}))

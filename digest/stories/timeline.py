@@ -1,0 +1,211 @@
+"""What happened to a story since it was last looked at: the events of its timeline. Pure:
+`digest.jobs.deepen` hands in the story's outlets as read now and the figures recorded before,
+and records what this returns (`Store.record_events`, once per key whatever runs again).
+
+- "first": the story's first article (outlet, URL, headline; at its publication time);
+- "outlet": each outlet after the first, at its first article's time;
+- "fact": each figure (`digest.stories.figures`) an outlet's text reports for a subject the
+  outlet had not reported before (key `fact:<outlet>:<subject>:<value>`), and, for an outlet
+  that joined after the first, the sentences of its lede that the story's known text did not
+  say (`digest.stories.novelty.new_facts`, the rule "what's new" uses: cheap, and it errs
+  towards saying less); a figure names its subject and value;
+- "revision": an outlet's figure for a subject changed since it was recorded (the outlet
+  updated its article): `previous` -> `value`;
+- "disagreement": outlets report different values for the same subject now (key by subject and
+  the set of values, so a dispute is recorded once, and again only when its values change).
+
+An outlet's text is its main text when the deep crawl read one, else its lede (as the summary
+is written from). Corrections are made by `digest.jobs.publish`, against what was sent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from decimal import Decimal
+from typing import Any
+
+from digest.models import Disagreement, StoryEvent
+from digest.stories.events import NewEvent
+from digest.stories.figures import Figure, agree, disagreements, figures_of, revisions
+from digest.stories.novelty import Joined, new_facts
+
+
+@dataclass(frozen=True, slots=True)
+class OutletText:
+    """One outlet of a story as read now: its first article (URL, headline, time) and the text
+    of its newest article (main text, else lede)."""
+
+    outlet: str
+    url: str
+    title: str
+    at: datetime
+    text: str
+    lede: str = ""
+    language: str = ""
+
+
+def number(value: Decimal) -> str:
+    """A figure's value as keys and details keep it: "30", "3200000", "7.1"."""
+    text = format(value.normalize(), "f")
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+def figure_of(event: StoryEvent, detail: Mapping[str, Any]) -> Figure:
+    """A recorded figure as `digest.stories.figures` compares it."""
+    return Figure(
+        subject=event.subject,
+        value=Decimal(str(detail.get("number") or "0")),
+        qualifier=str(detail.get("qualifier", "")),
+        written=event.value,
+        sentence=event.text,
+        unit=str(detail.get("unit", "")),
+    )
+
+
+def previous_of(event: StoryEvent, detail: Mapping[str, Any]) -> Figure:
+    """What a recorded revision replaced, as a figure."""
+    return Figure(
+        subject=event.subject,
+        value=Decimal(str(detail.get("previous_number") or "0")),
+        qualifier=str(detail.get("previous_qualifier", "")),
+        written=event.previous,
+        sentence="",
+        unit=str(detail.get("unit", "")),
+    )
+
+
+Latest = Mapping[tuple[str, str], tuple[StoryEvent, Mapping[str, Any]]]
+
+
+def by_outlet(latest: Latest) -> dict[str, list[Figure]]:
+    """The recorded latest figures (`Store.latest_figures`) by outlet."""
+    found: dict[str, list[Figure]] = {}
+    for (outlet, _), (event, detail) in sorted(latest.items()):
+        found.setdefault(outlet, []).append(figure_of(event, detail))
+    return found
+
+
+def revised(latest: Latest) -> dict[str, list[tuple[Figure, Figure]]]:
+    """Each outlet's figures that are a revision, (what it said before, what it says now)."""
+    found: dict[str, list[tuple[Figure, Figure]]] = {}
+    for (outlet, _), (event, detail) in sorted(latest.items()):
+        if event.kind == "revision":
+            found.setdefault(outlet, []).append(
+                (previous_of(event, detail), figure_of(event, detail))
+            )
+    return found
+
+
+def reported(text: str) -> list[Figure]:
+    """The figures a text reports, one per subject: a subject the text gives several values
+    is left out (what it says is not clear)."""
+    by_subject: dict[str, list[Figure]] = {}
+    for f in figures_of(text):
+        by_subject.setdefault(f.subject, []).append(f)
+    return [fs[0] for fs in by_subject.values() if all(agree(fs[0], f) for f in fs[1:])]
+
+
+def _figure_event(
+    kind: str, key: str, o: OutletText, f: Figure, at: datetime, **extra: Any
+) -> NewEvent:
+    return NewEvent(
+        key,
+        kind,
+        at,
+        outlet=o.outlet,
+        url=o.url,
+        text=f.sentence,
+        subject=f.subject,
+        value=f.written,
+        detail={
+            "number": number(f.value),
+            "qualifier": f.qualifier,
+            "unit": f.unit,
+            **extra.pop("detail", {}),
+        },
+        **extra,
+    )
+
+
+def disagreement_key(d: Disagreement) -> str:
+    return f"disagreement:{d.subject}:{'|'.join(sorted(r.value for r in d.reported))}"
+
+
+def story_events(
+    outlets: Sequence[OutletText],
+    latest: Latest,
+    *,
+    recorded: Sequence[str] = (),
+    now: datetime,
+) -> list[NewEvent]:
+    """The events a story's outlets as read now give, against its recorded `latest` figures
+    and the outlets already `recorded` (in order). `outlets` are in story order, the first
+    reporter first; an event already recorded comes back with the same key (and is ignored)."""
+    if not outlets:
+        return []
+    first = min(outlets, key=lambda o: o.at)
+    events = [
+        NewEvent("first", "first", first.at, outlet=first.outlet, url=first.url, text=first.title)
+    ]
+    known_text = [first.title, first.lede or first.text]
+    joined: list[Joined] = []
+    for o in outlets:
+        if o.outlet == first.outlet:
+            continue
+        events.append(
+            NewEvent(f"outlet:{o.outlet}", "outlet", o.at, outlet=o.outlet, url=o.url, text=o.title)
+        )
+        if o.outlet in recorded:
+            known_text += [o.title, o.lede or o.text]
+        else:
+            joined.append(Joined(o.outlet, o.language, (o.lede or o.text,)))
+    current: dict[str, list[Figure]] = {}
+    for o in outlets:
+        figures = reported(o.text)
+        current[o.outlet] = figures
+        for f in figures:
+            before = latest.get((o.outlet, f.subject))
+            if before is None:
+                key = f"fact:{o.outlet}:{f.subject}:{number(f.value)}"
+                events.append(_figure_event("fact", key, o, f, o.at))
+                continue
+            old = figure_of(*before)
+            for was, now_f in revisions([old], [f]):
+                key = f"revision:{o.outlet}:{f.subject}:{number(was.value)}:{number(now_f.value)}"
+                was_detail = {
+                    "previous_number": number(was.value),
+                    "previous_qualifier": was.qualifier,
+                }
+                events.append(
+                    _figure_event(
+                        "revision", key, o, now_f, now, previous=was.written, detail=was_detail
+                    )
+                )
+    # New checked facts without figures: what the joined outlets' ledes add.
+    for fact in new_facts(known_text, joined):
+        o = next(x for x in outlets if x.outlet == fact.outlet)
+        events.append(
+            NewEvent(
+                f"fact:{o.outlet}:{fact.text[:200]}",
+                "fact",
+                o.at,
+                outlet=o.outlet,
+                url=o.url,
+                text=fact.text,
+            )
+        )
+    for d in disagreements({k: v for k, v in current.items() if v}):
+        values = "; ".join(f"{r.value} ({', '.join(r.outlets)})" for r in d.reported)
+        events.append(
+            NewEvent(
+                disagreement_key(d),
+                "disagreement",
+                now,
+                text=values,
+                subject=d.subject,
+                detail={"reported": [[r.value, list(r.outlets)] for r in d.reported]},
+            )
+        )
+    return events

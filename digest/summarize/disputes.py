@@ -1,0 +1,132 @@
+"""A story's summary where its outlets disagree on a figure (issue 31): it does not pick one.
+
+When outlets report different values for the same thing (`digest.stories.figures`: a toll, a
+fine, a rate), a summary sentence that states one of them as fact, unattributed and without the
+other values (`one_sided`), is removed as a sentence with an unsupported claim is (counted in
+`sentences_removed`, logged with the values in dispute), and the summary ends with one sentence
+per disagreement that attributes each value to its outlets, figures as the outlets write them:
+"At least 30 dead, according to A; 45, according to B and C." A summary that already has a
+sentence giving two of the values (a range, or each attributed) gets none for that subject.
+Extractive summaries (an outlet's own sentences, which state its value as fact) are treated the
+same way. Pure, no I/O.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+
+from digest.models import Disagreement, StorySummary
+from digest.stories.figures import disagreements, figures_of, one_sided
+from digest.summarize.claims import sentences_of
+from digest.summarize.text import join_sentences
+from digest.summarize.types import StoryInput
+
+log = logging.getLogger(__name__)
+
+
+def texts_by_outlet(story: StoryInput) -> dict[str, str]:
+    """Each outlet's text in a story (an outlet with several sources: their texts together)."""
+    out: dict[str, list[str]] = {}
+    for s in story.sources:
+        out.setdefault(s.outlet or s.url, []).append(s.text)
+    return {outlet: "\n\n".join(texts) for outlet, texts in out.items()}
+
+
+def story_disputes(by_outlet: Mapping[str, str]) -> list[Disagreement]:
+    """Where the outlets' texts (outlet → text) disagree on a figure."""
+    return disagreements({outlet: figures_of(text) for outlet, text in by_outlet.items()})
+
+
+def _names(outlets: Sequence[str]) -> str:
+    if len(outlets) == 1:
+        return outlets[0]
+    return ", ".join(outlets[:-1]) + " and " + outlets[-1]
+
+
+def attributed(dispute: Disagreement) -> str:
+    """One sentence giving each value of a disagreement with its outlets:
+    "At least 30 dead, according to A; 45, according to B and C."."""
+    parts = [f"{r.value}, according to {_names(r.outlets)}" for r in dispute.reported]
+    first = dispute.reported[0].value
+    parts[0] = f"{first} {dispute.subject}, according to {_names(dispute.reported[0].outlets)}"
+    sentence = "; ".join(parts) + "."
+    return sentence[:1].upper() + sentence[1:]
+
+
+@dataclass(frozen=True, slots=True)
+class DisputedText:
+    """A text without its one-sided sentences, and how many it lost."""
+
+    text: str
+    removed: tuple[str, ...]
+
+
+def without_one_sided(text: str, disputes: Sequence[Disagreement]) -> DisputedText:
+    """`text` without the sentences that state one side of a dispute as fact (its paragraphs
+    kept, as the claim check keeps them)."""
+    if not disputes or not text.strip():
+        return DisputedText(text, ())
+    removed: list[str] = []
+    paragraphs: list[str] = []
+    for paragraph in re.split(r"\n\s*\n", text):
+        kept: list[str] = []
+        for sentence in sentences_of(paragraph):
+            if one_sided(sentence, disputes):
+                removed.append(sentence)
+            else:
+                kept.append(sentence)
+        if kept:
+            paragraphs.append(join_sentences(kept))
+    return DisputedText("\n\n".join(paragraphs), tuple(removed))
+
+
+def _covered(text: str, dispute: Disagreement) -> bool:
+    """Whether a sentence of `text` already gives the disputed subject without taking a side."""
+    return any(
+        f.subject == dispute.subject and not one_sided(f.sentence, [dispute])
+        for f in figures_of(text)
+    )
+
+
+def with_attributions(text: str, disputes: Sequence[Disagreement]) -> str:
+    """`text` ending with an attributed sentence for each dispute it does not already cover."""
+    added = [attributed(d) for d in disputes if not _covered(text, d)]
+    if not added:
+        return text
+    return join_sentences([text, *added]) if text.strip() else join_sentences(added)
+
+
+def describe(removed: Sequence[str], disputes: Sequence[Disagreement]) -> str:
+    """One line for the logs: what was removed and which values are in dispute."""
+    shown = "; ".join(f"{d.subject}: " + " / ".join(r.value for r in d.reported) for d in disputes)
+    return f"{len(removed)} sentences removed that take one side where outlets disagree ({shown})"
+
+
+def dispute_summary(
+    summary: StorySummary, by_outlet: Mapping[str, str] | Sequence[Disagreement]
+) -> StorySummary:
+    """`summary` where the outlets disagree: its one-sided sentences (summary and brief)
+    removed and counted in `sentences_removed`, one attributed sentence per disagreement added.
+    `by_outlet`: the story's sources' texts by outlet, or the disagreements already found."""
+    if isinstance(by_outlet, Mapping):
+        disputes = story_disputes(by_outlet)
+    else:
+        disputes = list(by_outlet)
+    if not disputes:
+        return summary
+    body = without_one_sided(summary.summary, disputes)
+    brief = without_one_sided(summary.brief_summary, disputes)
+    removed = body.removed + brief.removed
+    if removed:
+        log.info("summary of “%s”: %s", summary.title, describe(removed, disputes))
+    text = with_attributions(body.text, disputes)
+    brief_text = brief.text or " ".join(sentences_of(text)[:2])
+    return replace(
+        summary,
+        summary=text,
+        brief_summary=brief_text,
+        sentences_removed=summary.sentences_removed + len(removed),
+    )

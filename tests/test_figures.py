@@ -1,0 +1,265 @@
+"""Figures in news text: what they count, where outlets disagree, revisions and corrections."""
+
+from __future__ import annotations
+
+from datetime import date
+from decimal import Decimal
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from digest.models import Disagreement, Reported
+from digest.stories.figures import (
+    Figure,
+    agree,
+    corrections,
+    disagreements,
+    figures_of,
+    one_sided,
+    revisions,
+)
+
+
+def _one(text: str) -> Figure:
+    found = figures_of(text)
+    assert len(found) == 1, found
+    return found[0]
+
+
+@pytest.mark.parametrize(
+    ("text", "subject", "value", "qualifier", "written"),
+    [
+        ("A blast left 12 dead in the city centre.", "dead", "12", "", "12"),
+        ("At least 12 people were killed on Monday.", "dead", "12", "at least", "At least 12"),
+        ("The gunman opened fire, killing 12.", "dead", "12", "", "12"),
+        ("The death toll rose to 30 overnight.", "dead", "30", "", "30"),
+        ("Officials gave a toll of 30.", "dead", "30", "", "30"),
+        ("More than 40 were wounded.", "injured", "40", "more than", "More than 40"),
+        ("Police arrested 14 people.", "arrested", "14", "", "14"),
+        ("Nearly 3 are still missing.", "missing", "3", "nearly", "Nearly 3"),
+        ("The regulator imposed a $48 million fine.", "fine", "48000000", "", "$48 million"),
+        ("Inflation rose to 7.1% in March 2025.", "inflation", "7.1", "", "7.1%"),
+        ("The company will cut 500 jobs.", "job", "500", "", "500"),
+        ("More than 300 people were evacuated.", "evacuated", "300", "more than", "More than 300"),
+        (
+            "Bei dem Unglück kamen mindestens 12 Menschen ums Leben.",
+            "dead",
+            "12",
+            "at least",
+            "mindestens 12",
+        ),
+        ("Es gab rund 30 Verletzte.", "injured", "30", "about", "rund 30"),
+        ("Die Inflation stieg auf 7,1 Prozent.", "inflation", "7.1", "", "7,1 Prozent"),
+        ("Er zahlt eine Strafe von 3,2 Mrd. Euro.", "strafe", "3200000000", "", "3,2 Mrd. Euro"),
+    ],
+)
+def test_a_figure_is_read_with_what_it_counts(
+    text: str, subject: str, value: str, qualifier: str, written: str
+) -> None:
+    f = _one(text)
+    assert (f.subject, f.value, f.qualifier, f.written) == (
+        subject,
+        Decimal(value),
+        qualifier,
+        written,
+    )
+    assert f.sentence == text
+
+
+def test_two_figures_in_one_sentence_keep_their_own_subjects() -> None:
+    found = figures_of("The attack, killing 12 and injuring 30, shocked the city.")
+    assert [(f.subject, f.value) for f in found] == [("dead", 12), ("injured", 30)]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The bridge opened in 2019.",
+        "A 12-year-old boy was found.",
+        "It was the 3rd time this week.",
+        "The meeting starts at 10:30.",
+        "He met 300 people.",
+        "The trial lasted 12 days.",
+        "Cases of COVID-19 rose.",
+        "On 12 March the market opened.",
+    ],
+)
+def test_numbers_that_count_nothing_nameable_are_no_figures(text: str) -> None:
+    assert figures_of(text) == []
+
+
+def test_values_agree_when_one_is_exactly_the_other_and_a_bound_is_a_value_of_its_own() -> None:
+    at_least_30 = _one("At least 30 dead.")
+    assert agree(at_least_30, _one("The toll rose to 30."))
+    assert not agree(at_least_30, _one("45 dead."))
+    assert not agree(_one("30 dead."), _one("30 injured."))
+
+
+def _outlets(**texts: str) -> dict[str, list[Figure]]:
+    return {name: figures_of(text) for name, text in texts.items()}
+
+
+def test_outlets_that_report_different_tolls_disagree_each_with_its_value() -> None:
+    found = disagreements(
+        _outlets(
+            A="At least 30 people were killed in the attack.",
+            B="The attack left 45 dead.",
+            C="The death toll rose to 45, officials said.",
+        )
+    )
+    assert found == [
+        Disagreement("dead", (Reported("45", ("B", "C")), Reported("At least 30", ("A",))))
+    ]
+
+
+def test_no_disagreement_among_outlets_that_say_the_same_or_of_one_outlet_alone() -> None:
+    assert disagreements(_outlets(A="12 dead.", B="The toll stood at 12.")) == []
+    assert disagreements(_outlets(A="12 dead. Later the toll rose to 30.")) == []
+
+
+def test_an_outlet_that_gives_a_subject_two_values_is_left_out_of_it() -> None:
+    found = disagreements(
+        _outlets(A="First 12 dead were reported. The death toll rose to 30.", B="15 dead.")
+    )
+    assert found == []
+
+
+def test_figures_in_units_that_cannot_be_one_quantity_do_not_disagree() -> None:
+    found = disagreements(
+        _outlets(A="Inflation rose to 7.1%.", B="Inflation rose to 7.1 percentage points.")
+    )
+    assert found == []
+
+
+def test_a_revised_figure_is_the_old_and_the_new_value() -> None:
+    old = figures_of("12 dead in the blast. A $5 million fine.")
+    new = figures_of("The death toll rose to 30. A $5 million fine.")
+    assert [(a.written, b.written) for a, b in revisions(old, new)] == [("12", "30")]
+    assert revisions(old, old) == []
+
+
+DISPUTE = [Disagreement("dead", (Reported("At least 30", ("A",)), Reported("45", ("B",))))]
+
+
+@pytest.mark.parametrize(
+    ("sentence", "expected"),
+    [
+        ("The attack killed 45.", True),
+        ("At least 30 people died.", True),
+        ("The attack killed 45, according to B.", False),
+        ("Between 30 and 45 people were killed.", False),
+        ("Officials said 45 died.", False),
+        ("The attack injured 20.", False),
+        ("The city mourned.", False),
+    ],
+)
+def test_a_sentence_states_one_side_unless_it_attributes_or_ranges(
+    sentence: str, expected: bool
+) -> None:
+    assert one_sided(sentence, DISPUTE) is expected
+
+
+DAY1 = date(2026, 12, 3)
+
+
+def test_a_figure_sent_is_corrected_when_its_source_revised_it() -> None:
+    sent = [(DAY1, "The blast killed 12, police said.")]
+    revised = {"A": revisions(figures_of("12 dead."), figures_of("The toll rose to 30."))}
+    current = _outlets(A="The toll rose to 30.")
+    (c,) = corrections(sent, current, revised)
+    assert (c.subject, c.said, c.now, c.said_on, c.outlets) == ("dead", "12", "30", DAY1, ("A",))
+    assert c.sentence == sent[0][1]
+
+
+def test_a_figure_sent_is_corrected_when_two_newer_reports_agree_on_another() -> None:
+    sent = [(DAY1, "The blast killed 12.")]
+    (c,) = corrections(sent, _outlets(B="At least 30 dead.", C="At least 30 people died."))
+    assert (c.said, c.now, c.outlets) == ("12", "At least 30", ("B", "C"))
+
+
+def test_no_correction_on_one_report_on_a_dispute_or_on_a_bound_that_still_holds() -> None:
+    sent = [(DAY1, "The blast killed 12.")]
+    assert corrections(sent, _outlets(B="30 dead.")) == []
+    assert corrections(sent, _outlets(A="12 dead.", B="30 dead.", C="30 dead.")) == []
+    assert (
+        corrections([(DAY1, "At least 12 were killed.")], _outlets(B="30 dead.", C="30 dead."))
+        == []
+    )
+
+
+# -- properties ------------------------------------------------------------------------------
+
+_PIECES = st.sampled_from(
+    [
+        "12",
+        "at least 30",
+        "1,200",
+        "7,1 Prozent",
+        "$48 million",
+        "dead",
+        "killed",
+        "people",
+        "were",
+        "toll",
+        "the",
+        "rose to",
+        "fine",
+        "Verletzte",
+        "mindestens",
+        "3.",
+        "2025",
+        "March",
+        ",",
+        ".",
+        " ",
+        "-",
+        ":",
+        "%",
+        "über",
+        "killing",
+        "and",
+        "\u202f200",
+        "\n",
+    ]
+)
+_TEXT = st.one_of(st.text(max_size=200), st.lists(_PIECES, max_size=30).map(" ".join))
+
+
+@settings(max_examples=300, deadline=None)
+@given(_TEXT)
+def test_reading_figures_never_fails_and_each_is_written_in_its_sentence(text: str) -> None:
+    for f in figures_of(text):
+        assert f.written and f.written in f.sentence
+        assert f.subject
+
+
+_REPORTS = st.sampled_from(
+    [
+        "12 dead.",
+        "At least 30 dead.",
+        "The toll rose to 30.",
+        "45 were killed.",
+        "A $5m fine.",
+        "Inflation rose to 7%.",
+        "No figures here.",
+        "15 injured and 3 missing.",
+    ]
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.dictionaries(st.sampled_from("ABCDE"), _REPORTS, max_size=5), st.randoms())
+def test_disagreements_do_not_depend_on_the_order_of_outlets(
+    reports: dict[str, str], rnd: object
+) -> None:
+    names = list(reports)
+    rnd.shuffle(names)  # type: ignore[attr-defined]
+    shuffled = {n: figures_of(reports[n]) for n in names}
+    assert disagreements(shuffled) == disagreements(_outlets(**reports))
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.sampled_from("ABCDE"), min_size=1, max_size=5, unique=True), _REPORTS)
+def test_outlets_that_all_say_the_same_never_disagree(outlets: list[str], report: str) -> None:
+    assert disagreements({o: figures_of(report) for o in outlets}) == []

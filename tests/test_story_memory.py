@@ -1,0 +1,319 @@
+"""A story's memory across days (issue 31): its timeline recorded once whatever runs again, the
+figures each outlet reports, where outlets disagree, and corrections of what editions that went
+out said; on SQLite and PostgreSQL, and end to end through deepen and publish."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from datetime import UTC, date, datetime, time, timedelta
+from html import unescape
+from pathlib import Path
+
+import pytest
+
+from digest.app import App
+from digest.config import StoriesConfig, parse_config
+from digest.jobs.clustering import cluster_category
+from digest.jobs.deepen import deepen
+from digest.jobs.publish import publish
+from digest.models import Item
+from digest.store import Store
+from digest.stories.events import NewEvent
+from tests import storefixtures
+from tests.newsweb import Route
+from tests.storefixtures import NOW, item
+from tests.test_whats_new import email_parts, plain
+
+# Fixtures, found by pytest under these names.
+db_url, store = storefixtures.db_url, storefixtures.store
+
+HOUR = timedelta(hours=1)
+
+
+def a_story(store: Store) -> int:
+    store.upsert_items(
+        [
+            item(
+                "https://a.example/quake",
+                title="Quake kills 12",
+                lede="At least 12 people died.",
+                category="world",
+                published=NOW - HOUR,
+                source="A",
+            )
+        ],
+        seen_at=NOW,
+    )
+    cluster_category(store, "world", now=NOW, config=StoriesConfig())
+    [story] = store.stories_since(None, since=NOW - 2 * HOUR)
+    return story.id
+
+
+def events(n: int = 0) -> list[NewEvent]:
+    at = NOW - HOUR
+    return [
+        NewEvent("first", "first", at, outlet="A", url="https://a.example/quake", text="Quake"),
+        NewEvent("outlet:A", "outlet", at, outlet="A"),
+        NewEvent(
+            "fact:A:dead:12", "fact", at, outlet="A", subject="dead", value="12", text="12 died."
+        ),
+        *(NewEvent(f"outlet:X{i}", "outlet", at + i * HOUR, outlet=f"X{i}") for i in range(n)),
+    ]
+
+
+def test_recording_twice_adds_nothing_and_reads_oldest_first(store: Store) -> None:
+    story = a_story(store)
+    first = store.record_events(story, events())
+    assert [e.kind for e in first] == ["first", "outlet", "fact"]
+    assert store.record_events(story, events()) == []
+    timeline = store.story_timeline(story)
+    assert [(e.kind, e.outlet, e.value) for e in timeline] == [
+        ("first", "A", ""),
+        ("outlet", "A", ""),
+        ("fact", "A", "12"),
+    ]
+    assert store.events_after(story, first[0].id, ("fact",)) == [first[2]]
+    assert store.events_after(story, first[2].id, ("fact",)) == []
+
+
+def test_a_timeline_is_bounded_to_its_newest_entries(store: Store) -> None:
+    story = a_story(store)
+    store.record_events(story, events(40))
+    timeline = store.story_timeline(story, limit=30)
+    assert len(timeline) == 30
+    assert timeline[-1].outlet == "X39" and timeline == sorted(timeline, key=lambda e: e.at)
+
+
+def test_concurrent_recorders_record_each_event_once(store: Store) -> None:
+    story = a_story(store)
+    barrier = threading.Barrier(4)
+    added: list[int] = []
+
+    def record() -> None:
+        barrier.wait()
+        added.append(len(store.record_events(story, events(10))))
+
+    threads = [threading.Thread(target=record) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sum(added) == 13
+    assert len(store.story_timeline(story, limit=100)) == 13
+
+
+def test_the_latest_figure_of_each_outlet_and_subject_is_its_newest(store: Store) -> None:
+    story = a_story(store)
+    store.record_events(story, events())
+    revised = NewEvent(
+        "revision:A:dead:12:30",
+        "revision",
+        NOW,
+        outlet="A",
+        subject="dead",
+        value="30",
+        previous="12",
+        detail={"number": "30", "qualifier": ""},
+    )
+    store.record_events(story, [revised])
+    latest = store.latest_figures(story)
+    assert list(latest) == [("A", "dead")]
+    event, detail = latest[("A", "dead")]
+    assert (event.kind, event.value, event.previous, detail["number"]) == (
+        "revision",
+        "30",
+        "12",
+        "30",
+    )
+
+
+def test_corrections_are_read_by_story_and_by_the_day_they_correct(store: Store) -> None:
+    story = a_story(store)
+    day = date(2025, 2, 28)
+    fix = NewEvent(
+        "correction:2025-02-28:dead:12:30",
+        "correction",
+        NOW,
+        subject="dead",
+        value="30",
+        previous="12",
+        edition_day=day,
+        text="The quake killed 12 people.",
+        detail={"in_edition": "2025-03-01"},
+    )
+    store.record_events(story, [fix])
+    store.record_events(story, [fix])
+    [(event, detail)] = store.story_corrections(story)
+    assert (event.previous, event.value, event.edition_day) == ("12", "30", day)
+    assert detail["in_edition"] == "2025-03-01"
+    assert [e.id for e, _ in store.corrections_of_day(day)] == [event.id]
+    assert store.corrections_of_day(day + timedelta(days=1)) == []
+    assert store.story_event_counts()["events"] == 1
+
+
+# -- End to end: day 1 A says 12 dead; day 2 B and C say "at least 30" and A updates to 30. ----
+
+QUAKE_TITLE = "Earthquake in northern Valdoria kills {} people"
+A_DAY1 = "An earthquake killed 12 people in northern Valdoria on Monday, officials said."
+A_DAY2 = "An earthquake killed 30 people in northern Valdoria on Monday, officials said."
+B_LEDE = "At least 30 people were killed when an earthquake struck northern Valdoria on Monday."
+C_LEDE = "The earthquake in northern Valdoria on Monday killed at least 30 people, rescuers said."
+MORE = (
+    "Rescue teams worked through the night in the mountain villages near the epicentre.",
+    "The regional government opened shelters in schools and sports halls for those displaced.",
+)
+READER = "reader@example.org"
+
+
+def quake_page(slug: str, title: str, lede: str) -> bytes:
+    from tests.newsweb import Article, render_article
+
+    article = Article(slug, "world", title, lede, MORE, "A quake in Valdoria.")
+    return render_article(article, script_bytes=2_000)
+
+
+class Days:
+    """Day 1 and day 2 of the scenario: deepen runs "on" `self.now` (its clock is the module's
+    `datetime`, replaced here), and what was read on day 1 is dated day 1 in the store."""
+
+    def __init__(self, monkeypatch) -> None:
+        from digest.jobs import deepen as deepen_module
+
+        self.monkeypatch, self.module = monkeypatch, deepen_module
+        real = datetime.now(UTC)
+        self.day2 = real.date()
+        self.day1 = self.day2 - timedelta(days=1)
+        self.real = real
+
+    def on_day1(self) -> None:
+        fixed = datetime.combine(self.day1, time(21), UTC)
+
+        class Day1(datetime):
+            @classmethod
+            def now(cls, tz=None):  # type: ignore[override]
+                return fixed
+
+        self.monkeypatch.setattr(self.module, "datetime", Day1)
+
+    def on_day2(self) -> None:
+        self.monkeypatch.setattr(self.module, "datetime", datetime)
+
+
+def a_day_later(db: Path, day1: date) -> None:
+    """What day 1's deepen read and wrote, dated on day 1 (it ran with the real clock in the
+    store's own writes: crawled_at, the ledger)."""
+    with sqlite3.connect(db) as conn:
+        at = datetime.combine(day1, time(21)).isoformat(sep=" ")
+        conn.execute("update articles set crawled_at = ? where crawled_at is not null", (at,))
+
+
+@pytest.mark.slow
+async def test_a_developing_story_over_two_days_keeps_a_timeline_and_corrects_12(
+    tmp_path, monkeypatch, threaded_news_web, threaded_llm_server
+) -> None:
+    web, llm = threaded_news_web, threaded_llm_server
+    monkeypatch.setenv("TEST_LLM_KEY", "k")
+    days = Days(monkeypatch)
+    config = parse_config(
+        {
+            "database": {"url": f"sqlite:///{tmp_path / 'digest.db'}"},
+            "sources": {"categories": ["world"], "ddg": False},
+            "fetch": {"allowed_networks": ["127.0.0.1/32"]},
+            "crawl": {"mode": "http", "respect_robots": False},
+            "schedule": {"timezone": "UTC"},
+            "archive": {"dir": str(tmp_path / "site"), "title": "Morning digest"},
+            "email": {"outbox_dir": str(tmp_path / "outbox")},
+            "llm": {**llm.config(api_key_env="TEST_LLM_KEY", timeout=10.0).model_dump()},
+        }
+    )
+    pages = {
+        "a": ("/world/quake-a.html", 0, "A"),
+        "b": ("/world/quake-b.html", 0, "B"),
+        "c": ("/world/quake-c.html", 0, "C"),
+    }
+
+    def article(key: str, lede: str, when: datetime, title: str) -> Item:
+        path, site, outlet = pages[key]
+        web.add(Route(path, quake_page(key, title, lede)))
+        return item(
+            web.url(path, site=site),
+            title=title,
+            lede=lede,
+            category="world",
+            published=when,
+            source=outlet,
+        )
+
+    # Day 1: A reports 12 dead; the edition goes out.
+    days.on_day1()
+    day1_at = datetime.combine(days.day1, time(20), UTC)
+    app = await App(config).__aenter__()
+    store = await app.store()
+    store.add_subscriber(READER, categories=None, timezone="UTC")
+    store.upsert_items(
+        [article("a", A_DAY1, day1_at, QUAKE_TITLE.format(12))],
+        seen_at=day1_at + timedelta(minutes=30),
+    )
+    await deepen(app)
+    a_day_later(tmp_path / "digest.db", days.day1)
+    day1 = await publish(app, days.day1)
+    assert day1.status == "ok", day1.errors
+    [story_id] = [s.id for sec in store.edition(days.day1).sections for s in sec.stories]
+    said = " ".join(s.summary for sec in store.edition(days.day1).sections for s in sec.stories)
+    assert "12" in said
+    await app.__aexit__(None, None, None)
+
+    # Day 2 (after a restart): B and C report "at least 30"; A updated its article to 30.
+    days.on_day2()
+    # Within hours of A's report: the next day's reports of one event join its story.
+    day2_at = min(datetime.combine(days.day2, time(0, 30), UTC), days.real)
+    app = await App(config).__aenter__()
+    store = await app.store()
+    store.upsert_items(
+        [
+            article("a", A_DAY2, day1_at, QUAKE_TITLE.format(30)),
+            article("b", B_LEDE, day2_at, QUAKE_TITLE.format("at least 30")),
+            article("c", C_LEDE, day2_at, QUAKE_TITLE.format("at least 30")),
+        ],
+        seen_at=day2_at,
+    )
+    await deepen(app)
+    # A's page was read again: the stored main text is the updated one.
+    a = store.article_by_url(web.url(pages["a"][0], site=0))
+    assert a is not None and "killed 30 people" in (store.article_text(a.id) or "")
+    recorded = store.story_event_counts()["events"]
+    await deepen(app)  # run again (or after a kill -9): nothing more, nothing doubled
+    assert store.story_event_counts()["events"] == recorded
+
+    day2 = await publish(app, days.day2)
+    assert day2.status == "ok", day2.errors
+    [shown] = [
+        s for sec in store.edition(days.day2).sections for s in sec.stories if s.id == story_id
+    ]
+    kinds = [(e.kind, e.outlet) for e in shown.timeline]
+    assert ("first", "A") in kinds and ("outlet", "B") in kinds and ("outlet", "C") in kinds
+    assert [(e.previous, e.value) for e in shown.timeline if e.kind == "revision"] == [("12", "30")]
+    assert [(c.said, c.now, c.said_on) for c in shown.corrections] == [("12", "30", days.day1)]
+
+    # Publishing day 2 again makes no second correction and keeps the edition as it was.
+    again = await publish(app, days.day2)
+    assert again.edition_state == "unchanged"
+    assert len(store.story_corrections(story_id)) == 1
+
+    site = tmp_path / "site"
+    from digest.render import story_path
+
+    page2 = (site / story_path(days.day2, story_id)).read_text()
+    assert "Timeline" in page2 and "revised the death toll from 12 to 30" in page2
+    assert "Correction: the death toll was 30, not 12, as reported on" in plain(page2)
+    page1 = (site / story_path(days.day1, story_id)).read_text()
+    assert '<mark class="corrected">' in page1 and "#corrections" in page1
+    # The stored, sent edition of day 1 is not rewritten.
+    assert store.edition(days.day1).sections[0].stories[0].corrections == ()
+    feed = (site / "feed.xml").read_text()
+    assert "Correction: the death toll was 30, not 12" in unescape(unescape(feed))
+    text, html = email_parts(tmp_path / "outbox", days.day2)
+    assert "Correction: the death toll was 30, not 12" in text
+    assert "Correction: the death toll was 30, not 12" in plain(html)
+    await app.__aexit__(None, None, None)
