@@ -134,7 +134,7 @@ def test_one_alert_per_follow_whatever_the_new_facts(store: Store) -> None:
     last = add_event(store, story, "correction", "correction:dead:12:30", text="30, not 12")
     (alert,) = store.open_alerts({reader: ["email", "ntfy:1"]}, NOW)
     assert alert.through == last and alert.channels == ("email", "ntfy:1")
-    events = store.events_to_alert(story, alert.follow.alerted_through, alert.through)
+    events = store.events_after(story, alert.follow.alerted_through, ("fact", "correction"))
     assert [e.id for e in events] == [first, last]
     # Asked again before it is sent (a run killed after making it): the same alert, no other,
     # even with a newer fact.

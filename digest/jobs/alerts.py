@@ -60,14 +60,7 @@ async def send_alerts(app: App, now: datetime | None = None) -> DeliveryReport |
     alerts = await asyncio.to_thread(store.open_alerts, wanted, now)
     if not alerts:
         return None
-    events = await asyncio.to_thread(
-        lambda: {
-            a.follow.id: store.events_to_alert(
-                a.follow.story_id, a.follow.alerted_through, a.through
-            )
-            for a in alerts
-        }
-    )
+    events = await asyncio.to_thread(_events, store, alerts)
     messages = LazyMessages()
     for alert in alerts:
         sub = subscribers.get(alert.follow.email)
@@ -98,6 +91,21 @@ async def send_alerts(app: App, now: datetime | None = None) -> DeliveryReport |
             len(report.failed),
         )
     return report
+
+
+def _events(store: Any, alerts: Sequence[Alert]) -> dict[int, list[StoryEvent]]:
+    """Each alert's events, by follow: its story's facts and corrections after the follow's
+    `alerted_through`, up to the alert's last event."""
+    from digest.store.follows import ALERT_KINDS
+
+    return {
+        a.follow.id: [
+            e
+            for e in store.events_after(a.follow.story_id, a.follow.alerted_through, ALERT_KINDS)
+            if e.id <= a.through
+        ]
+        for a in alerts
+    }
 
 
 async def alert_followers(app: App, after: str) -> None:

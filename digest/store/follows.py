@@ -15,12 +15,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import date, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import Connection, and_, func, or_, select, update
 
-from digest.models import StoryEvent
 from digest.store.base import StoreBase, insert, require_aware
 from digest.store.memory_tables import follows, story_events
 from digest.store.schema import stories, subscribers
@@ -141,22 +140,6 @@ class FollowsMixin(StoreBase):
             stmt = update(follows).where(quiet).values(ended_at=now, end_reason="quiet")
             return int(conn.execute(stmt).rowcount)
 
-    def events_to_alert(self, story_id: int, after: int, through: int) -> list[StoryEvent]:
-        """The story's facts and corrections after event `after`, up to `through`, in order.
-        (Read here until the timeline's `events_after` is merged.)"""
-        query = (
-            select(story_events)
-            .where(
-                story_events.c.story_id == story_id,
-                story_events.c.id > after,
-                story_events.c.id <= through,
-                story_events.c.kind.in_(ALERT_KINDS),
-            )
-            .order_by(story_events.c.id)
-        )
-        with self._read() as conn:
-            return [_event(row) for row in conn.execute(query).mappings()]
-
 
 def _subscriber_id(conn: Connection, email: str) -> int | None:
     found = conn.execute(select(subscribers.c.id).where(subscribers.c.email == email)).scalar()
@@ -208,27 +191,4 @@ def _follow(row: Mapping[Any, Any]) -> Follow:
         alerted_through=row["alerted_through"],
         ended_at=row["ended_at"],
         end_reason=row["end_reason"],
-    )
-
-
-def _event(row: Mapping[Any, Any]) -> StoryEvent:
-    detail = row["detail"] if isinstance(row["detail"], dict) else {}
-    day = detail.get("edition_day")
-    try:
-        edition_day = date.fromisoformat(day) if isinstance(day, str) else None
-    except ValueError:
-        edition_day = None
-    return StoryEvent(
-        id=row["id"],
-        story_id=row["story_id"],
-        kind=row["kind"],
-        at=row["at"],
-        recorded_at=row["recorded_at"],
-        outlet=row["outlet"] or "",
-        url=row["url"] or "",
-        text=row["text"] or "",
-        subject=str(detail.get("subject", "") or ""),
-        value=str(detail.get("value", "") or ""),
-        previous=str(detail.get("previous", "") or ""),
-        edition_day=edition_day,
     )
