@@ -292,6 +292,36 @@ async def test_a_follower_gets_one_alert_a_run_of_new_facts_and_corrections(serv
     assert "At least 30 people died" not in latest  # sent already
 
 
+def toll(number: str, qualifier: str = "") -> dict[str, str]:
+    """A death toll's detail, as the timeline records a figure."""
+    written = f"{qualifier} {number}".strip()
+    return {"subject": "dead", "value": written, "number": number, "qualifier": qualifier}
+
+
+async def test_a_new_outlet_repeating_a_known_figure_is_no_news(service):
+    service.event("outlet", "outlet:b", outlet="Outlet B")
+    said = "At least 30 people died."
+    service.event(
+        "fact", "fact:b:dead:30", outlet="Outlet B", text=said, detail=toll("30", "at least")
+    )
+    await service.alerts()
+    assert len(service.emails()) == 1 and len(service.messages()) == 1
+    # Outlet D joins and reports the same toll: a fact of D's in the timeline, no news to tell.
+    service.event("outlet", "outlet:d", outlet="Outlet D")
+    again = "The toll stood at at least 30."
+    service.event(
+        "fact", "fact:d:dead:30", outlet="Outlet D", text=again, detail=toll("30", "at least")
+    )
+    report = await service.alerts()
+    assert len(report.skipped) == 2 and not report.sent
+    assert len(service.emails()) == 1 and len(service.messages()) == 1
+    # A figure no one gave before is news again, once.
+    service.event("fact", "fact:e:dead:45", outlet="Outlet E", text="45 died.", detail=toll("45"))
+    await service.alerts()
+    assert len(service.emails()) == 2 and len(service.messages()) == 2
+    assert await service.alerts() is None
+
+
 async def test_no_alert_after_unfollowing_or_the_quiet_end(service):
     with service.store() as store:
         assert store.unfollow(service.reader, service.story, datetime.now(UTC))

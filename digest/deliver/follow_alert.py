@@ -9,11 +9,12 @@ re-send carries the same Message-ID), derived from the follow, the last event an
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from email.message import EmailMessage
 from email.utils import format_datetime
+from typing import Any
 
 from digest.deliver import mime
 from digest.deliver.channels import Notification
@@ -23,8 +24,17 @@ from digest.render.chat import quiet_mentions
 from digest.render.email import text_line
 from digest.render.sanitize import safe_url
 from digest.render.templating import clip, long_date, md, md_url
+from digest.stories.figures import agree
+from digest.stories.timeline import figure_of
 
-__all__ = ["AlertText", "alert_email", "alert_id", "alert_notification", "alert_text"]
+__all__ = [
+    "AlertText",
+    "alert_email",
+    "alert_id",
+    "alert_notification",
+    "alert_text",
+    "worth_telling",
+]
 
 SUBJECT_CHARS = 150
 LINE_CHARS = 300
@@ -36,6 +46,24 @@ class AlertText:
     subject: str
     text: str
     markdown: str
+
+
+def worth_telling(
+    new: Sequence[StoryEvent], figures: Sequence[tuple[StoryEvent, Mapping[str, Any]]]
+) -> list[StoryEvent]:
+    """Of a follow's `new` events, those worth an alert: corrections, facts without a figure,
+    and figures no earlier figure of the story agrees with (`figures`: the story's figure
+    events with their detail, oldest first). A new outlet repeating a known toll is no news;
+    two outlets bringing the same new one in a run make one line."""
+    known = [(e.id, figure_of(e, d)) for e, d in figures if e.subject]
+    own = dict(known)
+    kept = []
+    for event in new:
+        mine = own.get(event.id) if event.kind == "fact" else None
+        if mine is not None and any(i < event.id and agree(f, mine) for i, f in known):
+            continue
+        kept.append(event)
+    return kept
 
 
 def alert_id(follow_id: int, through: int, channel: str, sender: str) -> str:

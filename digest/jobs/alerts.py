@@ -29,6 +29,9 @@ __all__ = ["alert_followers", "follow_link", "send_alerts"]
 
 log = logging.getLogger(__name__)
 
+# What an alert's rows say when its new facts only repeated known ones (they are skipped).
+NOTHING_NEW = "not sent: its new facts repeat what the story had already reported"
+
 
 def follow_link(template: str, token: str, story_id: int) -> str:
     """`[memory] follow_url` or `unfollow_url` for one subscriber and story."""
@@ -43,7 +46,7 @@ def channels_of(sub: Subscriber) -> list[str]:
 async def send_alerts(app: App, now: datetime | None = None) -> DeliveryReport | None:
     """End quiet follows, then send every alert owed; None when there was none to send."""
     from digest.deliver.ledger import RetryPolicy
-    from digest.deliver.sender import LazyMessages, deliver
+    from digest.deliver.sender import LazyMessages, Skip, deliver
     from digest.store.follow_alerts import SqlAlertLedger, alert_key
 
     now = now or datetime.now(UTC)
@@ -68,6 +71,9 @@ async def send_alerts(app: App, now: datetime | None = None) -> DeliveryReport |
             continue
         key = alert_key(alert.follow.id, alert.through)
         for channel in alert.channels:
+            if not events[alert.follow.id]:  # only known figures again: nothing to tell
+                messages.add((key, channel), partial(Skip, NOTHING_NEW), None)
+                continue
             build = partial(_message, app, alert, events[alert.follow.id], sub, channel, now)
             messages.add((key, channel), build, _id(app, alert, channel))
     transport = app.channels()
@@ -95,17 +101,17 @@ async def send_alerts(app: App, now: datetime | None = None) -> DeliveryReport |
 
 def _events(store: Any, alerts: Sequence[Alert]) -> dict[int, list[StoryEvent]]:
     """Each alert's events, by follow: its story's facts and corrections after the follow's
-    `alerted_through`, up to the alert's last event."""
+    `alerted_through`, up to the alert's last event, those that repeat a known figure left
+    out (`worth_telling`)."""
+    from digest.deliver.follow_alert import worth_telling
     from digest.store.follows import ALERT_KINDS
 
-    return {
-        a.follow.id: [
-            e
-            for e in store.events_after(a.follow.story_id, a.follow.alerted_through, ALERT_KINDS)
-            if e.id <= a.through
-        ]
-        for a in alerts
-    }
+    found = {}
+    for a in alerts:
+        after = store.events_after(a.follow.story_id, a.follow.alerted_through, ALERT_KINDS)
+        new = [e for e in after if e.id <= a.through]
+        found[a.follow.id] = worth_telling(new, store.figure_events(a.follow.story_id, a.through))
+    return found
 
 
 async def alert_followers(app: App, after: str) -> None:

@@ -20,6 +20,7 @@ from typing import Any
 
 from sqlalchemy import Connection, and_, func, or_, select, update
 
+from digest.models import StoryEvent
 from digest.store.base import StoreBase, insert, require_aware
 from digest.store.memory_tables import follows, story_events
 from digest.store.schema import stories, subscribers
@@ -120,6 +121,21 @@ class FollowsMixin(StoreBase):
             return [
                 _follow(r) for r in conn.execute(query.order_by(subscribers.c.email)).mappings()
             ]
+
+    def figure_events(self, story_id: int, through: int) -> list[tuple[StoryEvent, dict[str, Any]]]:
+        """The story's figures up to event `through` (its "fact" and "revision" events with a
+        subject), each with its detail, oldest first: what tells a new fact from a repeated one."""
+        from digest.store.memory import FIGURE_KINDS, event_from_row
+
+        t = story_events.c
+        query = (
+            select(story_events)
+            .where(t.story_id == story_id, t.id <= through, t.kind.in_(FIGURE_KINDS))
+            .order_by(t.id)
+        )
+        with self._read() as conn:
+            rows = conn.execute(query).mappings()
+            return [(event_from_row(r), dict(r["detail"] or {})) for r in rows if r["detail"]]
 
     def end_quiet_follows(self, now: datetime, days: int) -> int:
         """End the follows of stories that had no event for `days` days (nor were followed
