@@ -16,6 +16,7 @@ import urllib.request
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime, timedelta
+from datetime import time as clock
 from email import message_from_bytes
 from email.policy import default as default_policy
 from pathlib import Path
@@ -28,9 +29,10 @@ from pydantic import ValidationError
 from sqlalchemy import select
 
 from digest.app import App
-from digest.config import ArchiveConfig, MemoryConfig, load_config
+from digest.config import ArchiveConfig, MemoryConfig, load_config, parse_config
 from digest.deliver.message import Recipient, build_message
 from digest.jobs.alerts import send_alerts
+from digest.models import Item
 from digest.render import write_archive
 from digest.render.layout import story_path
 from digest.store import Store, open_store
@@ -40,8 +42,10 @@ from tests import mailfixtures, storefixtures
 from tests.configs import write_config
 from tests.conftest import cli_env, free_port, run_cli, start_cli
 from tests.editions import make_edition
+from tests.newsweb import Route
 from tests.receivers import Receivers
 from tests.storefixtures import NOW
+from tests.test_whats_new import email_parts
 
 # Fixtures, found by pytest under these names.
 db_url, store = storefixtures.db_url, storefixtures.store
@@ -279,7 +283,7 @@ async def test_a_follower_gets_one_alert_a_run_of_new_facts_and_corrections(serv
         "correction:dead:12:30",
         text="The toll was 30, not 12.",
         detail={
-            "subject": "the toll",
+            "subject": "toll",
             "value": "30",
             "previous": "12",
             "edition_day": "2026-12-03",
@@ -288,7 +292,7 @@ async def test_a_follower_gets_one_alert_a_run_of_new_facts_and_corrections(serv
     await service.alerts()
     assert len(service.emails()) == 2 and len(service.messages()) == 2
     (latest,) = [body(m) for m in service.emails() if "Correction" in body(m)]
-    assert "Correction: the toll was 30, not 12, as reported on Thursday 3 December 2026." in latest
+    assert "Correction: the toll was 30, not 12, as reported on 3 December." in latest
     assert "At least 30 people died" not in latest  # sent already
 
 
@@ -631,3 +635,101 @@ def test_an_archive_story_page_says_how_to_follow_it(tmp_path: Path) -> None:
     page = (tmp_path / story_path(edition.day, story.id)).read_text("utf-8")
     assert "use the \u201cFollow this story\u201d link under it in your digest" in page
     assert "<form" not in page and "token" not in page
+
+
+# -- end to end: the two days of issue 31 through deepen and publish, with a follower -------
+
+
+def alert_mails(outbox: Path) -> list[str]:
+    """The alerts in the outbox (not the editions), as their plain text, in no set order."""
+    found = []
+    for path in outbox.glob("*.eml"):
+        msg = message_from_bytes(path.read_bytes(), policy=default_policy)
+        if str(msg["Message-ID"]).startswith("<follow-"):
+            found.append(body(msg))
+    return found
+
+
+@pytest.mark.slow
+async def test_a_follower_of_a_developing_story_gets_each_new_fact_once(
+    tmp_path, monkeypatch, threaded_news_web, threaded_llm_server
+) -> None:
+    from digest.jobs.deepen import deepen
+    from digest.jobs.publish import publish
+    from tests import test_story_memory as memory
+
+    web, llm = threaded_news_web, threaded_llm_server
+    monkeypatch.setenv("TEST_LLM_KEY", "k")
+    days = memory.Days(monkeypatch)
+    outbox = tmp_path / "outbox"
+    config = parse_config(
+        {
+            "database": {"url": f"sqlite:///{tmp_path / 'digest.db'}"},
+            "sources": {"categories": ["world"], "ddg": False},
+            "fetch": {"allowed_networks": ["127.0.0.1/32"]},
+            "crawl": {"mode": "http", "respect_robots": False},
+            "schedule": {"timezone": "UTC"},
+            "archive": {"dir": str(tmp_path / "site"), "title": "Morning digest"},
+            "email": {"outbox_dir": str(outbox)},
+            "llm": {**llm.config(api_key_env="TEST_LLM_KEY", timeout=10.0).model_dump()},
+        }
+    )
+
+    def article(key: str, lede: str, when: datetime, title: str) -> Item:
+        path, outlet = f"/world/quake-{key}.html", key.upper()
+        web.add(Route(path, memory.quake_page(key, title, lede)))
+        return storefixtures.item(
+            web.url(path, site=0),
+            title=title,
+            lede=lede,
+            category="world",
+            published=when,
+            source=outlet,
+        )
+
+    # Day 1: A reports 12 dead; the edition goes out with a follow link under the story.
+    days.on_day1()
+    day1_at = datetime.combine(days.day1, clock(20), UTC)
+    async with App(config) as app:
+        store = await app.store()
+        reader = store.add_subscriber(memory.READER, categories=None, timezone="UTC")
+        store.upsert_items(
+            [article("a", memory.A_DAY1, day1_at, memory.QUAKE_TITLE.format(12))],
+            seen_at=day1_at + timedelta(minutes=30),
+        )
+        await deepen(app)
+        memory.a_day_later(tmp_path / "digest.db", days.day1)
+        assert (await publish(app, days.day1)).status == "ok"
+        [story_id] = [s.id for sec in store.edition(days.day1).sections for s in sec.stories]
+        text, _ = email_parts(outbox, days.day1)
+        link = f"/follow?token={reader.token}&story={story_id}"
+        assert f"Follow this story: http://localhost:8000{link}" in text
+        # The reader follows it (the link's POST, as `digest serve` does it).
+        assert store.follow(reader.email, story_id, datetime.now(UTC))
+
+    # Day 2: B and C report "at least 30"; A updated its article to 30.
+    days.on_day2()
+    day2_at = min(datetime.combine(days.day2, clock(0, 30), UTC), days.real)
+    async with App(config) as app:
+        store = await app.store()
+        store.upsert_items(
+            [
+                article("a", memory.A_DAY2, day1_at, memory.QUAKE_TITLE.format(30)),
+                article("b", memory.B_LEDE, day2_at, memory.QUAKE_TITLE.format("at least 30")),
+                article("c", memory.C_LEDE, day2_at, memory.QUAKE_TITLE.format("at least 30")),
+            ],
+            seen_at=day2_at,
+        )
+        await deepen(app)
+        (first,) = alert_mails(outbox)  # one alert for the run, whatever it learned
+        assert "At least 30 people were killed" in first and "(B)" in first
+        assert "12" not in first.split("Stop following")[0].replace("Valdoria kills 12", "")
+        await deepen(app)  # again (or after a restart): nothing new, nothing sent
+        assert len(alert_mails(outbox)) == 1
+
+        assert (await publish(app, days.day2)).status == "ok"  # the correction of "12"
+        second = [m for m in alert_mails(outbox) if m != first]
+        assert len(second) == 1
+        assert "Correction: the death toll was 30, not 12" in second[0]
+        assert (await publish(app, days.day2)).edition_state == "unchanged"
+        assert len(alert_mails(outbox)) == 2

@@ -21,9 +21,10 @@ from digest.deliver.channels import Notification
 from digest.deliver.message import _address, sender_domain
 from digest.models import Channel, StoryEvent
 from digest.render.chat import quiet_mentions
+from digest.render.corrections import short_day, subject_phrase
 from digest.render.email import text_line
 from digest.render.sanitize import safe_url
-from digest.render.templating import clip, long_date, md, md_url
+from digest.render.templating import clip, md, md_url
 from digest.stories.figures import agree
 from digest.stories.timeline import figure_of
 
@@ -76,9 +77,10 @@ def alert_id(follow_id: int, through: int, channel: str, sender: str) -> str:
 def event_line(event: StoryEvent) -> str:
     """One event as the alert says it (scraped text: plain, cut, to be escaped by its reader)."""
     if event.kind == "correction":
-        when = f", as reported on {long_date(event.edition_day)}" if event.edition_day else ""
+        # As the edition says it (`digest.render.corrections`).
+        when = f", as reported on {short_day(event.edition_day)}" if event.edition_day else ""
         if event.previous and event.value:
-            what = event.subject or "the figure"
+            what = subject_phrase(event.subject) if event.subject else "the figure"
             line = f"Correction: {what} was {event.value}, not {event.previous}{when}."
         else:
             line = f"Correction: {event.text}"
