@@ -1,5 +1,5 @@
-"""`digest serve`: the archive on localhost for a preview, the one-click unsubscribe endpoint
-and each subscriber's preferences page.
+"""`digest serve`: the archive on localhost for a preview, the one-click unsubscribe endpoint,
+each subscriber's preferences page, and following a story (/follow, /unfollow).
 
 The archive itself is static and needs no server; this exists so that a reader's unsubscribe
 link (RFC 8058: GET shows a page, POST unsubscribes) and preferences link have somewhere to go.
@@ -11,6 +11,8 @@ keeps in its database (`Store.secret`), valid for a day; a post without a valid 
 another site (the browser's Sec-Fetch-Site, else Origin or Referer naming another origin than
 this server's or `email.preferences_url`'s), gets 403. The page carries a restrictive
 Content-Security-Policy (its own stylesheet, nothing else; no frames) and is never cached.
+/follow and /unfollow (?token=...&story=ID, the links of emails and alerts) work the same way:
+GET asks, POST with the CSRF token does; an unknown story gets a page that says so (404).
 
 It may face the internet, so connections are bounded (`[serve]` in the config). aiohttp's only
 limit is its keep-alive timeout, an hour by default, and not every aiohttp release in the range
