@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Connection, func, select, update
+from sqlalchemy import Connection, exists, func, or_, select, update
 
 from digest.errors import StoreError
 from digest.store.base import insert, require_aware
@@ -57,13 +57,20 @@ class AlertsMixin(FollowsMixin):
         are closed first (their follow's `alerted_through` moves up)."""
         require_aware(now, "now")
         self.close_alerts()
+        # Only follows with something to do (the rest take no write transaction): news since
+        # their mark, or an alert still open.
+        news = exists().where(
+            story_events.c.story_id == follows.c.story_id,
+            story_events.c.id > follows.c.alerted_through,
+            story_events.c.kind.in_(ALERT_KINDS),
+        )
+        open_rows = exists().where(
+            follow_alerts.c.follow_id == follows.c.id,
+            follow_alerts.c.through_event > follows.c.alerted_through,
+        )
+        query = _follow_query().where(follows.c.ended_at.is_(None), or_(news, open_rows))
         with self._read() as conn:
-            active = [
-                _follow(r)
-                for r in conn.execute(
-                    _follow_query().where(follows.c.ended_at.is_(None)).order_by(follows.c.id)
-                ).mappings()
-            ]
+            active = [_follow(r) for r in conn.execute(query.order_by(follows.c.id)).mappings()]
         alerts: list[Alert] = []
         for follow in active:
             channels = tuple(channels_of.get(follow.email, ()))
