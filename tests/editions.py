@@ -14,12 +14,16 @@ from datetime import UTC, date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
 from digest.models import (
+    Correction,
+    Disagreement,
     Edition,
     EditionHeadline,
     EditionSection,
     EditionStory,
     NewFact,
     Outlet,
+    Reported,
+    StoryEvent,
     WhatsNew,
 )
 
@@ -152,6 +156,7 @@ def make_story(
     first_seen = datetime.combine(day, time(6, 0), tz) + timedelta(minutes=37 * n)
     if n == 1:  # one story per category was first seen the evening before
         first_seen = datetime.combine(day - timedelta(days=1), time(22, 10), tz)
+    memory = story_memory(story_id, shown, first_seen, day) if updated else {}
     return EditionStory(
         id=story_id,
         category=category,
@@ -164,7 +169,52 @@ def make_story(
         first_seen=first_seen,
         updated=updated,
         whats_new=news,
+        **memory,
     )
+
+
+def story_memory(
+    story_id: int, outlets: tuple[Outlet, ...], first_seen: datetime, day: date
+) -> dict[str, tuple[object, ...]]:
+    """An updated story's memory (issue 31): a timeline of each kind of entry, outlets that
+    disagree on a toll, and a correction of what the day before's edition said."""
+    first, last = outlets[0], outlets[-1]
+    later = first_seen + timedelta(hours=3)
+
+    def event(n: int, kind: str, at: datetime, **kw: object) -> StoryEvent:
+        return StoryEvent(story_id * 10 + n, story_id, kind, at, at, **kw)  # type: ignore[arg-type]
+
+    timeline = (
+        event(1, "first", first_seen, outlet=first.name, url=first.url, text=first.title),
+        event(2, "outlet", later, outlet=last.name, url=last.url, text=last.title),
+        event(
+            3,
+            "fact",
+            later,
+            outlet=last.name,
+            text="At least 30 people died.",
+            subject="dead",
+            value="at least 30",
+        ),
+        event(4, "revision", later, outlet=first.name, subject="dead", value="30", previous="12"),
+        event(5, "disagreement", later, subject="dead", text="at least 30 (B); 45 (C)"),
+    )
+    disputes = (
+        Disagreement(
+            "dead", (Reported("at least 30", (first.name,)), Reported("45", (last.name,)))
+        ),
+    )
+    fixes = (
+        Correction(
+            "dead",
+            "12",
+            "30",
+            day - timedelta(days=1),
+            "The quake killed 12 people.",
+            (first.name,),
+        ),
+    )
+    return {"timeline": timeline, "disagreements": disputes, "corrections": fixes}
 
 
 def make_headlines(day: date, category: str, count: int = 3) -> tuple[EditionHeadline, ...]:

@@ -12,7 +12,7 @@ import threading
 import time
 from collections.abc import Iterator
 from dataclasses import replace
-from datetime import date, timedelta
+from datetime import UTC, date, datetime, timedelta
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -21,8 +21,9 @@ from urllib.parse import quote, urlsplit
 import pytest
 
 from digest.config import ArchiveConfig
-from digest.models import Edition
+from digest.models import Correction, Edition
 from digest.render import edition_path, story_path, write_archive
+from digest.render.corrections import Corrected
 from digest.render.layout import SEARCH, SEARCH_INDEX, SEARCH_SCRIPT, STYLESHEET
 from digest.render.search_index import render_search_index
 from digest.render.templating import clean_edition
@@ -80,13 +81,22 @@ def with_dessert(edition: Edition) -> Edition:
 def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("host")
     out = root / "news" / "archive"  # hosted under a sub-path in the http test
+    # The edition of three days before shares its story ids with the day before's, which
+    # corrected one of its sentences: that page marks it and links the correction.
+    day1 = DAY - timedelta(days=1)
+    earlier = make_edition(DAY - timedelta(days=3), first_id=day1.toordinal() % 100_000 * 1000)
+    story = earlier.sections[0].stories[0]
+    said = story.summary.split("\n")[0]
+    fix = Correction("dead", "12", "30", earlier.day, said, ("Reuters",))
+    corrected = {earlier.day: [Corrected(story.id, fix, day1, datetime.now(UTC))]}
     editions = [
         hostile_edition(DAY),
-        make_edition(DAY - timedelta(days=1)),
+        make_edition(day1),
         with_dessert(make_edition(DESSERT_DAY)),
-        make_edition(DAY - timedelta(days=3)),
+        earlier,
     ]
-    write_archive(editions, ArchiveConfig(title="Morning digest"), out)
+    write_archive(editions, ArchiveConfig(title="Morning digest"), out, corrected=corrected)
+    assert '<mark class="corrected">' in (out / story_path(earlier.day, story.id)).read_text()
     return out
 
 

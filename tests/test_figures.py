@@ -118,9 +118,13 @@ def test_no_disagreement_among_outlets_that_say_the_same_or_of_one_outlet_alone(
     assert disagreements(_outlets(A="12 dead. Later the toll rose to 30.")) == []
 
 
-def test_an_outlet_that_gives_a_subject_two_values_is_left_out_of_it() -> None:
+def test_a_subject_one_outlet_gives_two_values_is_too_ambiguous_to_disagree_on() -> None:
     found = disagreements(
-        _outlets(A="First 12 dead were reported. The death toll rose to 30.", B="15 dead.")
+        _outlets(
+            A="First 12 dead were reported. The death toll rose to 30.",
+            B="15 dead.",
+            C="30 dead.",
+        )
     )
     assert found == []
 

@@ -4,23 +4,33 @@ out said; on SQLite and PostgreSQL, and end to end through deepen and publish.""
 
 from __future__ import annotations
 
+import re
 import sqlite3
 import threading
+from dataclasses import replace
 from datetime import UTC, date, datetime, time, timedelta
+from email.utils import format_datetime
 from html import unescape
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from digest.app import App
 from digest.config import StoriesConfig, parse_config
 from digest.jobs.clustering import cluster_category
+from digest.jobs.collect import collect
 from digest.jobs.deepen import deepen
 from digest.jobs.publish import publish
-from digest.models import Item
+from digest.models import Correction, Edition, EditionSection
+from digest.render.corrections import Corrected, mark_corrected
+from digest.render.layout import Links
+from digest.render.templating import clean_edition
 from digest.store import Store
 from digest.stories.events import NewEvent
 from tests import storefixtures
+from tests.editions import make_story
 from tests.newsweb import Route
 from tests.storefixtures import NOW, item
 from tests.test_whats_new import email_parts, plain
@@ -152,6 +162,53 @@ def test_corrections_are_read_by_story_and_by_the_day_they_correct(store: Store)
     assert store.story_event_counts()["events"] == 1
 
 
+def test_a_recording_killed_half_way_and_run_again_ends_as_one_whole_run(store: Store) -> None:
+    """kill -9 between events: each is its own row keyed in the story, so running again adds
+    exactly what is missing."""
+    story = a_story(store)
+    whole = events(5)
+    store.record_events(story, whole[:3])  # then the process died
+    assert len(store.record_events(story, whole)) == len(whole) - 3
+    assert [e.outlet for e in store.story_timeline(story)] == [
+        "A",
+        "A",
+        "A",
+        *(f"X{i}" for i in range(5)),
+    ]
+
+
+@given(
+    before=st.text(max_size=40),
+    sentence=st.text(min_size=1, max_size=60).filter(str.strip),
+    after=st.text(max_size=40),
+)
+def test_a_corrected_sentence_is_marked_and_scraped_text_stays_text(
+    before: str, sentence: str, after: str
+) -> None:
+    paragraph = f"{before}{sentence}{after}"
+    fix = Correction("dead", "12", "30", date(2025, 3, 3), sentence)
+    note = Corrected(7, fix, date(2025, 3, 4), NOW)
+    html = str(mark_corrected(paragraph, [note], Links("2025/03/03/stories/7.html")))
+    assert html.count("<mark") == 1 and html.count("<a ") == 1
+    assert 'href="../../04/stories/7.html#corrections"' in html
+    # What a reader reads is the paragraph as scraped, with the link's words after the sentence.
+    text = unescape(re.sub(r"<[^>]+>", "", html))
+    assert text.replace(" Corrected on 4 March", "", 1) == paragraph
+    assert "<" not in re.sub(r"<(/?mark|/?a)[^>]*>", "", html)
+
+
+def test_scraped_control_characters_leave_a_timeline_before_it_is_shown() -> None:
+    story = make_story(date(2025, 3, 3), "world", 2, story_id=5, updated=True)
+    hostile = replace(
+        story,
+        timeline=tuple(replace(e, text=e.text + "\x1b") for e in story.timeline),
+        corrections=tuple(replace(c, sentence=c.sentence + "\x07") for c in story.corrections),
+    )
+    edition = Edition(date(2025, 3, 3), "UTC", (EditionSection("world", (hostile,), ()),), NOW)
+    [clean] = clean_edition(edition).sections[0].stories
+    assert clean.timeline == story.timeline and clean.corrections == story.corrections
+
+
 # -- End to end: day 1 A says 12 dead; day 2 B and C say "at least 30" and A updates to 30. ----
 
 QUAKE_TITLE = "Earthquake in northern Valdoria kills {} people"
@@ -159,6 +216,7 @@ A_DAY1 = "An earthquake killed 12 people in northern Valdoria on Monday, officia
 A_DAY2 = "An earthquake killed 30 people in northern Valdoria on Monday, officials said."
 B_LEDE = "At least 30 people were killed when an earthquake struck northern Valdoria on Monday."
 C_LEDE = "The earthquake in northern Valdoria on Monday killed at least 30 people, rescuers said."
+D_LEDE = "The earthquake in northern Valdoria on Monday killed 45 people, a hospital said."
 MORE = (
     "Rescue teams worked through the night in the mountain villages near the epicentre.",
     "The regional government opened shelters in schools and sports halls for those displaced.",
@@ -200,6 +258,30 @@ class Days:
         self.monkeypatch.setattr(self.module, "datetime", datetime)
 
 
+RSS = "application/rss+xml"
+
+
+def outlet_feed(url: str | None, title: str, when: datetime) -> bytes:
+    """An outlet's RSS feed: its one report of the quake, or nothing yet."""
+    entry = (
+        f"<item><title>{title}</title><link>{url}</link><guid>{url}</guid>"
+        f"<pubDate>{format_datetime(when)}</pubDate></item>"
+        if url
+        else ""
+    )
+    return (
+        '<?xml version="1.0" encoding="utf-8"?><rss version="2.0"><channel><title>Outlet</title>'
+        f"<link>http://127.0.0.1/</link><description>News</description>{entry}</channel></rss>"
+    ).encode()
+
+
+def collected_on(db: Path, when: datetime) -> None:
+    """What day 1's collect stored, dated on day 1 (collect takes the real clock)."""
+    with sqlite3.connect(db) as conn:
+        at = when.replace(tzinfo=None).isoformat(sep=" ")
+        conn.execute("update articles set first_seen = ?, last_seen = ?, fetched_at = ?", (at,) * 3)
+
+
 def a_day_later(db: Path, day1: date) -> None:
     """What day 1's deepen read and wrote, dated on day 1 (it ran with the real clock in the
     store's own writes: crawled_at, the ledger)."""
@@ -218,7 +300,14 @@ async def test_a_developing_story_over_two_days_keeps_a_timeline_and_corrects_12
     config = parse_config(
         {
             "database": {"url": f"sqlite:///{tmp_path / 'digest.db'}"},
-            "sources": {"categories": ["world"], "ddg": False},
+            "sources": {
+                "categories": ["world"],
+                "ddg": False,
+                "feeds": [
+                    {"url": web.url(f"/feeds/{k}.rss"), "category": "world", "name": k.upper()}
+                    for k in "abcd"
+                ],
+            },
             "fetch": {"allowed_networks": ["127.0.0.1/32"]},
             "crawl": {"mode": "http", "respect_robots": False},
             "schedule": {"timezone": "UTC"},
@@ -227,34 +316,25 @@ async def test_a_developing_story_over_two_days_keeps_a_timeline_and_corrects_12
             "llm": {**llm.config(api_key_env="TEST_LLM_KEY", timeout=10.0).model_dump()},
         }
     )
-    pages = {
-        "a": ("/world/quake-a.html", 0, "A"),
-        "b": ("/world/quake-b.html", 0, "B"),
-        "c": ("/world/quake-c.html", 0, "C"),
-    }
 
-    def article(key: str, lede: str, when: datetime, title: str) -> Item:
-        path, site, outlet = pages[key]
-        web.add(Route(path, quake_page(key, title, lede)))
-        return item(
-            web.url(path, site=site),
-            title=title,
-            lede=lede,
-            category="world",
-            published=when,
-            source=outlet,
-        )
+    def publish_article(key: str, lede: str, when: datetime, title: str) -> None:
+        """The outlet's page, and its feed listing it (each outlet has a feed of its own)."""
+        page = f"/world/quake-{key}.html"
+        web.add(Route(page, quake_page(key, title, lede)))
+        web.add(Route(f"/feeds/{key}.rss", outlet_feed(web.url(page), title, when), RSS))
+
+    for key in "abcd":  # empty feeds until their outlet reports
+        web.add(Route(f"/feeds/{key}.rss", outlet_feed(None, "", days.real), RSS))
 
     # Day 1: A reports 12 dead; the edition goes out.
     days.on_day1()
     day1_at = datetime.combine(days.day1, time(20), UTC)
+    publish_article("a", A_DAY1, day1_at, QUAKE_TITLE.format(12))
     app = await App(config).__aenter__()
     store = await app.store()
     store.add_subscriber(READER, categories=None, timezone="UTC")
-    store.upsert_items(
-        [article("a", A_DAY1, day1_at, QUAKE_TITLE.format(12))],
-        seen_at=day1_at + timedelta(minutes=30),
-    )
+    assert (await collect(app)).status == "ok"
+    collected_on(tmp_path / "digest.db", day1_at + timedelta(minutes=30))
     await deepen(app)
     a_day_later(tmp_path / "digest.db", days.day1)
     day1 = await publish(app, days.day1)
@@ -264,23 +344,20 @@ async def test_a_developing_story_over_two_days_keeps_a_timeline_and_corrects_12
     assert "12" in said
     await app.__aexit__(None, None, None)
 
-    # Day 2 (after a restart): B and C report "at least 30"; A updated its article to 30.
+    # Day 2 (after a restart): B and C report "at least 30", D 45; A updated its article to 30.
     days.on_day2()
     # Within hours of A's report: the next day's reports of one event join its story.
     day2_at = min(datetime.combine(days.day2, time(0, 30), UTC), days.real)
+    publish_article("a", A_DAY2, day1_at, QUAKE_TITLE.format(30))
+    publish_article("b", B_LEDE, day2_at, QUAKE_TITLE.format("at least 30"))
+    publish_article("c", C_LEDE, day2_at, QUAKE_TITLE.format("at least 30"))
+    publish_article("d", D_LEDE, day2_at, QUAKE_TITLE.format(45))
     app = await App(config).__aenter__()
     store = await app.store()
-    store.upsert_items(
-        [
-            article("a", A_DAY2, day1_at, QUAKE_TITLE.format(30)),
-            article("b", B_LEDE, day2_at, QUAKE_TITLE.format("at least 30")),
-            article("c", C_LEDE, day2_at, QUAKE_TITLE.format("at least 30")),
-        ],
-        seen_at=day2_at,
-    )
+    assert (await collect(app)).status == "ok"
     await deepen(app)
     # A's page was read again: the stored main text is the updated one.
-    a = store.article_by_url(web.url(pages["a"][0], site=0))
+    a = store.article_by_url(web.url("/world/quake-a.html"))
     assert a is not None and "killed 30 people" in (store.article_text(a.id) or "")
     recorded = store.story_event_counts()["events"]
     await deepen(app)  # run again (or after a kill -9): nothing more, nothing doubled
@@ -295,6 +372,10 @@ async def test_a_developing_story_over_two_days_keeps_a_timeline_and_corrects_12
     assert ("first", "A") in kinds and ("outlet", "B") in kinds and ("outlet", "C") in kinds
     assert [(e.previous, e.value) for e in shown.timeline if e.kind == "revision"] == [("12", "30")]
     assert [(c.said, c.now, c.said_on) for c in shown.corrections] == [("12", "30", days.day1)]
+    # D's 45 against everyone else's 30: shown with who says what, not one figure.
+    [dispute] = shown.disagreements
+    assert dispute.subject == "dead"
+    assert {(r.value, r.outlets) for r in dispute.reported} >= {("45", ("D",))}
 
     # Publishing day 2 again makes no second correction and keeps the edition as it was.
     again = await publish(app, days.day2)
@@ -307,6 +388,7 @@ async def test_a_developing_story_over_two_days_keeps_a_timeline_and_corrects_12
     page2 = (site / story_path(days.day2, story_id)).read_text()
     assert "Timeline" in page2 and "revised the death toll from 12 to 30" in page2
     assert "Correction: the death toll was 30, not 12, as reported on" in plain(page2)
+    assert "Where outlets disagree" in page2 and "45, according to D" in plain(page2)
     page1 = (site / story_path(days.day1, story_id)).read_text()
     assert '<mark class="corrected">' in page1 and "#corrections" in page1
     # The stored, sent edition of day 1 is not rewritten.
@@ -316,4 +398,5 @@ async def test_a_developing_story_over_two_days_keeps_a_timeline_and_corrects_12
     text, html = email_parts(tmp_path / "outbox", days.day2)
     assert "Correction: the death toll was 30, not 12" in text
     assert "Correction: the death toll was 30, not 12" in plain(html)
+    assert "Outlets disagree. The death toll:" in text and "45, according to D" in plain(html)
     await app.__aexit__(None, None, None)

@@ -91,6 +91,10 @@ async def remove_edition(app: App, day: date) -> RemovedEdition:
     config = app.config
     editions = await asyncio.to_thread(store.editions)
     out_dir = config.resolve(config.archive.dir)
+    # The corrections later editions made of the ones left: their pages keep marking them.
+    from digest.jobs.story_memory import archive_corrections
+
+    corrected = await asyncio.to_thread(archive_corrections, store)
     try:
         archive = await asyncio.to_thread(
             write_archive,
@@ -99,6 +103,7 @@ async def remove_edition(app: App, day: date) -> RemovedEdition:
             out_dir,
             prune=True,
             lead=config.publish.lead_stories,
+            corrected=corrected,
         )
     except OSError as err:
         raise DigestError(

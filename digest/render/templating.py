@@ -376,7 +376,52 @@ def _clean_section(section: EditionSection) -> EditionSection:
     )
 
 
+def _clean_memory(story: EditionStory) -> EditionStory:
+    """A story's timeline, disputes and corrections (scraped text) as a reader may see it."""
+    events = story.timeline
+    texts = [t for e in events for t in (e.outlet, e.text, e.value, e.previous, e.subject)]
+    texts += [t for d in story.disagreements for r in d.reported for t in (r.value, *r.outlets)]
+    texts += [t for c in story.corrections for t in (c.said, c.now, c.sentence, *c.outlets)]
+    if not any(map(needs_cleaning, texts)):
+        return story
+    return replace(
+        story,
+        timeline=tuple(
+            replace(
+                e,
+                outlet=clean_text(e.outlet),
+                text=clean_text(e.text),
+                value=clean_text(e.value),
+                previous=clean_text(e.previous),
+                subject=clean_text(e.subject),
+            )
+            for e in events
+        ),
+        disagreements=tuple(
+            replace(
+                d,
+                reported=tuple(
+                    replace(r, value=clean_text(r.value), outlets=tuple(map(clean_text, r.outlets)))
+                    for r in d.reported
+                ),
+            )
+            for d in story.disagreements
+        ),
+        corrections=tuple(
+            replace(
+                c,
+                said=clean_text(c.said),
+                now=clean_text(c.now),
+                sentence=clean_text(c.sentence),
+                outlets=tuple(map(clean_text, c.outlets)),
+            )
+            for c in story.corrections
+        ),
+    )
+
+
 def _clean_story(story: EditionStory) -> EditionStory:
+    story = _clean_memory(story)
     texts = (story.category, story.title, story.brief_summary, story.summary, story.summarizer)
     news = story.whats_new
     if (

@@ -33,10 +33,11 @@ Decisions:
   an ambiguous writing's values). The qualifier does not make values agree: "at least 30" and
   45 are *different* values (both may be true, but the issue wants each attributed); "at least
   30" and 30 agree (one is exactly the other). A summary gives both with their outlets.
-- `disagreements`: per subject, each outlet's value; an outlet whose own text gives the subject
-  two different values ("12 ... later 30") is left out of that subject (which is its figure?),
-  and a subject whose outlets use units that cannot be one quantity (percent and a count, euros
-  and dollars) gives nothing. Only ≥2 distinct values from ≥2 outlets.
+- `disagreements`: per subject, each outlet's value; a subject that one outlet's own text gives
+  two different values ("12 ... later 30") gives nothing (which figure is that outlet's, and are
+  the others' about the same thing?), and so does a subject whose outlets use units that cannot
+  be one quantity (percent and a count, euros and dollars). Only ≥2 distinct values from ≥2
+  outlets.
 - `corrections`: a sent figure that was a bound and still holds ("at least 12" when 30 is
   reported now) was not wrong and is not corrected; a value some current outlet still reports is
   a disagreement, not a correction.
@@ -52,7 +53,7 @@ from datetime import date
 from decimal import Decimal
 
 from digest.models import Correction, Disagreement, Reported
-from digest.stories.tokens import STOPWORDS, fold
+from digest.stories.tokens import STOPWORDS, fold, language
 from digest.summarize.claims import compatible_units, numbers_in, sentences_of
 
 __all__ = [
@@ -133,6 +134,14 @@ _TIME_UNITS = frozenset(
     monate monaten woche wochen tag tage tagen stunde stunden minute minuten sekunden uhr mal
     jahrzehnt jahrzehnte""".split()
 )
+# Units of measure: "25 km", "30 Millimetern" measure something the words do not name.
+_MEASURES = frozenset(
+    """mm cm km kg mg gb mb tb kb kw kwh mw mwh gw gwh mph kmh ps hz ghz mhz metre metres meter
+    meters kilometre kilometres kilometer kilometers kilometern millimeter millimetern
+    zentimeter zentimetern mile miles foot feet inch inches gram grams grams gramm kilogram
+    kilograms kilogramm ton tons tonne tonnes tonnen degree degrees grad celsius fahrenheit
+    litre litres liter liters litern pound""".split()
+)
 _BOUNDARY_WORDS = frozenset("and or but while whereas as und oder aber sowie wahrend".split())
 _QUALIFIERS: dict[str, str] = {
     "at least": "at least",
@@ -174,6 +183,9 @@ _QUALIFIER = re.compile(
     re.IGNORECASE,
 )
 _LOOK = 5  # words looked at on each side of a number
+# A capitalized word right before a number, not first in its sentence: the number is part of a
+# name ("Rocket Pass 4", "GTX 1650", "Volume 1", "Artikel 5", "im Jahr 1619").
+_LABEL = re.compile(r"\S\s+(?:[^\W\d_]*[A-ZÄÖÜ][^\W_]*|[Nn][or]\.)\s*$")
 _WORD = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)*")
 # What ends a number's context: punctuation that ends a clause, and digits (another number).
 _STOP = re.compile(r"[,;:()\[\]{}—–\"“”«»!?\d]|\.(?:\s|$)")
@@ -204,25 +216,24 @@ def _content(word: str) -> bool:
     return len(word) > 1 and word not in STOPWORDS and word not in _TIME_UNITS
 
 
-def _after(text: str, end: int) -> list[str]:
-    """The folded words after a number, up to where its clause stops."""
-    stop = _STOP.search(text, end)
-    words = [fold(w) for w in _WORD.findall(text[end : stop.start() if stop else len(text)])]
+def _clause(words: list[str]) -> list[str]:
     for i, w in enumerate(words):
-        if w in _BOUNDARY_WORDS:
+        if fold(w) in _BOUNDARY_WORDS:
             return words[:i][:_LOOK]
     return words[:_LOOK]
+
+
+def _after(text: str, end: int) -> list[str]:
+    """The words after a number, up to where its clause stops."""
+    stop = _STOP.search(text, end)
+    return _clause(_WORD.findall(text[end : stop.start() if stop else len(text)]))
 
 
 def _before(text: str, start: int) -> list[str]:
-    """The folded words before a number, nearest first, back to where its clause starts."""
+    """The words before a number, nearest first, back to where its clause starts."""
     head = text[:start]
     begin = max((m.end() for m in _STOP.finditer(head)), default=0)
-    words = [fold(w) for w in _WORD.findall(head[begin:])][::-1]
-    for i, w in enumerate(words):
-        if w in _BOUNDARY_WORDS:
-            return words[:i][:_LOOK]
-    return words[:_LOOK]
+    return _clause(_WORD.findall(head[begin:])[::-1])
 
 
 def _casualty(words: Sequence[str], *, after: bool) -> str:
@@ -239,26 +250,38 @@ def _casualty(words: Sequence[str], *, after: bool) -> str:
     return ""
 
 
-def _subject(text: str, start: int, end: int) -> str:
-    after, before = _after(text, end), _before(text, start)
-    if after and after[0] in _TIME_UNITS:
-        return ""  # a duration or an age: "12 years", "3 days"
+def _subject(text: str, start: int, end: int, german: bool) -> str:
+    after_written, before_written = _after(text, end), _before(text, start)
+    after = [fold(w) for w in after_written]
+    before = [fold(w) for w in before_written]
+    if after and (after[0] in _TIME_UNITS or after[0] in _MEASURES or len(after[0]) == 1):
+        return ""  # a duration, an age, a length: "12 years", "3 days", "25 km", "1 p.m."
     if after and after[0] == "leben" and before[:1] == ["ums"]:
         return "dead"
     found = _casualty(after, after=True) or _casualty(before, after=False)
     if found:
         return found
-    if after and _content(after[0]) and after[0] not in _COUNTED:
-        return _key(after[0])
     if after and after[0] in _COUNTED:
         # "300 people were evacuated" counts the evacuated; "300 people" alone says nothing
         rest = [w for w in after if w not in _COUNTED and w not in _AUXILIARIES]
         return _key(rest[0]) if rest and _content(rest[0]) else ""
-    for w in before:
+    if after and _noun(after[0], after_written[0], german):
+        return _key(after[0])
+    for w, written in zip(before, before_written, strict=True):
         if w in _LINKING or w in _AUXILIARIES:
             continue
-        return _key(w) if _content(w) and w not in _COUNTED else ""
+        return _key(w) if _noun(w, written, german) and w not in _COUNTED else ""
     return ""
+
+
+def _noun(word: str, written: str, german: bool) -> bool:
+    """Whether a word can name what a number counts: a content word, not an English adverb or
+    past participle ("respectively", "happened"), in German a capitalized one (a noun)."""
+    if not _content(word) or word in _COUNTED:
+        return False
+    if german:
+        return written[:1].isupper()
+    return not word.endswith(("ly", "ed"))
 
 
 def _year_like(written: str, values: frozenset[Decimal]) -> bool:
@@ -275,7 +298,11 @@ def _plain(value: Decimal) -> Decimal:
     return value.quantize(Decimal(1)) if value == value.to_integral_value() else value.normalize()
 
 
-def _figures_in(sentence: str) -> list[Figure]:
+def _figures_in(sentence: str, german: bool | None = None) -> list[Figure]:
+    """The figures of one sentence (`german`: whether its text is German, from the sentence
+    itself when not told)."""
+    if german is None:
+        german = language(sentence) == "de"
     out: list[Figure] = []
     for n in numbers_in(sentence):
         digits = sentence[n.start : n.end]
@@ -286,8 +313,12 @@ def _figures_in(sentence: str) -> list[Figure]:
             continue  # an ordinal
         before = sentence[max(0, n.start - 2) : n.start]
         after = sentence[n.end : n.end + 2]
-        if re.search(r"[^\W\d_]-$|\d[:.]$|\d[:/]$", before) or re.match(r"-[^\W\d_]|[:/]\d", after):
-            continue  # "COVID-19", "12-year-old", "10:30", a part of a date or a code
+        if re.search(r"[^\W\d_]-$|\d[-–:./]$|[#№]\s*$", before) or re.match(
+            r"[-–][^\W_]|[:/]\d", after
+        ):
+            continue  # "COVID-19", "12-year-old", "10:30", "5–6", a phone number, "#1"
+        if _LABEL.search(sentence, 0, n.start):
+            continue  # a name's number: "Rocket Pass 4", "GTX 1650", "Volume 1", "Nummer 1"
         start = n.start
         qualifier = ""
         if q := _QUALIFIER.search(sentence, max(0, start - 20), start):
@@ -295,7 +326,7 @@ def _figures_in(sentence: str) -> list[Figure]:
                 fold(q.group(1)), ""
             )
             start = q.start()
-        subject = _subject(sentence, start, n.end)
+        subject = _subject(sentence, start, n.end, german)
         if not subject or not n.values:
             continue
         out.append(
@@ -314,7 +345,8 @@ def _figures_in(sentence: str) -> list[Figure]:
 
 def figures_of(text: str) -> list[Figure]:
     """The figures of `text` whose subject can be told, in order (rules in the docstring)."""
-    return [f for sentence in sentences_of(text) for f in _figures_in(sentence)]
+    german = language(text[:3000]) == "de"
+    return [f for sentence in sentences_of(text) for f in _figures_in(sentence, german)]
 
 
 # -- comparing -------------------------------------------------------------------------------
@@ -365,11 +397,15 @@ def disagreements(by_outlet: Mapping[str, Sequence[Figure]]) -> list[Disagreemen
     """Per subject, the outlets grouped by the value they report, where ≥2 outlets report ≥2
     distinct values; by subject, each disagreement's values most outlets first."""
     said: dict[str, list[tuple[str, Figure]]] = {}
+    ambiguous: set[str] = set()
     for outlet in sorted(by_outlet):
-        for subject, f in _by_subject(by_outlet[outlet]).items():
+        figures = by_outlet[outlet]
+        one = _by_subject(figures)
+        ambiguous |= {f.subject for f in figures} - one.keys()
+        for subject, f in one.items():
             said.setdefault(subject, []).append((outlet, f))
     out: list[Disagreement] = []
-    for subject in sorted(said):
+    for subject in sorted(said.keys() - ambiguous):
         pairs = sorted(said[subject], key=lambda of: (of[1].value, of[1].written, of[0]))
         units = {f.unit for _, f in pairs}
         if any(not compatible_units(a or None, b or None) for a in units for b in units):

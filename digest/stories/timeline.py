@@ -149,7 +149,8 @@ def story_events(
     events = [
         NewEvent("first", "first", first.at, outlet=first.outlet, url=first.url, text=first.title)
     ]
-    known_text = [first.title, first.lede or first.text]
+    # What the story had said: the headline, lede and main text of each outlet it had.
+    known_text = [first.title, first.lede, first.text]
     joined: list[Joined] = []
     for o in outlets:
         if o.outlet == first.outlet:
@@ -158,7 +159,7 @@ def story_events(
             NewEvent(f"outlet:{o.outlet}", "outlet", o.at, outlet=o.outlet, url=o.url, text=o.title)
         )
         if o.outlet in recorded:
-            known_text += [o.title, o.lede or o.text]
+            known_text += [o.title, o.lede, o.text]
         else:
             joined.append(Joined(o.outlet, o.language, (o.lede or o.text,)))
     current: dict[str, list[Figure]] = {}
@@ -184,8 +185,11 @@ def story_events(
                     )
                 )
     # New checked facts without figures: what the joined outlets' ledes add.
+    told = {(e.outlet, e.text) for e in events if e.kind == "fact"}
     for fact in new_facts(known_text, joined):
         o = next(x for x in outlets if x.outlet == fact.outlet)
+        if (o.outlet, fact.text) in told:
+            continue  # the sentence of a figure already recorded for this outlet
         events.append(
             NewEvent(
                 f"fact:{o.outlet}:{fact.text[:200]}",
