@@ -277,6 +277,23 @@ class ServeConfig(_Section):
     max_connections: PositiveInt = 100
 
 
+class MemoryConfig(_Section):
+    # A story followed from an email (a reader's follow link) stops being followed by itself
+    # once nothing new (no event in its timeline) happened to it for this many days.
+    follow_days: PositiveInt = 14
+    # Where a reader follows and unfollows a story ({token} as in [email], {story} the story's
+    # id): `digest serve` answers both; behind a public URL, point these at that server.
+    follow_url: str = "http://localhost:8000/follow?token={token}&story={story}"
+    unfollow_url: str = "http://localhost:8000/unfollow?token={token}&story={story}"
+
+    @field_validator("follow_url", "unfollow_url")
+    @classmethod
+    def _names_story_and_token(cls, url: str) -> str:
+        if "{story}" not in url or "{token}" not in url:
+            raise ValueError("must contain {token} and {story} (the reader's and the story's)")
+        return url
+
+
 class MetricsConfig(_Section):
     # A Prometheus endpoint (GET /metrics) on the daemon and on each worker: runs and their
     # outcome, source failures, the queue, LLM calls and tokens, messages sent and failed.
@@ -354,6 +371,7 @@ class Config(_Section):
     email: EmailConfig = Field(default_factory=EmailConfig)
     channels: ChannelsConfig = Field(default_factory=ChannelsConfig)
     serve: ServeConfig = Field(default_factory=ServeConfig)
+    memory: MemoryConfig = Field(default_factory=MemoryConfig)
     metrics: MetricsConfig = Field(default_factory=MetricsConfig)
     # No [llm] section: summaries are extractive.
     llm: LLMConfig | None = None
@@ -551,6 +569,11 @@ header_timeout = 10.0      # seconds a client has to send its request after conn
 idle_timeout = 15.0        # an idle keep-alive connection is closed after this many seconds
 body_timeout = 10.0        # seconds a request's body (a form) has to arrive in full
 max_connections = 100      # more connections at once are answered 503
+
+[memory]                   # following a story (its follow link in every email)
+follow_days = 14           # a followed story quiet this many days is no longer followed
+follow_url = "http://localhost:8000/follow?token={token}&story={story}"       # `digest serve`
+unfollow_url = "http://localhost:8000/unfollow?token={token}&story={story}"   # in every alert
 
 [metrics]                  # Prometheus: GET /metrics on the daemon and on each worker
 enabled = false

@@ -210,7 +210,10 @@ class Daemon:
     async def deliver_job(self) -> None:
         """Send the latest edition to subscribers whose time has come (each at their own time
         in their own zone), and retry failures. The edition before it too: a subscriber far
-        west of the schedule's zone may be due for it after the next one is published."""
+        west of the schedule's zone may be due for it after the next one is published. Then
+        the alerts owed to followers of stories (those of a run killed before it sent them,
+        and retries)."""
+        from digest.jobs.alerts import alert_followers
         from digest.jobs.publish import send_edition
 
         now = datetime.now(UTC)
@@ -237,6 +240,10 @@ class Daemon:
                     len(report.failed),
                     len(report.skipped),
                 )
+
+        async with self._busy:
+            with self.steps.doing("deliver"):
+                await alert_followers(self.app, "deliver")
 
     async def recover(self) -> None:
         """Runs left 'running' by a process that died (kill -9, power loss) are marked

@@ -1,5 +1,5 @@
-"""`digest serve`: the archive on localhost for a preview, the one-click unsubscribe endpoint
-and each subscriber's preferences page.
+"""`digest serve`: the archive on localhost for a preview, the one-click unsubscribe endpoint,
+each subscriber's preferences page, and following a story (/follow, /unfollow).
 
 The archive itself is static and needs no server; this exists so that a reader's unsubscribe
 link (RFC 8058: GET shows a page, POST unsubscribes) and preferences link have somewhere to go.
@@ -11,6 +11,8 @@ keeps in its database (`Store.secret`), valid for a day; a post without a valid 
 another site (the browser's Sec-Fetch-Site, else Origin or Referer naming another origin than
 this server's or `email.preferences_url`'s), gets 403. The page carries a restrictive
 Content-Security-Policy (its own stylesheet, nothing else; no frames) and is never cached.
+/follow and /unfollow (?token=...&story=ID, the links of emails and alerts) work the same way:
+GET asks, POST with the CSRF token does; an unknown story gets a page that says so (404).
 
 It may face the internet, so connections are bounded (`[serve]` in the config). aiohttp's only
 limit is its keep-alive timeout, an hour by default, and not every aiohttp release in the range
@@ -124,12 +126,18 @@ def make_app(app: App, archive_dir: Path, *, middlewares: tuple[Any, ...] = ()) 
     async def preferences_page(
         sub: Subscriber, key: str, *, notice: str = "", error: str = "", status: int = 200
     ) -> web.Response:
-        from digest.render.preferences_page import render_preferences
+        from digest.render.preferences_page import Followed, render_preferences
         from digest.subscribers.channel_urls import shown_url
         from digest.subscribers.preferences import MAX_STORIES
 
         config = app.config
         shown = await asyncio.to_thread(lambda: {c.key: shown_url(c.url) for c in sub.channels})
+        store = await app.store()
+        followed = await asyncio.to_thread(store.follows_of, sub.email)
+        token = quote(sub.token)
+        follows = tuple(
+            Followed(f.title, f"unfollow?token={token}&story={f.story_id}") for f in followed
+        )
         page = render_preferences(
             sub,
             title=config.archive.title,
@@ -142,6 +150,7 @@ def make_app(app: App, archive_dir: Path, *, middlewares: tuple[Any, ...] = ()) 
             max_stories=MAX_STORIES,
             notice=notice,
             error=error,
+            follows=follows,
         )
         return web.Response(
             status=status, text=page, content_type="text/html", headers=_PAGE_HEADERS
@@ -152,6 +161,62 @@ def make_app(app: App, archive_dir: Path, *, middlewares: tuple[Any, ...] = ()) 
 
         return web.Response(text=css(), content_type="text/css", headers=_PAGE_HEADERS)
 
+    async def follow(request: web.Request) -> web.Response:
+        return await following(request, undo=False)
+
+    async def unfollow(request: web.Request) -> web.Response:
+        return await following(request, undo=True)
+
+    async def following(request: web.Request, *, undo: bool) -> web.Response:
+        """/follow and /unfollow (?token=...&story=ID): GET asks, POST does (a mail scanner
+        that opens every link of a message changes nothing), with the preferences page's
+        token, CSRF token and same-site check."""
+        from datetime import UTC, datetime
+
+        token = request.query.get("token", "")
+        store = await app.store()
+        sub = await asyncio.to_thread(store.subscriber_by_token, token) if token else None
+        if sub is None:
+            return _page(404, "This link is not valid (or the subscription ended).")
+        story = request.query.get("story", "")
+        story_id = int(story) if _ascii_number(story) else None
+        title = await asyncio.to_thread(store.story_title, story_id) if story_id else None
+        if story_id is None or title is None:
+            return _page(
+                404,
+                "There is no such story here: the link may be cut short, or the story was "
+                "removed. Follow stories from the links in your digest.",
+            )
+        key = await csrf_key()
+        target = f"{'unfollow' if undo else 'follow'}?token={quote(token)}&story={story_id}"
+        back = f"preferences?token={quote(token)}"
+        if request.method != "POST":
+            current = await asyncio.to_thread(store.follow_of, sub.email, story_id)
+            active = current is not None and current.ended_at is None
+            return _follow_page(
+                title,
+                action=target,
+                csrf=csrf_token(key, sub.token, time.time()),
+                undo=undo,
+                already=active != undo,
+                back=back,
+            )
+        if cross_site(request, app.config.email.preferences_url):
+            return _page(403, "This form was sent from another site. Use the link in your digest.")
+        form = await posted_form(request)
+        if form is None:
+            return _page(400, "This form could not be read. Reload the page and try again.")
+        if not csrf_valid(key, token, str(form.get("csrf", "")), time.time()):
+            return _page(403, "This form has expired. Reload the page and try again.")
+        now = datetime.now(UTC)
+        if undo:
+            await asyncio.to_thread(store.unfollow, sub.email, story_id, now)
+        else:
+            await asyncio.to_thread(store.follow, sub.email, story_id, now)
+        if form.get("back") == "preferences":
+            raise web.HTTPSeeOther(f"{back}&saved=1", headers=_PAGE_HEADERS)
+        return _follow_done(title, undo=undo, back=back)
+
     async def index(request: web.Request) -> web.StreamResponse:
         raise web.HTTPFound("index.html")
 
@@ -161,6 +226,9 @@ def make_app(app: App, archive_dir: Path, *, middlewares: tuple[Any, ...] = ()) 
     server.router.add_route("GET", "/preferences", preferences)
     server.router.add_route("POST", "/preferences", preferences)
     server.router.add_route("GET", "/preferences.css", preferences_css)
+    for path, handler in (("/follow", follow), ("/unfollow", unfollow)):
+        server.router.add_route("GET", path, handler)
+        server.router.add_route("POST", path, handler)
     server.router.add_get("/", index)
     server.router.add_static("/", archive_dir, show_index=False, follow_symlinks=False)
     return server
@@ -246,7 +314,9 @@ async def posted_form(request: web.Request) -> MultiDictProxy[Any] | None:
         return None
 
 
-def _page(status: int, body: str, *, raw: bool = False) -> web.Response:
+def _page(
+    status: int, body: str, *, raw: bool = False, headers: dict[str, str] | None = None
+) -> web.Response:
     content = body if raw else f"<p>{html.escape(body)}</p>"
     return web.Response(
         status=status,
@@ -255,8 +325,52 @@ def _page(status: int, body: str, *, raw: bool = False) -> web.Response:
             f"{content}</html>"
         ),
         content_type="text/html",
-        headers={"Cache-Control": "no-store", "X-Frame-Options": "DENY"},
+        headers=headers or {"Cache-Control": "no-store", "X-Frame-Options": "DENY"},
     )
+
+
+def _follow_page(
+    title: str, *, action: str, csrf: str, undo: bool, already: bool, back: str
+) -> web.Response:
+    """The question before following (or unfollowing) a story: one button, posted here."""
+    name = _title(title)
+    if undo:
+        ask = f"Stop following “{name}”?" + (" (You do not follow it now.)" * already)
+        button = "Unfollow"
+    else:
+        ask = (
+            f"Follow “{name}”? You get a message on your channels (or by email) when "
+            "it gains a new checked fact or a correction; following ends once the story has "
+            "been quiet for a while."
+        )
+        ask += " (You follow it already.)" * already
+        button = "Follow this story"
+    body = (
+        f"<h1>{'Unfollow' if undo else 'Follow'} a story</h1>"
+        f'<form method="post" action="{html.escape(action)}">'
+        f'<input type="hidden" name="csrf" value="{html.escape(csrf)}">'
+        f'<p>{ask}</p><p><button type="submit">{button}</button></p></form>'
+        f'<p><a href="{html.escape(back)}">Your preferences</a></p>'
+    )
+    return _page(200, body, raw=True, headers=_PAGE_HEADERS)
+
+
+def _follow_done(title: str, *, undo: bool, back: str) -> web.Response:
+    name = _title(title)
+    said = (
+        f"You no longer follow “{name}”."
+        if undo
+        else f"You follow “{name}”. Its new facts and corrections will be sent to you."
+    )
+    body = f'<p role="status">{said}</p><p><a href="{html.escape(back)}">Your preferences</a></p>'
+    return _page(200, body, raw=True, headers=_PAGE_HEADERS)
+
+
+def _title(title: str) -> str:
+    """A story's (scraped) title for a page: one clean line, escaped."""
+    from digest.render.email import text_line
+
+    return html.escape(text_line(title, 200) or "this story")
 
 
 class _BodyLate(Exception):

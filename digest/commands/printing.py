@@ -372,6 +372,8 @@ def print_status(status: Status) -> None:
             f"{d.edition_day.isoformat()} to {_e(d.addressee)}: "
             f"{_e(d.last_reply or '')}"
         )
+    if any(status.alerts.values()):  # alerts to the followers of stories, by state
+        console.print(f"alerts: {ledger_line(status.alerts)}")
     print_queue(console, status)
     size, count = status.database_bytes, status.articles["articles"]
     console.print(

@@ -44,6 +44,8 @@ class Status:
     queue: QueueCounts | None = None  # None: [queue] off, the work runs in-process
     # What the claim check did to today's story summaries (StorySummariesMixin.story_summary_checks)
     summary_checks: dict[str, int] = field(default_factory=dict)
+    # Alerts to followers of stories, rows per state (FollowsMixin.alert_counts)
+    alerts: dict[str, int] = field(default_factory=dict)
 
     @property
     def llm_last_deepen(self) -> dict[str, Any]:
@@ -135,6 +137,7 @@ class Status:
             "failing_hosts": self.failing_hosts,
             "llm_tokens_today": self.llm_tokens_today,
             "deliveries": self.deliveries,
+            "alerts": self.alerts,
             "failed_deliveries": [
                 {
                     "edition": d.edition_day.isoformat(),
@@ -205,6 +208,7 @@ async def status(app: App) -> Status:
         + await asyncio.to_thread(store.translation_tokens, today),
         summary_checks=await asyncio.to_thread(store.story_summary_checks, today),
         deliveries=await asyncio.to_thread(store.ledger_counts),
+        alerts=await asyncio.to_thread(store.alert_counts),
         failed_deliveries=tuple(await asyncio.to_thread(failed_deliveries, store)),
         database_bytes=await asyncio.to_thread(store.database_size),
         articles=await asyncio.to_thread(store.article_counts),

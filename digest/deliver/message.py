@@ -80,6 +80,7 @@ def build_message(
     preferences_url: str | None = None,
     lead: int = LEAD_STORIES,
     headlines: int = HEADLINES_PER_CATEGORY,
+    follow_url: str | None = None,
 ) -> EmailMessage:
     """The email of `edition` for `subscriber`, restricted to their categories.
 
@@ -87,8 +88,9 @@ def build_message(
     no base URL); `unsubscribe_url` an absolute http(s) URL that unsubscribes with one POST
     (RFC 8058) and shows a confirmation on GET; `preferences_url`, when given, the subscriber's
     preferences page; `lead` and `headlines` are [publish] lead_stories and
-    headlines_per_category. `dated` is the Date header (default: when the edition was generated, so
-    the same edition builds the same message).
+    headlines_per_category; `follow_url`, when given, the subscriber's link to follow a story,
+    "{story}" standing for its id (each story gets one). `dated` is the Date header
+    (default: when the edition was generated, so the same edition builds the same message).
     Raises InvalidRecipientError (a PermanentDeliveryError) for an address that breaks the
     address rule (`digest.deliver.address`).
     """
@@ -99,6 +101,7 @@ def build_message(
     preferences = safe_url(preferences_url) if preferences_url else None
     if preferences_url and preferences is None:
         raise ValueError(f"the preferences URL is not an absolute http(s) URL: {preferences_url!r}")
+    follow_start, follow_end = _follow_parts(follow_url)
     to = _address(subscriber.email)
     sender = config.from_
 
@@ -114,6 +117,9 @@ def build_message(
         growth += len(settings) - len(_PREFERENCES_SLOT)
     slack = -(-max(0, growth) // 256) * 256  # rounded up, so similar recipients share a render
     html_fills = {_ADDRESS_SLOT: address, _UNSUBSCRIBE_SLOT: link, _PREFERENCES_SLOT: settings}
+    if follow_url:
+        html_fills[_FOLLOW_SLOT] = str(escape(follow_start))
+        html_fills[_FOLLOW_END_SLOT] = str(escape(follow_end))
     while True:
         template_html, template_text = _parts(
             mine,
@@ -125,6 +131,7 @@ def build_message(
             bool(preferences),
             lead,
             headlines,
+            bool(follow_url),
         )
         if _filled_size(template_html, html_fills) <= html_budget or slack >= html_budget:
             break
@@ -132,6 +139,8 @@ def build_message(
     text_fills = {_ADDRESS_SLOT: email, _UNSUBSCRIBE_SLOT: unsubscribe, _PREFERENCES_SLOT: ""}
     if preferences:
         text_fills[_PREFERENCES_SLOT] = preferences
+    if follow_url:
+        text_fills[_FOLLOW_SLOT], text_fills[_FOLLOW_END_SLOT] = follow_start, follow_end
 
     msg = EmailMessage(policy=mime.POLICY)
     msg["From"] = sender
@@ -160,6 +169,19 @@ _SLOT_TOKEN = secrets.token_hex(8)
 _ADDRESS_SLOT = f"recipient-{_SLOT_TOKEN}@slot.invalid"
 _UNSUBSCRIBE_SLOT = f"https://slot.invalid/unsubscribe-{_SLOT_TOKEN}"
 _PREFERENCES_SLOT = f"https://slot.invalid/preferences-{_SLOT_TOKEN}"
+# A story's follow link is the start slot, the story's id, the end slot (usually empty).
+_FOLLOW_SLOT = f"https://slot.invalid/follow-{_SLOT_TOKEN}?story="
+_FOLLOW_END_SLOT = f"-follow-end-{_SLOT_TOKEN}"
+
+
+def _follow_parts(follow_url: str | None) -> tuple[str, str]:
+    """A follow link's text before and after the story's id; checked as a whole."""
+    if not follow_url:
+        return "", ""
+    start, found, end = follow_url.partition("{story}")
+    if not found or safe_url(f"{start}1{end}") is None:
+        raise ValueError(f"the follow URL is not an absolute http(s) URL: {follow_url!r}")
+    return start, end
 
 
 def _parts(
@@ -172,10 +194,11 @@ def _parts(
     preferences: bool = False,
     lead: int = LEAD_STORIES,
     headlines: int = HEADLINES_PER_CATEGORY,
+    follow: bool = False,
 ) -> tuple[str, str]:
     """The HTML and text parts of `edition` (already restricted to `categories`), with slots;
     rendered once for all the subscribers who share them."""
-    args = (edition, categories, tz, title, archive, budget, preferences, lead, headlines)
+    args = (edition, categories, tz, title, archive, budget, preferences, lead, headlines, follow)
     try:
         return _cached_parts(*args)
     except TypeError:  # an edition built with a list somewhere cannot be a cache key
@@ -192,6 +215,7 @@ def _render_parts(
     preferences: bool = False,
     lead: int = LEAD_STORIES,
     headlines: int = HEADLINES_PER_CATEGORY,
+    follow: bool = False,
 ) -> tuple[str, str]:
     return render_email(
         edition,
@@ -205,6 +229,7 @@ def _render_parts(
         preferences=_PREFERENCES_SLOT if preferences else None,
         lead=lead,
         headlines=headlines,
+        follow=f"{_FOLLOW_SLOT}{{story}}{_FOLLOW_END_SLOT}" if follow else None,
     )
 
 
@@ -223,7 +248,7 @@ def _filled_size(template: str, fills: dict[str, str]) -> int:
 def _slots_in(template: str) -> tuple[int, dict[str, int]]:
     """A rendered part's UTF-8 size and how often each slot stands in it: once per render,
     not once per recipient."""
-    slots = (_ADDRESS_SLOT, _UNSUBSCRIBE_SLOT, _PREFERENCES_SLOT)
+    slots = (_ADDRESS_SLOT, _UNSUBSCRIBE_SLOT, _PREFERENCES_SLOT, _FOLLOW_SLOT, _FOLLOW_END_SLOT)
     return len(template.encode("utf-8")), {slot: template.count(slot) for slot in slots}
 
 

@@ -27,6 +27,7 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from digest.jobs.alerts import alert_followers
 from digest.jobs.clustering import (
     NO_EMBEDDINGS,
     cluster_category,
@@ -313,6 +314,7 @@ async def deepen(
                     "similarity": similarity,
                     "similarity_reason": similarity_reason,
                 }
+    await alert_followers(app, "deepen")  # the stories' new facts, to their followers
     return DeepenReport(
         run.id,
         run.status,

@@ -20,6 +20,7 @@ from zoneinfo import ZoneInfo
 from digest.deliver.ledger import Delivery
 from digest.deliver.sender import DeliveryReport
 from digest.errors import DigestError, InvalidEditionDayError, StoreError
+from digest.jobs.alerts import alert_followers
 from digest.jobs.clustering import across_categories, placed
 from digest.jobs.run import recorded_run
 from digest.jobs.story_memory import archive_corrections, with_memory
@@ -634,6 +635,8 @@ async def publish(
             counts.update(delivery_counts(report, waiting))
             errors += delivery_failures(report, waiting)
         run.status = "partial" if errors else "ok"
+    if send:  # corrections found while building the edition, to the stories' followers
+        await alert_followers(app, "publish")
     return PublishReport(
         run.id,
         day,
@@ -666,6 +669,7 @@ def _email(
             preferences_url=preferences,
             lead=config.publish.lead_stories,
             headlines=config.publish.headlines_per_category,
+            follow_url=config.memory.follow_url.replace("{token}", sub.token),
         )
     except InvalidRecipientError as err:
         log.warning("%s; the other subscribers still get the edition", err)

@@ -92,9 +92,11 @@ def render_email(
     preferences: str | None = None,
     lead: int = LEAD_STORIES,
     headlines: int = HEADLINES_PER_CATEGORY,
+    follow: str | None = None,
 ) -> tuple[str, str]:
     """(HTML, plain text) of `edition` (already restricted to `categories`) for `recipient`,
-    the HTML within `budget` bytes; `preferences` is the link to their preferences page.
+    the HTML within `budget` bytes; `preferences` is the link to their preferences page,
+    `follow` their link to follow a story, "{story}" standing for the story's id.
     `archive` is the edition's page in the archive (its story and category pages are beside
     it); `lead` stories open the email, `headlines` "More headlines" at most per category."""
     view = _view(
@@ -108,6 +110,7 @@ def render_email(
         preferences=preferences,
         lead=lead,
         headlines=headlines,
+        follow=follow,
     )
     view, html_part = _fit(view, budget)
     return html_part, _render_text(view)
@@ -150,6 +153,7 @@ class _StoryView:
     # earlier one said ("Correction: the death toll was 30, not 12, as reported on 3 December").
     disputes: tuple[str, ...] = ()
     corrections: tuple[str, ...] = ()
+    follow_url: str | None = None  # the reader's link to follow it (`[memory] follow_url`)
 
 
 @dataclass(frozen=True, slots=True)
@@ -235,12 +239,15 @@ def _view(
     preferences: str | None = None,
     lead: int = LEAD_STORIES,
     headlines: int = HEADLINES_PER_CATEGORY,
+    follow: str | None = None,
 ) -> _EmailView:
     day = edition.day
     sections = tuple(
         _SectionView(
             name=_category_name(s.category),
-            stories=tuple(_story(st, archive_page(archive, day, st.id)) for st in s.stories),
+            stories=tuple(
+                _story(st, archive_page(archive, day, st.id), follow) for st in s.stories
+            ),
             headlines=tuple(_headline(h) for h in s.headlines[:headlines]),
             anchor=f"c-{category_slug(s.category)}",
             all_headlines=len(s.headlines),
@@ -291,7 +298,7 @@ def headline_line(title: str, outlets: Iterable[str], limit: int) -> str:
     return text_line(clean_headline(text_line(title, 4 * limit), names), limit)
 
 
-def _story(story: EditionStory, page: str | None = None) -> _StoryView:
+def _story(story: EditionStory, page: str | None = None, follow: str | None = None) -> _StoryView:
     outlets = story.outlets
     links = [_Link(text_line(o.name, NAME_CHARS) or _host(o.url), safe_url(o.url)) for o in outlets]
     followable = [link for link in links if link.url]
@@ -333,6 +340,7 @@ def _story(story: EditionStory, page: str | None = None) -> _StoryView:
             for d in story.disagreements
         ),
         corrections=tuple(text_line(correction_line(c), FACT_CHARS) for c in story.corrections),
+        follow_url=follow.replace("{story}", str(story.id)) if follow else None,
     )
 
 

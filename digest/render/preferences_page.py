@@ -16,7 +16,7 @@ from digest.render.templating import category_name, environment
 from digest.stories.language import LANGUAGES
 from digest.subscribers.preferences import BY_NAME, FIELDS, REMOVE_CHANNEL, Control, form_pairs
 
-__all__ = ["PREFERENCES_CSP", "preferences_css", "render_preferences"]
+__all__ = ["PREFERENCES_CSP", "Followed", "preferences_css", "render_preferences"]
 
 # Nothing loads but the page's own stylesheet; the form posts to this server only; no frames.
 PREFERENCES_CSP = (
@@ -36,6 +36,14 @@ class _Category:
 class _Channel:
     key: str
     shown: str
+
+
+@dataclass(frozen=True, slots=True)
+class Followed:
+    """A story the subscriber follows, and where its unfollow button posts."""
+
+    title: str
+    unfollow_action: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +71,7 @@ class _View:
     channels: tuple[_Channel, ...]
     notice: str
     error: str
+    follows: tuple[Followed, ...] = ()
 
 
 def render_preferences(
@@ -78,9 +87,11 @@ def render_preferences(
     max_stories: int,
     notice: str = "",
     error: str = "",
+    follows: tuple[Followed, ...] = (),
 ) -> str:
     """The page for `sub` as stored. `action` and `unsubscribe_action` are the forms' (relative)
-    targets; `channels_shown` each channel's URL as the subscriber may see it, by key."""
+    targets; `channels_shown` each channel's URL as the subscriber may see it, by key;
+    `follows` the stories they follow, each with its unfollow form's target."""
     from digest.render.email import text_line
 
     prefs = sub.preferences
@@ -115,6 +126,7 @@ def render_preferences(
         channels=tuple(_Channel(c.key, channels_shown.get(c.key, c.key)) for c in sub.channels),
         notice=notice,
         error=error,
+        follows=tuple(Followed(text_line(f.title, 200), f.unfollow_action) for f in follows),
     )
     return environment().get_template("serve/preferences.html").render(v=view)
 

@@ -11,6 +11,7 @@ from digest.store.deliveries import LedgerMixin
 from digest.store.editions import EditionsMixin
 from digest.store.engine import make_engine, require_database, upgrade
 from digest.store.feed_states import FeedsMixin
+from digest.store.follow_alerts import AlertsMixin
 from digest.store.health import HealthMixin
 from digest.store.memory import MemoryMixin
 from digest.store.runs import RunsMixin
@@ -42,11 +43,12 @@ class Store(
     SecretsMixin,
     TranslationsMixin,
     MemoryMixin,
+    AlertsMixin,
 ):
     """Articles, stories, summaries (of articles and of stories), article vectors, runs, feed
     state, subscribers and their channels, editions, the delivery ledger, the service's own
-    secrets, translations of stories and stories' timelines in one SQLite or PostgreSQL
-    database. See `open_store`."""
+    secrets, translations of stories, stories' timelines, and who follows which story with the
+    alerts they are sent, in one SQLite or PostgreSQL database. See `open_store`."""
 
 
 def open_store(url: str, *, create: bool = True) -> Store:

@@ -1,0 +1,163 @@
+"""The alert a follower of a story gets: the story's new checked facts (each with the outlet
+that brought it) and its corrections since the last alert, with a link to stop following.
+
+One message per follow per run, whatever the number of new events; as an email (plain text)
+or as a channel's `Notification`. Its id is the same every time it is built (a retry or a
+re-send carries the same Message-ID), derived from the follow, the last event and the channel.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from email.message import EmailMessage
+from email.utils import format_datetime
+from typing import Any
+
+from digest.deliver import mime
+from digest.deliver.channels import Notification
+from digest.deliver.message import _address, sender_domain
+from digest.models import Channel, StoryEvent
+from digest.render.chat import quiet_mentions
+from digest.render.corrections import short_day, subject_phrase
+from digest.render.email import text_line
+from digest.render.sanitize import safe_url
+from digest.render.templating import clip, md, md_url
+from digest.stories.figures import agree
+from digest.stories.timeline import figure_of
+
+__all__ = [
+    "AlertText",
+    "alert_email",
+    "alert_id",
+    "alert_notification",
+    "alert_text",
+    "worth_telling",
+]
+
+SUBJECT_CHARS = 150
+LINE_CHARS = 300
+MAX_LINES = 20  # events listed; the rest are counted
+
+
+@dataclass(frozen=True, slots=True)
+class AlertText:
+    subject: str
+    text: str
+    markdown: str
+
+
+def worth_telling(
+    new: Sequence[StoryEvent], figures: Sequence[tuple[StoryEvent, Mapping[str, Any]]]
+) -> list[StoryEvent]:
+    """Of a follow's `new` events, those worth an alert: corrections, facts without a figure,
+    and figures no earlier figure of the story agrees with (`figures`: the story's figure
+    events with their detail, oldest first). A new outlet repeating a known toll is no news;
+    two outlets bringing the same new one in a run make one line."""
+    known = [(e.id, figure_of(e, d)) for e, d in figures if e.subject]
+    own = dict(known)
+    kept = []
+    for event in new:
+        mine = own.get(event.id) if event.kind == "fact" else None
+        if mine is not None and any(i < event.id and agree(f, mine) for i, f in known):
+            continue
+        kept.append(event)
+    return kept
+
+
+def alert_id(follow_id: int, through: int, channel: str, sender: str) -> str:
+    """The Message-ID of the alert of a follow up to event `through` on `channel`."""
+    key = f"{follow_id}\n{through}\n{channel}".encode()
+    token = hashlib.sha256(key).hexdigest()[:16]
+    return f"<follow-{follow_id}-{through}-{token}@{sender_domain(sender)}>"
+
+
+def event_line(event: StoryEvent) -> str:
+    """One event as the alert says it (scraped text: plain, cut, to be escaped by its reader)."""
+    if event.kind == "correction":
+        # As the edition says it (`digest.render.corrections`).
+        when = f", as reported on {short_day(event.edition_day)}" if event.edition_day else ""
+        if event.previous and event.value:
+            what = subject_phrase(event.subject) if event.subject else "the figure"
+            line = f"Correction: {what} was {event.value}, not {event.previous}{when}."
+        else:
+            line = f"Correction: {event.text}"
+    else:
+        fact = event.text or " ".join(p for p in (event.value, event.subject) if p)
+        line = f"{fact} ({event.outlet})" if event.outlet else fact
+    return text_line(line, LINE_CHARS)
+
+
+def alert_text(
+    title: str,
+    events: Sequence[StoryEvent],
+    *,
+    unfollow_url: str,
+    story_url: str | None = None,
+    service: str = "digest",
+) -> AlertText:
+    """The alert's subject and bodies (plain text and Markdown)."""
+    name = text_line(title, 120) or "a story you follow"
+    facts = [e for e in events if e.kind != "correction"]
+    corrections = [e for e in events if e.kind == "correction"]
+    what = "A correction" if corrections and not facts else "New facts"
+    if facts and corrections:
+        what = "New facts and a correction"
+    subject = clip(f"{text_line(service, 40) or 'digest'}: {what} in {name}", SUBJECT_CHARS)
+    lines = [event_line(e) for e in (*corrections, *facts)]
+    shown, more = lines[:MAX_LINES], len(lines) - MAX_LINES
+    text = [f"{what} in the story you follow: {name}", ""]
+    text += [f"- {line}" for line in shown]
+    markdown = [f"**{md(quiet_mentions(name))}**", ""]
+    markdown += [f"- {md(quiet_mentions(line))}" for line in shown]
+    if more > 0:
+        text.append(f"- and {more} more")
+        markdown.append(f"- and {more} more")
+    if story_url:
+        text += ["", f"The story: {story_url}"]
+        markdown += ["", f"[The story]({md_url(story_url)})"]
+    text += ["", f"Stop following this story: {unfollow_url}"]
+    markdown += ["", f"[Stop following this story]({md_url(unfollow_url)})"]
+    return AlertText(subject, "\n".join(text) + "\n", "\n".join(markdown) + "\n")
+
+
+def alert_email(
+    alert: AlertText,
+    to: str,
+    *,
+    sender: str,
+    message_id: str,
+    unfollow_url: str,
+    dated: datetime,
+) -> EmailMessage:
+    """The alert as a plain-text email. Raises InvalidRecipientError for a refused address."""
+    link = safe_url(unfollow_url)
+    if link is None:
+        raise ValueError(f"the unfollow URL is not an absolute http(s) URL: {unfollow_url!r}")
+    msg = EmailMessage(policy=mime.POLICY)
+    msg["From"] = sender
+    msg["To"] = _address(to)
+    msg["Subject"] = alert.subject
+    msg["Date"] = format_datetime(dated)
+    msg["Message-ID"] = message_id
+    msg["Auto-Submitted"] = "auto-generated"
+    msg["List-Unsubscribe"] = f"<{link}>"
+    msg.set_content(alert.text, cte="quoted-printable")
+    return msg
+
+
+def alert_notification(
+    alert: AlertText, to: str, channel: Channel, *, message_id: str
+) -> Notification:
+    """The alert for one of the follower's channels."""
+    return Notification(
+        recipient=to,
+        channel=channel.key,
+        url=channel.url,
+        title=alert.subject,
+        markdown=alert.markdown,
+        text=quiet_mentions(alert.text),
+        message_id=message_id,
+    )
