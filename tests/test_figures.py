@@ -67,6 +67,23 @@ def test_a_figure_is_read_with_what_it_counts(
     assert f.sentence == text
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The death toll rose from 12 to 30.",
+        "Die Zahl der Toten stieg von 12 auf 30.",
+        "30 dead, up from 12 on Monday.",
+    ],
+)
+def test_a_former_value_is_not_the_figure_the_text_reports(text: str) -> None:
+    assert [(f.subject, f.value) for f in figures_of(text)] == [("dead", 30)]
+
+
+def test_an_outlet_that_updates_its_toll_in_place_is_a_revision() -> None:
+    (pair,) = revisions(figures_of("12 dead."), figures_of("The death toll rose from 12 to 30."))
+    assert (pair[0].value, pair[1].value) == (12, 30)
+
+
 def test_two_figures_in_one_sentence_keep_their_own_subjects() -> None:
     found = figures_of("The attack, killing 12 and injuring 30, shocked the city.")
     assert [(f.subject, f.value) for f in found] == [("dead", 12), ("injured", 30)]

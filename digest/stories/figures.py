@@ -54,7 +54,12 @@ from decimal import Decimal
 
 from digest.models import Correction, Disagreement, Reported
 from digest.stories.tokens import STOPWORDS, fold, language
-from digest.summarize.claims import FUNCTION_WORDS, compatible_units, numbers_in, sentences_of
+from digest.summarize.claims import (
+    WrittenNumber,
+    compatible_units,
+    numbers_in,
+    sentences_of,
+)
 
 __all__ = [
     "Figure",
@@ -142,6 +147,12 @@ _MEASURES = frozenset(
     kilograms kilogramm ton tons tonne tonnes tonnen degree degrees grad celsius fahrenheit
     litre litres liter liters litern pound""".split()
 )
+# Function words of the other languages pages come in (tokens.STOPWORDS has English and German).
+_OTHER_FUNCTION_WORDS = frozenset(
+    """de la le les un une des du au aux et ou en sur par pour dans avec el los las y con por
+    para que del al una unos unas il lo gli della delle dei nel nella di da het een van op voor
+    met na ao os dos das em na no com""".split()
+)
 _BOUNDARY_WORDS = frozenset("and or but while whereas as und oder aber sowie wahrend".split())
 _QUALIFIERS: dict[str, str] = {
     "at least": "at least",
@@ -216,7 +227,7 @@ def _content(word: str) -> bool:
     return (
         len(word) > 1
         and word not in STOPWORDS
-        and word not in FUNCTION_WORDS
+        and word not in _OTHER_FUNCTION_WORDS
         and word not in _TIME_UNITS
     )
 
@@ -303,13 +314,38 @@ def _plain(value: Decimal) -> Decimal:
     return value.quantize(Decimal(1)) if value == value.to_integral_value() else value.normalize()
 
 
+_FROM = re.compile(r"(?<![^\W_])(?:(up|down) )?(from|von)\s+$", re.IGNORECASE)
+_TO = re.compile(r"\s+(?:to|auf|bis)\s+", re.IGNORECASE)
+
+
+def _former(sentence: str, start: int, following: WrittenNumber | None) -> bool:
+    """Whether the number at `start` is a figure's former value: "up from 12", "down from
+    $5m", or "from 12 to 30" / "von 12 auf 30" (a number follows after "to")."""
+    m = _FROM.search(sentence, max(0, start - 12), start)
+    if m is None:
+        return False
+    if m.group(1):
+        return True
+    return following is not None and bool(
+        _TO.fullmatch(sentence, _end_of(sentence, start), following.start)
+    )
+
+
+def _end_of(sentence: str, start: int) -> int:
+    """Where the number that starts at `start` ends."""
+    return next((n.end for n in numbers_in(sentence) if n.start >= start), start)
+
+
 def _figures_in(sentence: str, german: bool | None = None) -> list[Figure]:
     """The figures of one sentence (`german`: whether its text is German, from the sentence
     itself when not told)."""
     if german is None:
         german = language(sentence) == "de"
     out: list[Figure] = []
-    for n in numbers_in(sentence):
+    numbers = numbers_in(sentence)
+    carried = ""  # the subject of a former value: "rose from 12 to 30" gives it to 30
+    for k, n in enumerate(numbers):
+        given, carried = carried, ""
         digits = sentence[n.start : n.end]
         bare = re.sub(r"^\D+|\D+$", "", digits)
         if not n.unit and not n.scaled and _year_like(bare, n.values):
@@ -332,6 +368,11 @@ def _figures_in(sentence: str, german: bool | None = None) -> list[Figure]:
             )
             start = q.start()
         subject = _subject(sentence, start, n.end, german)
+        if given and not subject and _TO.fullmatch(sentence, numbers[k - 1].end, start):
+            subject = given
+        if _former(sentence, start, numbers[k + 1] if k + 1 < len(numbers) else None):
+            carried = subject
+            continue  # what it was before: "up from 12", "von 12 auf 30"
         if not subject or not n.values:
             continue
         out.append(
