@@ -17,6 +17,7 @@ from digest.stories.figures import (
     disagreements,
     figures_of,
     one_sided,
+    per_subject,
     revisions,
 )
 
@@ -151,6 +152,11 @@ def test_figures_in_units_that_cannot_be_one_quantity_do_not_disagree() -> None:
         _outlets(A="Inflation rose to 7.1%.", B="Inflation rose to 7.1 percentage points.")
     )
     assert found == []
+
+
+def test_what_an_outlet_reports_per_subject_leaves_out_subjects_it_gives_two_values() -> None:
+    found = per_subject(figures_of("12 dead. 30 injured. Later 14 dead were counted."))
+    assert {s: f.written for s, f in found.items()} == {"injured": "30"}
 
 
 def test_a_revised_figure_is_the_old_and_the_new_value() -> None:

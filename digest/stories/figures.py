@@ -68,6 +68,7 @@ __all__ = [
     "disagreements",
     "figures_of",
     "one_sided",
+    "per_subject",
     "revisions",
 ]
 
@@ -412,8 +413,9 @@ def _single(figures: Sequence[Figure]) -> Figure | None:
     return first if all(agree(first, f) for f in figures[1:]) else None
 
 
-def _by_subject(figures: Sequence[Figure]) -> dict[str, Figure]:
-    """Each subject's one figure in a text, subjects with several values left out."""
+def per_subject(figures: Sequence[Figure]) -> dict[str, Figure]:
+    """Each subject's one figure in a text (what an outlet reports for it, e.g. to record),
+    subjects the text gives several values left out."""
     grouped: dict[str, list[Figure]] = {}
     for f in figures:
         grouped.setdefault(f.subject, []).append(f)
@@ -446,7 +448,7 @@ def disagreements(by_outlet: Mapping[str, Sequence[Figure]]) -> list[Disagreemen
     ambiguous: set[str] = set()
     for outlet in sorted(by_outlet):
         figures = by_outlet[outlet]
-        one = _by_subject(figures)
+        one = per_subject(figures)
         ambiguous |= {f.subject for f in figures} - one.keys()
         for subject, f in one.items():
             said.setdefault(subject, []).append((outlet, f))
@@ -467,7 +469,7 @@ def disagreements(by_outlet: Mapping[str, Sequence[Figure]]) -> list[Disagreemen
 def revisions(old: Sequence[Figure], new: Sequence[Figure]) -> list[tuple[Figure, Figure]]:
     """(old, new) for each subject one outlet's text gave one value before and another now
     (subjects with several values in either version left out), by subject."""
-    before, after = _by_subject(old), _by_subject(new)
+    before, after = per_subject(old), per_subject(new)
     return [
         (before[s], after[s])
         for s in sorted(before.keys() & after.keys())
@@ -517,7 +519,7 @@ def corrections(
     (old, new) pairs, as `revisions` gives them), or ≥2 outlets in `current` (each outlet's
     figures now) agree on another value and none still reports the sent one. A sent bound that
     still holds is no error."""
-    now = {outlet: _by_subject(figures) for outlet, figures in current.items()}
+    now = {outlet: per_subject(figures) for outlet, figures in current.items()}
     out: list[Correction] = []
     seen: set[tuple[date, str, str]] = set()
     for day, sentence in sent:
