@@ -146,7 +146,8 @@ _MEASURES = frozenset(
     meters kilometre kilometres kilometer kilometers kilometern millimeter millimetern
     zentimeter zentimetern mile miles foot feet inch inches gram grams grams gramm kilogram
     kilograms kilogramm ton tons tonne tonnes tonnen degree degrees grad celsius fahrenheit
-    litre litres liter liters litern pound""".split()
+    litre litres liter liters litern pound euro euros dollar dollars cent cents franken pfund
+    yen yuan rupee rupees""".split()
 )
 # Function words of the other languages pages come in (tokens.STOPWORDS has English and German).
 _OTHER_FUNCTION_WORDS = frozenset(
@@ -267,7 +268,11 @@ def _casualty(words: Sequence[str], *, after: bool) -> str:
     return ""
 
 
-def _subject(text: str, start: int, end: int, german: bool) -> str:
+def _subject(text: str, start: int, end: int, lang: str | None) -> str:
+    """What the number at text[start:end] counts, "" when that cannot be told (`lang`: the
+    text's language when known: German subjects are capitalized nouns, and elsewhere a
+    capitalized word before a number inside a sentence is a name, not a subject)."""
+    german, names = lang == "de", lang not in (None, "de")
     after_written, before_written = _after(text, end), _before(text, start)
     after = [fold(w) for w in after_written]
     before = [fold(w) for w in before_written]
@@ -287,8 +292,15 @@ def _subject(text: str, start: int, end: int, german: bool) -> str:
     for w, written in zip(before, before_written, strict=True):
         if w in _LINKING or w in _AUXILIARIES:
             continue
+        if w in _MEASURES or (names and written[:1].isupper() and _inside(text, written)):
+            return ""  # "Euro 431", a name: "Anthony ... 10"
         return _key(w) if _noun(w, written, german) and w not in _COUNTED else ""
     return ""
+
+
+def _inside(text: str, word: str) -> bool:
+    """Whether `word` occurs in `text` other than as its first word."""
+    return not text.lstrip(" \"'“„‘«-–—").startswith(word) or text.count(word) > 1
 
 
 def _noun(word: str, written: str, german: bool) -> bool:
@@ -337,11 +349,11 @@ def _end_of(sentence: str, start: int) -> int:
     return next((n.end for n in numbers_in(sentence) if n.start >= start), start)
 
 
-def _figures_in(sentence: str, german: bool | None = None) -> list[Figure]:
-    """The figures of one sentence (`german`: whether its text is German, from the sentence
-    itself when not told)."""
-    if german is None:
-        german = language(sentence) == "de"
+def _figures_in(sentence: str, lang: str | None = "") -> list[Figure]:
+    """The figures of one sentence (`lang`: the language of its text, None when unknown; from
+    the sentence itself when not told)."""
+    if lang == "":
+        lang = language(sentence)
     out: list[Figure] = []
     numbers = numbers_in(sentence)
     carried = ""  # the subject of a former value: "rose from 12 to 30" gives it to 30
@@ -368,7 +380,7 @@ def _figures_in(sentence: str, german: bool | None = None) -> list[Figure]:
                 fold(q.group(1)), ""
             )
             start = q.start()
-        subject = _subject(sentence, start, n.end, german)
+        subject = _subject(sentence, start, n.end, lang)
         if given and not subject and _TO.fullmatch(sentence, numbers[k - 1].end, start):
             subject = given
         if _former(sentence, start, numbers[k + 1] if k + 1 < len(numbers) else None):
@@ -392,8 +404,8 @@ def _figures_in(sentence: str, german: bool | None = None) -> list[Figure]:
 
 def figures_of(text: str) -> list[Figure]:
     """The figures of `text` whose subject can be told, in order (rules in the docstring)."""
-    german = language(text[:3000]) == "de"
-    return [f for sentence in sentences_of(text) for f in _figures_in(sentence, german)]
+    lang = language(text[:3000])
+    return [f for sentence in sentences_of(text) for f in _figures_in(sentence, lang)]
 
 
 # -- comparing -------------------------------------------------------------------------------
