@@ -287,6 +287,8 @@ def _subject(text: str, start: int, end: int, lang: str | None) -> str:
         # "300 people were evacuated" counts the evacuated; "300 people" alone says nothing
         rest = [w for w in after if w not in _COUNTED and w not in _AUXILIARIES]
         return _key(rest[0]) if rest and _content(rest[0]) else ""
+    if after and names and after_written[0][:1].isupper():
+        return ""  # "23 Leonel Moreira": a number before a name
     if after and _noun(after[0], after_written[0], german):
         return _key(after[0])
     for w, written in zip(before, before_written, strict=True):
@@ -367,10 +369,14 @@ def _figures_in(sentence: str, lang: str | None = "") -> list[Figure]:
             continue  # an ordinal
         before = sentence[max(0, n.start - 2) : n.start]
         after = sentence[n.end : n.end + 2]
-        if re.search(r"[^\W\d_]-$|\d[-–:./]$|[#№]\s*$", before) or re.match(
-            r"[-–][^\W_]|[:/]\d", after
+        if re.search(r"[^\W\d_][-.]$|\d[-–:./]$|[#№/]\s*$", before) or re.match(
+            r"\s?[-–]|[:/]\d", after
         ):
-            continue  # "COVID-19", "12-year-old", "10:30", "5–6", a phone number, "#1"
+            continue  # "COVID-19", "12-year-old", "10:30", "5–6", "23- Leonel", "so.2", "#1"
+        if re.fullmatch(r"\d+(?:[.,]\d+){2,}", bare) and not re.fullmatch(
+            r"\d{1,3}(?:([.,])\d{3})(?:\1\d{3})*", bare
+        ):
+            continue  # a version or an address: "0.9.7", "127.0.0.1"
         if _LABEL.search(sentence, 0, n.start):
             continue  # a name's number: "Rocket Pass 4", "GTX 1650", "Volume 1", "Nummer 1"
         start = n.start
