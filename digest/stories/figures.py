@@ -65,6 +65,7 @@ __all__ = [
     "Figure",
     "agree",
     "corrections",
+    "covers",
     "disagreements",
     "figures_of",
     "one_sided",
@@ -507,12 +508,14 @@ def one_sided(sentence: str, disputes: Sequence[Disagreement]) -> bool:
     figures = [f for f in _figures_in(sentence) if f.subject in disputed]
     if not figures or _ATTRIBUTION.search(sentence):
         return False
+    return any(not covers(sentence, disputed[f.subject]) for f in figures)
+
+
+def covers(sentence: str, dispute: Disagreement) -> bool:
+    """Whether `sentence` gives two or more of the disputed values (a range, or each value)."""
     stated = frozenset(v for n in numbers_in(sentence) for v in n.values)
-    for f in figures:
-        values = [_values_of(r.value) for r in disputed[f.subject].reported]
-        if sum(1 for v in values if not v.isdisjoint(stated)) < 2:
-            return True
-    return False
+    values = [_values_of(r.value) for r in dispute.reported]
+    return sum(1 for v in values if not v.isdisjoint(stated)) >= 2
 
 
 # -- corrections -----------------------------------------------------------------------------
