@@ -16,16 +16,22 @@ counts or measures, from the words next to it, by a few rules in English and Ger
   → job), then **the nearest content word before it**, over linking words ("inflation rose to
   7.1%" → inflation, "eine Strafe von 48 Millionen Euro" → strafe). The word is folded as
   `digest.stories.tokens` folds (case, accents) with an English plural dropped, and kept
-  readable (not cut to a stem) because it is shown. A time unit ("12 years"), a stopword or
-  nothing found gives no subject, and such a number is no figure here.
+  readable (not cut to a stem) because it is shown. In German text it must be capitalized (a
+  noun); elsewhere a capitalized word inside a sentence is a name, not a subject ("Anthony, 10",
+  "23 Leonel Moreira"). A time unit ("12 years"), a unit of measure or a currency word ("25 km",
+  "Euro 431"), a stopword, an adverb or participle ("respectively", "happened") or nothing found
+  gives no subject, and such a number is no figure here.
 
 A context stops at punctuation, another number and "and"/"or"/"but" ("killing 12 and injuring
 30" is 12 dead and 30 injured). Qualifiers before the number are normalised: at least
 (mindestens, wenigstens), more than (over, über, mehr als), less than (under, fewer than,
 weniger als), nearly (almost, fast, knapp), about (around, roughly, some, rund, etwa, circa), up
-to (as many as, bis zu). Left out, to err toward saying less: a 4-digit whole number that can be
-a year, ordinals, times (10:30), numbers glued to a word by a hyphen ("12-year-old",
-"COVID-19").
+to (as many as, bis zu). A former value is not what the text reports: "up from 12", "rose from 12
+to 30", "von 12 auf 30" give 30 only (with the subject read at 12). Left out, to err toward
+saying less: a 4-digit whole number that can be a year, ordinals, times (10:30), ranges and
+lists ("5–6", "23- Leonel"), numbers glued to a word ("12-year-old", "COVID-19", "libz.so.1"),
+versions and addresses ("0.9.7", "127.0.0.1"), and a number that is part of a name: right after
+a capitalized word inside the sentence ("Rocket Pass 4", "GTX 1650", "Artikel 5", "#1").
 
 Decisions:
 
@@ -38,6 +44,10 @@ Decisions:
   the others' about the same thing?), and so does a subject whose outlets use units that cannot
   be one quantity (percent and a count, euros and dollars). Only ≥2 distinct values from ≥2
   outlets.
+- `one_sided`: a sentence with a figure of a disputed subject, no attribution ("according to",
+  "said", "reported", "laut", "zufolge", ...) and not two of the disputed values (`covers`).
+  Any attribution counts, not only to an outlet: "45 died, the mayor said" is not stated as
+  fact (`digest.summarize.disputes` still adds the outlets' values after it).
 - `corrections`: a sent figure that was a bound and still holds ("at least 12" when 30 is
   reported now) was not wrong and is not corrected; a value some current outlet still reports is
   a disagreement, not a correction.
