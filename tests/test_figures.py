@@ -17,6 +17,7 @@ from digest.stories.figures import (
     disagreements,
     figures_of,
     one_sided,
+    per_subject,
     revisions,
 )
 
@@ -65,6 +66,23 @@ def test_a_figure_is_read_with_what_it_counts(
         written,
     )
     assert f.sentence == text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The death toll rose from 12 to 30.",
+        "Die Zahl der Toten stieg von 12 auf 30.",
+        "30 dead, up from 12 on Monday.",
+    ],
+)
+def test_a_former_value_is_not_the_figure_the_text_reports(text: str) -> None:
+    assert [(f.subject, f.value) for f in figures_of(text)] == [("dead", 30)]
+
+
+def test_an_outlet_that_updates_its_toll_in_place_is_a_revision() -> None:
+    (pair,) = revisions(figures_of("12 dead."), figures_of("The death toll rose from 12 to 30."))
+    assert (pair[0].value, pair[1].value) == (12, 30)
 
 
 def test_two_figures_in_one_sentence_keep_their_own_subjects() -> None:
@@ -134,6 +152,11 @@ def test_figures_in_units_that_cannot_be_one_quantity_do_not_disagree() -> None:
         _outlets(A="Inflation rose to 7.1%.", B="Inflation rose to 7.1 percentage points.")
     )
     assert found == []
+
+
+def test_what_an_outlet_reports_per_subject_leaves_out_subjects_it_gives_two_values() -> None:
+    found = per_subject(figures_of("12 dead. 30 injured. Later 14 dead were counted."))
+    assert {s: f.written for s, f in found.items()} == {"injured": "30"}
 
 
 def test_a_revised_figure_is_the_old_and_the_new_value() -> None:

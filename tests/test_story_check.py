@@ -3,6 +3,7 @@ published (`digest.summarize.story.build_story_summary`): pure, no server."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import date
 
 import pytest
@@ -10,8 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from digest.summarize.claims import SourceIndex
-from digest.summarize.disputes import dispute_summary
+from digest.stories.figures import covers, one_sided
+from digest.summarize.claims import SourceIndex, sentences_of
+from digest.summarize.disputes import dispute_summary, story_disputes, texts_by_outlet
 from digest.summarize.llm import InvalidOutput
 from digest.summarize.story import MIN_WORDS, build_story_summary, extractive_story_summary
 from digest.summarize.types import StoryInput, StorySource
@@ -191,3 +193,42 @@ def test_a_summary_already_made_is_given_the_disagreements_of_the_texts_by_outle
     )
     assert ATTRIBUTED not in updated.summary  # the old attribution states one side now
     assert dispute_summary(made, {"Kestria Herald": HERALD}) == made
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.one_of(
+            st.sampled_from(
+                [
+                    "The blast killed 12 people.",
+                    "At least 15 were killed, the mayor said.",
+                    "Between 12 and 15 people died.",
+                    "Rescuers searched the docks through the night.",
+                    "12 dead, according to Kestria Herald; 15, according to Valmora Wire.",
+                ]
+            ),
+            st.text(max_size=60),
+        ),
+        max_size=8,
+    )
+)
+def test_a_disputed_summary_never_states_one_side_and_gives_every_disputed_value(
+    parts: list[str],
+) -> None:
+    made = build_story_summary(_fake_llm_reply(BLAST), BLAST, [HERALD, WIRE_15], "llm:m")
+    text = " ".join(parts)
+    updated = dispute_summary(
+        replace(made, summary=text, brief_summary=text), texts_by_outlet(BLAST)
+    )
+    disputes = story_disputes(texts_by_outlet(BLAST))
+    assert not any(one_sided(s, disputes) for s in sentences_of(updated.summary))
+    (dispute,) = disputes  # given attributed, or as a range
+    assert any(covers(s, dispute) for s in sentences_of(updated.summary))
+
+
+def test_one_value_attributed_to_someone_else_still_gets_the_outlets_values() -> None:
+    made = build_story_summary(_fake_llm_reply(BLAST), BLAST, [HERALD, WIRE_15], "llm:m")
+    said = "At least 15 were killed, the mayor said."
+    updated = dispute_summary(replace(made, summary=said), texts_by_outlet(BLAST))
+    assert updated.summary == f"{said} {ATTRIBUTED}"

@@ -16,16 +16,22 @@ counts or measures, from the words next to it, by a few rules in English and Ger
   → job), then **the nearest content word before it**, over linking words ("inflation rose to
   7.1%" → inflation, "eine Strafe von 48 Millionen Euro" → strafe). The word is folded as
   `digest.stories.tokens` folds (case, accents) with an English plural dropped, and kept
-  readable (not cut to a stem) because it is shown. A time unit ("12 years"), a stopword or
-  nothing found gives no subject, and such a number is no figure here.
+  readable (not cut to a stem) because it is shown. In German text it must be capitalized (a
+  noun); elsewhere a capitalized word inside a sentence is a name, not a subject ("Anthony, 10",
+  "23 Leonel Moreira"). A time unit ("12 years"), a unit of measure or a currency word ("25 km",
+  "Euro 431"), a stopword, an adverb or participle ("respectively", "happened") or nothing found
+  gives no subject, and such a number is no figure here.
 
 A context stops at punctuation, another number and "and"/"or"/"but" ("killing 12 and injuring
 30" is 12 dead and 30 injured). Qualifiers before the number are normalised: at least
 (mindestens, wenigstens), more than (over, über, mehr als), less than (under, fewer than,
 weniger als), nearly (almost, fast, knapp), about (around, roughly, some, rund, etwa, circa), up
-to (as many as, bis zu). Left out, to err toward saying less: a 4-digit whole number that can be
-a year, ordinals, times (10:30), numbers glued to a word by a hyphen ("12-year-old",
-"COVID-19").
+to (as many as, bis zu). A former value is not what the text reports: "up from 12", "rose from 12
+to 30", "von 12 auf 30" give 30 only (with the subject read at 12). Left out, to err toward
+saying less: a 4-digit whole number that can be a year, ordinals, times (10:30), ranges and
+lists ("5–6", "23- Leonel"), numbers glued to a word ("12-year-old", "COVID-19", "libz.so.1"),
+versions and addresses ("0.9.7", "127.0.0.1"), and a number that is part of a name: right after
+a capitalized word inside the sentence ("Rocket Pass 4", "GTX 1650", "Artikel 5", "#1").
 
 Decisions:
 
@@ -38,6 +44,10 @@ Decisions:
   the others' about the same thing?), and so does a subject whose outlets use units that cannot
   be one quantity (percent and a count, euros and dollars). Only ≥2 distinct values from ≥2
   outlets.
+- `one_sided`: a sentence with a figure of a disputed subject, no attribution ("according to",
+  "said", "reported", "laut", "zufolge", ...) and not two of the disputed values (`covers`).
+  Any attribution counts, not only to an outlet: "45 died, the mayor said" is not stated as
+  fact (`digest.summarize.disputes` still adds the outlets' values after it).
 - `corrections`: a sent figure that was a bound and still holds ("at least 12" when 30 is
   reported now) was not wrong and is not corrected; a value some current outlet still reports is
   a disagreement, not a correction.
@@ -54,15 +64,22 @@ from decimal import Decimal
 
 from digest.models import Correction, Disagreement, Reported
 from digest.stories.tokens import STOPWORDS, fold, language
-from digest.summarize.claims import FUNCTION_WORDS, compatible_units, numbers_in, sentences_of
+from digest.summarize.claims import (
+    WrittenNumber,
+    compatible_units,
+    numbers_in,
+    sentences_of,
+)
 
 __all__ = [
     "Figure",
     "agree",
     "corrections",
+    "covers",
     "disagreements",
     "figures_of",
     "one_sided",
+    "per_subject",
     "revisions",
 ]
 
@@ -140,7 +157,14 @@ _MEASURES = frozenset(
     meters kilometre kilometres kilometer kilometers kilometern millimeter millimetern
     zentimeter zentimetern mile miles foot feet inch inches gram grams grams gramm kilogram
     kilograms kilogramm ton tons tonne tonnes tonnen degree degrees grad celsius fahrenheit
-    litre litres liter liters litern pound""".split()
+    litre litres liter liters litern pound euro euros dollar dollars cent cents franken pfund
+    yen yuan rupee rupees""".split()
+)
+# Function words of the other languages pages come in (tokens.STOPWORDS has English and German).
+_OTHER_FUNCTION_WORDS = frozenset(
+    """de la le les un une des du au aux et ou en sur par pour dans avec el los las y con por
+    para que del al una unos unas il lo gli della delle dei nel nella di da het een van op voor
+    met na ao os dos das em na no com""".split()
 )
 _BOUNDARY_WORDS = frozenset("and or but while whereas as und oder aber sowie wahrend".split())
 _QUALIFIERS: dict[str, str] = {
@@ -216,7 +240,7 @@ def _content(word: str) -> bool:
     return (
         len(word) > 1
         and word not in STOPWORDS
-        and word not in FUNCTION_WORDS
+        and word not in _OTHER_FUNCTION_WORDS
         and word not in _TIME_UNITS
     )
 
@@ -255,7 +279,11 @@ def _casualty(words: Sequence[str], *, after: bool) -> str:
     return ""
 
 
-def _subject(text: str, start: int, end: int, german: bool) -> str:
+def _subject(text: str, start: int, end: int, lang: str | None) -> str:
+    """What the number at text[start:end] counts, "" when that cannot be told (`lang`: the
+    text's language when known: German subjects are capitalized nouns, and elsewhere a
+    capitalized word before a number inside a sentence is a name, not a subject)."""
+    german, names = lang == "de", lang not in (None, "de")
     after_written, before_written = _after(text, end), _before(text, start)
     after = [fold(w) for w in after_written]
     before = [fold(w) for w in before_written]
@@ -270,13 +298,22 @@ def _subject(text: str, start: int, end: int, german: bool) -> str:
         # "300 people were evacuated" counts the evacuated; "300 people" alone says nothing
         rest = [w for w in after if w not in _COUNTED and w not in _AUXILIARIES]
         return _key(rest[0]) if rest and _content(rest[0]) else ""
+    if after and names and after_written[0][:1].isupper():
+        return ""  # "23 Leonel Moreira": a number before a name
     if after and _noun(after[0], after_written[0], german):
         return _key(after[0])
     for w, written in zip(before, before_written, strict=True):
         if w in _LINKING or w in _AUXILIARIES:
             continue
+        if w in _MEASURES or (names and written[:1].isupper() and _inside(text, written)):
+            return ""  # "Euro 431", a name: "Anthony ... 10"
         return _key(w) if _noun(w, written, german) and w not in _COUNTED else ""
     return ""
+
+
+def _inside(text: str, word: str) -> bool:
+    """Whether `word` occurs in `text` other than as its first word."""
+    return not text.lstrip(" \"'“„‘«-–—").startswith(word) or text.count(word) > 1
 
 
 def _noun(word: str, written: str, german: bool) -> bool:
@@ -303,13 +340,38 @@ def _plain(value: Decimal) -> Decimal:
     return value.quantize(Decimal(1)) if value == value.to_integral_value() else value.normalize()
 
 
-def _figures_in(sentence: str, german: bool | None = None) -> list[Figure]:
-    """The figures of one sentence (`german`: whether its text is German, from the sentence
-    itself when not told)."""
-    if german is None:
-        german = language(sentence) == "de"
+_FROM = re.compile(r"(?<![^\W_])(?:(up|down) )?(from|von)\s+$", re.IGNORECASE)
+_TO = re.compile(r"\s+(?:to|auf|bis)\s+", re.IGNORECASE)
+
+
+def _former(sentence: str, start: int, following: WrittenNumber | None) -> bool:
+    """Whether the number at `start` is a figure's former value: "up from 12", "down from
+    $5m", or "from 12 to 30" / "von 12 auf 30" (a number follows after "to")."""
+    m = _FROM.search(sentence, max(0, start - 12), start)
+    if m is None:
+        return False
+    if m.group(1):
+        return True
+    return following is not None and bool(
+        _TO.fullmatch(sentence, _end_of(sentence, start), following.start)
+    )
+
+
+def _end_of(sentence: str, start: int) -> int:
+    """Where the number that starts at `start` ends."""
+    return next((n.end for n in numbers_in(sentence) if n.start >= start), start)
+
+
+def _figures_in(sentence: str, lang: str | None = "") -> list[Figure]:
+    """The figures of one sentence (`lang`: the language of its text, None when unknown; from
+    the sentence itself when not told)."""
+    if lang == "":
+        lang = language(sentence)
     out: list[Figure] = []
-    for n in numbers_in(sentence):
+    numbers = numbers_in(sentence)
+    carried = ""  # the subject of a former value: "rose from 12 to 30" gives it to 30
+    for k, n in enumerate(numbers):
+        given, carried = carried, ""
         digits = sentence[n.start : n.end]
         bare = re.sub(r"^\D+|\D+$", "", digits)
         if not n.unit and not n.scaled and _year_like(bare, n.values):
@@ -318,10 +380,14 @@ def _figures_in(sentence: str, german: bool | None = None) -> list[Figure]:
             continue  # an ordinal
         before = sentence[max(0, n.start - 2) : n.start]
         after = sentence[n.end : n.end + 2]
-        if re.search(r"[^\W\d_]-$|\d[-–:./]$|[#№]\s*$", before) or re.match(
-            r"[-–][^\W_]|[:/]\d", after
+        if re.search(r"[^\W\d_][-.]$|\d[-–:./]$|[#№/]\s*$", before) or re.match(
+            r"\s?[-–]|[:/]\d", after
         ):
-            continue  # "COVID-19", "12-year-old", "10:30", "5–6", a phone number, "#1"
+            continue  # "COVID-19", "12-year-old", "10:30", "5–6", "23- Leonel", "so.2", "#1"
+        if re.fullmatch(r"\d+(?:[.,]\d+){2,}", bare) and not re.fullmatch(
+            r"\d{1,3}(?:([.,])\d{3})(?:\1\d{3})*", bare
+        ):
+            continue  # a version or an address: "0.9.7", "127.0.0.1"
         if _LABEL.search(sentence, 0, n.start):
             continue  # a name's number: "Rocket Pass 4", "GTX 1650", "Volume 1", "Nummer 1"
         start = n.start
@@ -331,7 +397,12 @@ def _figures_in(sentence: str, german: bool | None = None) -> list[Figure]:
                 fold(q.group(1)), ""
             )
             start = q.start()
-        subject = _subject(sentence, start, n.end, german)
+        subject = _subject(sentence, start, n.end, lang)
+        if given and not subject and _TO.fullmatch(sentence, numbers[k - 1].end, start):
+            subject = given
+        if _former(sentence, start, numbers[k + 1] if k + 1 < len(numbers) else None):
+            carried = subject
+            continue  # what it was before: "up from 12", "von 12 auf 30"
         if not subject or not n.values:
             continue
         out.append(
@@ -350,8 +421,8 @@ def _figures_in(sentence: str, german: bool | None = None) -> list[Figure]:
 
 def figures_of(text: str) -> list[Figure]:
     """The figures of `text` whose subject can be told, in order (rules in the docstring)."""
-    german = language(text[:3000]) == "de"
-    return [f for sentence in sentences_of(text) for f in _figures_in(sentence, german)]
+    lang = language(text[:3000])
+    return [f for sentence in sentences_of(text) for f in _figures_in(sentence, lang)]
 
 
 # -- comparing -------------------------------------------------------------------------------
@@ -371,8 +442,9 @@ def _single(figures: Sequence[Figure]) -> Figure | None:
     return first if all(agree(first, f) for f in figures[1:]) else None
 
 
-def _by_subject(figures: Sequence[Figure]) -> dict[str, Figure]:
-    """Each subject's one figure in a text, subjects with several values left out."""
+def per_subject(figures: Sequence[Figure]) -> dict[str, Figure]:
+    """Each subject's one figure in a text (what an outlet reports for it, e.g. to record),
+    subjects the text gives several values left out."""
     grouped: dict[str, list[Figure]] = {}
     for f in figures:
         grouped.setdefault(f.subject, []).append(f)
@@ -405,7 +477,7 @@ def disagreements(by_outlet: Mapping[str, Sequence[Figure]]) -> list[Disagreemen
     ambiguous: set[str] = set()
     for outlet in sorted(by_outlet):
         figures = by_outlet[outlet]
-        one = _by_subject(figures)
+        one = per_subject(figures)
         ambiguous |= {f.subject for f in figures} - one.keys()
         for subject, f in one.items():
             said.setdefault(subject, []).append((outlet, f))
@@ -426,7 +498,7 @@ def disagreements(by_outlet: Mapping[str, Sequence[Figure]]) -> list[Disagreemen
 def revisions(old: Sequence[Figure], new: Sequence[Figure]) -> list[tuple[Figure, Figure]]:
     """(old, new) for each subject one outlet's text gave one value before and another now
     (subjects with several values in either version left out), by subject."""
-    before, after = _by_subject(old), _by_subject(new)
+    before, after = per_subject(old), per_subject(new)
     return [
         (before[s], after[s])
         for s in sorted(before.keys() & after.keys())
@@ -446,12 +518,14 @@ def one_sided(sentence: str, disputes: Sequence[Disagreement]) -> bool:
     figures = [f for f in _figures_in(sentence) if f.subject in disputed]
     if not figures or _ATTRIBUTION.search(sentence):
         return False
+    return any(not covers(sentence, disputed[f.subject]) for f in figures)
+
+
+def covers(sentence: str, dispute: Disagreement) -> bool:
+    """Whether `sentence` gives two or more of the disputed values (a range, or each value)."""
     stated = frozenset(v for n in numbers_in(sentence) for v in n.values)
-    for f in figures:
-        values = [_values_of(r.value) for r in disputed[f.subject].reported]
-        if sum(1 for v in values if not v.isdisjoint(stated)) < 2:
-            return True
-    return False
+    values = [_values_of(r.value) for r in dispute.reported]
+    return sum(1 for v in values if not v.isdisjoint(stated)) >= 2
 
 
 # -- corrections -----------------------------------------------------------------------------
@@ -476,7 +550,7 @@ def corrections(
     (old, new) pairs, as `revisions` gives them), or ≥2 outlets in `current` (each outlet's
     figures now) agree on another value and none still reports the sent one. A sent bound that
     still holds is no error."""
-    now = {outlet: _by_subject(figures) for outlet, figures in current.items()}
+    now = {outlet: per_subject(figures) for outlet, figures in current.items()}
     out: list[Correction] = []
     seen: set[tuple[date, str, str]] = set()
     for day, sentence in sent:

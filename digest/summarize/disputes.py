@@ -6,7 +6,8 @@ other values (`one_sided`), is removed as a sentence with an unsupported claim i
 `sentences_removed`, logged with the values in dispute), and the summary ends with one sentence
 per disagreement that attributes each value to its outlets, figures as the outlets write them:
 "At least 30 dead, according to A; 45, according to B and C." A summary that already has a
-sentence giving two of the values (a range, or each attributed) gets none for that subject.
+sentence giving two of the values (a range, or each attributed) gets none for that subject; one
+that gives a single value attributed ("45 were killed, the mayor said") is kept, and gets it.
 Extractive summaries (an outlet's own sentences, which state its value as fact) are treated the
 same way. Pure, no I/O.
 """
@@ -19,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from digest.models import Disagreement, StorySummary
-from digest.stories.figures import disagreements, figures_of, one_sided
+from digest.stories.figures import covers, disagreements, figures_of, one_sided
 from digest.summarize.claims import sentences_of
 from digest.summarize.text import join_sentences
 from digest.summarize.types import StoryInput
@@ -89,10 +90,9 @@ def without_one_sided(text: str, disputes: Sequence[Disagreement]) -> DisputedTe
 
 
 def _covered(text: str, dispute: Disagreement) -> bool:
-    """Whether a sentence of `text` already gives the disputed subject without taking a side."""
+    """Whether a sentence of `text` already gives the disputed values (a range, or each)."""
     return any(
-        f.subject == dispute.subject and not one_sided(f.sentence, [dispute])
-        for f in figures_of(text)
+        f.subject == dispute.subject and covers(f.sentence, dispute) for f in figures_of(text)
     )
 
 
