@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from digest.models import Disagreement, Reported
-from digest.stories.figures import (
+from digest.summarize.figures import (
     Figure,
     agree,
     corrections,

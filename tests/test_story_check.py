@@ -11,9 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from digest.stories.figures import covers, one_sided
 from digest.summarize.claims import SourceIndex, sentences_of
 from digest.summarize.disputes import dispute_summary, story_disputes, texts_by_outlet
+from digest.summarize.figures import covers, one_sided
 from digest.summarize.llm import InvalidOutput
 from digest.summarize.story import MIN_WORDS, build_story_summary, extractive_story_summary
 from digest.summarize.types import StoryInput, StorySource

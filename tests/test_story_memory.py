@@ -23,12 +23,12 @@ from digest.jobs.clustering import cluster_category
 from digest.jobs.collect import collect
 from digest.jobs.deepen import deepen
 from digest.jobs.publish import publish
+from digest.memory.events import NewEvent
 from digest.models import Correction, Edition, EditionSection
 from digest.render.corrections import Corrected, mark_corrected
 from digest.render.layout import Links
 from digest.render.templating import clean_edition
 from digest.store import Store
-from digest.stories.events import NewEvent
 from tests import storefixtures
 from tests.editions import make_story
 from tests.newsweb import Route

@@ -19,14 +19,14 @@ from typing import Any
 from digest.deliver import mime
 from digest.deliver.channels import Notification
 from digest.deliver.message import _address, sender_domain
+from digest.memory.timeline import figure_of
 from digest.models import Channel, StoryEvent
 from digest.render.chat import quiet_mentions
 from digest.render.corrections import short_day, subject_phrase
 from digest.render.email import text_line
 from digest.render.sanitize import safe_url
 from digest.render.templating import clip, md, md_url
-from digest.stories.figures import agree
-from digest.stories.timeline import figure_of
+from digest.summarize.figures import agree
 
 __all__ = [
     "AlertText",

@@ -1,7 +1,7 @@
 """Story memory in the jobs (issue 31): what deepen records of a story it read, and what an
 edition shows of it (its timeline, where outlets disagree, corrections of what editions that
-went out said). What the events mean is `digest.stories.timeline`, what a figure is
-`digest.stories.figures`; the store keeps the events once each (`Store.record_events`)."""
+went out said). What the events mean is `digest.memory.timeline`, what a figure is
+`digest.summarize.figures`; the store keeps the events once each (`Store.record_events`)."""
 
 from __future__ import annotations
 
@@ -12,11 +12,11 @@ from dataclasses import replace
 from datetime import date, datetime
 from typing import TYPE_CHECKING
 
+from digest.memory.events import NewEvent
+from digest.memory.timeline import OutletText, by_outlet, revised, story_events
 from digest.models import Correction, Edition, EditionSection, EditionStory, StoryView
 from digest.render.corrections import Corrected
-from digest.stories.events import NewEvent
 from digest.stories.language import detect_language
-from digest.stories.timeline import OutletText, by_outlet, revised, story_events
 
 if TYPE_CHECKING:
     from digest.store import Store
@@ -109,7 +109,7 @@ def remember(
     entries), where its outlets disagree now, and the corrections this edition makes of what
     sent editions said of it. A correction is recorded as an event (once: its key names the
     day it corrects and both values) and carried by the edition that first made it only."""
-    from digest.stories.figures import corrections, disagreements
+    from digest.summarize.figures import corrections, disagreements
 
     latest = store.latest_figures(shown.id)
     current = by_outlet(latest)

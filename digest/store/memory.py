@@ -15,11 +15,11 @@ from typing import Any
 
 from sqlalchemy import distinct, func, select
 
+from digest.memory.events import NewEvent
 from digest.models import StoryEvent
 from digest.store.base import StoreBase, insert, now, require_aware
 from digest.store.memory_tables import STORY_EVENT_KINDS, story_events
 from digest.store.schema import articles, deliveries
-from digest.stories.events import NewEvent
 
 # Entries of a timeline read at once, at most: the newest ones, oldest first.
 TIMELINE_LIMIT = 30

@@ -951,7 +951,7 @@ class WrittenNumber:
 def numbers_in(sentence: str) -> list[WrittenNumber]:
     """The figures of one sentence as written, read as claims are (dates taken out first, so
     that a day or a year of a date is no figure); positions are in `sentence` itself, not in
-    its normal form, for `digest.stories.figures`."""
+    its normal form, for `digest.summarize.figures`."""
     text = _HIDE.sub("'", sentence)  # "1 200" grouped by a narrow space is one number
     first = _WORD_SPAN.search(text)
     dates = _scan_dates(text, first.end() if first else 0)

@@ -1,6 +1,6 @@
 """A story's summary where its outlets disagree on a figure (issue 31): it does not pick one.
 
-When outlets report different values for the same thing (`digest.stories.figures`: a toll, a
+When outlets report different values for the same thing (`digest.summarize.figures`: a toll, a
 fine, a rate), a summary sentence that states one of them as fact, unattributed and without the
 other values (`one_sided`), is removed as a sentence with an unsupported claim is (counted in
 `sentences_removed`, logged with the values in dispute), and the summary ends with one sentence
@@ -20,8 +20,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from digest.models import Disagreement, StorySummary
-from digest.stories.figures import covers, disagreements, figures_of, one_sided
 from digest.summarize.claims import sentences_of
+from digest.summarize.figures import covers, disagreements, figures_of, one_sided
 from digest.summarize.text import join_sentences
 from digest.summarize.types import StoryInput
 

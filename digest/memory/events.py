@@ -1,6 +1,6 @@
 """An event of a story's timeline as it is handed to the store to record (issue 31): its key,
 unique within the story, makes recording it again a no-op. What the kinds mean is told by
-`digest.models.StoryEvent` and `digest.stories.timeline`."""
+`digest.models.StoryEvent` and `digest.memory.timeline`."""
 
 from __future__ import annotations
 

@@ -4,7 +4,7 @@ and records what this returns (`Store.record_events`, once per key whatever runs
 
 - "first": the story's first article (outlet, URL, headline; at its publication time);
 - "outlet": each outlet after the first, at its first article's time;
-- "fact": each figure (`digest.stories.figures`) an outlet's text reports for a subject the
+- "fact": each figure (`digest.summarize.figures`) an outlet's text reports for a subject the
   outlet had not reported before (key `fact:<outlet>:<subject>:<value>`), and, for an outlet
   that joined after the first, the sentences of its lede that the story's known text did not
   say (`digest.stories.novelty.new_facts`, the rule "what's new" uses: cheap, and it errs
@@ -26,10 +26,10 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
+from digest.memory.events import NewEvent
 from digest.models import Disagreement, StoryEvent
-from digest.stories.events import NewEvent
-from digest.stories.figures import Figure, agree, disagreements, figures_of, revisions
 from digest.stories.novelty import Joined, new_facts
+from digest.summarize.figures import Figure, agree, disagreements, figures_of, revisions
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,7 +53,7 @@ def number(value: Decimal) -> str:
 
 
 def figure_of(event: StoryEvent, detail: Mapping[str, Any]) -> Figure:
-    """A recorded figure as `digest.stories.figures` compares it."""
+    """A recorded figure as `digest.summarize.figures` compares it."""
     return Figure(
         subject=event.subject,
         value=Decimal(str(detail.get("number") or "0")),
