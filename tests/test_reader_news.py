@@ -530,6 +530,29 @@ def test_the_email_shows_the_update_in_both_parts_with_a_link_to_the_whole_story
     assert "<script>" not in html and "flooded three villages." not in flat  # not the summary
 
 
+def test_a_story_told_as_an_update_can_still_be_followed_from_the_email() -> None:
+    history, today = three_days()
+    copy = news_for(today, reader("away@example.org"), history)
+    [story] = copy.sections[0].stories
+    assert story.whats_new is not None and story.whats_new.for_reader
+    link = "https://news.example.org/follow?token=t&story={story}"
+    html, text = render_email(
+        copy,
+        categories=None,
+        tz=UTC,
+        title="Digest",
+        archive="https://news.example.org/2026/12/03/index.html",
+        unsubscribe="https://news.example.org/unsubscribe?token=t",
+        recipient="away@example.org",
+        budget=100_000,
+        follow=link,
+    )
+    followed = link.replace("{story}", str(story.id))
+    assert "Since your last digest (1 December)" in text
+    assert f"Follow this story: {followed}" in text
+    assert f'href="{followed.replace("&", "&amp;")}"' in html
+
+
 class _Marking:
     """A translator that marks what it translated."""
 

@@ -318,6 +318,8 @@ def _story(story: EditionStory, page: str | None = None, follow: str | None = No
             lang=story.language if language_name(story.language) else "",
             page=page,
             since=since,
+            # An update is what a reader most wants to follow: the link stays.
+            follow_url=follow.replace("{story}", str(story.id)) if follow else None,
         )
     new = _new_line(story.whats_new)
     return _StoryView(
