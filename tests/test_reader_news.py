@@ -37,6 +37,7 @@ from digest.summarize.translate import translate_editions
 from tests.configs import write_config
 from tests.newsweb import Article, NewsWeb, Route, render_article, render_rss
 from tests.smtpserver import SmtpServer, _Handler
+from tests.test_whats_new import plain
 
 DAY1 = date(2026, 12, 1)
 DAYS = [DAY1 + timedelta(days=n) for n in range(6)]
@@ -528,6 +529,37 @@ def test_the_email_shows_the_update_in_both_parts_with_a_link_to_the_whole_story
     assert "Since your last digest (1 December):</strong> New: Wire Service, Metro Wire," in html
     assert 'href="https://news.example.org/2026/12/03/stories/7.html"' in html
     assert "<script>" not in html and "flooded three villages." not in flat  # not the summary
+
+
+def test_a_story_told_as_an_update_keeps_its_follow_link_and_where_outlets_disagree() -> None:
+    from digest.models import Disagreement, Reported
+
+    history, today = three_days()
+    copy = news_for(today, reader("away@example.org"), history)
+    [story] = copy.sections[0].stories
+    assert story.whats_new is not None and story.whats_new.for_reader
+    dispute = Disagreement("dead", (Reported("at least 30", ("A", "B")), Reported("45", ("D",))))
+    story = replace(story, disagreements=(dispute,))
+    copy = replace(copy, sections=(replace(copy.sections[0], stories=(story,)),))
+    link = "https://news.example.org/follow?token=t&story={story}"
+    html, text = render_email(
+        copy,
+        categories=None,
+        tz=UTC,
+        title="Digest",
+        archive="https://news.example.org/2026/12/03/index.html",
+        unsubscribe="https://news.example.org/unsubscribe?token=t",
+        recipient="away@example.org",
+        budget=100_000,
+        follow=link,
+    )
+    followed = link.replace("{story}", str(story.id))
+    assert "Since your last digest (1 December)" in text
+    assert f"Follow this story: {followed}" in text
+    assert f'href="{followed.replace("&", "&amp;")}"' in html
+    flat = " ".join(text.split())
+    assert "Outlets disagree. The death toll:" in flat and "45, according to D" in flat
+    assert "45, according to D" in plain(html)
 
 
 class _Marking:

@@ -318,6 +318,10 @@ def _story(story: EditionStory, page: str | None = None, follow: str | None = No
             lang=story.language if language_name(story.language) else "",
             page=page,
             since=since,
+            # Where outlets disagree is said with the update too: never one figure alone.
+            disputes=_disputes(story),
+            # An update is what a reader most wants to follow: the link stays.
+            follow_url=follow.replace("{story}", str(story.id)) if follow else None,
         )
     new = _new_line(story.whats_new)
     return _StoryView(
@@ -335,12 +339,17 @@ def _story(story: EditionStory, page: str | None = None, follow: str | None = No
         mark=story_mark(story),
         lang=story.language if language_name(story.language) else "",
         page=page,
-        disputes=tuple(
-            text_line(f"{subject_phrase(d.subject).capitalize()}: {attributed(d)}", FACT_CHARS)
-            for d in story.disagreements
-        ),
+        disputes=_disputes(story),
         corrections=tuple(text_line(correction_line(c), FACT_CHARS) for c in story.corrections),
         follow_url=follow.replace("{story}", str(story.id)) if follow else None,
+    )
+
+
+def _disputes(story: EditionStory) -> tuple[str, ...]:
+    """A story's disagreements, one line each: the subject and each outlet's value."""
+    return tuple(
+        text_line(f"{subject_phrase(d.subject).capitalize()}: {attributed(d)}", FACT_CHARS)
+        for d in story.disagreements
     )
 
 
