@@ -304,6 +304,11 @@ def _story(story: EditionStory, page: str | None = None, follow: str | None = No
     followable = [link for link in links if link.url]
     first = followable[0].url if followable else None
     since = since_last(story.whats_new)
+    disputes = tuple(
+        text_line(f"{subject_phrase(d.subject).capitalize()}: {attributed(d)}", FACT_CHARS)
+        for d in story.disagreements
+    )
+    follow_url = follow.replace("{story}", str(story.id)) if follow else None
     if since is not None:  # what is new to this reader, not the whole summary again
         return _StoryView(
             title=headline_line(story.title, (o.name for o in outlets), TITLE_CHARS)
@@ -318,6 +323,9 @@ def _story(story: EditionStory, page: str | None = None, follow: str | None = No
             lang=story.language if language_name(story.language) else "",
             page=page,
             since=since,
+            # Where outlets disagree and the follow link: as on the whole story.
+            disputes=disputes,
+            follow_url=follow_url,
         )
     new = _new_line(story.whats_new)
     return _StoryView(
@@ -335,12 +343,9 @@ def _story(story: EditionStory, page: str | None = None, follow: str | None = No
         mark=story_mark(story),
         lang=story.language if language_name(story.language) else "",
         page=page,
-        disputes=tuple(
-            text_line(f"{subject_phrase(d.subject).capitalize()}: {attributed(d)}", FACT_CHARS)
-            for d in story.disagreements
-        ),
+        disputes=disputes,
         corrections=tuple(text_line(correction_line(c), FACT_CHARS) for c in story.corrections),
-        follow_url=follow.replace("{story}", str(story.id)) if follow else None,
+        follow_url=follow_url,
     )
 
 

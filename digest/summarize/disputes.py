@@ -114,6 +114,22 @@ def _unattributed(text: str) -> str:
     return "\n\n".join(paragraphs)
 
 
+def disputed_title(title: str, disputes: Sequence[Disagreement]) -> str:
+    """A headline that states one side of a dispute as fact gives the disputed values instead,
+    as the outlets write them: "Quake kills 12 people" → "Quake kills 12 or 15 people"."""
+    if not disputes or not one_sided(title, disputes):
+        return title
+    by_subject = {d.subject: d for d in disputes}
+    for figure in figures_of(title):
+        dispute = by_subject.get(figure.subject)
+        if dispute is None or figure.written not in title:
+            continue
+        values = [r.value for r in dispute.reported]
+        either = ", ".join(values[:-1]) + " or " + values[-1]
+        title = title.replace(figure.written, either, 1)
+    return title
+
+
 def describe(removed: Sequence[str], disputes: Sequence[Disagreement]) -> str:
     """One line for the logs: what was removed and which values are in dispute."""
     shown = "; ".join(f"{d.subject}: " + " / ".join(r.value for r in d.reported) for d in disputes)
@@ -142,6 +158,7 @@ def dispute_summary(
     brief_text = brief.text or " ".join(sentences_of(text)[:2])
     return replace(
         summary,
+        title=disputed_title(summary.title, disputes),
         summary=text,
         brief_summary=brief_text,
         sentences_removed=summary.sentences_removed + len(removed),
