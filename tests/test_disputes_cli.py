@@ -6,7 +6,9 @@ a reader sees states 12 or 15 alone."""
 
 from __future__ import annotations
 
+import json
 import re
+import sqlite3
 from datetime import UTC, datetime, timedelta
 from email import message_from_bytes
 from email.message import EmailMessage
@@ -17,13 +19,17 @@ from typing import Any
 
 import pytest
 
+from tests import realllm
 from tests.configs import write_config
 from tests.conftest import run_cli
 from tests.llmserver import LLMServer, sentences
 from tests.newsweb import Article, NewsWeb, Route, render_article
+from tests.realllm import RealLLM
 from tests.test_whats_new import plain
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
+
+real_llm = realllm.real_llm
 
 KEY = {"TEST_LLM_KEY": "k"}
 RSS = "application/rss+xml"
@@ -149,4 +155,24 @@ def test_two_outlets_that_disagree_give_a_summary_that_attributes_each_toll(
 def test_with_no_model_the_extractive_summary_attributes_each_toll(tmp_path, threaded_news_web):
     day1_news(tmp_path, threaded_news_web, None)
     email_text, email_html, page = collect_deepen_publish(tmp_path)
+    assert_attributed(email_text, email_html, page)
+
+
+@pytest.mark.timeout(1800)
+def test_with_the_real_model_and_the_default_llm_config_no_toll_is_stated_alone(
+    tmp_path, threaded_news_web, real_llm: RealLLM
+):
+    """SmolLM2-135M writes what it likes: whatever it said (or the extractive summary it fell
+    back to), what a reader sees gives both tolls with their outlets and neither alone."""
+    llm = real_llm.defaults().model_dump()
+    day1_news(tmp_path, threaded_news_web, {k: v for k, v in llm.items() if v is not None})
+    email_text, email_html, page = collect_deepen_publish(tmp_path, timeout=1200)
+    stories = json.loads(run_cli("stories", "--json", cwd=tmp_path).stdout)
+    with sqlite3.connect(tmp_path / "digest.db") as conn:
+        (counts,) = conn.execute("select counts from runs where kind = 'deepen'").fetchone()
+    counts = json.loads(counts)
+    # Measured: the model's summary took one side, the check left too little of it, and the
+    # story is extractive with its one-sided sentence removed too (about 10 s in all).
+    print(f"\ndeepen: {counts}\nsummarizer: {[s['summarizer'] for s in stories]}\n{email_text}")
+    assert counts["llm_calls"] >= 1  # the model was asked
     assert_attributed(email_text, email_html, page)
