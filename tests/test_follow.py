@@ -296,6 +296,36 @@ async def test_a_follower_gets_one_alert_a_run_of_new_facts_and_corrections(serv
     assert "At least 30 people died" not in latest  # sent already
 
 
+async def test_an_alert_links_the_story_page_of_the_newest_edition_that_has_it(service):
+    """With `[archive] base_url`, the alert links the story's page (its timeline) in the
+    archive: of the newest edition that showed it, not of a later one without it."""
+    service.event("fact", "fact:b:dead:30", outlet="Outlet B", text="At least 30 people died.")
+    day = datetime.now(UTC).date()
+    with service.store() as store:
+        shown = make_edition(day - timedelta(days=2), stories=1, headlines=0)
+        first = shown.sections[0]
+        story = replace(first.stories[0], id=service.story)
+        store.save_edition(replace(shown, sections=(replace(first, stories=(story,)),)))
+        store.save_edition(make_edition(day - timedelta(days=1), stories=1, headlines=0))
+    base = "https://news.example.org/digest/"
+    service.config = service.config.model_copy(
+        update={"archive": service.config.archive.model_copy(update={"base_url": base})}
+    )
+    await service.alerts()
+    (mail,) = service.emails()
+    page = base + story_path(day - timedelta(days=2), service.story)
+    assert f"The story: {page}" in body(mail)
+    (hook,) = service.messages()
+    assert page in hook.message
+
+
+async def test_without_an_archive_url_an_alert_has_no_story_link(service):
+    service.event("fact", "fact:b:dead:30", outlet="Outlet B", text="At least 30 people died.")
+    await service.alerts()
+    (mail,) = service.emails()
+    assert "The story:" not in body(mail) and "Stop following this story" in body(mail)
+
+
 def toll(number: str, qualifier: str = "") -> dict[str, str]:
     """A death toll's detail, as the timeline records a figure."""
     written = f"{qualifier} {number}".strip()
