@@ -35,6 +35,7 @@ from digest.deliver.message import Recipient, build_message
 from digest.jobs.alerts import send_alerts
 from digest.models import Item
 from digest.render import write_archive
+from digest.render.chat import COMPACT_CHARS, render_notification
 from digest.render.layout import story_path
 from digest.store import Store, open_store
 from digest.store.memory_tables import follow_alerts, follows, story_events
@@ -658,6 +659,35 @@ def test_each_story_in_the_email_has_its_readers_own_follow_link() -> None:
         assert text.count("Follow this story") == len(ids)
         assert f"token={other}" not in text and f"token={other}" not in page
         assert "slot.invalid" not in text and "slot.invalid" not in page
+
+
+@pytest.mark.parametrize("budget", [COMPACT_CHARS, 1000])
+def test_each_story_in_a_chat_message_has_its_readers_own_follow_link(budget: int) -> None:
+    # Rendered once per copy and shared, as the email: each reader's token in their links only.
+    ed = mailfixtures.edition()
+    for mine, other in (("ann", "bob"), ("bob", "ann")):
+        _, markdown, text = render_notification(
+            ed,
+            title="Morning digest",
+            archive=None,
+            preferences=f"https://news.example.org/p?t={mine}",
+            budget=budget,
+            follow=f"https://news.example.org/follow?token={mine}&story={{story}}",
+        )
+        shown = [s.id for sec in ed.sections for s in sec.stories if s.title[:30] in text]
+        assert shown  # the stories that fit, each with its link
+        for story in shown:
+            link = f"https://news.example.org/follow?token={mine}&story={story}"
+            assert f"Follow this story: {link}" in text
+            assert f"[Follow this story]({link})" in markdown
+        assert text.count("Follow this story") == len(shown)
+        assert len(markdown) <= budget and len(text) <= budget
+        assert f"token={other}" not in text + markdown and "slot.invalid" not in text + markdown
+    # Without a follow link (none configured for the reader): none in the message.
+    _, markdown, text = render_notification(
+        ed, title="Morning digest", archive=None, preferences="https://news.example.org/p"
+    )
+    assert "Follow this story" not in markdown + text
 
 
 def test_a_follow_link_must_name_the_reader_and_the_story() -> None:
