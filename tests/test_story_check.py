@@ -246,6 +246,7 @@ def test_one_value_attributed_to_someone_else_still_gets_the_outlets_values() ->
         ("Quake kills 12 people, officials say", "Quake kills 12 people, officials say"),
         ("Quake in Valdoria: rescue goes on", "Quake in Valdoria: rescue goes on"),
         ("Quake kills 12 to 15 people", "Quake kills 12 to 15 people"),
+        ("112 rescuers search as quake kills 12", "112 rescuers search as quake kills 12 or 15"),
     ],
 )
 def test_a_headline_that_takes_one_side_gives_each_disputed_value(title: str, shown: str) -> None:
@@ -254,3 +255,18 @@ def test_a_headline_that_takes_one_side_gives_each_disputed_value(title: str, sh
     )
     assert disputed_title(title, disputes) == shown
     assert not one_sided(disputed_title(title, disputes), disputes)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    before=st.text(alphabet="abcdefg XYZ:,-0123456789", max_size=30),
+    value=st.sampled_from(["12", "15"]),
+)
+def test_a_disputed_headline_never_states_one_value_alone(before: str, value: str) -> None:
+    disputes = story_disputes(
+        {"A": "A quake killed 12 people on Monday.", "B": "On Monday a quake killed 15 people."}
+    )
+    title = f"{before} Quake kills {value} people"
+    shown = disputed_title(title, disputes)
+    assert not one_sided(shown, disputes), shown
+    assert shown.startswith(before)

@@ -122,11 +122,15 @@ def disputed_title(title: str, disputes: Sequence[Disagreement]) -> str:
     by_subject = {d.subject: d for d in disputes}
     for figure in figures_of(title):
         dispute = by_subject.get(figure.subject)
-        if dispute is None or figure.written not in title:
+        if dispute is None:
             continue
         values = [r.value for r in dispute.reported]
         either = ", ".join(values[:-1]) + " or " + values[-1]
-        title = title.replace(figure.written, either, 1)
+        # The figure as a whole number ("12", not the end of "112"), its first such place.
+        alone = rf"(?<![\w.,]){re.escape(figure.written)}(?![\w]|[.,]\d)"
+        found = re.search(alone, title)
+        if found:
+            title = title[: found.start()] + either + title[found.end() :]
     return title
 
 
