@@ -114,6 +114,9 @@ def _unattributed(text: str) -> str:
     return "\n\n".join(paragraphs)
 
 
+_PROBE = "987654321"
+
+
 def disputed_title(title: str, disputes: Sequence[Disagreement]) -> str:
     """A headline that states one side of a dispute as fact gives the disputed values instead,
     as the outlets write them: "Quake kills 12 people" → "Quake kills 12 or 15 people"."""
@@ -126,11 +129,15 @@ def disputed_title(title: str, disputes: Sequence[Disagreement]) -> str:
             continue
         values = [r.value for r in dispute.reported]
         either = ", ".join(values[:-1]) + " or " + values[-1]
-        # The figure as a whole number ("12", not the end of "112"), its first such place.
+        # The figure as a whole number ("12", not the end of "112"), at the place where it
+        # counts the disputed subject (not a date or another count written the same): the
+        # place where a number put instead is read as that subject's.
         alone = rf"(?<![\w.,]){re.escape(figure.written)}(?![\w]|[.,]\d)"
-        found = re.search(alone, title)
-        if found:
-            title = title[: found.start()] + either + title[found.end() :]
+        for found in re.finditer(alone, title):
+            probe = title[: found.start()] + _PROBE + title[found.end() :]
+            if any(f.subject == figure.subject and _PROBE in f.written for f in figures_of(probe)):
+                title = title[: found.start()] + either + title[found.end() :]
+                break
     return title
 
 
