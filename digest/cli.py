@@ -497,6 +497,41 @@ def deliveries(ctx: click.Context, as_json: bool, resend_day: str | None) -> Non
         print_deliveries(rows)
 
 
+@cli.command()
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
+@click.option(
+    "--resend",
+    is_flag=True,
+    help="Re-send the stuck and failed messages of each follow's latest alert at the next run.",
+)
+@click.option(
+    "--abandon", is_flag=True, help="Give up the stuck and pending messages of open alerts."
+)
+@click.pass_context
+def alerts(ctx: click.Context, as_json: bool, resend: bool, abandon: bool) -> None:
+    """The alert ledger: what followers of stories were sent, on which channel, with replies."""
+    from digest.commands import manage
+    from digest.commands.printing import print_alerts
+
+    if resend and abandon:
+        raise click.UsageError("--resend and --abandon cannot be used together")
+
+    async def load(app):
+        if resend:
+            reopened = await manage.resend_alerts(app)
+            click.echo(f"{len(reopened)} alert message(s) will be sent again by the next run")
+        if abandon:
+            given_up = await manage.abandon_alerts(app)
+            click.echo(f"{len(given_up)} alert message(s) abandoned: they will not be sent")
+        return await manage.alerts(app)
+
+    rows = _run(ctx, load)
+    if as_json:
+        _echo_json([r.to_json() for r in rows])
+    else:
+        print_alerts(rows)
+
+
 @cli.group()
 def subscribers() -> None:
     """Who gets the digest, and how: categories, rules, time, language, channels."""

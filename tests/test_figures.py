@@ -290,3 +290,14 @@ def test_disagreements_do_not_depend_on_the_order_of_outlets(
 @given(st.lists(st.sampled_from("ABCDE"), min_size=1, max_size=5, unique=True), _REPORTS)
 def test_outlets_that_all_say_the_same_never_disagree(outlets: list[str], report: str) -> None:
     assert disagreements({o: figures_of(report) for o in outlets}) == []
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    digits=st.text(alphabet="0123456789", min_size=25, max_size=60),
+    words=st.sampled_from(["It killed {} people.", "Order {} was placed.", "A fine of €{}."]),
+)
+def test_a_number_longer_than_decimals_hold_is_read_not_a_crash(digits: str, words: str) -> None:
+    # An id or a reference number in a page is no reason for a story's summary to fail.
+    for figure in figures_of(words.format(digits)):
+        assert figure.value >= 0

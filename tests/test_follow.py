@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import html
+import json
 import re
 import signal
 import subprocess
@@ -34,6 +35,7 @@ from digest.deliver.message import Recipient, build_message
 from digest.jobs.alerts import send_alerts
 from digest.models import Item
 from digest.render import write_archive
+from digest.render.chat import COMPACT_CHARS, render_notification
 from digest.render.layout import story_path
 from digest.store import Store, open_store
 from digest.store.memory_tables import follow_alerts, follows, story_events
@@ -85,6 +87,9 @@ def add_event(
     with store.engine.begin() as conn:
         inserted = conn.execute(story_events.insert().values(row).returning(story_events.c.id))
         return int(inserted.scalar_one())
+
+
+HOUR = timedelta(hours=1)
 
 
 def subscribe(store: Store, email: str = "reader@example.org") -> str:
@@ -172,6 +177,40 @@ def test_an_alert_closes_when_every_channel_is_done(store: Store) -> None:
     assert store.follows_of(reader)[0].alerted_through == fact
     assert store.open_alerts({reader: ["email"]}, NOW) == []
     assert store.alert_counts()["failed"] == 1
+
+
+def test_an_operator_re_sends_a_failed_alert_or_gives_it_up(store: Store) -> None:
+    reader = subscribe(store)
+    story = add_story(store)
+    before = add_event(store, story, "fact", "fact:a:dead:12", outlet="A", text="12 dead")
+    store.follow(reader, story, NOW + HOUR)
+    fact = add_event(store, story, "fact", "fact:b:dead:30", outlet="B", at=NOW + 2 * HOUR)
+    store.open_alerts({reader: ["email", "ntfy:1"]}, NOW)
+    with store.engine.begin() as conn:
+        conn.execute(follow_alerts.update().values(state="sent", attempts=1))
+        conn.execute(
+            follow_alerts.update()
+            .where(follow_alerts.c.channel == "ntfy:1")
+            .values(state="failed", attempts=3, last_reply="400 Bad Request")
+        )
+    store.close_alerts()
+    assert [(r.channel, r.state) for r in store.alert_rows()] == [
+        ("email", "sent"),
+        ("ntfy:1", "failed"),
+    ]
+    # Re-sent: the failed row only, and the alert is open again from where it began.
+    [again] = store.resend_alerts(NOW + 3 * HOUR)
+    assert (again.channel, again.state, again.attempts) == ("ntfy:1", "pending", 0)
+    assert store.follows_of(reader)[0].alerted_through == before
+    [alert] = store.open_alerts({reader: ["email", "ntfy:1"]}, NOW + 3 * HOUR)
+    assert alert.through == fact
+    assert store.resend_alerts(NOW + 3 * HOUR) == []  # nothing stuck or failed now
+    # Given up instead: the row ends failed, saying so, and the alert closes.
+    [dropped] = store.abandon_alerts(NOW + 4 * HOUR)
+    assert dropped.state == "failed" and "abandoned by the operator" in (dropped.last_reply or "")
+    assert "400 Bad Request" in (dropped.last_reply or "")
+    assert store.follows_of(reader)[0].alerted_through == fact
+    assert store.open_alerts({reader: ["email", "ntfy:1"]}, NOW + 4 * HOUR) == []
 
 
 def test_quiet_follows_end(store: Store) -> None:
@@ -296,6 +335,36 @@ async def test_a_follower_gets_one_alert_a_run_of_new_facts_and_corrections(serv
     assert "At least 30 people died" not in latest  # sent already
 
 
+async def test_an_alert_links_the_story_page_of_the_newest_edition_that_has_it(service):
+    """With `[archive] base_url`, the alert links the story's page (its timeline) in the
+    archive: of the newest edition that showed it, not of a later one without it."""
+    service.event("fact", "fact:b:dead:30", outlet="Outlet B", text="At least 30 people died.")
+    day = datetime.now(UTC).date()
+    with service.store() as store:
+        shown = make_edition(day - timedelta(days=2), stories=1, headlines=0)
+        first = shown.sections[0]
+        story = replace(first.stories[0], id=service.story)
+        store.save_edition(replace(shown, sections=(replace(first, stories=(story,)),)))
+        store.save_edition(make_edition(day - timedelta(days=1), stories=1, headlines=0))
+    base = "https://news.example.org/digest/"
+    service.config = service.config.model_copy(
+        update={"archive": service.config.archive.model_copy(update={"base_url": base})}
+    )
+    await service.alerts()
+    (mail,) = service.emails()
+    page = base + story_path(day - timedelta(days=2), service.story)
+    assert f"The story: {page}" in body(mail)
+    (hook,) = service.messages()
+    assert page in hook.message
+
+
+async def test_without_an_archive_url_an_alert_has_no_story_link(service):
+    service.event("fact", "fact:b:dead:30", outlet="Outlet B", text="At least 30 people died.")
+    await service.alerts()
+    (mail,) = service.emails()
+    assert "The story:" not in body(mail) and "Stop following this story" in body(mail)
+
+
 def toll(number: str, qualifier: str = "") -> dict[str, str]:
     """A death toll's detail, as the timeline records a figure."""
     written = f"{qualifier} {number}".strip()
@@ -356,6 +425,62 @@ async def test_a_failed_alert_is_counted_once_in_status(service):
     assert result.code == 0, result.stderr
     lines = [line for line in result.stdout.splitlines() if line.startswith("alerts:")]
     assert lines == ["alerts: 0 pending, 0 sending, 1 sent, 1 failed, 0 skipped"]
+
+
+def alerts_cli(folder: Path, *args: str) -> Any:
+    result = run_cli("alerts", *args, cwd=folder)
+    assert result.code == 0, result.stderr
+    return result
+
+
+@pytest.mark.slow
+async def test_an_operator_re_sends_a_failed_alert_with_the_same_facts(service):
+    service.receivers.fail(HOOK, "400")  # refused for good; the email goes
+    service.event("fact", "fact:b:dead:30", outlet="Outlet B", text="At least 30 people died.")
+    await service.alerts()
+    listed = json.loads((await asyncio.to_thread(alerts_cli, service.folder, "--json")).stdout)
+    assert sorted((r["channel"] == "email", r["state"]) for r in listed) == [
+        (False, "failed"),
+        (True, "sent"),
+    ]
+    [failed] = [r for r in listed if r["state"] == "failed"]
+    assert failed["follower"] == service.reader and failed["title"] == "Quake kills 12 in the north"
+    table = (await asyncio.to_thread(alerts_cli, service.folder)).stdout
+    assert "failed" in table and "Quake kills 12" in table
+
+    # The operator fixed the webhook: `--resend`, and the next run sends the same alert there.
+    result = await asyncio.to_thread(alerts_cli, service.folder, "--resend")
+    assert "1 alert message(s) will be sent again by the next run" in result.stdout
+    assert service.messages() == []  # refused, so never received
+    await service.alerts()
+    (again,) = service.messages()
+    assert "At least 30 people died" in again.message and "12 dead" not in again.message
+    assert len(service.emails()) == 1  # the email went already: not sent twice
+    states = {r["state"] for r in json.loads(alerts_cli(service.folder, "--json").stdout)}
+    assert states == {"sent"}
+    assert await service.alerts() is None  # and it is done
+
+
+@pytest.mark.slow
+async def test_an_operator_abandons_a_stuck_alert(service):
+    with service.store() as store:  # email only (the hanging sender takes emails)
+        reader = store.subscriber(service.reader)
+        store.save_preferences(service.reader, replace(reader.preferences, channels=()))
+    service.event("fact", "fact:b:dead:30", outlet="Outlet B", text="30 dead")
+    await asyncio.to_thread(kill_while_sending, service.folder)
+    listed = json.loads((await asyncio.to_thread(alerts_cli, service.folder, "--json")).stdout)
+    assert "sending" in {r["state"] for r in listed}
+    result = await asyncio.to_thread(alerts_cli, service.folder, "--abandon")
+    assert "alert message(s) abandoned" in result.stdout
+    listed = json.loads(alerts_cli(service.folder, "--json").stdout)
+    assert "sending" not in {r["state"] for r in listed}
+    assert any("abandoned by the operator" in (r["last_reply"] or "") for r in listed)
+    # The alert is closed: the next fact is a new alert, on every channel.
+    service.event("fact", "fact:c:dead:31", outlet="Outlet C", text="31 dead")
+    report = await service.alerts()
+    assert report is not None and len(report.sent) == 1 and not report.stuck
+    (mail,) = service.emails()
+    assert "31 dead" in body(mail) and "30 dead" not in body(mail)
 
 
 # -- follow and unfollow on `digest serve` ---------------------------------------------------
@@ -534,6 +659,35 @@ def test_each_story_in_the_email_has_its_readers_own_follow_link() -> None:
         assert text.count("Follow this story") == len(ids)
         assert f"token={other}" not in text and f"token={other}" not in page
         assert "slot.invalid" not in text and "slot.invalid" not in page
+
+
+@pytest.mark.parametrize("budget", [COMPACT_CHARS, 1000])
+def test_each_story_in_a_chat_message_has_its_readers_own_follow_link(budget: int) -> None:
+    # Rendered once per copy and shared, as the email: each reader's token in their links only.
+    ed = mailfixtures.edition()
+    for mine, other in (("ann", "bob"), ("bob", "ann")):
+        _, markdown, text = render_notification(
+            ed,
+            title="Morning digest",
+            archive=None,
+            preferences=f"https://news.example.org/p?t={mine}",
+            budget=budget,
+            follow=f"https://news.example.org/follow?token={mine}&story={{story}}",
+        )
+        shown = [s.id for sec in ed.sections for s in sec.stories if s.title[:30] in text]
+        assert shown  # the stories that fit, each with its link
+        for story in shown:
+            link = f"https://news.example.org/follow?token={mine}&story={story}"
+            assert f"Follow this story: {link}" in text
+            assert f"[Follow this story]({link})" in markdown
+        assert text.count("Follow this story") == len(shown)
+        assert len(markdown) <= budget and len(text) <= budget
+        assert f"token={other}" not in text + markdown and "slot.invalid" not in text + markdown
+    # Without a follow link (none configured for the reader): none in the message.
+    _, markdown, text = render_notification(
+        ed, title="Morning digest", archive=None, preferences="https://news.example.org/p"
+    )
+    assert "Follow this story" not in markdown + text
 
 
 def test_a_follow_link_must_name_the_reader_and_the_story() -> None:

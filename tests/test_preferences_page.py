@@ -32,11 +32,13 @@ from digest.app import App
 from digest.config import load_config
 from digest.jobs.publish import send_edition
 from digest.store import open_store
+from digest.store.schema import stories
 from tests import axe
 from tests.configs import write_config
 from tests.conftest import CHROMIUM_ARGS, ROOT, chromium_path, free_port, serve_in_thread, start_cli
 from tests.editions import CATEGORIES, make_edition
 from tests.receivers import Receivers
+from tests.storefixtures import NOW
 
 pytestmark = pytest.mark.slow
 
@@ -231,6 +233,37 @@ def test_a_reader_changes_their_preferences_and_the_next_edition_follows(
     page.get_by_role("button", name="Save preferences").click()
     sub = site.subscriber()
     assert sub.channels == () and sub.preferences.send_email is False
+
+
+def test_the_stories_a_reader_follows_pass_the_axe_checks_and_can_be_unfollowed(
+    site: Site, page: Any
+) -> None:
+    """A non-empty "Stories you follow" list (scraped titles, one with markup in it) passes
+    the WCAG AA checks, and its buttons unfollow."""
+    titles = ("Quake kills 12 in the north", 'Rates held <b>"again"</b> & markets wait')
+    with open_store(f"sqlite:///{site.folder / 'digest.db'}") as store:
+        for title in titles:
+            with store.engine.begin() as conn:
+                row = {"category": "world", "title": title, "first_seen": NOW, "last_seen": NOW}
+                story = conn.execute(stories.insert().values(row).returning(stories.c.id))
+                story_id = int(story.scalar_one())
+            assert store.follow(READER, story_id, NOW)
+    page.goto(site.url())
+    listed = page.get_by_role("region", name="Stories you follow").inner_text()
+    # Shown as text: the scraped tags go, the quotes and "&" stay.
+    shown = ("Quake kills 12 in the north", 'Rates held "again" & markets wait')
+    assert all(title in listed for title in shown) and "<b>" not in listed
+    assert axe.violations(page) == [] and page.evaluate("window.__violations") == []
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "preferences-follows.png"), full_page=True)
+
+    page.get_by_role("button", name=f"Unfollow {titles[0]}").click()
+    page.wait_for_load_state()
+    with open_store(f"sqlite:///{site.folder / 'digest.db'}") as store:
+        following = [f.title for f in store.follows_of(READER) if f.ended_at is None]
+    assert following == [titles[1]]
+    assert shown[0] not in page.get_by_role("region", name="Stories you follow").inner_text()
+    assert axe.violations(page) == []
 
 
 def test_a_bad_value_is_explained_on_the_page_and_nothing_changes(site: Site, page: Any) -> None:

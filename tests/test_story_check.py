@@ -12,7 +12,12 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from digest.summarize.claims import SourceIndex, sentences_of
-from digest.summarize.disputes import dispute_summary, story_disputes, texts_by_outlet
+from digest.summarize.disputes import (
+    dispute_summary,
+    disputed_title,
+    story_disputes,
+    texts_by_outlet,
+)
 from digest.summarize.figures import covers, one_sided
 from digest.summarize.llm import InvalidOutput
 from digest.summarize.story import MIN_WORDS, build_story_summary, extractive_story_summary
@@ -232,3 +237,36 @@ def test_one_value_attributed_to_someone_else_still_gets_the_outlets_values() ->
     said = "At least 15 were killed, the mayor said."
     updated = dispute_summary(replace(made, summary=said), texts_by_outlet(BLAST))
     assert updated.summary == f"{said} {ATTRIBUTED}"
+
+
+@pytest.mark.parametrize(
+    ("title", "shown"),
+    [
+        ("Quake kills 12 people", "Quake kills 12 or 15 people"),
+        ("Quake kills 12 people, officials say", "Quake kills 12 people, officials say"),
+        ("Quake in Valdoria: rescue goes on", "Quake in Valdoria: rescue goes on"),
+        ("Quake kills 12 to 15 people", "Quake kills 12 to 15 people"),
+        ("112 rescuers search as quake kills 12", "112 rescuers search as quake kills 12 or 15"),
+    ],
+)
+def test_a_headline_that_takes_one_side_gives_each_disputed_value(title: str, shown: str) -> None:
+    disputes = story_disputes(
+        {"A": "A quake killed 12 people on Monday.", "B": "On Monday a quake killed 15 people."}
+    )
+    assert disputed_title(title, disputes) == shown
+    assert not one_sided(disputed_title(title, disputes), disputes)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    before=st.text(alphabet="abcdefg XYZ:,-0123456789", max_size=30),
+    value=st.sampled_from(["12", "15"]),
+)
+def test_a_disputed_headline_never_states_one_value_alone(before: str, value: str) -> None:
+    disputes = story_disputes(
+        {"A": "A quake killed 12 people on Monday.", "B": "On Monday a quake killed 15 people."}
+    )
+    title = f"{before} Quake kills {value} people"
+    shown = disputed_title(title, disputes)
+    assert not one_sided(shown, disputes), shown
+    assert shown.startswith(before)

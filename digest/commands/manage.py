@@ -14,6 +14,7 @@ from digest.deliver.ledger import Delivery
 from digest.errors import DigestError, SubscriberExistsError
 from digest.models import Subscriber
 from digest.store import SqlLedger, normalize_email, open_store
+from digest.store.alert_admin import AlertRow
 from digest.subscribers.preferences import PreferenceChanges, apply_changes, defaults
 
 
@@ -77,6 +78,24 @@ async def deliveries(app: App) -> list[Delivery]:
     """The delivery ledger, newest edition first."""
     store = await app.store(create=False)
     return await asyncio.to_thread(store.deliveries)
+
+
+async def alerts(app: App) -> list[AlertRow]:
+    """The alert ledger (alerts to followers of stories), newest alert first."""
+    store = await app.store(create=False)
+    return await asyncio.to_thread(store.alert_rows)
+
+
+async def resend_alerts(app: App) -> list[AlertRow]:
+    """Re-open the stuck and failed rows of each follow's latest alert for the next run."""
+    store = await app.store(create=False)
+    return await asyncio.to_thread(store.resend_alerts, datetime.now(UTC))
+
+
+async def abandon_alerts(app: App) -> list[AlertRow]:
+    """Give up the stuck and pending rows of open alerts (they end failed, never sent)."""
+    store = await app.store(create=False)
+    return await asyncio.to_thread(store.abandon_alerts, datetime.now(UTC))
 
 
 async def resend(app: App, day: date) -> list[Delivery]:

@@ -265,6 +265,27 @@ def print_deliveries(rows: list[Any]) -> None:
     _console().print(table)
 
 
+def print_alerts(rows: list[Any]) -> None:
+    """The alert ledger as a table, in the delivery ledger's colors."""
+    if not rows:
+        _console().print("no alerts to followers yet")
+        return
+    table = Table(expand=True)
+    for col in ("story", "follower (channel)", "state", "attempts", "server reply"):
+        table.add_column(col)
+    for r in rows:
+        color = {"sent": "green", "failed": "red", "sending": "yellow"}.get(r.state, "")
+        state = f"[{color}]{r.state}[/{color}]" if color else r.state
+        table.add_row(
+            _e(f"{r.follow.story_id}: {r.follow.title}"),
+            _e(f"{r.follow.email} ({r.channel})"),
+            state,
+            str(r.attempts),
+            _e(r.last_reply or ""),
+        )
+    _console().print(table)
+
+
 def print_subscriber(sub: Subscriber) -> None:
     """One subscriber after `subscribers add/set`: every preference on a line or two."""
     prefs = sub.preferences

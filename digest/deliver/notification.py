@@ -33,11 +33,18 @@ def build_notification(
     preferences_url: str,
     title: str,
     sender: str,
+    follow_url: str | None = None,
 ) -> Notification:
-    """The message of `edition` (the subscriber's own copy) for one of their channels."""
+    """The message of `edition` (the subscriber's own copy) for one of their channels;
+    `follow_url` the subscriber's link to follow a story, "{story}" standing for its id."""
     budget = min(body_limit(channel.url) or COMPACT_CHARS, COMPACT_CHARS)
     head, markdown, text = render_notification(
-        edition, title=title, archive=archive_url, preferences=preferences_url, budget=budget
+        edition,
+        title=title,
+        archive=archive_url,
+        preferences=preferences_url,
+        budget=budget,
+        follow=follow_url,
     )
     return Notification(
         recipient=email,

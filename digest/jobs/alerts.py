@@ -64,6 +64,9 @@ async def send_alerts(app: App, now: datetime | None = None) -> DeliveryReport |
     if not alerts:
         return None
     events = await asyncio.to_thread(_events, store, alerts)
+    pages = await asyncio.to_thread(
+        story_pages, store, [a.follow.story_id for a in alerts], app.config.archive.base_url
+    )
     messages = LazyMessages()
     for alert in alerts:
         sub = subscribers.get(alert.follow.email)
@@ -74,7 +77,8 @@ async def send_alerts(app: App, now: datetime | None = None) -> DeliveryReport |
             if not events[alert.follow.id]:  # only known figures again: nothing to tell
                 messages.add((key, channel), partial(Skip, NOTHING_NEW), None)
                 continue
-            build = partial(_message, app, alert, events[alert.follow.id], sub, channel, now)
+            page = pages.get(alert.follow.story_id)
+            build = partial(_message, app, alert, events[alert.follow.id], sub, channel, now, page)
             messages.add((key, channel), build, _id(app, alert, channel))
     transport = app.channels()
     try:
@@ -126,6 +130,35 @@ async def alert_followers(app: App, after: str) -> None:
         log.warning("alerts after %s: not sent this time: %s", after, err)
 
 
+# Editions looked through, newest first, for the page of an alert's story (as publish's look
+# back for a story's earlier appearance).
+PAGE_LOOKBACK = 14
+
+
+def story_pages(store: Any, story_ids: Sequence[int], base_url: str) -> dict[int, str]:
+    """The absolute URL of each story's page in the archive, on the newest edition that has
+    it (the page with its timeline); none without `[archive] base_url`."""
+    from digest.errors import StoreError
+    from digest.render.layout import absolute_url, story_path
+
+    wanted, found = set(story_ids), {}
+    if not wanted or absolute_url(base_url, "") is None:
+        return {}
+    for day in store.edition_days()[:PAGE_LOOKBACK]:
+        try:
+            edition = store.edition(day)
+        except StoreError as err:
+            log.warning("%s; alerts link the stories' older pages", err)
+            continue
+        for section in edition.sections if edition else ():
+            for story in section.stories:
+                if story.id in wanted and story.id not in found:
+                    found[story.id] = absolute_url(base_url, story_path(day, story.id))
+        if len(found) == len(wanted):
+            break
+    return {k: v for k, v in found.items() if v}
+
+
 def _id(app: App, alert: Alert, channel: str) -> str:
     from digest.deliver.follow_alert import alert_id
 
@@ -139,6 +172,7 @@ def _message(
     sub: Subscriber,
     channel: str,
     now: datetime,
+    page: str | None = None,
 ) -> Any:
     """The alert for one channel of its follower (or the error that keeps it from being
     built: that row fails, the others go)."""
@@ -147,7 +181,13 @@ def _message(
 
     follow = alert.follow
     unfollow = follow_link(app.config.memory.unfollow_url, sub.token, follow.story_id)
-    text = alert_text(follow.title, events, unfollow_url=unfollow, service=app.config.archive.title)
+    text = alert_text(
+        follow.title,
+        events,
+        unfollow_url=unfollow,
+        story_url=page,
+        service=app.config.archive.title,
+    )
     mid = _id(app, alert, channel)
     if channel == EMAIL:
         try:

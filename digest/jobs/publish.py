@@ -405,6 +405,7 @@ def _messages(app: App, day: date, plan: EditionPlan, copies: Sequence[Edition])
                 preferences_url=preferences,
                 title=config.archive.title,
                 sender=sender,
+                follow_url=config.memory.follow_url.replace("{token}", sub.token),
             )
             messages.add(send.key, build, notification_id(day, sub.email, send.key[1], sender))
     return messages

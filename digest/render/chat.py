@@ -1,9 +1,10 @@
 """The compact digest that chat and push services get (Telegram, Slack, Discord, Matrix, ntfy,
 Gotify, webhooks...): per category, each story's headline (linked to its page in the archive
 when the archive has a URL, else to its first outlet), brief and outlet links; the day's other
-headlines only when a category has no story; a link to the archive and to the reader's
-preferences page. Headlines are shown as the email shows them: without their outlet's name
-after them or a section label before them (`digest.render.headlines`).
+headlines only when a category has no story; the reader's link to follow each story, as the
+email has it; a link to the archive and to the reader's preferences page. Headlines are shown
+as the email shows them: without their outlet's name after them or a section label before them
+(`digest.render.headlines`).
 
 Two forms of the same text: Markdown (`templates/notify/digest.md`), which Apprise hands to a
 service as is where it understands Markdown and turns into HTML where the service wants that,
@@ -81,6 +82,7 @@ class _Story:
     # An updated story in a reader's copy: what is new since their last digest, not its brief.
     since_line: str = ""
     since_corrections: tuple[str, ...] = ()
+    follow_url: str | None = None  # the reader's link to follow it (slots until filled)
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,31 +124,56 @@ def render_notification(
     archive: str | None,
     preferences: str,
     budget: int = COMPACT_CHARS,
+    follow: str | None = None,
 ) -> tuple[str, str, str]:
     """(title, Markdown body, plain-text body) of the compact digest of `edition` (a reader's
-    own copy), each body at most `budget` characters with `preferences` (the reader's page)."""
+    own copy), each body at most `budget` characters with `preferences` (the reader's page)
+    and, with `follow` (the reader's follow link, "{story}" standing for a story's id), a link
+    to follow each story, as the email has."""
     link = safe_url(preferences)
     if link is None:
         raise ValueError(f"the preferences URL is not an absolute http(s) URL: {preferences!r}")
+    start, end = _follow_parts(follow)
     archive_url = safe_url(archive) if archive else None
     budget = min(budget, COMPACT_CHARS)
-    # Rendered once for every reader of the same copy, with a slot for their own link.
+    # Rendered once for every reader of the same copy, with slots for their own links.
     growth = max(0, len(md_url(link)) - len(_PREFERENCES_SLOT)) + 16
-    markdown, text = _fitted(edition, archive_url, max(200, budget - growth))
+    if follow:
+        stories = sum(len(s.stories) for s in edition.sections)
+        per_story = len(md_url(start)) + len(md_url(end)) - len(_FOLLOW_SLOT + _FOLLOW_END_SLOT)
+        growth += stories * max(0, per_story)
+    markdown, text = _fitted(edition, archive_url, max(200, budget - growth), bool(follow))
     head = f"{text_line(title, 80) or 'digest'}, {long_date(edition.day)}"
-    return (
-        head,
-        markdown.replace(_PREFERENCES_SLOT, md_url(link)),
-        text.replace(_PREFERENCES_SLOT, link),
-    )
+    md_fills = {_PREFERENCES_SLOT: md_url(link), _FOLLOW_SLOT: md_url(start)}
+    text_fills = {_PREFERENCES_SLOT: link, _FOLLOW_SLOT: start}
+    md_fills[_FOLLOW_END_SLOT], text_fills[_FOLLOW_END_SLOT] = md_url(end), end
+    for slot in md_fills:
+        markdown = markdown.replace(slot, md_fills[slot])
+        text = text.replace(slot, text_fills[slot])
+    return head, markdown, text
 
 
 _PREFERENCES_SLOT = "https://slot.invalid/preferences"
+# A story's follow link: the start slot, the story's id, the end slot (as in the email).
+_FOLLOW_SLOT = "https://slot.invalid/follow?story="
+_FOLLOW_END_SLOT = "~follow-end~"
+
+
+def _follow_parts(follow: str | None) -> tuple[str, str]:
+    """A follow link's text before and after the story's id; checked as a whole."""
+    if not follow:
+        return "", ""
+    start, found, end = follow.partition("{story}")
+    if not found or safe_url(f"{start}1{end}") is None:
+        raise ValueError(f"the follow URL is not an absolute http(s) URL: {follow!r}")
+    return start, end
 
 
 @lru_cache(maxsize=64)
-def _fitted(edition: Edition, archive: str | None, budget: int) -> tuple[str, str]:
-    full = _view(edition, archive)
+def _fitted(
+    edition: Edition, archive: str | None, budget: int, follow: bool = False
+) -> tuple[str, str]:
+    full = _view(edition, archive, follow)
     total = sum(len(s.stories) for s in full.sections)
     for view in _smaller(full):
         shown = sum(len(s.stories) for s in view.sections)
@@ -186,11 +213,11 @@ def _smaller(view: _View) -> Iterator[_View]:
         )
 
 
-def _view(edition: Edition, archive: str | None) -> _View:
+def _view(edition: Edition, archive: str | None, follow: bool = False) -> _View:
     sections = []
     for section in edition.sections:
         stories = tuple(
-            _story(s, archive_page(archive, edition.day, s.id)) for s in section.stories
+            _story(s, archive_page(archive, edition.day, s.id), follow) for s in section.stories
         )
         headlines = () if stories else tuple(_headline(h) for h in section.headlines)
         mentions = tuple(
@@ -212,7 +239,7 @@ def _capital(name: str) -> str:
     return name[:1].upper() + name[1:]
 
 
-def _story(story: EditionStory, page: str | None = None) -> _Story:
+def _story(story: EditionStory, page: str | None = None, follow: bool = False) -> _Story:
     links = []
     for outlet in story.outlets:
         url = safe_url(outlet.url)
@@ -228,6 +255,7 @@ def _story(story: EditionStory, page: str | None = None) -> _Story:
         more_outlets=len(story.outlets) - len(links[:OUTLETS_SHOWN]),
         since_line=quiet_mentions(since.line) if since else "",
         since_corrections=tuple(map(quiet_mentions, since.corrections)) if since else (),
+        follow_url=f"{_FOLLOW_SLOT}{int(story.id)}{_FOLLOW_END_SLOT}" if follow else None,
     )
 
 

@@ -304,6 +304,8 @@ def _story(story: EditionStory, page: str | None = None, follow: str | None = No
     followable = [link for link in links if link.url]
     first = followable[0].url if followable else None
     since = since_last(story.whats_new)
+    disputes = _disputes(story)
+    follow_url = follow.replace("{story}", str(story.id)) if follow else None
     if since is not None:  # what is new to this reader, not the whole summary again
         return _StoryView(
             title=headline_line(story.title, (o.name for o in outlets), TITLE_CHARS)
@@ -318,10 +320,9 @@ def _story(story: EditionStory, page: str | None = None, follow: str | None = No
             lang=story.language if language_name(story.language) else "",
             page=page,
             since=since,
-            # Where outlets disagree is said with the update too: never one figure alone.
-            disputes=_disputes(story),
-            # An update is what a reader most wants to follow: the link stays.
-            follow_url=follow.replace("{story}", str(story.id)) if follow else None,
+            # Where outlets disagree and the follow link: as on the whole story.
+            disputes=disputes,
+            follow_url=follow_url,
         )
     new = _new_line(story.whats_new)
     return _StoryView(
@@ -339,9 +340,9 @@ def _story(story: EditionStory, page: str | None = None, follow: str | None = No
         mark=story_mark(story),
         lang=story.language if language_name(story.language) else "",
         page=page,
-        disputes=_disputes(story),
+        disputes=disputes,
         corrections=tuple(text_line(correction_line(c), FACT_CHARS) for c in story.corrections),
-        follow_url=follow.replace("{story}", str(story.id)) if follow else None,
+        follow_url=follow_url,
     )
 
 

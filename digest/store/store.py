@@ -6,12 +6,12 @@ keeps; a new table gets a schema entry (`schema.py`), a migration, and a part of
 
 from __future__ import annotations
 
+from digest.store.alert_admin import AlertAdminMixin
 from digest.store.articles import ArticlesMixin
 from digest.store.deliveries import LedgerMixin
 from digest.store.editions import EditionsMixin
 from digest.store.engine import make_engine, require_database, upgrade
 from digest.store.feed_states import FeedsMixin
-from digest.store.follow_alerts import AlertsMixin
 from digest.store.health import HealthMixin
 from digest.store.memory import MemoryMixin
 from digest.store.runs import RunsMixin
@@ -43,7 +43,7 @@ class Store(
     SecretsMixin,
     TranslationsMixin,
     MemoryMixin,
-    AlertsMixin,
+    AlertAdminMixin,
 ):
     """Articles, stories, summaries (of articles and of stories), article vectors, runs, feed
     state, subscribers and their channels, editions, the delivery ledger, the service's own

@@ -60,7 +60,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date
-from decimal import Decimal
+from decimal import Decimal, InvalidOperation
 
 from digest.models import Correction, Disagreement, Reported
 from digest.stories.tokens import STOPWORDS, fold, language
@@ -336,8 +336,14 @@ def _year_like(written: str, values: frozenset[Decimal]) -> bool:
 
 
 def _plain(value: Decimal) -> Decimal:
-    """3.2E+6 as 3200000: the value as it reads."""
-    return value.quantize(Decimal(1)) if value == value.to_integral_value() else value.normalize()
+    """3.2E+6 as 3200000: the value as it reads (a number longer than the decimal context's
+    28 digits, an id or a reference number in a page, as it is)."""
+    if value != value.to_integral_value():
+        return value.normalize()
+    try:
+        return value.quantize(Decimal(1))
+    except InvalidOperation:
+        return value
 
 
 _FROM = re.compile(r"(?<![^\W_])(?:(up|down) )?(from|von)\s+$", re.IGNORECASE)
