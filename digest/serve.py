@@ -63,7 +63,17 @@ BUSY = (
 )
 
 
-def make_app(app: App, archive_dir: Path, *, middlewares: tuple[Any, ...] = ()) -> web.Application:
+def make_app(
+    app: App,
+    archive_dir: Path,
+    *,
+    middlewares: tuple[Any, ...] = (),
+    host: str | None = None,
+) -> web.Application:
+    """The server's routes; `host`: the address it listens on (default `[serve] host`), which
+    decides whether the API wants a token."""
+    from digest.api import add_api_routes
+
     async def unsubscribe(request: web.Request) -> web.Response:
         token = request.query.get("token", "")
         store = await app.store()
@@ -229,6 +239,7 @@ def make_app(app: App, archive_dir: Path, *, middlewares: tuple[Any, ...] = ()) 
     for path, handler in (("/follow", follow), ("/unfollow", unfollow)):
         server.router.add_route("GET", path, handler)
         server.router.add_route("POST", path, handler)
+    add_api_routes(server, app, host=app.config.serve.host if host is None else host)
     server.router.add_get("/", index)
     server.router.add_static("/", archive_dir, show_index=False, follow_symlinks=False)
     return server
@@ -507,7 +518,7 @@ async def running(app: App, *, host: str, port: int) -> AsyncIterator[Path]:
     limits = app.config.serve
     guard = _ConnectionGuard(limits)
     runner = web.AppRunner(
-        make_app(app, archive_dir, middlewares=(guard.middleware,)),
+        make_app(app, archive_dir, middlewares=(guard.middleware,), host=host),
         access_log=None,
         keepalive_timeout=limits.idle_timeout,
     )

@@ -1,0 +1,285 @@
+"""The OpenAPI 3.1 description of /api/v1/, served at /api/v1/openapi.json. Data, not
+generated: tests/test_api.py keeps it true (every route in it, every answer valid against it)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def _ref(name: str) -> dict[str, str]:
+    return {"$ref": f"#/components/schemas/{name}"}
+
+
+def _ok(schema: dict[str, Any], what: str) -> dict[str, Any]:
+    return {
+        "description": what,
+        "headers": {"ETag": {"schema": {"type": "string"}}},
+        "content": {"application/json": {"schema": schema}},
+    }
+
+
+def _err(what: str) -> dict[str, Any]:
+    return {"description": what, "content": {"application/json": {"schema": _ref("Error")}}}
+
+
+_COMMON = {
+    "304": {"description": "Not modified: the If-None-Match ETag is current"},
+    "400": _err("A parameter cannot be read"),
+    "401": _err("Off localhost: the bearer token is missing or wrong"),
+    "403": _err("Off localhost without a token configured: the API is refused"),
+    "429": {
+        "description": "Too many requests from this client",
+        "headers": {"Retry-After": {"schema": {"type": "integer"}}},
+        "content": {"application/json": {"schema": _ref("Error")}},
+    },
+}
+
+
+def _param(name: str, where: str, schema: dict[str, Any], what: str) -> dict[str, Any]:
+    return {
+        "name": name,
+        "in": where,
+        "required": where == "path",
+        "schema": schema,
+        "description": what,
+    }
+
+
+_DATE = {"type": "string", "format": "date"}
+_LIMIT = {"type": "integer", "minimum": 1, "maximum": 100}
+_CATEGORY = _param("category", "query", {"type": "string"}, "A configured category")
+_NULLABLE_STR = {"type": ["string", "null"]}
+
+_OUTLET = {
+    "type": "object",
+    "required": ["outlet", "title", "url"],
+    "properties": {
+        "outlet": {"type": "string"},
+        "title": {"type": "string"},
+        "url": {"type": "string"},
+    },
+}
+
+SCHEMAS: dict[str, Any] = {
+    "Error": {
+        "type": "object",
+        "required": ["error"],
+        "properties": {"error": {"type": "string"}},
+    },
+    "EditionSummary": {
+        "type": "object",
+        "required": ["day", "generated_at", "timezone", "counts"],
+        "properties": {
+            "day": _DATE,
+            "generated_at": {"type": "string", "format": "date-time"},
+            "timezone": {"type": "string"},
+            "counts": {
+                "type": "object",
+                "required": ["sections", "stories", "headlines"],
+                "properties": {
+                    k: {"type": "integer", "minimum": 0}
+                    for k in ("sections", "stories", "headlines")
+                },
+            },
+        },
+    },
+    "EditionList": {
+        "type": "object",
+        "required": ["editions", "next"],
+        "properties": {
+            "editions": {"type": "array", "items": _ref("EditionSummary")},
+            "next": {
+                "type": ["string", "null"],
+                "description": "The path of the next page (null: this is the last)",
+            },
+        },
+    },
+    "Edition": {
+        "description": "An edition as stored (digest.store.edition_codec)",
+        "type": "object",
+        "required": ["day", "timezone", "sections", "generated_at"],
+        "properties": {
+            "day": _DATE,
+            "timezone": {"type": "string"},
+            "generated_at": {"type": "string"},
+            "sections": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "required": ["category", "stories", "headlines"],
+                    "properties": {
+                        "category": {"type": "string"},
+                        "stories": {"type": "array", "items": _ref("EditionStory")},
+                        "headlines": {"type": "array"},
+                    },
+                },
+            },
+        },
+    },
+    "EditionStory": {
+        "description": "A story as an edition stored it",
+        "type": "object",
+        "required": ["id", "category", "title", "summary", "brief_summary", "outlets"],
+        "properties": {
+            "id": {"type": "integer"},
+            "category": {"type": "string"},
+            "title": {"type": "string"},
+            "summary": {"type": "string"},
+            "brief_summary": {"type": "string"},
+            "outlets": {"type": "array", "items": {"type": "object"}},
+        },
+    },
+    "Story": {
+        "description": "A story as `digest stories --json` prints it",
+        "type": "object",
+        "required": [
+            "id",
+            "category",
+            "title",
+            "first_seen",
+            "last_seen",
+            "updated",
+            "outlet_count",
+            "summary",
+            "brief_summary",
+            "keywords",
+            "summary_of",
+            "coverage",
+            "outlets",
+            "articles",
+        ],
+        "properties": {
+            "id": {"type": "integer"},
+            "category": {"type": "string"},
+            "title": {"type": "string"},
+            "first_seen": {"type": "string"},
+            "last_seen": {"type": "string"},
+            "updated": {"type": "boolean"},
+            "outlet_count": {"type": "integer", "minimum": 0},
+            "summary": {"type": "string"},
+            "brief_summary": {"type": "string"},
+            "keywords": {"type": "array", "items": {"type": "string"}},
+            "summarizer": _NULLABLE_STR,
+            "summary_of": {"enum": ["story", "article", None]},
+            "claims": {"type": ["object", "array", "null"]},
+            "summary_note": {"type": "string"},
+            "cited": {"type": "array"},
+            "coverage": {"type": "string"},
+            "outlets": {"type": "array", "items": _OUTLET},
+            "articles": {"type": "array", "items": {"type": "object"}},
+            "top": {"type": "boolean", "description": "Today's stories: shown in the edition"},
+        },
+    },
+    "SearchHit": {
+        "description": "A story found, as `digest search --json` prints it",
+        "type": "object",
+        "required": ["title", "url", "published", "snippet", "highlights", "score", "outlets"],
+        "properties": {
+            "title": {"type": "string"},
+            "url": {"type": "string"},
+            "published": {"type": "string"},
+            "category": _NULLABLE_STR,
+            "source": {"type": "string"},
+            "snippet": {"type": "string"},
+            "highlights": {
+                "type": "array",
+                "items": {"type": "array", "items": {"type": "integer"}},
+            },
+            "matched": {"type": "string"},
+            "score": {"type": "number"},
+            "story_id": {"type": ["integer", "null"]},
+            "outlets": {"type": "array", "items": {"type": "object"}},
+        },
+    },
+}
+
+SPEC: dict[str, Any] = {
+    "openapi": "3.1.0",
+    "info": {
+        "title": "digest",
+        "version": "1",
+        "description": "Read-only: the archive's editions, stories and search.",
+    },
+    "servers": [{"url": "/api/v1"}],
+    "components": {
+        "schemas": SCHEMAS,
+        "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
+    },
+    "security": [{}, {"bearer": []}],
+    "paths": {
+        "/openapi.json": {
+            "get": {
+                "summary": "This description",
+                "responses": {"200": _ok({"type": "object"}, "OpenAPI 3.1")},
+            }
+        },
+        "/editions": {
+            "get": {
+                "summary": "Editions, newest first",
+                "parameters": [
+                    _param("limit", "query", _LIMIT, "Editions a page (default 20)"),
+                    _param("cursor", "query", _DATE, "Editions before this day"),
+                    _param("page", "query", {"type": "integer", "minimum": 1}, "Page number"),
+                ],
+                "responses": {"200": _ok(_ref("EditionList"), "A page of editions"), **_COMMON},
+            }
+        },
+        "/editions/{day}": {
+            "get": {
+                "summary": "One day's edition as stored",
+                "parameters": [_param("day", "path", _DATE, "The edition's day")],
+                "responses": {
+                    "200": _ok(_ref("Edition"), "The edition"),
+                    "404": _err("No edition that day"),
+                    **_COMMON,
+                },
+            }
+        },
+        "/stories": {
+            "get": {
+                "summary": "A day's stories: today's as they stand, a past day's as its edition",
+                "parameters": [
+                    _param("date", "query", _DATE, "The day (default today)"),
+                    _CATEGORY,
+                ],
+                "responses": {
+                    "200": _ok(
+                        {
+                            "type": "array",
+                            "items": {"anyOf": [_ref("Story"), _ref("EditionStory")]},
+                        },
+                        "The stories, by category, best first",
+                    ),
+                    "404": _err("No edition that day"),
+                    **_COMMON,
+                },
+            }
+        },
+        "/stories/{story_id}": {
+            "get": {
+                "summary": "One story",
+                "parameters": [_param("story_id", "path", {"type": "integer"}, "Its id")],
+                "responses": {
+                    "200": _ok(_ref("Story"), "The story"),
+                    "404": _err("No such story"),
+                    **_COMMON,
+                },
+            }
+        },
+        "/search": {
+            "get": {
+                "summary": "Search the archive, as `digest search`",
+                "parameters": [
+                    {**_param("q", "query", {"type": "string"}, "What to find"), "required": True},
+                    _CATEGORY,
+                    _param("since", "query", {"type": "string"}, "YYYY-MM-DD, or days: 30d"),
+                    _param("limit", "query", _LIMIT, "Results (default 10)"),
+                ],
+                "responses": {
+                    "200": _ok({"type": "array", "items": _ref("SearchHit")}, "Best first"),
+                    **_COMMON,
+                },
+            }
+        },
+    },
+}

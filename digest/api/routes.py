@@ -1,0 +1,255 @@
+"""/api/v1/: editions, stories and search, read-only, as JSON.
+
+Each answer is what the matching command prints with `--json` (`digest stories`, `digest
+search`), or the edition as stored (`store.edition_codec`): one encoder per type, here none.
+Answers carry an ETag (a hash of the body) and a matching If-None-Match gets 304, so an app
+that polls pays for a change only. A client (remote address) gets `[serve] api_rate` requests a
+second, `api_burst` at once, then 429 with Retry-After. Off localhost the API wants a bearer
+token (`[serve] api_token_env`), and without one configured it is refused there (403): it must
+never be open to the internet by accident. Errors are JSON: {"error": "..."}.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import math
+import os
+import re
+import time
+from collections.abc import Awaitable, Callable
+from datetime import UTC, date, datetime, timedelta
+from datetime import time as clock
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from aiohttp import web
+
+from digest.api.limits import RateLimit, bearer_ok, is_loopback
+from digest.api.openapi import SPEC
+from digest.app import App
+from digest.errors import DigestError, NoDatabaseError
+from digest.models import Edition
+from digest.store.edition_codec import encode_edition
+
+PREFIX = "/api/v1"
+DEFAULT_LIMIT = 20
+MAX_LIMIT = 100
+MAX_QUERY = 500  # characters of a search
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+class BadParameter(ValueError):
+    """A query or path parameter that cannot be read: 400, with this message."""
+
+
+class NotFound(LookupError):
+    """No such edition or story: 404, with this message."""
+
+
+def add_api_routes(server: web.Application, app: App, *, host: str) -> None:
+    """Route /api/v1/ on `server`; `host` is the address it listens on (the token rule)."""
+    limits = app.config.serve
+    bucket = RateLimit(rate=limits.api_rate, burst=limits.api_burst)
+    local = is_loopback(host)
+
+    def guarded(handler: Handler) -> Handler:
+        async def answer(request: web.Request) -> web.StreamResponse:
+            wait = bucket.take(request.remote or "", time.monotonic())
+            if wait:
+                retry = str(max(1, math.ceil(wait)))
+                return error(429, "too many requests: slow down", {"Retry-After": retry})
+            if not local:
+                refused = token_refusal(request, limits.api_token_env)
+                if refused is not None:
+                    return refused
+            try:
+                return await handler(request)
+            except BadParameter as err:
+                return error(400, str(err))
+            except NotFound as err:
+                return error(404, str(err))
+            except NoDatabaseError:
+                return error(404, "there is no archive yet: nothing has been collected")
+            except DigestError as err:
+                return error(400, str(err))
+
+        return answer
+
+    async def openapi(request: web.Request) -> web.StreamResponse:
+        return answer_json(request, SPEC)
+
+    async def editions_list(request: web.Request) -> web.StreamResponse:
+        query = request.query
+        limit = number(query, "limit", DEFAULT_LIMIT, MAX_LIMIT)
+        if "cursor" in query and "page" in query:
+            raise BadParameter("give either cursor or page, not both")
+        store = await app.store(create=False)
+        days = await asyncio.to_thread(store.edition_days)
+        if "cursor" in query:
+            after = day_param(query["cursor"], "cursor")
+            days = [d for d in days if d < after]
+            page = None
+        else:
+            page = number(query, "page", 1, 1_000_000)
+            days = days[(page - 1) * limit :]
+        shown = days[:limit]
+        found = await asyncio.to_thread(lambda: [store.edition(d) for d in shown])
+        listed = [edition_summary(e) for e in found if e is not None]
+        after_page = None
+        if len(days) > limit:
+            nxt = f"page={page + 1}" if page is not None else f"cursor={shown[-1].isoformat()}"
+            after_page = f"{PREFIX}/editions?limit={limit}&{nxt}"
+        return answer_json(request, {"editions": listed, "next": after_page})
+
+    async def edition_one(request: web.Request) -> web.StreamResponse:
+        day = day_param(request.match_info["day"], "day")
+        store = await app.store(create=False)
+        edition = await asyncio.to_thread(store.edition, day)
+        if edition is None:
+            raise NotFound(f"there is no edition of {day.isoformat()}")
+        return answer_json(request, encode_edition(edition))
+
+    async def stories_list(request: web.Request) -> web.StreamResponse:
+        from digest.ondemand.quick import todays_stories_json
+
+        query = request.query
+        category = query.get("category")
+        cat = app.config.check_category(category) if category is not None else None
+        today = app.config.today_start().date()
+        day = day_param(query["date"], "date") if "date" in query else today
+        if day == today:
+            return answer_json(request, await todays_stories_json(app, cat))
+        store = await app.store(create=False)
+        edition = await asyncio.to_thread(store.edition, day)
+        if edition is None:
+            raise NotFound(f"there is no edition of {day.isoformat()} (and it is not today)")
+        sections = encode_edition(edition)["sections"]
+        found = [s for sec in sections for s in sec["stories"] if cat in (None, s["category"])]
+        return answer_json(request, found)
+
+    async def story_one(request: web.Request) -> web.StreamResponse:
+        text = request.match_info["story_id"]
+        if not re.fullmatch(r"[0-9]{1,12}", text, re.ASCII):
+            raise BadParameter(f"{text!r} is not a story id (a whole number)")
+        store = await app.store(create=False)
+        found = await asyncio.to_thread(store.stories_by_id, [int(text)])
+        if not found:
+            raise NotFound(f"there is no story {int(text)}")
+        return answer_json(request, found[0].to_json())
+
+    async def search(request: web.Request) -> web.StreamResponse:
+        from digest.ondemand.quick import search_archive
+
+        query = request.query
+        text = query.get("q", "")
+        if not text.strip():
+            raise BadParameter("q (what to search for) is missing")
+        if len(text) > MAX_QUERY:
+            raise BadParameter(f"q is longer than {MAX_QUERY} characters")
+        since = since_param(query["since"], app) if "since" in query else None
+        limit = number(query, "limit", 10, MAX_LIMIT)
+        hits = await search_archive(
+            app, text, category=query.get("category"), since=since, limit=limit
+        )
+        return answer_json(request, [h.to_json() for h in hits])
+
+    for path, handler in (
+        ("/openapi.json", openapi),
+        ("/editions", editions_list),
+        ("/editions/{day}", edition_one),
+        ("/stories", stories_list),
+        ("/stories/{story_id}", story_one),
+        ("/search", search),
+    ):
+        server.router.add_get(PREFIX + path, guarded(handler))
+
+
+def token_refusal(request: web.Request, env_name: str) -> web.Response | None:
+    """Off localhost: None when the request carries the configured bearer token, else why not."""
+    token = os.environ.get(env_name, "") if env_name else ""
+    if not token:
+        return error(
+            403,
+            "the API is not open on this address without a token: set [serve] api_token_env "
+            "to the name of an environment variable that holds one, or listen on localhost",
+        )
+    if not bearer_ok(request.headers.get("Authorization"), token):
+        return error(
+            401,
+            "send the API token as Authorization: Bearer <token>",
+            {"WWW-Authenticate": 'Bearer realm="digest"'},
+        )
+    return None
+
+
+def edition_summary(edition: Edition) -> dict[str, Any]:
+    """An edition in the list: its day, when it was made, how much it holds."""
+    return {
+        "day": edition.day.isoformat(),
+        "generated_at": edition.generated_at.isoformat(),
+        "timezone": edition.timezone,
+        "counts": {
+            "sections": len(edition.sections),
+            "stories": sum(len(s.stories) for s in edition.sections),
+            "headlines": sum(len(s.headlines) for s in edition.sections),
+        },
+    }
+
+
+def answer_json(request: web.Request, data: Any) -> web.Response:
+    """`data` as JSON with an ETag of its bytes; 304 when the client has them already."""
+    body = json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode()
+    etag = '"' + hashlib.sha256(body).hexdigest()[:32] + '"'
+    headers = {"ETag": etag, "Cache-Control": "no-cache"}
+    if etag_matches(request.headers.get("If-None-Match", ""), etag):
+        return web.Response(status=304, headers=headers)
+    return web.Response(body=body, content_type="application/json", headers=headers)
+
+
+def etag_matches(header: str, etag: str) -> bool:
+    """Whether an If-None-Match header names `etag` (weakly, as RFC 9110 compares), or is *."""
+    tags = {t.strip().removeprefix("W/") for t in header.split(",")}
+    return "*" in tags or etag in tags
+
+
+def error(status: int, message: str, headers: dict[str, str] | None = None) -> web.Response:
+    return web.json_response(
+        {"error": message}, status=status, headers={"Cache-Control": "no-store", **(headers or {})}
+    )
+
+
+def number(query: Any, name: str, default: int, most: int) -> int:
+    """A whole-number parameter from 1 to `most` (ASCII digits only: int() reads "٣")."""
+    text = query.get(name)
+    if text is None:
+        return default
+    if not re.fullmatch(r"[0-9]{1,7}", text, re.ASCII) or not 1 <= int(text) <= most:
+        raise BadParameter(f"{name} must be a whole number from 1 to {most}, not {text!r}")
+    return int(text)
+
+
+def day_param(text: str, name: str) -> date:
+    """A YYYY-MM-DD parameter."""
+    if re.fullmatch(r"[0-9]{4}-[0-9]{2}-[0-9]{2}", text, re.ASCII):
+        try:
+            return date.fromisoformat(text)
+        except ValueError:
+            pass
+    raise BadParameter(f"{name} must be a date, YYYY-MM-DD, not {text!r}")
+
+
+def since_param(text: str, app: App) -> datetime:
+    """`since` as `digest search --since` takes it: a date (midnight in the configured time
+    zone) or a number of days back (30d)."""
+    if m := re.fullmatch(r"([0-9]{1,5})d", text, re.ASCII):
+        return datetime.now(UTC) - timedelta(days=int(m.group(1)))
+    try:
+        day = day_param(text, "since")
+    except BadParameter:
+        raise BadParameter(
+            f"since must be a date (YYYY-MM-DD) or a number of days (30d), not {text!r}"
+        ) from None
+    return datetime.combine(day, clock(), ZoneInfo(app.config.schedule.timezone))
