@@ -88,13 +88,13 @@ def add_api_routes(server: web.Application, app: App, *, host: str) -> None:
             raise BadParameter("give either cursor or page, not both")
         store = await app.store(create=False)
         days = await asyncio.to_thread(store.edition_days)
-        if "cursor" in query:
-            after = day_param(query["cursor"], "cursor")
-            days = [d for d in days if d < after]
-            page = None
-        else:
+        page = None
+        if "page" in query:
             page = number(query, "page", 1, 1_000_000)
             days = days[(page - 1) * limit :]
+        elif "cursor" in query:
+            after = day_param(query["cursor"], "cursor")
+            days = [d for d in days if d < after]
         shown = days[:limit]
         found = await asyncio.to_thread(lambda: [store.edition(d) for d in shown])
         listed = [edition_summary(e) for e in found if e is not None]
