@@ -7,6 +7,9 @@ localhost. Answers are checked against the description with `jsonschema`."""
 from __future__ import annotations
 
 import json
+import time
+import urllib.error
+import urllib.request
 from collections.abc import AsyncIterator, Callable
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
@@ -27,6 +30,7 @@ from digest.serve import make_app
 from digest.store import open_store
 from digest.store.edition_codec import encode_edition
 from tests.configs import write_config
+from tests.conftest import free_port, start_cli
 from tests.editions import make_edition
 from tests.storefixtures import item
 
@@ -203,6 +207,7 @@ async def test_a_client_over_the_rate_gets_429_with_retry_after(tmp_path: Path):
         assert statuses == [200, 200, 200]
         over = await client.get("/api/v1/editions")
         assert over.status == 429 and int(over.headers["Retry-After"]) >= 1
+        valid("/editions", 429, await over.json())
         assert "too many" in (await over.json())["error"]
 
 
@@ -214,10 +219,11 @@ async def test_off_localhost_the_api_wants_the_configured_bearer_token(
     monkeypatch.delenv(TOKEN_ENV, raising=False)
     async for client in serve(tmp_path, host="0.0.0.0"):
         refused = await get_json(client, "/api/v1/editions", 403)
+        valid("/editions", 403, refused)
         assert "api_token_env" in refused["error"]
     monkeypatch.setenv(TOKEN_ENV, "s3cret-token")
     async for client in serve(tmp_path, host="0.0.0.0"):
-        assert (await client.get("/api/v1/editions")).status == 401
+        valid("/editions", 401, await get_json(client, "/api/v1/editions", 401))
         wrong = {"Authorization": "Bearer nope"}
         assert (await client.get("/api/v1/editions", headers=wrong)).status == 401
         right = {"Authorization": "Bearer s3cret-token"}
@@ -261,3 +267,30 @@ async def test_hostile_query_strings_never_get_a_500(client, path, params, tail)
         assert set(await response.json()) == {"error"}
     one = await client.get("/api/v1/stories/" + tail.replace("/", "%2F").replace("?", "%3F"))
     assert one.status < 500
+
+
+@pytest.mark.slow
+def test_the_real_digest_serve_answers_the_api(folder: Path):
+    """`digest serve` as a reader starts it mounts /api/v1 beside the archive."""
+    port = free_port()
+    server = start_cli("serve", "--port", str(port), cwd=folder)
+    base = f"http://127.0.0.1:{port}/api/v1"
+    try:
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                with urllib.request.urlopen(base + "/editions", timeout=10) as r:
+                    listed = json.loads(r.read())
+                break
+            except OSError:
+                assert time.monotonic() < deadline
+                time.sleep(0.2)
+        valid("/editions", 200, listed)
+        assert len(listed["editions"]) == len(PAST)
+        with pytest.raises(urllib.error.HTTPError) as missing:
+            urllib.request.urlopen(base + "/stories/123456", timeout=10)
+        assert missing.value.code == 404
+        assert json.loads(missing.value.read()) == {"error": "there is no story 123456"}
+    finally:
+        server.terminate()
+        server.wait(10)
