@@ -22,7 +22,9 @@ from aiohttp.test_utils import TestClient, TestServer
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from digest.api.limits import RateLimit, bearer_ok, is_loopback
 from digest.api.openapi import SPEC
+from digest.api.routes import etag_matches
 from digest.app import App
 from digest.config import StoriesConfig, load_config
 from digest.jobs.clustering import cluster_category
@@ -294,3 +296,40 @@ def test_the_real_digest_serve_answers_the_api(folder: Path):
     finally:
         server.terminate()
         server.wait(10)
+
+
+@given(
+    rate=st.floats(0.1, 100),
+    burst=st.integers(1, 50),
+    gaps=st.lists(st.floats(0, 5), max_size=200),
+)
+def test_the_rate_limit_never_lets_through_more_than_burst_and_rate(rate, burst, gaps):
+    limit = RateLimit(rate=rate, burst=burst)
+    now, allowed = 0.0, 0
+    for gap in gaps:
+        now += gap
+        wait = limit.take("client", now)
+        allowed += wait == 0
+        assert wait >= 0
+    assert allowed <= burst + rate * now + 1e-6
+    other = limit.take("other", now)
+    assert other == 0  # one client's requests never spend another's
+
+
+def test_the_token_rule_and_etags():
+    assert is_loopback("127.0.0.1") and is_loopback("::1") and is_loopback("localhost")
+    assert not is_loopback("0.0.0.0") and not is_loopback("192.0.2.1")
+    assert bearer_ok("Bearer abc", "abc") and bearer_ok("bearer  abc ", "abc")
+    assert not bearer_ok("Bearer abd", "abc") and not bearer_ok("Basic abc", "abc")
+    assert not bearer_ok("Bearer ", "") and not bearer_ok(None, "abc")
+    assert not bearer_ok("Bearer é", "abc")
+    assert etag_matches('"x", W/"y"', '"y"') and etag_matches("*", '"z"')
+    assert not etag_matches('"x"', '"y"') and not etag_matches("", '"y"')
+
+
+async def test_a_new_install_lists_no_editions(tmp_path: Path):
+    write_config(tmp_path)
+    async for client in serve(tmp_path):
+        assert await get_json(client, "/api/v1/editions") == {"editions": [], "next": None}
+        missing = await get_json(client, "/api/v1/stories/1", 404)
+        assert "no archive yet" in missing["error"]

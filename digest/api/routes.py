@@ -86,7 +86,10 @@ def add_api_routes(server: web.Application, app: App, *, host: str) -> None:
         limit = number(query, "limit", DEFAULT_LIMIT, MAX_LIMIT)
         if "cursor" in query and "page" in query:
             raise BadParameter("give either cursor or page, not both")
-        store = await app.store(create=False)
+        try:
+            store = await app.store(create=False)
+        except NoDatabaseError:  # a new install: no editions yet, not an error
+            return answer_json(request, {"editions": [], "next": None})
         days = await asyncio.to_thread(store.edition_days)
         page = None
         if "page" in query:
