@@ -249,20 +249,10 @@ def print_deliveries(rows: list[Any]) -> None:
     if not rows:
         _console().print("no messages in the ledger yet")
         return
-    table = Table(expand=True)
-    for col in ("edition", "recipient (channel)", "state", "attempts", "server reply"):
-        table.add_column(col)
-    for r in rows:
-        color = {"sent": "green", "failed": "red", "sending": "yellow"}.get(r.state, "")
-        state = f"[{color}]{r.state}[/{color}]" if color else r.state
-        table.add_row(
-            r.edition_day.isoformat(),
-            _e(r.addressee),
-            state,
-            str(r.attempts),
-            _e(r.last_reply or ""),
-        )
-    _console().print(table)
+    _print_ledger(
+        ("edition", "recipient (channel)"),
+        [(r.edition_day.isoformat(), r.addressee, r) for r in rows],
+    )
 
 
 def print_alerts(rows: list[Any]) -> None:
@@ -270,19 +260,25 @@ def print_alerts(rows: list[Any]) -> None:
     if not rows:
         _console().print("no alerts to followers yet")
         return
+    _print_ledger(
+        ("story", "follower (channel)"),
+        [
+            (f"{r.follow.story_id}: {r.follow.title}", f"{r.follow.email} ({r.channel})", r)
+            for r in rows
+        ],
+    )
+
+
+def _print_ledger(columns: tuple[str, str], rows: list[tuple[str, str, Any]]) -> None:
+    """A ledger's rows (what, to whom, and the row with its state, attempts and last reply)
+    as one table: the deliveries' and the alerts' alike."""
     table = Table(expand=True)
-    for col in ("story", "follower (channel)", "state", "attempts", "server reply"):
+    for col in (*columns, "state", "attempts", "server reply"):
         table.add_column(col)
-    for r in rows:
+    for what, whom, r in rows:
         color = {"sent": "green", "failed": "red", "sending": "yellow"}.get(r.state, "")
         state = f"[{color}]{r.state}[/{color}]" if color else r.state
-        table.add_row(
-            _e(f"{r.follow.story_id}: {r.follow.title}"),
-            _e(f"{r.follow.email} ({r.channel})"),
-            state,
-            str(r.attempts),
-            _e(r.last_reply or ""),
-        )
+        table.add_row(_e(what), _e(whom), state, str(r.attempts), _e(r.last_reply or ""))
     _console().print(table)
 
 
