@@ -283,7 +283,8 @@ async def save_edition(app: App, edition: Edition) -> tuple[Edition, str]:
     return edition, "new" if created else "updated" if changed else "unchanged"
 
 
-def _unsubscribe_url(template: str, token: str) -> str:
+def _with_token(template: str, token: str) -> str:
+    """A subscriber's own link: `template` (unsubscribe, preferences, follow) with their token."""
     return template.replace("{token}", token)
 
 
@@ -388,7 +389,7 @@ def _messages(app: App, day: date, plan: EditionPlan, copies: Sequence[Edition])
         messages.add(key, partial(Skip, NOTHING_NEW), None)
     for reader, copy in zip(plan.copies, copies, strict=True):
         sub = reader.subscriber
-        preferences = _unsubscribe_url(config.email.preferences_url, sub.token)
+        preferences = _with_token(config.email.preferences_url, sub.token)
         for send in reader.sends:
             if send.channel is None:
                 build = partial(
@@ -405,7 +406,7 @@ def _messages(app: App, day: date, plan: EditionPlan, copies: Sequence[Edition])
                 preferences_url=preferences,
                 title=config.archive.title,
                 sender=sender,
-                follow_url=config.memory.follow_url.replace("{token}", sub.token),
+                follow_url=_with_token(config.memory.follow_url, sub.token),
             )
             messages.add(send.key, build, notification_id(day, sub.email, send.key[1], sender))
     return messages
@@ -665,12 +666,12 @@ def _email(
             Recipient(sub.email, sub.preferences.categories, sub.preferences.timezone),
             config.email,
             archive_url=archive_url,
-            unsubscribe_url=_unsubscribe_url(config.email.unsubscribe_url, sub.token),
+            unsubscribe_url=_with_token(config.email.unsubscribe_url, sub.token),
             title=config.archive.title,
             preferences_url=preferences,
             lead=config.publish.lead_stories,
             headlines=config.publish.headlines_per_category,
-            follow_url=config.memory.follow_url.replace("{token}", sub.token),
+            follow_url=_with_token(config.memory.follow_url, sub.token),
         )
     except InvalidRecipientError as err:
         log.warning("%s; the other subscribers still get the edition", err)
