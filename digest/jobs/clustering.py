@@ -129,7 +129,11 @@ def top_stories(
 
 def stories(store: Store, category: str | None, *, since: datetime) -> list[StoryView]:
     """Stories seen since `since`, of one category or (None) of all: by category, best first."""
-    found = store.stories_since(category, since=since)
+    return by_category(store.stories_since(category, since=since))
+
+
+def by_category(found: Sequence[StoryView]) -> list[StoryView]:
+    """`found` by category (in name order), each category's best first."""
     categories = sorted({s.category for s in found})
     return [s for c in categories for s in best_first(v for v in found if v.category == c)]
 
@@ -150,10 +154,13 @@ def across_categories(
     *,
     since: datetime,
     until: datetime | None = None,
+    found: Sequence[StoryView] | None = None,
 ) -> DayStories:
     """The stories of `categories` seen since `since` (first seen before `until`), by
-    category in their order, best first, and the events they tell across categories."""
-    found = store.stories_since(None, since=since, until=until)
+    category in their order, best first, and the events they tell across categories.
+    `found`: those stories already read from the store (read here when None)."""
+    if found is None:
+        found = store.stories_since(None, since=since, until=until)
     by_category = [ranked(s for s in found if s.category == c) for c in categories]
     ordered = [s for stories in by_category for s in stories]
     events = day_events(store, ordered, config, categories)

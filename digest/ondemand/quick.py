@@ -55,15 +55,16 @@ async def todays_stories_json(app: App, category: str | None = None) -> list[dic
     event is shown when more than one category collected it (`jobs.clustering.marked_json`),
     and `top`: whether it is one of its category's top stories as the edition lays them out
     (`[stories] top` of them, minor stories and repeats left out, an event shown once)."""
-    from digest.jobs.clustering import across_categories, marked_json, placed, stories
+    from digest.jobs.clustering import across_categories, by_category, marked_json, placed
 
     cat = app.config.check_category(category) if category else None
     store = await app.store(create=False)
     since = app.config.today_start()
     categories = app.config.sources.categories
-    found = await asyncio.to_thread(stories, store, None, since=since)
+    read = await asyncio.to_thread(store.stories_since, None, since=since)
+    found = by_category(read)
     day = await asyncio.to_thread(
-        across_categories, store, app.config.stories, categories, since=since
+        across_categories, store, app.config.stories, categories, since=since, found=read
     )
     layout = placed(day, categories, top=app.config.stories.top)
     top = {i for shown in layout.shown.values() for i in shown}
