@@ -29,7 +29,8 @@ from digest.models import (
     Subscriber,
 )
 from digest.render.chat import render_notification
-from digest.render.email import day_month, render_email, since_last
+from digest.render.corrections import short_day as day_month
+from digest.render.email import render_email, since_last
 from digest.render.templating import long_date
 from digest.stories.novelty import Seen, Telling, for_reader, last_seen, outlet_key
 from digest.subscribers.preferences import Preferences

@@ -32,7 +32,7 @@ from urllib.parse import urljoin
 import css_inline
 
 from digest.models import Edition, EditionHeadline, EditionMention, EditionStory, WhatsNew
-from digest.render.corrections import correction_line, subject_phrase
+from digest.render.corrections import correction_line, short_day, subject_phrase
 from digest.render.headlines import clean_headline, first_sentence
 from digest.render.layout import category_path, category_slug, edition_path, relative, story_path
 from digest.render.sanitize import clean_text, safe_url
@@ -44,7 +44,6 @@ __all__ = [
     "LEAD_STORIES",
     "SinceLast",
     "archive_page",
-    "day_month",
     "headline_line",
     "render_email",
     "since_last",
@@ -441,7 +440,7 @@ def since_last(news: WhatsNew | None, facts: int = SINCE_FACTS) -> SinceLast | N
     if len(names) > NEW_OUTLETS_SHOWN:
         shown += f" and {len(names) - NEW_OUTLETS_SHOWN} more"
     return SinceLast(
-        day=day_month(news.since),
+        day=short_day(news.since),
         outlets=shown,
         facts=tuple(
             _Fact(t, f.language if language_name(f.language) else "")
@@ -450,12 +449,6 @@ def since_last(news: WhatsNew | None, facts: int = SINCE_FACTS) -> SinceLast | N
         ),
         corrections=tuple(text_line(correction_line(c), FACT_CHARS) for c in news.corrections),
     )
-
-
-def day_month(day: date) -> str:
-    """ "3 December": a day a reader was sent something, within the last weeks."""
-    _, number, month, _ = long_date(day).split()
-    return f"{number} {month}"
 
 
 def _headline(headline: EditionHeadline) -> _HeadlineView:
