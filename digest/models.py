@@ -257,6 +257,22 @@ class StoryEvent:
     previous: str = ""
     edition_day: date | None = None
 
+    def to_json(self) -> dict[str, Any]:
+        """The entry as a story's `timeline` in the API and the MCP tools: what happened, when,
+        from which outlet and link (a figure's subject, value and earlier value when it is one)."""
+        return {
+            "kind": self.kind,
+            "at": self.at.isoformat(),
+            "recorded_at": self.recorded_at.isoformat(),
+            "outlet": self.outlet,
+            "url": self.url,
+            "text": self.text,
+            "subject": self.subject,
+            "value": self.value,
+            "previous": self.previous,
+            "edition_day": self.edition_day.isoformat() if self.edition_day else None,
+        }
+
 
 @dataclass(frozen=True, slots=True)
 class Reported:

@@ -15,6 +15,7 @@ import threading
 import time
 from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -125,6 +126,30 @@ def _no_processes(item: pytest.Item) -> Iterator[list[str]]:
         yield refused
 
 
+# A test that runs the real commands one after another compares their "today" (UTC in the test
+# configs): one that starts in a day's last minutes waits for the next day rather than see its
+# commands disagree on the day.
+MIDNIGHT_MARGIN = timedelta(minutes=2)
+
+
+def _not_across_midnight() -> None:
+    now = datetime.now(UTC)
+    midnight = datetime.combine(now.date() + timedelta(days=1), datetime.min.time(), UTC)
+    if midnight - now < MIDNIGHT_MARGIN:
+        time.sleep((midnight - now).total_seconds() + 1)
+
+
+def earlier_today(hours: float, now: datetime | None = None) -> datetime:
+    """`hours` (at most 12) before now, as a fixture's publication time, kept within today (UTC):
+    in a day's first 12 hours they are squeezed into the time since midnight, in the same order,
+    rather than publish yesterday's news that today's commands leave out."""
+    assert 0 <= hours <= 12, hours
+    now = now or datetime.now(UTC)
+    since_midnight = now - datetime.combine(now.date(), datetime.min.time(), UTC)
+    squeeze = min(1.0, since_midnight / timedelta(hours=12))
+    return now - timedelta(hours=hours) * squeeze
+
+
 def _checked_phase(item: pytest.Item) -> Generator[None, Any, Any]:
     if item.get_closest_marker("slow") is not None:
         return (yield)
@@ -139,6 +164,8 @@ def _checked_phase(item: pytest.Item) -> Generator[None, Any, Any]:
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_setup(item: pytest.Item) -> Generator[None, Any, Any]:
+    if item.get_closest_marker("slow") is not None:
+        _not_across_midnight()
     return (yield from _checked_phase(item))
 
 

@@ -27,7 +27,7 @@ from digest.stories.cluster import Report
 from tests import headlines as H
 from tests import storefixtures
 from tests.configs import feed, write_config
-from tests.conftest import run_cli
+from tests.conftest import earlier_today, run_cli
 from tests.newsweb import (
     ARTICLES,
     RETELLINGS,
@@ -577,7 +577,7 @@ def test_an_event_fed_under_two_categories_is_one_story_through_collect_stories_
     told = {a.slug: a for a in ARTICLES} | {a.slug: a for _, a in RETELLINGS}
 
     def today(slug: str, hours: int) -> Article:
-        return replace(told[slug], published=now - timedelta(hours=hours))
+        return replace(told[slug], published=earlier_today(hours, now))
 
     google = [
         ("Example News", today("chip-plant", 1)),

@@ -8,7 +8,7 @@ import email.policy
 import json
 from collections.abc import Iterator
 from dataclasses import replace
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from email.message import EmailMessage
 from html import escape
 from pathlib import Path
@@ -27,7 +27,7 @@ from digest.stories import Coverage, StoryStats, outlet
 from digest.stories.novelty import outlet_key
 from digest.stories.tokens import fold
 from tests.configs import feed, write_config
-from tests.conftest import run_cli, serve_in_thread
+from tests.conftest import earlier_today, run_cli, serve_in_thread
 from tests.newsweb import (
     ARTICLES,
     RETELLINGS,
@@ -395,7 +395,7 @@ def test_stories_news_and_the_edition_from_aggregator_feeds_show_the_publishers(
     told = {a.slug: a for a in ARTICLES} | {a.slug: a for _, a in RETELLINGS}
 
     def today(slug: str, hours: int) -> Article:
-        return replace(told[slug], published=now - timedelta(hours=hours))
+        return replace(told[slug], published=earlier_today(hours, now))
 
     google = [
         ("Example News", today("chip-plant", 1)),

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
-from datetime import UTC, datetime, timedelta
+from datetime import datetime
 from email import message_from_bytes
 from email.message import EmailMessage
 from email.policy import default as default_policy
@@ -21,7 +21,7 @@ import pytest
 
 from tests import realllm
 from tests.configs import write_config
-from tests.conftest import run_cli
+from tests.conftest import earlier_today, run_cli
 from tests.llmserver import LLMServer, sentences
 from tests.newsweb import Article, NewsWeb, Route, render_article
 from tests.realllm import RealLLM
@@ -61,7 +61,7 @@ def outlet_feed(url: str, title: str, when: datetime) -> bytes:
 
 def day1_news(tmp_path: Path, web: NewsWeb, llm: dict[str, Any] | None) -> None:
     """A and B's pages and feeds on the local news web (paths of this test's own), the config."""
-    when = datetime.now(UTC) - timedelta(hours=2)
+    when = earlier_today(2)
     tag = tmp_path.name
     feeds = []
     for key, (title, lede) in REPORTS.items():

@@ -170,6 +170,36 @@ SCHEMAS: dict[str, Any] = {
             "top": {"type": "boolean", "description": "Today's stories: shown in the edition"},
         },
     },
+    "TimelineEntry": {
+        "description": "One entry of a story's timeline: what happened, when, from which outlet",
+        "type": "object",
+        "required": ["kind", "at", "recorded_at", "outlet", "url", "text"],
+        "properties": {
+            "kind": {"enum": ["first", "outlet", "fact", "revision", "disagreement", "correction"]},
+            "at": {"type": "string"},
+            "recorded_at": {"type": "string"},
+            "outlet": {"type": "string"},
+            "url": {"type": "string"},
+            "text": {"type": "string"},
+            "subject": {"type": "string"},
+            "value": {"type": "string"},
+            "previous": {"type": "string"},
+            "edition_day": _NULLABLE_STR,
+        },
+    },
+    "StoryWithTimeline": {
+        "description": "One story, with its timeline (oldest first; empty before it has one)",
+        "allOf": [
+            _ref("Story"),
+            {
+                "type": "object",
+                "required": ["timeline"],
+                "properties": {
+                    "timeline": {"type": "array", "items": _ref("TimelineEntry")},
+                },
+            },
+        ],
+    },
     "SearchHit": {
         "description": "A story found, as `digest search --json` prints it",
         "type": "object",
@@ -260,7 +290,7 @@ SPEC: dict[str, Any] = {
                 "summary": "One story",
                 "parameters": [_param("story_id", "path", {"type": "integer"}, "Its id")],
                 "responses": {
-                    "200": _ok(_ref("Story"), "The story"),
+                    "200": _ok(_ref("StoryWithTimeline"), "The story and its timeline"),
                     "404": _err("No such story"),
                     **_COMMON,
                 },

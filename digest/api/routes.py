@@ -137,11 +137,12 @@ def add_api_routes(server: web.Application, app: App, *, host: str) -> None:
         text = request.match_info["story_id"]
         if not re.fullmatch(r"[0-9]{1,12}", text, re.ASCII):
             raise BadParameter(f"{text!r} is not a story id (a whole number)")
-        store = await app.store(create=False)
-        found = await asyncio.to_thread(store.stories_by_id, [int(text)])
-        if not found:
+        from digest.ondemand.quick import story_json
+
+        found = await story_json(app, int(text))
+        if found is None:
             raise NotFound(f"there is no story {int(text)}")
-        return answer_json(request, found[0].to_json())
+        return answer_json(request, found)
 
     async def search(request: web.Request) -> web.StreamResponse:
         from digest.ondemand.quick import search_archive

@@ -72,6 +72,21 @@ async def todays_stories_json(app: App, category: str | None = None) -> list[dic
     return [{**s, "top": s["id"] in top} for s in marked if cat is None or s["category"] == cat]
 
 
+async def story_json(app: App, story_id: int) -> dict[str, Any] | None:
+    """One story as `digest stories --json` prints it, with its `timeline` (oldest first, the
+    latest entries): the API's /stories/{id} and the MCP `story` tool. None when there is none."""
+    store = await app.store(create=False)
+
+    def read() -> dict[str, Any] | None:
+        found = store.stories_by_id([story_id])
+        if not found:
+            return None
+        timeline = store.story_timeline(story_id)
+        return {**found[0].to_json(), "timeline": [e.to_json() for e in timeline]}
+
+    return await asyncio.to_thread(read)
+
+
 async def query(app: App, text: str, *, k: int = 6) -> list[Item]:
     """A live web search, each of the top `k` results enriched with a lede from its page."""
     if not text.strip():
