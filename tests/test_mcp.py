@@ -321,3 +321,14 @@ async def test_the_real_digest_mcp_and_digest_serve_answer_over_stdio_and_http(
 def _listening(port: int) -> bool:
     with socket.socket() as s:
         return s.connect_ex(("127.0.0.1", port)) == 0
+
+
+async def test_a_client_over_the_rate_gets_429_with_retry_after(tmp_path: Path) -> None:
+    write_config(tmp_path, serve={"mcp": True, "api_rate": 0.1, "api_burst": 2})
+    fill(tmp_path)
+    ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+    async with mcp_server(tmp_path) as url, httpx2.AsyncClient() as http:
+        statuses = [(await http.post(url, json=ping)).status_code for _ in range(3)]
+        over = await http.post(url, json=ping)
+    assert statuses[:2] != [429, 429] and statuses[2] == 429 and over.status_code == 429
+    assert int(over.headers["Retry-After"]) >= 1 and "slow down" in over.json()["error"]

@@ -3,20 +3,22 @@
 The SDK serves ASGI; digest's server is aiohttp, and aiohttp-asgi runs the one inside the other
 (with its lifespan, which starts the SDK's session manager). Sessions are stateless and answers
 plain JSON: every tool is a read, so no request needs to remember another, and a restart loses
-nothing. The token rule is the API's (`api.limits.token_problem`), checked before the SDK sees
-the request; on localhost the SDK also refuses a Host or Origin that is not this machine's (DNS
-rebinding from a web page).
+nothing. The token rule and the rate limit are the API's (`api.limits`: a quick answer searches
+the web), checked before the SDK sees the request; on localhost the SDK also refuses a Host
+or Origin that is not this machine's (DNS rebinding from a web page).
 """
 
 from __future__ import annotations
 
 import json
+import math
+import time
 from collections.abc import MutableMapping
 from typing import Any
 
 from aiohttp import web
 
-from digest.api.limits import is_loopback, token_problem
+from digest.api.limits import RateLimit, is_loopback, token_problem
 from digest.app import App
 
 PATH = "/mcp"
@@ -39,9 +41,17 @@ def mount_mcp(server: web.Application, app: App, *, host: str) -> None:
         host="127.0.0.1" if local else host,
     )
     env_name = app.config.serve.mcp_token_env
+    limits = app.config.serve
+    bucket = RateLimit(rate=limits.api_rate, burst=limits.api_burst)
 
     async def guarded(scope: Scope, receive: Any, send: Any) -> None:
         if scope["type"] == "http":
+            client = scope.get("client") or ("", 0)
+            wait = bucket.take(str(client[0]), time.monotonic())
+            if wait:
+                retry = str(max(1, math.ceil(wait))).encode()
+                await _refuse(send, 429, "too many requests: slow down", [(b"retry-after", retry)])
+                return
             headers = dict(scope["headers"])
             given = headers.get(b"authorization")
             problem = token_problem(
@@ -62,9 +72,12 @@ def mount_mcp(server: web.Application, app: App, *, host: str) -> None:
     resource.lifespan_mount(server)
 
 
-async def _refuse(send: Any, status: int, why: str) -> None:
+async def _refuse(
+    send: Any, status: int, why: str, extra: list[tuple[bytes, bytes]] | None = None
+) -> None:
     body = json.dumps({"error": why}).encode()
     headers = [(b"content-type", b"application/json"), (b"cache-control", b"no-store")]
+    headers += extra or []
     if status == 401:
         headers.append((b"www-authenticate", b'Bearer realm="digest"'))
     await send({"type": "http.response.start", "status": status, "headers": headers})
