@@ -5,6 +5,13 @@ from __future__ import annotations
 
 from typing import Any
 
+MAX_LIMIT = 100  # results a page
+MAX_QUERY = 500  # characters of a search
+MAX_PAGE = 1_000_000
+MAX_STORY_ID = 10**12 - 1  # twelve digits
+
+_ETAG = {"ETag": {"schema": {"type": "string"}, "description": "Send as If-None-Match"}}
+
 
 def _ref(name: str) -> dict[str, str]:
     return {"$ref": f"#/components/schemas/{name}"}
@@ -13,7 +20,7 @@ def _ref(name: str) -> dict[str, str]:
 def _ok(schema: dict[str, Any], what: str) -> dict[str, Any]:
     return {
         "description": what,
-        "headers": {"ETag": {"schema": {"type": "string"}}},
+        "headers": _ETAG,
         "content": {"application/json": {"schema": schema}},
     }
 
@@ -23,15 +30,16 @@ def _err(what: str) -> dict[str, Any]:
 
 
 _COMMON = {
-    "304": {"description": "Not modified: the If-None-Match ETag is current"},
-    "400": _err("A parameter cannot be read"),
+    "304": {"description": "Not modified: the If-None-Match ETag is current", "headers": _ETAG},
+    "400": _err("A parameter cannot be read (which one, and why, in `error`)"),
     "401": _err("Off localhost: the bearer token is missing or wrong"),
     "403": _err("Off localhost without a token configured: the API is refused"),
     "429": {
         "description": "Too many requests from this client",
-        "headers": {"Retry-After": {"schema": {"type": "integer"}}},
+        "headers": {"Retry-After": {"schema": {"type": "integer", "minimum": 1}}},
         "content": {"application/json": {"schema": _ref("Error")}},
     },
+    "500": _err("A bug: the server's log has the details, the answer never does"),
 }
 
 
@@ -46,7 +54,7 @@ def _param(name: str, where: str, schema: dict[str, Any], what: str) -> dict[str
 
 
 _DATE = {"type": "string", "format": "date"}
-_LIMIT = {"type": "integer", "minimum": 1, "maximum": 100}
+_LIMIT = {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT}
 _CATEGORY = _param("category", "query", {"type": "string"}, "A configured category")
 _NULLABLE_STR = {"type": ["string", "null"]}
 
@@ -240,7 +248,10 @@ SPEC: dict[str, Any] = {
         "/openapi.json": {
             "get": {
                 "summary": "This description",
-                "responses": {"200": _ok({"type": "object"}, "OpenAPI 3.1")},
+                "responses": {
+                    "200": _ok({"type": "object"}, "OpenAPI 3.1"),
+                    **{k: v for k, v in _COMMON.items() if k != "400"},
+                },
             }
         },
         "/editions": {
@@ -249,7 +260,12 @@ SPEC: dict[str, Any] = {
                 "parameters": [
                     _param("limit", "query", _LIMIT, "Editions a page (default 20)"),
                     _param("cursor", "query", _DATE, "Editions before this day"),
-                    _param("page", "query", {"type": "integer", "minimum": 1}, "Page number"),
+                    _param(
+                        "page",
+                        "query",
+                        {"type": "integer", "minimum": 1, "maximum": MAX_PAGE},
+                        "Page number (instead of cursor)",
+                    ),
                 ],
                 "responses": {"200": _ok(_ref("EditionList"), "A page of editions"), **_COMMON},
             }
@@ -280,7 +296,7 @@ SPEC: dict[str, Any] = {
                         },
                         "The stories, by category, best first",
                     ),
-                    "404": _err("No edition that day"),
+                    "404": _err("No edition that day (not today), or no archive yet"),
                     **_COMMON,
                 },
             }
@@ -288,10 +304,17 @@ SPEC: dict[str, Any] = {
         "/stories/{story_id}": {
             "get": {
                 "summary": "One story",
-                "parameters": [_param("story_id", "path", {"type": "integer"}, "Its id")],
+                "parameters": [
+                    _param(
+                        "story_id",
+                        "path",
+                        {"type": "integer", "minimum": 0, "maximum": MAX_STORY_ID},
+                        "Its id",
+                    )
+                ],
                 "responses": {
                     "200": _ok(_ref("StoryWithTimeline"), "The story and its timeline"),
-                    "404": _err("No such story"),
+                    "404": _err("No such story, or no archive yet"),
                     **_COMMON,
                 },
             }
@@ -300,13 +323,27 @@ SPEC: dict[str, Any] = {
             "get": {
                 "summary": "Search the archive, as `digest search`",
                 "parameters": [
-                    {**_param("q", "query", {"type": "string"}, "What to find"), "required": True},
+                    {
+                        **_param(
+                            "q",
+                            "query",
+                            {"type": "string", "minLength": 1, "maxLength": MAX_QUERY},
+                            "What to find",
+                        ),
+                        "required": True,
+                    },
                     _CATEGORY,
-                    _param("since", "query", {"type": "string"}, "YYYY-MM-DD, or days: 30d"),
+                    _param(
+                        "since",
+                        "query",
+                        {"type": "string", "pattern": "^([0-9]{1,5}d|[0-9]{4}-[0-9]{2}-[0-9]{2})$"},
+                        "A day (YYYY-MM-DD), or days back (30d)",
+                    ),
                     _param("limit", "query", _LIMIT, "Results (default 10)"),
                 ],
                 "responses": {
                     "200": _ok({"type": "array", "items": _ref("SearchHit")}, "Best first"),
+                    "404": _err("No archive yet"),
                     **_COMMON,
                 },
             }

@@ -7,7 +7,8 @@ that polls pays for a change only. A client (remote address) gets `[serve] api_r
 second, `api_burst` at once, then 429 with Retry-After. With a token configured (`[serve]
 api_token_env`) every request must bear it; off localhost one must be configured, else the API
 is refused there (403): it must never be open to the internet by accident. Errors are JSON:
-{"error": "..."}.
+{"error": "..."}, a path under /api/v1/ that is no endpoint too (404), and a bug in a handler
+(500: the traceback goes to the log, never to the client).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import logging
 import math
 import re
 import time
@@ -27,7 +29,7 @@ from zoneinfo import ZoneInfo
 from aiohttp import web
 
 from digest.api.limits import RateLimit, is_loopback, token_problem
-from digest.api.openapi import SPEC
+from digest.api.openapi import MAX_LIMIT, MAX_PAGE, MAX_QUERY, SPEC
 from digest.app import App
 from digest.errors import DigestError, NoDatabaseError
 from digest.models import Edition
@@ -35,8 +37,8 @@ from digest.store.edition_codec import encode_edition
 
 PREFIX = "/api/v1"
 DEFAULT_LIMIT = 20
-MAX_LIMIT = 100
-MAX_QUERY = 500  # characters of a search
+
+log = logging.getLogger(__name__)
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
@@ -74,6 +76,11 @@ def add_api_routes(server: web.Application, app: App, *, host: str) -> None:
                 return error(404, "there is no archive yet: nothing has been collected")
             except DigestError as err:
                 return error(400, str(err))
+            except web.HTTPException:
+                raise
+            except Exception:
+                log.exception("the API failed to answer GET %s", request.raw_path)
+                return error(500, "the server failed to answer this request (see its log)")
 
         return answer
 
@@ -92,7 +99,7 @@ def add_api_routes(server: web.Application, app: App, *, host: str) -> None:
         days = await asyncio.to_thread(store.edition_days)
         page = None
         if "page" in query:
-            page = number(query, "page", 1, 1_000_000)
+            page = number(query, "page", 1, MAX_PAGE)
             days = days[(page - 1) * limit :]
         elif "cursor" in query:
             after = day_param(query["cursor"], "cursor")
@@ -162,12 +169,18 @@ def add_api_routes(server: web.Application, app: App, *, host: str) -> None:
     for path, handler in (
         ("/openapi.json", openapi),
         ("/editions", editions_list),
-        ("/editions/{day}", edition_one),
+        ("/editions/{day:[^/]*}", edition_one),  # empty too: 400, as the description reads it
         ("/stories", stories_list),
-        ("/stories/{story_id}", story_one),
+        ("/stories/{story_id:[^/]*}", story_one),
         ("/search", search),
     ):
         server.router.add_get(PREFIX + path, guarded(handler))
+
+    async def no_endpoint(request: web.Request) -> web.StreamResponse:
+        raise NotFound(f"there is no endpoint {request.path}: see {PREFIX}/openapi.json")
+
+    # Last: a client that gets a path wrong reads a JSON error, as from every endpoint.
+    server.router.add_get(PREFIX + "/{tail:(?s:.*)}", guarded(no_endpoint))
 
 
 def token_refusal(request: web.Request, env_name: str, *, local: bool) -> web.Response | None:
