@@ -21,17 +21,15 @@ import math
 import re
 import time
 from collections.abc import Awaitable, Callable
-from datetime import UTC, date, datetime, timedelta
-from datetime import time as clock
+from datetime import date, datetime
 from typing import Any
-from zoneinfo import ZoneInfo
 
 from aiohttp import web
 
 from digest.api.limits import RateLimit, is_loopback, token_problem
 from digest.api.openapi import MAX_LIMIT, MAX_PAGE, MAX_QUERY, SPEC
 from digest.app import App
-from digest.errors import DigestError, NoDatabaseError
+from digest.errors import DigestError, InvalidQueryError, NoDatabaseError
 from digest.models import Edition
 from digest.store.edition_codec import encode_edition
 
@@ -252,14 +250,12 @@ def day_param(text: str, name: str) -> date:
 
 
 def since_param(text: str, app: App) -> datetime:
-    """`since` as `digest search --since` takes it: a date (midnight in the configured time
-    zone) or a number of days back (30d)."""
-    if m := re.fullmatch(r"([0-9]{1,5})d", text, re.ASCII):
-        return datetime.now(UTC) - timedelta(days=int(m.group(1)))
+    """`since` as `digest search --since` takes it (`ondemand.params.parse_since`)."""
+    from digest.ondemand.params import parse_since
+
     try:
-        day = day_param(text, "since")
-    except BadParameter:
+        return parse_since(text, app.config.schedule.timezone)
+    except InvalidQueryError:
         raise BadParameter(
             f"since must be a date (YYYY-MM-DD) or a number of days (30d), not {text!r}"
         ) from None
-    return datetime.combine(day, clock(), ZoneInfo(app.config.schedule.timezone))
