@@ -232,6 +232,11 @@ class SearchPath:
     def cpu_ms(self) -> float:
         return 1000 * sum(c for *_, c in self.rounds) / sum(n for n, *_ in self.rounds)
 
+    def cores(self) -> float:
+        """CPU seconds per wall second: how many cores it kept busy (a Python process whose
+        work holds the GIL stays near one)."""
+        return sum(c for *_, c in self.rounds) / sum(wall for _, wall, _ in self.rounds)
+
 
 async def run_round(path: SearchPath, qs: list[Query], *, per_round: int, timed: bool) -> None:
     """Every query `per_round` times, pulled by `path.concurrency` workers."""
@@ -346,22 +351,24 @@ def report(
     print()
     header = (
         f"{'path':<44}{'conc':>5}{'req/s':>9}{'p50 ms':>9}{'p95 ms':>9}"
-        f"{'CPU ms/req':>12}{'req/s x':>9}{'p95 x':>8}"
+        f"{'CPU ms/req':>12}{'cores':>7}{'req/s x':>9}{'p95 x':>8}"
     )
     print(header)
     print("-" * len(header))
     for p in paths:
         rate = p.rate()
         p50, tail = statistics.median(p.latencies), p95(p.latencies)
+        ratios = f"{times(rate / base.rate()):>9}{times(tail / p95(base.latencies)):>8}"
         print(
             f"{p.name:<44}{p.concurrency:>5}{rate:>9,.1f}{p50 * 1000:>9,.1f}{tail * 1000:>9,.1f}"
-            f"{p.cpu_ms():>12,.1f}{rate / base.rate():>9.2f}{tail / p95(base.latencies):>8.2f}"
+            f"{p.cpu_ms():>12,.1f}{p.cores():>7.2f}{ratios}"
         )
     print()
     print(
         "req/s x: requests a second against in process (one at a time); p95 x: p95 latency "
         "against in process. CPU: of the serving process (digest serve / digest mcp), of the "
-        "subprocesses (digest search), of this process (in process)."
+        "subprocesses (digest search), of this process (in process); cores: that CPU per "
+        "second of wall time."
     )
     differ = [
         p.name
@@ -372,6 +379,10 @@ def report(
         "hits per query: "
         + (f"differ from in process on {', '.join(differ)}" if differ else "the same on every path")
     )
+
+
+def times(ratio: float) -> str:
+    return f"{ratio:.2f}" if ratio >= 0.1 else f"{ratio:.3f}"
 
 
 # -- Main -----------------------------------------------------------------------------------------
