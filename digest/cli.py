@@ -11,14 +11,12 @@ import atexit
 import gc
 import json
 import logging
-import re
 import signal
 import sys
 from collections.abc import Awaitable, Callable
-from datetime import UTC, date, datetime, time, timedelta
+from datetime import date, datetime
 from pathlib import Path
 from typing import Any, TypeVar
-from zoneinfo import ZoneInfo
 
 import click
 
@@ -317,19 +315,15 @@ def search(
 
 def _parse_since(value: str | None, config: Config) -> datetime | None:
     """`--since`: a date (midnight in the configured time zone) or a number of days back."""
+    from digest.errors import InvalidQueryError
+    from digest.ondemand.params import parse_since
+
     if value is None:
         return None
-    value = value.strip()
-    if m := re.fullmatch(r"(\d{1,5})d", value):
-        return datetime.now(UTC) - timedelta(days=int(m.group(1)))
     try:
-        day = date.fromisoformat(value)
-    except ValueError:
-        raise click.BadParameter(
-            f"{value!r}: expected a date (YYYY-MM-DD) or a number of days (e.g. 30d)",
-            param_hint="--since",
-        ) from None
-    return datetime.combine(day, time(), ZoneInfo(config.schedule.timezone))
+        return parse_since(value, config.schedule.timezone)
+    except InvalidQueryError as err:
+        raise click.BadParameter(str(err), param_hint="--since") from None
 
 
 @cli.command()
@@ -471,6 +465,20 @@ def serve(ctx: click.Context, port: int | None, host: str | None) -> None:
     config = _config(ctx).serve
     host, port = host or config.host, port or config.port
     _run(ctx, lambda app: serving(app, host=host, port=port))
+
+
+@cli.command()
+@click.pass_context
+def mcp(ctx: click.Context) -> None:
+    """Answer an assistant over MCP (the Model Context Protocol) on stdin and stdout.
+
+    Read-only tools: search_archive, todays_stories, story, quick_answer; the latest edition as
+    a resource. Add to an assistant's MCP servers as the command `digest` with the arguments
+    `--config /path/to/digest.toml mcp`. Over HTTP: [serve] mcp = true, then /mcp.
+    """
+    from digest.mcp.stdio import serve_stdio
+
+    _run(ctx, serve_stdio)
 
 
 @cli.command()

@@ -282,6 +282,12 @@ class ServeConfig(_Section):
     api_rate: PositiveFloat = 10.0
     api_burst: PositiveInt = 20
     api_token_env: str = ""
+    # The Model Context Protocol server for assistants (/mcp, streamable HTTP; `digest mcp` is
+    # the same over stdio): off unless mcp is true. With mcp_token_env naming an environment
+    # variable that holds a token, every request must send `Authorization: Bearer <token>`;
+    # off this machine (host not a loopback address) a token is required, else 403.
+    mcp: bool = False
+    mcp_token_env: str = ""
 
 
 class MemoryConfig(_Section):

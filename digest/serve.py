@@ -239,7 +239,12 @@ def make_app(
     for path, handler in (("/follow", follow), ("/unfollow", unfollow)):
         server.router.add_route("GET", path, handler)
         server.router.add_route("POST", path, handler)
-    add_api_routes(server, app, host=app.config.serve.host if host is None else host)
+    listening = app.config.serve.host if host is None else host
+    add_api_routes(server, app, host=listening)
+    if app.config.serve.mcp:
+        from digest.mcp.http import mount_mcp  # the MCP SDK is a second's import: only when on
+
+        mount_mcp(server, app, host=listening)
     server.router.add_get("/", index)
     server.router.add_static("/", archive_dir, show_index=False, follow_symlinks=False)
     return server

@@ -213,7 +213,7 @@ async def test_a_client_over_the_rate_gets_429_with_retry_after(tmp_path: Path):
         assert "too many" in (await over.json())["error"]
 
 
-async def test_off_localhost_the_api_wants_the_configured_bearer_token(
+async def test_the_api_wants_the_configured_bearer_token_and_one_off_localhost(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ):
     write_config(tmp_path, serve={"api_token_env": TOKEN_ENV})
@@ -231,7 +231,12 @@ async def test_off_localhost_the_api_wants_the_configured_bearer_token(
         right = {"Authorization": "Bearer s3cret-token"}
         assert (await client.get("/api/v1/editions", headers=right)).status == 200
     async for client in serve(tmp_path, host="127.0.0.1"):
-        assert (await client.get("/api/v1/editions")).status == 200  # localhost: no token
+        # a configured token is wanted on localhost too: a proxy may forward the internet there
+        assert (await client.get("/api/v1/editions")).status == 401
+        assert (await client.get("/api/v1/editions", headers=right)).status == 200
+    monkeypatch.delenv(TOKEN_ENV)
+    async for client in serve(tmp_path, host="127.0.0.1"):
+        assert (await client.get("/api/v1/editions")).status == 200  # localhost, no token set
 
 
 async def test_the_openapi_description_and_the_routes_agree(client):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hmac
 import ipaddress
+import os
 from dataclasses import dataclass, field
 
 
@@ -56,3 +57,20 @@ def bearer_ok(header: str | None, token: str) -> bool:
         return False
     given = given.strip()
     return given.isascii() and hmac.compare_digest(given.encode(), token.encode())
+
+
+def token_problem(header: str | None, env_name: str, *, local: bool) -> tuple[int, str] | None:
+    """The one token rule of /api/v1 and /mcp: None when the request may go on, else the
+    status and why not. With a token configured (the environment variable `env_name` holds
+    one), every request must bear it (401); off this machine one must be configured (403)."""
+    token = os.environ.get(env_name, "") if env_name else ""
+    if token:
+        if bearer_ok(header, token):
+            return None
+        return 401, "send the token as Authorization: Bearer <token>"
+    if local:
+        return None
+    return 403, (
+        "not open on this address without a token: name an environment variable that holds "
+        "one in the config, or listen on localhost"
+    )

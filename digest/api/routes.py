@@ -4,9 +4,10 @@ Each answer is what the matching command prints with `--json` (`digest stories`,
 search`), or the edition as stored (`store.edition_codec`): one encoder per type, here none.
 Answers carry an ETag (a hash of the body) and a matching If-None-Match gets 304, so an app
 that polls pays for a change only. A client (remote address) gets `[serve] api_rate` requests a
-second, `api_burst` at once, then 429 with Retry-After. Off localhost the API wants a bearer
-token (`[serve] api_token_env`), and without one configured it is refused there (403): it must
-never be open to the internet by accident. Errors are JSON: {"error": "..."}.
+second, `api_burst` at once, then 429 with Retry-After. With a token configured (`[serve]
+api_token_env`) every request must bear it; off localhost one must be configured, else the API
+is refused there (403): it must never be open to the internet by accident. Errors are JSON:
+{"error": "..."}.
 """
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ import asyncio
 import hashlib
 import json
 import math
-import os
 import re
 import time
 from collections.abc import Awaitable, Callable
@@ -26,7 +26,7 @@ from zoneinfo import ZoneInfo
 
 from aiohttp import web
 
-from digest.api.limits import RateLimit, bearer_ok, is_loopback
+from digest.api.limits import RateLimit, is_loopback, token_problem
 from digest.api.openapi import SPEC
 from digest.app import App
 from digest.errors import DigestError, NoDatabaseError
@@ -61,10 +61,9 @@ def add_api_routes(server: web.Application, app: App, *, host: str) -> None:
             if wait:
                 retry = str(max(1, math.ceil(wait)))
                 return error(429, "too many requests: slow down", {"Retry-After": retry})
-            if not local:
-                refused = token_refusal(request, limits.api_token_env)
-                if refused is not None:
-                    return refused
+            refused = token_refusal(request, limits.api_token_env, local=local)
+            if refused is not None:
+                return refused
             try:
                 return await handler(request)
             except BadParameter as err:
@@ -171,22 +170,16 @@ def add_api_routes(server: web.Application, app: App, *, host: str) -> None:
         server.router.add_get(PREFIX + path, guarded(handler))
 
 
-def token_refusal(request: web.Request, env_name: str) -> web.Response | None:
-    """Off localhost: None when the request carries the configured bearer token, else why not."""
-    token = os.environ.get(env_name, "") if env_name else ""
-    if not token:
-        return error(
-            403,
-            "the API is not open on this address without a token: set [serve] api_token_env "
-            "to the name of an environment variable that holds one, or listen on localhost",
-        )
-    if not bearer_ok(request.headers.get("Authorization"), token):
-        return error(
-            401,
-            "send the API token as Authorization: Bearer <token>",
-            {"WWW-Authenticate": 'Bearer realm="digest"'},
-        )
-    return None
+def token_refusal(request: web.Request, env_name: str, *, local: bool) -> web.Response | None:
+    """None when the request may go on (`token_problem`, the rule /mcp shares), else why not."""
+    problem = token_problem(request.headers.get("Authorization"), env_name, local=local)
+    if problem is None:
+        return None
+    status, why = problem
+    if status == 403:
+        why = f"the API is {why} ([serve] api_token_env)"
+    headers = {"WWW-Authenticate": 'Bearer realm="digest"'} if status == 401 else None
+    return error(status, why, headers)
 
 
 def edition_summary(edition: Edition) -> dict[str, Any]:
