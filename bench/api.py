@@ -29,8 +29,10 @@
 4. Per path: requests a second (the median of the rounds' requests over their wall time), the
    median and p95 latency over every request, the CPU time per request of the process that
    serves it (`digest serve` or `digest mcp`: utime + stime from /proc/PID/stat, all threads;
-   the subprocesses' own for `digest search`; this process's for in process), and the ratios of
-   requests a second and of p95 to in process.
+   the subprocesses' own for `digest search`; this process's for in process), the cores that
+   kept busy (CPU over wall time), this process's CPU per request (the clients, on the same
+   cores), and the ratios of requests a second and of p95 to in process. The warm-up's hits
+   per query are compared across paths (they should be the same).
 
 Without `digest mcp` on this checkout (digest/mcp/ and `[serve] mcp`) the MCP paths are skipped
 with a note. Everything runs on 127.0.0.1.
@@ -47,7 +49,6 @@ import json
 import os
 import resource
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
@@ -57,8 +58,6 @@ import urllib.request
 from collections.abc import Awaitable, Callable, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
-from datetime import time as clock
 from pathlib import Path
 from typing import Any
 
@@ -72,9 +71,11 @@ from bench import search as fill  # noqa: E402
 from bench.search import Backend, Query, p95, progress  # noqa: E402
 from digest.app import App  # noqa: E402
 from digest.config import ServeConfig, load_config  # noqa: E402
+from digest.ondemand.params import parse_since  # noqa: E402
 from digest.ondemand.quick import search_archive  # noqa: E402
 from digest.store import open_store  # noqa: E402
 from tests.configs import write_config  # noqa: E402
+from tests.conftest import free_port  # noqa: E402
 
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 LIMIT = 10
@@ -129,24 +130,12 @@ def since_day(q: Query) -> str | None:
     return q.since.date().isoformat() if q.since is not None else None
 
 
-def since_at(q: Query) -> datetime | None:
-    """`since` as the API and the CLI read a date: midnight in the config's zone (UTC)."""
-    day = since_day(q)
-    return datetime.combine(datetime.fromisoformat(day), clock(), UTC) if day else None
-
-
 # -- The server -----------------------------------------------------------------------------------
 
 
 def has_mcp() -> bool:
     """Whether this checkout has `digest mcp` (and so `[serve] mcp`)."""
     return importlib.util.find_spec("digest.mcp") is not None and "mcp" in ServeConfig.model_fields
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def child_env() -> dict[str, str]:
@@ -224,6 +213,7 @@ class SearchPath:
     per_round: int
     latencies: list[float] = field(default_factory=list)
     rounds: list[tuple[int, float, float]] = field(default_factory=list)  # requests, wall, cpu
+    client_cpu: float = 0.0  # seconds of this process (the clients) over the rounds
     hits: dict[int, int] = field(default_factory=dict)  # query index -> hits, from the warm-up
 
     def rate(self) -> float:
@@ -231,6 +221,9 @@ class SearchPath:
 
     def cpu_ms(self) -> float:
         return 1000 * sum(c for *_, c in self.rounds) / sum(n for n, *_ in self.rounds)
+
+    def client_ms(self) -> float:
+        return 1000 * self.client_cpu / sum(n for n, *_ in self.rounds)
 
     def cores(self) -> float:
         """CPU seconds per wall second: how many cores it kept busy (a Python process whose
@@ -254,20 +247,23 @@ async def run_round(path: SearchPath, qs: list[Query], *, per_round: int, timed:
             latencies.append(time.perf_counter() - started)
             path.hits.setdefault(i, found)
 
-    cpu = path.cpu()
+    cpu, client = path.cpu(), own_cpu()
     started = time.perf_counter()
     await asyncio.gather(*(worker(w) for w in range(path.concurrency)))
     wall = time.perf_counter() - started
     if timed:
         path.rounds.append((len(jobs), wall, path.cpu() - cpu))
+        path.client_cpu += own_cpu() - client
         path.latencies.extend(latencies)
 
 
 def in_process(app: App) -> Call:
+    zone = app.config.schedule.timezone
+
     async def call(_: int, q: Query) -> int:
-        hits = await search_archive(
-            app, q.text, category=q.category, since=since_at(q), limit=LIMIT
-        )
+        day = since_day(q)
+        since = parse_since(day, zone) if day else None
+        hits = await search_archive(app, q.text, category=q.category, since=since, limit=LIMIT)
         return len(hits)
 
     return call
@@ -319,15 +315,10 @@ def mcp_tool(clients: Sequence[Any]) -> Call:
 
 
 def tool_hits(result: Any) -> int:
-    """How many stories a search_archive result holds (-1: its shape is not known here)."""
-    structured = result.structured_content
-    if isinstance(structured, dict):
-        for value in structured.values():
-            if isinstance(value, list):
-                return len(value)
-    if isinstance(structured, list):
-        return len(structured)
-    return -1
+    """How many stories a search_archive result holds: the list its structured copy quotes
+    (digest.mcp.quoting); -1 when it has another shape."""
+    data = (result.structured_content or {}).get("quoted_data")
+    return len(data) if isinstance(data, list) else -1
 
 
 # -- Report ---------------------------------------------------------------------------------------
@@ -351,7 +342,7 @@ def report(
     print()
     header = (
         f"{'path':<44}{'conc':>5}{'req/s':>9}{'p50 ms':>9}{'p95 ms':>9}"
-        f"{'CPU ms/req':>12}{'cores':>7}{'req/s x':>9}{'p95 x':>8}"
+        f"{'CPU ms/req':>12}{'cores':>7}{'client':>8}{'req/s x':>9}{'p95 x':>8}"
     )
     print(header)
     print("-" * len(header))
@@ -361,14 +352,15 @@ def report(
         ratios = f"{times(rate / base.rate()):>9}{times(tail / p95(base.latencies)):>8}"
         print(
             f"{p.name:<44}{p.concurrency:>5}{rate:>9,.1f}{p50 * 1000:>9,.1f}{tail * 1000:>9,.1f}"
-            f"{p.cpu_ms():>12,.1f}{p.cores():>7.2f}{ratios}"
+            f"{p.cpu_ms():>12,.1f}{p.cores():>7.2f}{p.client_ms():>8,.1f}{ratios}"
         )
     print()
     print(
         "req/s x: requests a second against in process (one at a time); p95 x: p95 latency "
         "against in process. CPU: of the serving process (digest serve / digest mcp), of the "
         "subprocesses (digest search), of this process (in process); cores: that CPU per "
-        "second of wall time."
+        "second of wall time; client: CPU ms per request of this process (the clients; in "
+        "process, the search too), on the same cores."
     )
     differ = [
         p.name
