@@ -120,14 +120,17 @@ BASELINE = "407e74a"
 def baseline(args: argparse.Namespace) -> dict[str, float] | None:
     """The same measurement on the baseline's code, in a child process."""
     with tempfile.TemporaryDirectory() as tmp:
+        # The baseline's own tests' helpers and templates too: this checkout's import names
+        # the baseline's models never had, and the editable install's templates are this one's.
         archive = subprocess.run(
-            ["git", "-C", str(ROOT), "archive", args.baseline, "digest"],
+            ["git", "-C", str(ROOT), "archive", args.baseline, "digest", "tests", "templates"],
             capture_output=True,
             check=False,
         )
         if archive.returncode != 0:
             return None
         subprocess.run(["tar", "-x", "-C", tmp], input=archive.stdout, check=True)
+        (Path(tmp) / "digest" / "templates").symlink_to("../templates")
         child = subprocess.run(
             [sys.executable, __file__, "--json", *_flags(args)],
             env={**os.environ, "BENCH_CODE": tmp},
@@ -136,7 +139,10 @@ def baseline(args: argparse.Namespace) -> dict[str, float] | None:
             check=False,
         )
         lines = child.stdout.strip().splitlines()
-        return json.loads(lines[-1]) if child.returncode == 0 and lines else None
+        if child.returncode != 0 or not lines:
+            print(child.stderr.strip()[-2000:], file=sys.stderr)
+            return None
+        return json.loads(lines[-1])
 
 
 def _flags(args: argparse.Namespace) -> list[str]:

@@ -9,9 +9,9 @@ Run from the repository root:
     (450 ms), 3 hanging;
 (c) with --dataset, `bench/lede_quality.py`'s `run(dataset_dir)` (lede quality on saved pages);
 (d) with --busy, `digest collect` of one feed of 91 local article pages, quiet and then beside
-    two busy CPU loops (processes that spin), in one run: ledes kept, wall and CPU of the
-    command. With --baseline-code DIR (a checkout, e.g. main's), the same runs of that code's
-    `digest` come first, for a before/after in one run.
+    two busy CPU loops (processes that spin; `--loops N` for another number), in one run: ledes
+    kept, wall and CPU of the command. With --baseline-code DIR (a checkout, e.g. main's), the
+    same runs of that code's `digest` come first, for a before/after in one run.
 
 Pages in (a) and (b) have their first article paragraph at realistic depths: drawn from the
 distribution measured on 181 real news pages (12% within 20 KB, median 53 KB, p90 181 KB).
@@ -355,7 +355,7 @@ def busy_loops(n: int) -> list[subprocess.Popen[bytes]]:
     return [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(n)]
 
 
-def busy_section(repeat: int, baseline_code: str | None) -> None:
+def busy_section(repeat: int, baseline_code: str | None, busy: int = 2) -> None:
     from tests.conftest import serve_in_thread
 
     codes = [("baseline", Path(baseline_code))] if baseline_code else []
@@ -375,14 +375,16 @@ def busy_section(repeat: int, baseline_code: str | None) -> None:
             feed = f'<?xml version="1.0"?><rss version="2.0"><channel><title>t</title>{items}'
             web.add(Route(f"/bench/{len(paths)}.rss", (feed + "</channel></rss>").encode()))
         feed_routes = {name: f"/bench/{len(paths)}.rss" for name, (paths, _) in feeds.items()}
-        print("\n(d) digest collect of local pages, quiet and beside 2 busy CPU loops (median)")
+        print(
+            f"\n(d) digest collect of local pages, quiet and beside {busy} busy CPU loops (median)"
+        )
         print(
             f"  {'feed':15} {'code':9} {'load':13} {'article ledes kept':>18} {'runs':>12} "
             f"{'wall':>6} {'CPU':>6}"
         )
         for name, (_paths, expected) in feeds.items():
             for label, code in codes:
-                for load in (0, 2):
+                for load in (0, busy):
                     runs = []
                     for _ in range(repeat):
                         with tempfile.TemporaryDirectory() as tmp:
@@ -403,7 +405,7 @@ def busy_section(repeat: int, baseline_code: str | None) -> None:
                     kept = statistics.median(r[0] for r in runs)
                     each = "/".join(str(r[0]) for r in runs)
                     print(
-                        f"  {name:15} {label:9} {'quiet' if not load else '2 busy loops':13} "
+                        f"  {name:15} {label:9} {'quiet' if not load else f'{load} busy loops':13} "
                         f"{kept:>13.0f}/{expected:<4} {each:>12} "
                         f"{statistics.median(r[1] for r in runs):5.1f}s "
                         f"{statistics.median(r[2] for r in runs):5.1f}s"
@@ -418,10 +420,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--dataset", help="saved pages for part (c), see bench/lede_quality.py")
     parser.add_argument("--seed", type=int, default=7, help="random seed for the page mix")
     parser.add_argument("--busy", action="store_true", help="only part (d): collect under load")
+    parser.add_argument("--loops", type=int, default=2, help="for (d): busy CPU loops (default 2)")
     parser.add_argument("--baseline-code", help="for (d): a checkout whose digest runs first")
     args = parser.parse_args(argv)
     if args.busy:
-        busy_section(args.repeat, args.baseline_code)
+        busy_section(args.repeat, args.baseline_code, args.loops)
         return
 
     rng = random.Random(args.seed)

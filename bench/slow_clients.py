@@ -54,11 +54,15 @@ def free_port() -> int:
 
 
 def extract(ref: str, into: Path) -> Path:
-    """The source tree of `ref`, from `git archive`."""
+    """The source tree of `ref`, from `git archive`, with the package's templates and migrations
+    where the package looks for them."""
     archive = subprocess.run(
         ["git", "-C", str(ROOT), "archive", ref], check=True, capture_output=True
     ).stdout
     subprocess.run(["tar", "-x", "-C", str(into)], input=archive, check=True)
+    # Its own templates and migrations: the editable install would give this checkout's.
+    for folder in ("templates", "migrations"):
+        (into / "digest" / folder).symlink_to(f"../{folder}")
     return into
 
 

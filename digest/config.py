@@ -347,12 +347,10 @@ class ScheduleConfig(_Section):
     @field_validator("timezone")
     @classmethod
     def _known_zone(cls, v: str) -> str:
-        from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+        from digest.schedule import known_zone
 
-        try:
-            ZoneInfo(v)
-        except (ZoneInfoNotFoundError, ValueError):
-            raise ValueError(f"unknown time zone {v!r}") from None
+        if known_zone(v) is None:
+            raise ValueError(f"unknown time zone {v[:60]!r}")
         return v
 
 

@@ -10,12 +10,22 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from datetime import UTC, date, datetime, time, timedelta
-from zoneinfo import ZoneInfo
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 _INTERVAL = re.compile(r"^\s*([0-9]{1,9})\s*(s|m|h|d)\s*$")  # ASCII digits: "٣m" is not 3m
 _UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days"}
 _LONGEST = timedelta(days=366)  # beyond, the scheduler's next run overflows a datetime
 _CLOCK = re.compile(r"\s*([0-9]{1,2})\s*:\s*([0-9]{1,2})\s*")
+
+
+def known_zone(name: str) -> ZoneInfo | None:
+    """The time zone of an IANA name, None when the name is none: unknown, a path, or a folder
+    of the database ("America") or too long for a file name, for which ZoneInfo raises an
+    OSError (checks that caught only its other errors answered a form with a server error)."""
+    try:
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError, TypeError, OSError):
+        return None
 
 
 def parse_interval(text: str) -> timedelta:

@@ -84,6 +84,12 @@ def test_unknown_time_zone_is_rejected():
         parse_config({"schedule": {"timezone": "Mars/Olympus"}})
 
 
+@pytest.mark.parametrize("name", ["America", "9" * 300])
+def test_a_time_zone_naming_a_folder_or_too_long_is_rejected_by_name(name: str):
+    with pytest.raises(ConfigError, match="unknown time zone"):
+        parse_config({"schedule": {"timezone": name}})
+
+
 def _wrong_values(annotation: object) -> list[object]:
     """Values a TOML file can hold that are not of the field's type (nor coercible by intent)."""
     origin = typing.get_origin(annotation)

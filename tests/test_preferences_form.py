@@ -100,6 +100,16 @@ def test_stories_per_category_are_ascii_digits_or_a_plain_refusal(form: Form, co
     assert form.subscriber().preferences.max_stories == before  # "٣" is not taken as 3
 
 
+@pytest.mark.parametrize("timezone", ["America", "Etc", "9" * 300])
+def test_a_time_zone_naming_a_folder_or_too_long_is_a_plain_refusal(form: Form, timezone: str):
+    """ZoneInfo raises OSError for these ("Is a directory", "File name too long"), which the
+    check did not catch: a server error (Hypothesis, default profile)."""
+    status, page = form.send(timezone=timezone)
+    assert status == 400, page[:300]
+    assert "unknown time zone" in page
+    assert form.subscriber().preferences.timezone == "UTC"
+
+
 NOW = str(int(time.time()))
 
 

@@ -13,7 +13,7 @@ from sqlalchemy import func, select, text
 
 from digest.deliver import ledger
 from digest.deliver.ledger import Delivery
-from digest.errors import SubscriberExistsError
+from digest.errors import InvalidSubscriberError, SubscriberExistsError
 from digest.models import channel_key
 from digest.store import Store, make_engine, open_store, upgrade
 from digest.store.engine import alembic_config
@@ -74,6 +74,12 @@ def test_saving_again_replaces_the_channels_in_their_new_order(store: Store) -> 
 
     assert again is not None and [c.url for c in again.channels] == [NTFY]
     assert count(store, channels) == 1
+
+
+@pytest.mark.parametrize("timezone", ["America", "9" * 300])
+def test_a_time_zone_naming_a_folder_or_too_long_is_refused(store: Store, timezone: str) -> None:
+    with pytest.raises(InvalidSubscriberError, match="unknown time zone"):
+        store.add_subscriber("a@example.org", categories=None, timezone=timezone)
 
 
 def test_adding_an_existing_address_keeps_every_preference_and_channel(store: Store) -> None:

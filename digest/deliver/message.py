@@ -19,7 +19,6 @@ from email.headerregistry import Address
 from email.message import EmailMessage
 from email.utils import format_datetime, parseaddr
 from functools import lru_cache
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from markupsafe import escape
 
@@ -37,6 +36,7 @@ from digest.render.email import (
 )
 from digest.render.sanitize import safe_url
 from digest.render.templating import clip, long_date
+from digest.schedule import known_zone
 
 __all__ = ["HTML_BUDGET", "Recipient", "build_message", "message_id", "sender_domain"]
 
@@ -298,12 +298,7 @@ def _domain(sender: str) -> str:
 
 
 def _zone(name: str, *, fallback: str) -> tzinfo:
-    for candidate in (name, fallback):
-        try:
-            return ZoneInfo(candidate)
-        except (ZoneInfoNotFoundError, ValueError):
-            continue
-    return UTC
+    return known_zone(name) or known_zone(fallback) or UTC
 
 
 def _aware(moment: datetime) -> datetime:

@@ -19,7 +19,6 @@ from functools import cache
 from types import SimpleNamespace
 from typing import Any
 from urllib.parse import urlsplit
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import jinja2
 from markupsafe import Markup, escape
@@ -36,6 +35,7 @@ from digest.models import (
 from digest.render import corrections, layout
 from digest.render.headlines import clean_headline, first_sentence
 from digest.render.sanitize import clean_text, needs_cleaning, safe_url
+from digest.schedule import known_zone
 from digest.stories.language import RIGHT_TO_LEFT, language_name
 
 __all__ = [
@@ -212,10 +212,7 @@ def short_date(day: date) -> str:
 
 
 def zone(name: str) -> tzinfo:
-    try:
-        return ZoneInfo(name)
-    except (ZoneInfoNotFoundError, ValueError):
-        return UTC
+    return known_zone(name) or UTC
 
 
 def _aware(moment: datetime) -> datetime:

@@ -24,9 +24,10 @@ import types
 import typing
 from datetime import date, datetime
 from typing import Any
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+from zoneinfo import ZoneInfo
 
 from digest.models import Edition
+from digest.schedule import known_zone
 
 __all__ = ["content_hash", "decode_edition", "encode_edition"]
 
@@ -88,9 +89,8 @@ def _decode_datetime(text: str) -> datetime:
         raise ValueError(f"datetime {text!r} has no UTC offset")
     if not key:
         return parsed
-    try:
-        zone = ZoneInfo(key)
-    except (ZoneInfoNotFoundError, ValueError):
+    zone = known_zone(key)
+    if zone is None:
         return parsed  # the zone is gone from this machine's tzdata: keep the instant
     offset = parsed.utcoffset()
     wall = parsed.replace(tzinfo=None)

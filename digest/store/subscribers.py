@@ -8,12 +8,12 @@ import secrets
 from collections.abc import Collection, Mapping, Sequence
 from contextlib import suppress
 from typing import Any
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from sqlalchemy import Connection, select
 
 from digest.errors import AddressError, InvalidSubscriberError, SubscriberExistsError
 from digest.models import Subscriber, channel_key
+from digest.schedule import known_zone
 from digest.store.base import CHUNK, StoreBase, insert, now
 from digest.store.schema import channels, subscribers
 from digest.subscribers.preferences import Preferences
@@ -164,10 +164,8 @@ def normalize_email(email: str) -> str:
 
 
 def _check_timezone(name: str) -> str:
-    try:
-        ZoneInfo(name)
-    except (ZoneInfoNotFoundError, ValueError, TypeError):
-        raise InvalidSubscriberError(f"unknown time zone {name!r}") from None
+    if known_zone(name) is None:
+        raise InvalidSubscriberError(f"unknown time zone {name[:60]!r}")
     return name
 
 

@@ -22,11 +22,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, fields, replace
 from typing import TYPE_CHECKING, Any, Literal, Protocol
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from digest.errors import InvalidPreferenceError
 from digest.models import channel_key
-from digest.schedule import parse_clock
+from digest.schedule import known_zone, parse_clock
 
 if TYPE_CHECKING:
     from digest.config import Config
@@ -184,12 +183,10 @@ def check_categories(names: tuple[str, ...], checking: Checking) -> tuple[str, .
 
 def check_timezone(name: str, checking: Checking) -> str:
     name = name.strip()
-    try:
-        ZoneInfo(name)
-    except (ZoneInfoNotFoundError, ValueError):
+    if known_zone(name) is None:
         raise InvalidPreferenceError(
-            f"unknown time zone {name!r} (a name such as Europe/Berlin or America/New_York)"
-        ) from None
+            f"unknown time zone {name[:60]!r} (a name such as Europe/Berlin or America/New_York)"
+        )
     return name
 
 
