@@ -52,6 +52,18 @@ if TYPE_CHECKING:
     from digest.store import Store
 
 log = logging.getLogger("digest.daemon")
+
+
+class _StopIsNoFailure(logging.Filter):
+    """APScheduler logs a job cancelled by the daemon's stop as "raised an exception" with a
+    traceback; the stop is reported once, as "stopped during STEP", and the run as interrupted."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        raised = record.exc_info[1] if record.exc_info else None
+        return not isinstance(raised, asyncio.CancelledError)
+
+
+logging.getLogger("apscheduler.executors.default").addFilter(_StopIsNoFailure())
 # How often the daemon checks that it still holds its lock (watch_lock).
 LOCK_CHECK_SECONDS = 10.0
 
@@ -289,7 +301,10 @@ class Daemon:
         def listener(event) -> None:
             if event.code == EVENT_JOB_MISSED:
                 log.warning("job %s missed its run at %s", event.job_id, event.scheduled_run_time)
-            elif event.exception is not None:
+            elif event.exception is not None and not isinstance(
+                event.exception,
+                asyncio.CancelledError,  # a stop, said once by "stopped during"
+            ):
                 log.error("job %s failed: %s", event.job_id, event.exception)
 
         scheduler.add_listener(listener, EVENT_JOB_ERROR | EVENT_JOB_MISSED)

@@ -118,6 +118,9 @@ def test_sigterm_stops_the_daemon_mid_job_and_its_run_is_recorded_interrupted(
 
     assert exit_code == 143, last_word(tmp_path)
     assert "digest: error: interrupted during deepen (SIGTERM)" in last_word(tmp_path)
+    log = (tmp_path / "daemon.log").read_text()
+    # said once, as a stop: not a job that "failed" with a CancelledError traceback
+    assert "CancelledError" not in log and '"level": "error"' not in log, log[-2000:]
     found, _ = status(tmp_path)
     assert found["last_runs"]["deepen"]["status"] == "interrupted"
     assert found["daemon_running"] is False
