@@ -377,14 +377,20 @@ def _stopped(pid: int) -> bool:
 
 def freeze_when(proc: subprocess.Popen, condition, timeout: float) -> bool:
     """Let `proc` run a few milliseconds at a time, stopped (SIGSTOP) in between, until
-    `condition()` holds while it is stopped: a SIGKILL then lands in exactly that state."""
+    `condition()` holds while it is stopped: a SIGKILL then lands in exactly that state.
+    Stopped while it holds SQLite's WAL-index lock, the database cannot be read ("locking
+    protocol"): that moment is not the one looked for, the process runs on."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline and proc.poll() is None:
         proc.send_signal(signal.SIGSTOP)
         while not _stopped(proc.pid):
             time.sleep(0.0005)
-        if condition():
-            return True
+        try:
+            if condition():
+                return True
+        except sqlite3.OperationalError as err:
+            if "locking protocol" not in str(err) and "locked" not in str(err):
+                raise
         proc.send_signal(signal.SIGCONT)
         time.sleep(0.003)
     return False
