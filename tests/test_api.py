@@ -363,6 +363,16 @@ async def test_a_path_that_is_no_endpoint_is_a_json_404(client):
         assert "openapi.json" in missing["error"]
 
 
+async def test_another_method_than_get_is_a_json_405_naming_get(client):
+    for method, path in [("POST", "/api/v1/editions"), ("DELETE", "/api/v1/stories/1")]:
+        refused = await client.request(method, path, json={"title": "x"})
+        assert refused.status == 405 and refused.content_type == "application/json"
+        assert "read-only" in (await refused.json())["error"]
+        assert "GET" in refused.headers["Allow"]
+    preferences = await client.request("PUT", "/preferences")  # outside the API: as before
+    assert preferences.status == 405 and preferences.content_type != "application/json"
+
+
 async def test_a_story_comes_with_its_timeline(client, folder):
     world = await get_json(client, "/api/v1/stories?category=world")
     harbour = next(s for s in world if "Harbour" in s["title"])

@@ -180,6 +180,21 @@ def add_api_routes(server: web.Application, app: App, *, host: str) -> None:
     # Last: a client that gets a path wrong reads a JSON error, as from every endpoint.
     server.router.add_get(PREFIX + "/{tail:(?s:.*)}", guarded(no_endpoint))
 
+    @web.middleware
+    async def read_only(request: web.Request, handler: Handler) -> web.StreamResponse:
+        """Another method than GET under /api/v1/ is refused in JSON too (aiohttp's 405 is
+        text, raised before any handler of ours runs)."""
+        try:
+            return await handler(request)
+        except web.HTTPMethodNotAllowed as err:
+            if not request.path.startswith(PREFIX + "/"):
+                raise
+            allowed = ", ".join(sorted(err.allowed_methods))
+            why = f"{request.method} is not allowed: the API is read-only ({allowed})"
+            return error(405, why, {"Allow": allowed})
+
+    server.middlewares.append(read_only)
+
 
 def token_refusal(request: web.Request, env_name: str, *, local: bool) -> web.Response | None:
     """None when the request may go on (`token_problem`, the rule /mcp shares), else why not."""
