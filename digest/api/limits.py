@@ -1,11 +1,13 @@
-"""Who may call the API: a token bucket per client, and the bearer-token rule off localhost."""
+"""Who may call the API and /mcp: a token bucket per client, and the bearer-token rule."""
 
 from __future__ import annotations
 
 import hmac
 import ipaddress
+import math
 import os
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 
 @dataclass
@@ -59,18 +61,50 @@ def bearer_ok(header: str | None, token: str) -> bool:
     return given.isascii() and hmac.compare_digest(given.encode(), token.encode())
 
 
-def token_problem(header: str | None, env_name: str, *, local: bool) -> tuple[int, str] | None:
-    """The one token rule of /api/v1 and /mcp: None when the request may go on, else the
-    status and why not. With a token configured (the environment variable `env_name` holds
-    one), every request must bear it (401); off this machine one must be configured (403)."""
-    token = os.environ.get(env_name, "") if env_name else ""
-    if token:
-        if bearer_ok(header, token):
+class Refusal(NamedTuple):
+    """Why a request is not answered: its status, the reason in words, headers to send."""
+
+    status: int
+    why: str
+    headers: dict[str, str]
+
+
+@dataclass
+class Gate:
+    """The one rule of /api/v1 and /mcp, checked before either reads a request: a client over
+    its rate gets 429 with Retry-After; with a token configured (the environment variable
+    `token_env` holds one) every request must bear it (401); off this machine (`local` false)
+    one must be configured (403). `name` and `setting` say in a refusal what refused and which
+    setting names the token."""
+
+    name: str
+    setting: str
+    token_env: str
+    local: bool
+    bucket: RateLimit
+
+    def refusal(self, client: str, authorization: str | None, now: float) -> Refusal | None:
+        """None when `client`'s request (its Authorization header) may go on at `now`
+        (monotonic seconds), else why not."""
+        wait = self.bucket.take(client, now)
+        if wait:
+            retry = str(max(1, math.ceil(wait)))
+            return Refusal(429, "too many requests: slow down", {"Retry-After": retry})
+        token = os.environ.get(self.token_env, "") if self.token_env else ""
+        if token:
+            if bearer_ok(authorization, token):
+                return None
+            return Refusal(
+                401,
+                "send the token as Authorization: Bearer <token>",
+                {"WWW-Authenticate": 'Bearer realm="digest"'},
+            )
+        if self.local:
             return None
-        return 401, "send the token as Authorization: Bearer <token>"
-    if local:
-        return None
-    return 403, (
-        "not open on this address without a token: name an environment variable that holds "
-        "one in the config, or listen on localhost"
-    )
+        return Refusal(
+            403,
+            f"{self.name} is not open on this address without a token: name an environment "
+            f"variable that holds one in the config ([serve] {self.setting}), or listen on "
+            "localhost",
+            {},
+        )

@@ -17,7 +17,6 @@ import asyncio
 import hashlib
 import json
 import logging
-import math
 import re
 import time
 from collections.abc import Awaitable, Callable
@@ -26,7 +25,7 @@ from typing import Any
 
 from aiohttp import web
 
-from digest.api.limits import RateLimit, is_loopback, token_problem
+from digest.api.limits import Gate, RateLimit, is_loopback
 from digest.api.openapi import MAX_LIMIT, MAX_PAGE, MAX_QUERY, SPEC
 from digest.app import App
 from digest.errors import DigestError, InvalidQueryError, NoDatabaseError
@@ -52,18 +51,20 @@ class NotFound(LookupError):
 def add_api_routes(server: web.Application, app: App, *, host: str) -> None:
     """Route /api/v1/ on `server`; `host` is the address it listens on (the token rule)."""
     limits = app.config.serve
-    bucket = RateLimit(rate=limits.api_rate, burst=limits.api_burst)
-    local = is_loopback(host)
+    gate = Gate(
+        name="the API",
+        setting="api_token_env",
+        token_env=limits.api_token_env,
+        local=is_loopback(host),
+        bucket=RateLimit(rate=limits.api_rate, burst=limits.api_burst),
+    )
 
     def guarded(handler: Handler) -> Handler:
         async def answer(request: web.Request) -> web.StreamResponse:
-            wait = bucket.take(request.remote or "", time.monotonic())
-            if wait:
-                retry = str(max(1, math.ceil(wait)))
-                return error(429, "too many requests: slow down", {"Retry-After": retry})
-            refused = token_refusal(request, limits.api_token_env, local=local)
+            authorization = request.headers.get("Authorization")
+            refused = gate.refusal(request.remote or "", authorization, time.monotonic())
             if refused is not None:
-                return refused
+                return error(refused.status, refused.why, refused.headers)
             try:
                 return await handler(request)
             except BadParameter as err:
@@ -194,18 +195,6 @@ def add_api_routes(server: web.Application, app: App, *, host: str) -> None:
             return error(405, why, {"Allow": allowed})
 
     server.middlewares.append(read_only)
-
-
-def token_refusal(request: web.Request, env_name: str, *, local: bool) -> web.Response | None:
-    """None when the request may go on (`token_problem`, the rule /mcp shares), else why not."""
-    problem = token_problem(request.headers.get("Authorization"), env_name, local=local)
-    if problem is None:
-        return None
-    status, why = problem
-    if status == 403:
-        why = f"the API is {why} ([serve] api_token_env)"
-    headers = {"WWW-Authenticate": 'Bearer realm="digest"'} if status == 401 else None
-    return error(status, why, headers)
 
 
 def edition_summary(edition: Edition) -> dict[str, Any]:

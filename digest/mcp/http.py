@@ -3,22 +3,21 @@
 The SDK serves ASGI; digest's server is aiohttp, and aiohttp-asgi runs the one inside the other
 (with its lifespan, which starts the SDK's session manager). Sessions are stateless and answers
 plain JSON: every tool is a read, so no request needs to remember another, and a restart loses
-nothing. The token rule and the rate limit are the API's (`api.limits`: a quick answer searches
-the web), checked before the SDK sees the request; on localhost the SDK also refuses a Host
+nothing. The token rule and the rate limit are the API's (`api.limits.Gate`: a quick answer
+searches the web), checked before the SDK sees the request; on localhost the SDK also refuses a Host
 or Origin that is not this machine's (DNS rebinding from a web page).
 """
 
 from __future__ import annotations
 
 import json
-import math
 import time
 from collections.abc import MutableMapping
 from typing import Any
 
 from aiohttp import web
 
-from digest.api.limits import RateLimit, is_loopback, token_problem
+from digest.api.limits import Gate, RateLimit, Refusal, is_loopback
 from digest.app import App
 
 PATH = "/mcp"
@@ -40,28 +39,23 @@ def mount_mcp(server: web.Application, app: App, *, host: str) -> None:
         json_response=True,
         host="127.0.0.1" if local else host,
     )
-    env_name = app.config.serve.mcp_token_env
     limits = app.config.serve
-    bucket = RateLimit(rate=limits.api_rate, burst=limits.api_burst)
+    gate = Gate(
+        name="MCP",
+        setting="mcp_token_env",
+        token_env=limits.mcp_token_env,
+        local=local,
+        bucket=RateLimit(rate=limits.api_rate, burst=limits.api_burst),
+    )
 
     async def guarded(scope: Scope, receive: Any, send: Any) -> None:
         if scope["type"] == "http":
             client = scope.get("client") or ("", 0)
-            wait = bucket.take(str(client[0]), time.monotonic())
-            if wait:
-                retry = str(max(1, math.ceil(wait))).encode()
-                await _refuse(send, 429, "too many requests: slow down", [(b"retry-after", retry)])
-                return
-            headers = dict(scope["headers"])
-            given = headers.get(b"authorization")
-            problem = token_problem(
-                given.decode("latin-1") if given else None, env_name, local=local
-            )
-            if problem is not None:
-                status, why = problem
-                if status == 403:
-                    why = f"MCP is {why} ([serve] mcp_token_env)"
-                await _refuse(send, status, why)
+            given = dict(scope["headers"]).get(b"authorization")
+            authorization = given.decode("latin-1") if given else None
+            refused = gate.refusal(str(client[0]), authorization, time.monotonic())
+            if refused is not None:
+                await _refuse(send, refused)
                 return
             # aiohttp-asgi names the mount as root_path; the SDK routes the whole path (/mcp).
             scope = {**scope, "root_path": ""}
@@ -72,13 +66,10 @@ def mount_mcp(server: web.Application, app: App, *, host: str) -> None:
     resource.lifespan_mount(server)
 
 
-async def _refuse(
-    send: Any, status: int, why: str, extra: list[tuple[bytes, bytes]] | None = None
-) -> None:
-    body = json.dumps({"error": why}).encode()
+async def _refuse(send: Any, refused: Refusal) -> None:
+    """The gate's refusal as JSON, as the API answers it."""
+    body = json.dumps({"error": refused.why}).encode()
     headers = [(b"content-type", b"application/json"), (b"cache-control", b"no-store")]
-    headers += extra or []
-    if status == 401:
-        headers.append((b"www-authenticate", b'Bearer realm="digest"'))
-    await send({"type": "http.response.start", "status": status, "headers": headers})
+    headers += [(k.lower().encode(), v.encode()) for k, v in refused.headers.items()]
+    await send({"type": "http.response.start", "status": refused.status, "headers": headers})
     await send({"type": "http.response.body", "body": body})
