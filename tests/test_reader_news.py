@@ -501,6 +501,21 @@ def test_an_updated_storys_corrections_are_told_once_in_what_is_new() -> None:
     assert new.corrections == (CORRECTION,)  # the whole story, as the edition carries it
 
 
+def away_email(copy: Edition, **extra: Any) -> tuple[str, str]:
+    """The email of the reader who was away, rendered as publish renders it."""
+    return render_email(
+        copy,
+        categories=None,
+        tz=UTC,
+        title="Digest",
+        archive="https://news.example.org/2026/12/03/index.html",
+        unsubscribe="https://news.example.org/unsubscribe?token=t",
+        recipient="away@example.org",
+        budget=100_000,
+        **extra,
+    )
+
+
 def test_the_email_shows_the_update_in_both_parts_with_a_link_to_the_whole_story() -> None:
     history, today = three_days()
     hostile = replace(
@@ -512,16 +527,7 @@ def test_the_email_shows_the_update_in_both_parts_with_a_link_to_the_whole_story
     )
     today = replace(today, sections=(replace(today.sections[0], stories=(hostile,)),))
     copy = news_for(today, reader("away@example.org"), history)
-    html, text = render_email(
-        copy,
-        categories=None,
-        tz=UTC,
-        title="Digest",
-        archive="https://news.example.org/2026/12/03/index.html",
-        unsubscribe="https://news.example.org/unsubscribe?token=t",
-        recipient="away@example.org",
-        budget=100_000,
-    )
+    html, text = away_email(copy)
     flat = " ".join(text.split())
     since = "Since your last digest (1 December): New: Wire Service, Metro Wire, Evil x() —"
     assert f"{since} {LEDES['Wire Service']} — {LEDES['Metro Wire']}" in flat
@@ -543,17 +549,7 @@ def test_a_story_told_as_an_update_keeps_its_follow_link_and_where_outlets_disag
     story = replace(story, disagreements=(dispute,))
     copy = replace(copy, sections=(replace(copy.sections[0], stories=(story,)),))
     link = "https://news.example.org/follow?token=t&story={story}"
-    html, text = render_email(
-        copy,
-        categories=None,
-        tz=UTC,
-        title="Digest",
-        archive="https://news.example.org/2026/12/03/index.html",
-        unsubscribe="https://news.example.org/unsubscribe?token=t",
-        recipient="away@example.org",
-        budget=100_000,
-        follow=link,
-    )
+    html, text = away_email(copy, follow=link)
     followed = link.replace("{story}", str(story.id))
     assert "Since your last digest (1 December)" in text
     assert f"Follow this story: {followed}" in text
