@@ -64,6 +64,7 @@ class _StopIsNoFailure(logging.Filter):
 
 
 logging.getLogger("apscheduler.executors.default").addFilter(_StopIsNoFailure())
+
 # How often the daemon checks that it still holds its lock (watch_lock).
 LOCK_CHECK_SECONDS = 10.0
 
