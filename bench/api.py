@@ -14,9 +14,9 @@
 2. The queries: bench/search.py's, without its any_word ones (neither the API nor the tool take
    that flag); `since` as a date (YYYY-MM-DD), which every path reads as midnight UTC.
 3. One `digest serve` (this checkout, `python -m digest`) on a free 127.0.0.1 port, its rate
-   limit raised out of the way, `[serve] mcp = true` when this checkout has `digest mcp`. Paths,
-   each warmed up with every query once, then measured in `--rounds` rounds, taking turns within
-   a round (the order rotates) so that the machine's noise falls on all of them:
+   limit raised out of the way, `[serve] mcp = true`. Paths, each warmed up with every query
+   once, then measured in `--rounds` rounds, taking turns within a round (the order rotates) so
+   that the machine's noise falls on all of them:
    - in process: `digest.ondemand.quick.search_archive`, one at a time: the search's own cost,
      the baseline of the ratios;
    - `digest search --json`: a subprocess per query, so start-up counts (every query once a
@@ -34,8 +34,7 @@
    cores), and the ratios of requests a second and of p95 to in process. The warm-up's hits
    per query are compared across paths (they should be the same).
 
-Without `digest mcp` on this checkout (digest/mcp/ and `[serve] mcp`) the MCP paths are skipped
-with a note. Everything runs on 127.0.0.1.
+Everything runs on 127.0.0.1.
 """
 
 from __future__ import annotations
@@ -43,7 +42,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import hashlib
-import importlib.util
 import inspect
 import json
 import os
@@ -70,14 +68,14 @@ import aiohttp  # noqa: E402
 from bench import search as fill  # noqa: E402
 from bench.search import Backend, Query, p95, progress  # noqa: E402
 from digest.app import App  # noqa: E402
-from digest.config import ServeConfig, load_config  # noqa: E402
+from digest.config import load_config  # noqa: E402
 from digest.ondemand.params import parse_since  # noqa: E402
 from digest.ondemand.quick import search_archive  # noqa: E402
+from digest.runtime.subprocesses import process_cpu  # noqa: E402
 from digest.store import open_store  # noqa: E402
 from tests.configs import write_config  # noqa: E402
-from tests.conftest import free_port  # noqa: E402
+from tests.conftest import cli_env, free_port  # noqa: E402
 
-CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 LIMIT = 10
 
 
@@ -133,17 +131,6 @@ def since_day(q: Query) -> str | None:
 # -- The server -----------------------------------------------------------------------------------
 
 
-def has_mcp() -> bool:
-    """Whether this checkout has `digest mcp` (and so `[serve] mcp`)."""
-    return importlib.util.find_spec("digest.mcp") is not None and "mcp" in ServeConfig.model_fields
-
-
-def child_env() -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("DIGEST_")}
-    env["PYTHONPATH"] = str(ROOT)
-    return env
-
-
 DIGEST = [sys.executable, "-m", "digest"]
 
 
@@ -153,7 +140,7 @@ def start_server(config: Path, port: int, log: Path) -> tuple[subprocess.Popen[b
     with log.open("wb") as err:
         server = subprocess.Popen(
             [*DIGEST, "--config", str(config), "serve", "--port", str(port)],
-            env=child_env(),
+            env=cli_env(),
             stdout=subprocess.DEVNULL,
             stderr=err,
         )
@@ -172,10 +159,11 @@ def start_server(config: Path, port: int, log: Path) -> tuple[subprocess.Popen[b
 
 
 def cpu_seconds(pid: int) -> float:
-    """utime + stime of a process, all its threads, from /proc."""
-    stat = Path(f"/proc/{pid}/stat").read_text()
-    fields = stat.rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS  # fields 14 and 15 of stat
+    """utime + stime of a process, all its threads (it must still run)."""
+    cpu = process_cpu(pid)
+    if cpu is None:
+        raise RuntimeError(f"process {pid} is gone: its CPU time cannot be read")
+    return cpu
 
 
 def children_cpu() -> float:
@@ -277,7 +265,7 @@ def cli(config: Path) -> Call:
         if day := since_day(q):
             args += ["--since", day]
         proc = await asyncio.create_subprocess_exec(
-            *DIGEST, *args, "--", q.text, env=child_env(), stdout=asyncio.subprocess.PIPE
+            *DIGEST, *args, "--", q.text, env=cli_env(), stdout=asyncio.subprocess.PIPE
         )
         out, _ = await proc.communicate()
         if proc.returncode:
@@ -380,13 +368,11 @@ def times(ratio: float) -> str:
 # -- Main -----------------------------------------------------------------------------------------
 
 
-def write_bench_config(work: Path, db: Path, port: int, *, mcp: bool) -> Path:
+def write_bench_config(work: Path, db: Path, port: int) -> Path:
     """The config `digest serve`, `digest search` and `digest mcp` read: the archive, its
-    categories, no DuckDuckGo, the API's rate limit out of the way (the bench is one client:
-    the limit would measure itself), /mcp on when this checkout has it."""
-    serve: dict[str, Any] = {"port": port, "api_rate": 1_000_000.0, "api_burst": 1_000_000}
-    if mcp:
-        serve["mcp"] = True
+    categories, no DuckDuckGo, the rate limit out of the way (the bench is one client: the
+    limit would measure itself), /mcp on."""
+    serve = {"port": port, "api_rate": 1_000_000.0, "api_burst": 1_000_000, "mcp": True}
     write_config(
         work,
         database={"url": f"sqlite:///{db}"},
@@ -420,11 +406,6 @@ async def open_paths(
         connector = aiohttp.TCPConnector(limit=c)
         session = await stack.enter_async_context(aiohttp.ClientSession(connector=connector))
         paths.append(SearchPath("GET /api/v1/search", c, api(session, base), served, each))
-    if not has_mcp():
-        notes.append(
-            "MCP paths skipped: this checkout has no `digest mcp` (digest/mcp/ and [serve] mcp)"
-        )
-        return paths
     from mcp import Client, StdioServerParameters
 
     for c in args.concurrency:
@@ -435,7 +416,7 @@ async def open_paths(
     stdio = StdioServerParameters(
         command=sys.executable,
         args=["-m", "digest", "--config", str(config), "mcp"],
-        env=child_env(),
+        env=cli_env(),
     )
     client = await stack.enter_async_context(Client(stdio))
     notes.append(f"digest mcp (stdio) connected in {time.perf_counter() - started:.1f} s")
@@ -452,7 +433,7 @@ async def measure(args: argparse.Namespace, db: Path, notes: list[str]) -> list[
     qs = bench_queries()
     work = Path(tempfile.mkdtemp(prefix="digest-bench-api-"))
     port = free_port()
-    config = write_bench_config(work, db, port, mcp=has_mcp())
+    config = write_bench_config(work, db, port)
     server, ready = start_server(config, port, work / "serve.log")
     notes.append(f"digest serve answered {ready:.1f} s after it was started")
     try:

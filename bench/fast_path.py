@@ -58,6 +58,7 @@ from digest.config import FetchConfig  # noqa: E402
 from digest.fetch.client import HttpClient  # noqa: E402
 from digest.fetch.fast import FastExtractor  # noqa: E402
 from digest.fetch.parsers import ParserPool  # noqa: E402
+from digest.runtime.subprocesses import process_cpu  # noqa: E402
 from tests.newsweb import ARTICLES, NewsWeb, Route, render_article  # noqa: E402
 
 SEED_READ_BYTES = 20 * 1024
@@ -150,13 +151,8 @@ def cpu_seconds(parsers: ParserPool | None) -> float:
     total = time.process_time()
     ended = resource.getrusage(resource.RUSAGE_CHILDREN)
     total += ended.ru_utime + ended.ru_stime
-    tick = os.sysconf("SC_CLK_TCK")
     for worker in parsers._live if parsers is not None else ():
-        try:
-            fields = Path(f"/proc/{worker.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        total += (int(fields[11]) + int(fields[12])) / tick  # utime, stime
+        total += process_cpu(worker.proc.pid) or 0.0
     return total
 
 

@@ -24,7 +24,6 @@ import asyncio
 import contextlib
 import fcntl
 import json
-import os
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -34,13 +33,12 @@ from digest.errors import FeedError, ParseError, ParseOverrunError, ParseTimeout
 from digest.fetch._parse_worker import FRAME
 from digest.fetch.lede import Lede
 from digest.models import MainText
-from digest.runtime.subprocesses import child_env, usable_cores
+from digest.runtime.subprocesses import child_env, process_cpu, usable_cores
 
 if TYPE_CHECKING:  # feedparser (0.09 s) is imported where feeds are read: `extract` needs none
     from digest.fetch.feed_parser import ParsedFeed
 
 _KINDS = frozenset(("article", "meta", ""))
-_CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
 
 @dataclass(eq=False)
@@ -58,12 +56,7 @@ class _Worker:
 
     def cpu_seconds(self) -> float | None:
         """User and system CPU time the process has had so far (None: not on Linux)."""
-        try:
-            with open(f"/proc/{self.proc.pid}/stat", "rb") as stat:
-                fields = stat.read().rpartition(b")")[2].split()
-        except OSError:
-            return None
-        return (int(fields[11]) + int(fields[12])) / _CLOCK_TICKS  # utime, stime
+        return process_cpu(self.proc.pid)
 
     async def ask(
         self, header: dict[str, Any], body: bytes, on_handed: Callable[[], None] | None = None

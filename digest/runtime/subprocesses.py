@@ -12,6 +12,7 @@ import resource
 from pathlib import Path
 
 _PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])  # the folder that holds digest/
+_CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
 
 def child_env() -> dict[str, str]:
@@ -19,6 +20,17 @@ def child_env() -> dict[str, str]:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (_PACKAGE_ROOT, env.get("PYTHONPATH")) if p)
     return env
+
+
+def process_cpu(pid: int) -> float | None:
+    """The user and system CPU seconds process `pid` (all its threads) has had so far, from
+    /proc; None when it is gone or not on Linux."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            fields = stat.read().rpartition(b")")[2].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / _CLOCK_TICKS  # utime, stime
 
 
 def usable_cores() -> int:
