@@ -10,6 +10,9 @@ The latest edition is the resource digest://editions/latest (any day: digest://e
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from datetime import date
 from typing import Any
 
@@ -17,6 +20,7 @@ from mcp.server import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 
+from digest.api.openapi import MAX_QUERY  # a search as long as the API takes
 from digest.app import App
 from digest.errors import DigestError, NoDatabaseError
 from digest.mcp.quoting import links_in, quoted
@@ -24,7 +28,6 @@ from digest.mcp.quoting import links_in, quoted
 READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True)
 LIVE = ToolAnnotations(read_only_hint=True, destructive_hint=False, open_world_hint=True)
 MAX_LIMIT = 50
-MAX_QUERY = 500  # characters, as the API
 
 INSTRUCTIONS = (
     "A self-hosted news digest: its archive of stories (each told by several outlets, "
@@ -149,8 +152,6 @@ def build_server(app: App) -> MCPServer:
 
 async def _edition_text(app: App, day: date | None) -> str:
     """An edition quoted like a tool's answer: it holds page text too."""
-    import asyncio
-
     from digest.store.edition_codec import encode_edition
 
     try:
@@ -197,16 +198,13 @@ def _limit(limit: int) -> int:
     return limit
 
 
-class _answers:
+@asynccontextmanager
+async def _answers() -> AsyncIterator[None]:
     """The service's own errors (an unknown category, no archive yet, a bad `since`) as the
     tool's error in plain words, not a traceback."""
-
-    async def __aenter__(self) -> None:
-        return None
-
-    async def __aexit__(self, kind: Any, err: BaseException | None, tb: Any) -> bool:
-        if isinstance(err, NoDatabaseError):
-            raise ToolError("there is no archive yet: nothing has been collected") from err
-        if isinstance(err, DigestError):
-            raise ToolError(str(err)) from err
-        return False
+    try:
+        yield
+    except NoDatabaseError as err:
+        raise ToolError("there is no archive yet: nothing has been collected") from err
+    except DigestError as err:
+        raise ToolError(str(err)) from err
