@@ -29,7 +29,7 @@ from mcp.client.streamable_http import streamable_http_client
 from digest.app import App
 from digest.config import StoriesConfig, load_config
 from digest.jobs.clustering import cluster_category
-from digest.mcp.quoting import links_in, quoted
+from digest.mcp.quoting import quoted
 from digest.memory.events import NewEvent
 from digest.serve import make_app
 from digest.store import open_store
@@ -241,7 +241,7 @@ async def test_off_localhost_mcp_is_refused_without_a_configured_token(folder):
     )
 )
 def test_any_page_text_stays_inside_its_quote(data):
-    text, structured = quoted("A tool's own words.", data, links_in(data))
+    text, structured = quoted("A tool's own words.", data)
     own, back = quoted_part(text)
     assert back == data and structured["quoted_data"] == data
     assert own.startswith("A tool's own words.\n")

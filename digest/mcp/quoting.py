@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import secrets
-from collections.abc import Iterable
 from typing import Any
 
 NOTE = (
@@ -19,12 +18,13 @@ NOTE = (
 )
 
 
-def quoted(what: str, data: Any, sources: Iterable[str]) -> tuple[str, dict[str, Any]]:
+def quoted(what: str, data: Any) -> tuple[str, dict[str, Any]]:
     """The text and the structured content of a tool result: `what` (the tool's own words),
-    the source links, and `data` quoted between markers no page text can forge."""
+    the source links in `data` (`links_in`), and `data` quoted between markers no page text
+    can forge."""
     nonce = secrets.token_hex(8)
     open_, close = f"<quoted-data-{nonce}>", f"</quoted-data-{nonce}>"
-    links = list(dict.fromkeys(u for u in sources if u))
+    links = links_in(data)
     note = NOTE.format(open=open_, close=close)
     body = json.dumps(data, ensure_ascii=False)
     lines = [what, note]

@@ -23,7 +23,7 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from digest.api.openapi import MAX_QUERY  # a search as long as the API takes
 from digest.app import App
 from digest.errors import DigestError, NoDatabaseError
-from digest.mcp.quoting import links_in, quoted
+from digest.mcp.quoting import quoted
 
 READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True)
 LIVE = ToolAnnotations(read_only_hint=True, destructive_hint=False, open_world_hint=True)
@@ -164,7 +164,7 @@ async def _edition_text(app: App, day: date | None) -> str:
         what = f"of {day.isoformat()}" if day else "yet"
         raise ResourceError(f"there is no edition {what}")
     data = encode_edition(edition)
-    text, _ = quoted(f"The edition of {edition.day.isoformat()}.", data, links_in(data))
+    text, _ = quoted(f"The edition of {edition.day.isoformat()}.", data)
     return text
 
 
@@ -178,7 +178,7 @@ def _version() -> str:
 
 
 def _result(what: str, data: Any) -> CallToolResult:
-    text, structured = quoted(what, data, links_in(data))
+    text, structured = quoted(what, data)
     return CallToolResult(
         content=[TextContent(type="text", text=text)], structured_content=structured
     )
