@@ -32,7 +32,7 @@ def _err(what: str) -> dict[str, Any]:
 _COMMON = {
     "304": {"description": "Not modified: the If-None-Match ETag is current", "headers": _ETAG},
     "400": _err("A parameter cannot be read (which one, and why, in `error`)"),
-    "401": _err("Off localhost: the bearer token is missing or wrong"),
+    "401": _err("A token is configured and this request lacks it or bears another"),
     "403": _err("Off localhost without a token configured: the API is refused"),
     "429": {
         "description": "Too many requests from this client",
