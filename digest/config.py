@@ -276,9 +276,9 @@ class ServeConfig(_Section):
     body_timeout: PositiveFloat = 10.0
     max_connections: PositiveInt = 100
     # The read-only JSON API (/api/v1/): each client (remote address) may make api_rate
-    # requests a second, api_burst at once, beyond that 429. Off this machine (host not a
-    # loopback address) it wants `Authorization: Bearer <token>`, the token read from the
-    # environment variable named here; unset (or empty), the API is refused there (403).
+    # requests a second, api_burst at once, beyond that 429. With api_token_env naming an
+    # environment variable that holds a token, every request must send `Authorization: Bearer
+    # <token>`; off this machine (host not a loopback address) a token is required, else 403.
     api_rate: PositiveFloat = 10.0
     api_burst: PositiveInt = 20
     api_token_env: str = ""
