@@ -97,6 +97,7 @@ SLOTS = ("@@address-slot@@", "@@unsubscribe-slot@@")
 )
 @example(["x" * 75, SLOTS[0], "=" * 30, SLOTS[1], "é" * 40], ["a" * 200, "=é" * 50])
 @example(["a" * 72 + "é", SLOTS[0], SLOTS[1], "\n"], ["", "b" * 74])
+@example(["\r", SLOTS[0]], ["", ""])  # an empty value alone on the last line
 def test_a_text_encoded_around_its_slots_decodes_to_the_text_filled(
     pieces: list[str], values: list[str]
 ) -> None:

@@ -90,9 +90,9 @@ def quoted_printable(text: str, fills: Mapping[str, str]) -> str:
     An edition's thousands of copies differ only in a few slots (the reader's address, their
     unsubscribe link): the text around the slots is encoded once per text and kept, and each
     copy encodes only its values, joined to the rest by soft line breaks. Values with a line
-    break in them (none of the slots has one) go the long way: the whole text filled, then
-    encoded."""
-    if not fills or any("\r" in v or "\n" in v for v in fills.values()):
+    break in them, or empty (none of the slots is either), go the long way: the whole text
+    filled, then encoded (an empty value alone on the text's last line ends no line there)."""
+    if not fills or any(not v or "\r" in v or "\n" in v for v in fills.values()):
         for key, value in fills.items():
             text = text.replace(key, value)
         return _encode(_body(text.encode("utf-8")))
