@@ -5,7 +5,6 @@ from __future__ import annotations
 import hmac
 import ipaddress
 import math
-import os
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -72,14 +71,14 @@ class Refusal(NamedTuple):
 @dataclass
 class Gate:
     """The one rule of /api/v1 and /mcp, checked before either reads a request: a client over
-    its rate gets 429 with Retry-After; with a token configured (the environment variable
-    `token_env` holds one) every request must bear it (401); off this machine (`local` false)
-    one must be configured (403). `name` and `setting` say in a refusal what refused and which
-    setting names the token."""
+    its rate gets 429 with Retry-After; with a token configured (`token`, read from the
+    environment once, as the server is built) every request must bear it (401); off this
+    machine (`local` false) one must be configured (403). `name` and `setting` say in a refusal
+    what refused and which setting names the token."""
 
     name: str
     setting: str
-    token_env: str
+    token: str | None
     local: bool
     bucket: RateLimit
 
@@ -90,9 +89,8 @@ class Gate:
         if wait:
             retry = str(max(1, math.ceil(wait)))
             return Refusal(429, "too many requests: slow down", {"Retry-After": retry})
-        token = os.environ.get(self.token_env, "") if self.token_env else ""
-        if token:
-            if bearer_ok(authorization, token):
+        if self.token is not None:
+            if bearer_ok(authorization, self.token):
                 return None
             return Refusal(
                 401,

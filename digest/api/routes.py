@@ -5,7 +5,8 @@ search`), or the edition as stored (`store.edition_codec`): one encoder per type
 Answers carry an ETag (a hash of the body) and a matching If-None-Match gets 304, so an app
 that polls pays for a change only. A client (remote address) gets `[serve] api_rate` requests a
 second, `api_burst` at once, then 429 with Retry-After. With a token configured (`[serve]
-api_token_env`) every request must bear it; off localhost one must be configured, else the API
+api_token_env`; a variable named there but unset or empty stops the server from starting)
+every request must bear it; off localhost one must be configured, else the API
 is refused there (403): it must never be open to the internet by accident. Errors are JSON:
 {"error": "..."}, a path under /api/v1/ that is no endpoint too (404), and a bug in a handler
 (500: the traceback goes to the log, never to the client).
@@ -54,7 +55,7 @@ def add_api_routes(server: web.Application, app: App, *, host: str) -> None:
     gate = Gate(
         name="the API",
         setting="api_token_env",
-        token_env=limits.api_token_env,
+        token=app.bearer_token(limits.api_token_env, setting="api_token_env"),
         local=is_loopback(host),
         bucket=RateLimit(rate=limits.api_rate, burst=limits.api_burst),
     )
