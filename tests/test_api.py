@@ -37,7 +37,7 @@ from openapi_spec_validator import validate as validate_openapi
 from werkzeug.datastructures import Headers, ImmutableMultiDict
 from yarl import URL
 
-from digest.api.limits import RateLimit, bearer_ok, is_loopback
+from digest.api.limits import Gate, RateLimit, bearer_ok, is_loopback
 from digest.api.openapi import SPEC
 from digest.api.routes import PREFIX, etag_matches
 from digest.app import App, usable_token
@@ -379,6 +379,29 @@ def test_whitespace_around_a_token_is_dropped_and_what_is_left_can_be_sent(token
     assert bearer_ok(f"Bearer {read}", read)
 
 
+async def test_an_anonymous_flood_never_spends_what_the_token_holder_is_allowed(tmp_path: Path):
+    """Behind a proxy every client has the proxy's address: a client without the token at 40
+    requests a second kept the token's holder at 429 for 17 of 20 requests."""
+    write_config(tmp_path, serve={"api_token_env": TOKEN_ENV, "api_rate": 0.01, "api_burst": 3})
+    fill(tmp_path)
+    right = {"Authorization": "Bearer s3cret-token"}
+    async for client in serve(tmp_path, environ={TOKEN_ENV: "s3cret-token"}):
+        anonymous: list[int] = []
+        holder: list[int] = []
+
+        for _ in range(3):
+            for headers in ({}, {"Authorization": "Bearer s3cret-tokem"}) * 5:
+                anonymous.append(
+                    (await call(client, PREFIX + "/editions", headers=headers)).status_code
+                )
+            holder.append((await call(client, PREFIX + "/editions", headers=right)).status_code)
+        assert holder == [200, 200, 200]  # the whole burst, the flood notwithstanding
+        assert anonymous[:3] == [401, 401, 401] and set(anonymous[3:]) == {429}
+        over = await call(client, "/api/v1/stories", headers=right)
+        assert over.status_code == 429  # and the holder is limited at its own rate
+        assert "without the token" not in over.json()["error"]
+
+
 async def test_the_openapi_description_is_valid_and_the_routes_agree(client):
     spec = await get_json(client, "/api/v1/openapi.json")
     assert spec == json.loads(json.dumps(SPEC)) and spec["openapi"].startswith("3.1")
@@ -633,6 +656,42 @@ def test_the_rate_limit_never_lets_through_more_than_burst_and_rate(rate, burst,
     assert allowed <= burst + rate * now + 1e-6
     other = limit.take("other", now)
     assert other == 0  # one client's requests never spend another's
+
+
+HEADERS = {
+    "holder": "Bearer s3cret-token",
+    "none": None,
+    "wrong": "Bearer s3cret-tokem",
+    "basic": "Basic s3cret-token",
+}
+
+
+@given(
+    rate=st.floats(0.1, 50),
+    burst=st.integers(1, 20),
+    requests=st.lists(st.tuples(st.floats(0, 3), st.sampled_from(sorted(HEADERS))), max_size=80),
+)
+def test_no_requests_without_the_token_change_what_its_holder_is_answered(rate, burst, requests):
+    """Any interleaving of anonymous and wrong-token requests from the holder's own address:
+    the holder is answered exactly as if it were alone, so never refused below its rate."""
+
+    def gate() -> Gate:
+        bucket = RateLimit(rate=rate, burst=burst)
+        return Gate("the API", "api_token_env", "s3cret-token", local=True, bucket=bucket)
+
+    mixed, alone = gate(), gate()
+    now, last_answered = 0.0, None
+    for gap, who in requests:
+        now += gap
+        refused = mixed.refusal("127.0.0.1", HEADERS[who], now)
+        if who != "holder":
+            assert refused is not None and refused.status in (401, 429)
+            continue
+        assert refused == alone.refusal("127.0.0.1", HEADERS[who], now)
+        if last_answered is None or now - last_answered >= 1.01 / rate:
+            assert refused is None  # at its own rate it is never refused
+        if refused is None:
+            last_answered = now
 
 
 def test_the_token_rule_and_etags():
