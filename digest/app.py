@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self
 
 from digest.config import Config
-from digest.errors import NoDatabaseError
+from digest.errors import NoDatabaseError, TokenError
 from digest.runtime.subprocesses import usable_cores
 from digest.sources.ddg import DuckDuckGo
 
@@ -110,6 +110,14 @@ class App:
         finally:
             if self._store is not None:
                 await asyncio.to_thread(self._store.close)
+
+    def bearer_token(self, variable: str, *, setting: str) -> str | None:
+        """The token a server's clients must bear, from the environment variable `variable`
+        that `[serve] setting` names; None when it names none. Read once, as the server is
+        built; raises TokenError (the server does not start) when it is unset or unusable."""
+        if not variable:
+            return None
+        return usable_token(self._environ.get(variable), variable=variable, setting=setting)
 
     async def crawler(self) -> Crawler:
         """The deep crawler (and its browser), started on first use and closed with the app."""
@@ -235,6 +243,30 @@ class App:
                 except NoDatabaseError as err:
                     raise NoDatabaseError(f"{err} {how_to_start(self.config)}") from None
             return self._store
+
+
+def usable_token(value: str | None, *, variable: str, setting: str) -> str:
+    """`value` as a bearer token, whitespace around it dropped: a secrets file's last newline is
+    no part of it, and no client could send it (HTTP trims a header's value). Unset, empty, or
+    holding what no request's token can match (a control character, a letter that is not
+    ASCII) is a TokenError: else every request would get 401, or none would need a token."""
+    named = f"[serve] {setting} names the environment variable {variable}"
+    if value is None:
+        raise TokenError(
+            f"{named}, which is not set: set it to the token, or remove {setting} from the config"
+        )
+    token = value.strip()
+    if not token:
+        raise TokenError(
+            f"{named}, which is empty: set it to the token, or remove {setting} from the config"
+        )
+    if not all(" " <= c <= "~" for c in token):
+        raise TokenError(
+            f"{named}, whose token holds a control character or a letter that is not ASCII, "
+            "which no Authorization header can match: use letters, digits and -._~+/= "
+            "(openssl rand -hex 32 makes one)"
+        )
+    return token
 
 
 def how_to_start(config: Config) -> str:

@@ -278,7 +278,9 @@ class ServeConfig(_Section):
     # The read-only JSON API (/api/v1/): each client (remote address) may make api_rate
     # requests a second, api_burst at once, beyond that 429. With api_token_env naming an
     # environment variable that holds a token, every request must send `Authorization: Bearer
-    # <token>`; off this machine (host not a loopback address) a token is required, else 403.
+    # <token>` (the rate is then the token's; without it 401), and the variable unset or empty
+    # stops the server from starting; off this machine (host not a loopback address) a token is
+    # required, else 403.
     api_rate: PositiveFloat = 10.0
     api_burst: PositiveInt = 20
     api_token_env: str = ""

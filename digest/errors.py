@@ -15,6 +15,11 @@ class ConfigError(DigestError, ValueError):
     """The configuration file is unreadable or holds an unknown key or a wrong type."""
 
 
+class TokenError(ConfigError):
+    """A setting names an environment variable for a token that is unset, empty or holds what
+    no client can send: the server it guards refuses to start rather than answer without it."""
+
+
 class UnknownCategoryError(DigestError, ValueError):
     """A category was asked for that the configuration does not define."""
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
+import socket
 import sqlite3
 import time
 import urllib.error
@@ -36,18 +37,19 @@ from openapi_spec_validator import validate as validate_openapi
 from werkzeug.datastructures import Headers, ImmutableMultiDict
 from yarl import URL
 
-from digest.api.limits import RateLimit, bearer_ok, is_loopback
+from digest.api.limits import Gate, RateLimit, bearer_ok, is_loopback
 from digest.api.openapi import SPEC
 from digest.api.routes import PREFIX, etag_matches
-from digest.app import App
+from digest.app import App, usable_token
 from digest.config import StoriesConfig, load_config
+from digest.errors import TokenError
 from digest.jobs.clustering import cluster_category
 from digest.memory.events import NewEvent
 from digest.serve import make_app
 from digest.store import Store, open_store
 from digest.store.edition_codec import encode_edition
 from tests.configs import write_config
-from tests.conftest import free_port, start_cli
+from tests.conftest import free_port, run_cli, start_cli
 from tests.editions import make_edition
 from tests.storefixtures import item
 
@@ -90,9 +92,11 @@ def fill(folder: Path) -> None:
             store.save_edition(make_edition(day, categories=("technology", "world")))
 
 
-async def serve(folder: Path, *, host: str = "127.0.0.1") -> AsyncIterator[Client]:
+async def serve(
+    folder: Path, *, host: str = "127.0.0.1", environ: Mapping[str, str] | None = None
+) -> AsyncIterator[Client]:
     (folder / "site").mkdir(exist_ok=True)
-    async with App(load_config(folder / "digest.toml")) as app:
+    async with App(load_config(folder / "digest.toml"), environ=environ) as app:
         server = TestServer(make_app(app, folder / "site", host=host), host="127.0.0.1")
         async with TestClient(server) as client:
             yield client
@@ -295,13 +299,13 @@ async def test_a_client_over_the_rate_gets_429_with_retry_after(tmp_path: Path):
 async def test_the_api_wants_the_configured_bearer_token_and_one_off_localhost(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ):
-    write_config(tmp_path, serve={"api_token_env": TOKEN_ENV})
+    write_config(tmp_path)
     fill(tmp_path)
-    monkeypatch.delenv(TOKEN_ENV, raising=False)
     async for client in serve(tmp_path, host="0.0.0.0"):
         refused = await get_json(client, "/api/v1/editions", 403)
         assert "api_token_env" in refused["error"]
         assert "error" in await get_json(client, "/api/v1/openapi.json", 403)
+    write_config(tmp_path, serve={"api_token_env": TOKEN_ENV})
     monkeypatch.setenv(TOKEN_ENV, "s3cret-token")
     async for client in serve(tmp_path, host="0.0.0.0"):
         assert "Bearer" in (await get_json(client, "/api/v1/editions", 401))["error"]
@@ -316,9 +320,86 @@ async def test_the_api_wants_the_configured_bearer_token_and_one_off_localhost(
         # a configured token is wanted on localhost too: a proxy may forward the internet there
         assert (await call(client, "/api/v1/editions")).status_code == 401
         assert (await call(client, "/api/v1/editions", headers=right)).status_code == 200
-    monkeypatch.delenv(TOKEN_ENV)
+    write_config(tmp_path)
     async for client in serve(tmp_path, host="127.0.0.1"):
-        assert (await call(client, "/api/v1/editions")).status_code == 200  # no token set
+        assert (await call(client, "/api/v1/editions")).status_code == 200  # no token named
+
+
+@pytest.mark.parametrize(
+    ("setting", "serve_config"),
+    [("api_token_env", {}), ("mcp_token_env", {"mcp": True})],
+)
+@pytest.mark.parametrize(
+    ("value", "why"),
+    [
+        (None, "which is not set"),
+        ("", "which is empty"),
+        (" \n", "which is empty"),
+        ("s3cret\x00token", "control character"),
+        ("s3crét-token", "not ASCII"),
+    ],
+)
+def test_a_token_variable_named_but_unset_empty_or_unusable_stops_the_server(
+    tmp_path: Path, setting: str, serve_config: dict[str, Any], value: str | None, why: str
+):
+    """The proxy-to-localhost case the token exists for: a variable missing from a unit file
+    once left /api/v1 and /mcp open to anyone, with no word said."""
+    write_config(tmp_path, serve={**serve_config, setting: TOKEN_ENV})
+    environ = {} if value is None else {TOKEN_ENV: value}
+    app = App(load_config(tmp_path / "digest.toml"), environ=environ)
+    (tmp_path / "site").mkdir()
+    with pytest.raises(TokenError) as refused:
+        make_app(app, tmp_path / "site")
+    said = str(refused.value)
+    assert f"[serve] {setting} names the environment variable {TOKEN_ENV}" in said
+    assert why in said and "\n" not in said
+
+
+async def test_a_token_read_from_a_secrets_file_with_its_newline_is_the_token(tmp_path: Path):
+    write_config(tmp_path, serve={"api_token_env": TOKEN_ENV})
+    fill(tmp_path)
+    async for client in serve(tmp_path, environ={TOKEN_ENV: "  s3cret-token\n"}):
+        right = {"Authorization": "Bearer s3cret-token"}
+        assert (await call(client, "/api/v1/editions", headers=right)).status_code == 200
+        assert (await call(client, "/api/v1/editions")).status_code == 401
+        longer = {"Authorization": "Bearer s3cret-tokenX"}
+        assert (await call(client, "/api/v1/editions", headers=longer)).status_code == 401
+
+
+@given(
+    token=st.text(st.characters(min_codepoint=0x20, max_codepoint=0x7E), min_size=1).filter(
+        str.strip
+    ),
+    before=st.text(" \t\r\n", max_size=3),
+    after=st.text(" \t\r\n", max_size=3),
+)
+def test_whitespace_around_a_token_is_dropped_and_what_is_left_can_be_sent(token, before, after):
+    read = usable_token(before + token + after, variable=TOKEN_ENV, setting="api_token_env")
+    assert read == token.strip()
+    assert bearer_ok(f"Bearer {read}", read)
+
+
+async def test_an_anonymous_flood_never_spends_what_the_token_holder_is_allowed(tmp_path: Path):
+    """Behind a proxy every client has the proxy's address: a client without the token at 40
+    requests a second kept the token's holder at 429 for 17 of 20 requests."""
+    write_config(tmp_path, serve={"api_token_env": TOKEN_ENV, "api_rate": 0.01, "api_burst": 3})
+    fill(tmp_path)
+    right = {"Authorization": "Bearer s3cret-token"}
+    async for client in serve(tmp_path, environ={TOKEN_ENV: "s3cret-token"}):
+        anonymous: list[int] = []
+        holder: list[int] = []
+
+        for _ in range(3):
+            for headers in ({}, {"Authorization": "Bearer s3cret-tokem"}) * 5:
+                anonymous.append(
+                    (await call(client, PREFIX + "/editions", headers=headers)).status_code
+                )
+            holder.append((await call(client, PREFIX + "/editions", headers=right)).status_code)
+        assert holder == [200, 200, 200]  # the whole burst, the flood notwithstanding
+        assert anonymous[:3] == [401, 401, 401] and set(anonymous[3:]) == {429}
+        over = await call(client, "/api/v1/stories", headers=right)
+        assert over.status_code == 429  # and the holder is limited at its own rate
+        assert "without the token" not in over.json()["error"]
 
 
 async def test_the_openapi_description_is_valid_and_the_routes_agree(client):
@@ -528,6 +609,37 @@ def test_the_real_digest_serve_answers_the_api(folder: Path):
         server.wait(10)
 
 
+@pytest.mark.slow
+def test_serve_and_the_daemon_refuse_to_start_without_the_token_their_config_names(
+    tmp_path: Path,
+):
+    """As an operator meets it: `digest serve` and `digest run` (serving) with the token's
+    variable missing or empty say which, in one line, and exit 1; nothing listens."""
+    port = free_port()
+    write_config(
+        tmp_path,
+        serve={"port": port, "daemon": True, "mcp": True, "mcp_token_env": "NEWS_MCP_TOKEN"},
+    )
+    for args, env, why in [
+        (["serve"], {}, "which is not set"),
+        (["serve"], {"NEWS_MCP_TOKEN": ""}, "which is empty"),
+        (["run"], {"NEWS_MCP_TOKEN": " \n"}, "which is empty"),
+    ]:
+        result = run_cli(*args, cwd=tmp_path, env=env, timeout=60)
+        assert result.code == 1, (args, result.stdout, result.stderr)
+        said = result.stderr.strip().splitlines()[-1]
+        assert said == (
+            "digest: error: [serve] mcp_token_env names the environment variable "
+            f"NEWS_MCP_TOKEN, {why}: set it to the token, or remove mcp_token_env from the config"
+        )
+        assert "Traceback" not in result.stderr and not _listening(port)
+
+
+def _listening(port: int) -> bool:
+    with socket.socket() as s:
+        return s.connect_ex(("127.0.0.1", port)) == 0
+
+
 @given(
     rate=st.floats(0.1, 100),
     burst=st.integers(1, 50),
@@ -544,6 +656,42 @@ def test_the_rate_limit_never_lets_through_more_than_burst_and_rate(rate, burst,
     assert allowed <= burst + rate * now + 1e-6
     other = limit.take("other", now)
     assert other == 0  # one client's requests never spend another's
+
+
+HEADERS = {
+    "holder": "Bearer s3cret-token",
+    "none": None,
+    "wrong": "Bearer s3cret-tokem",
+    "basic": "Basic s3cret-token",
+}
+
+
+@given(
+    rate=st.floats(0.1, 50),
+    burst=st.integers(1, 20),
+    requests=st.lists(st.tuples(st.floats(0, 3), st.sampled_from(sorted(HEADERS))), max_size=80),
+)
+def test_no_requests_without_the_token_change_what_its_holder_is_answered(rate, burst, requests):
+    """Any interleaving of anonymous and wrong-token requests from the holder's own address:
+    the holder is answered exactly as if it were alone, so never refused below its rate."""
+
+    def gate() -> Gate:
+        bucket = RateLimit(rate=rate, burst=burst)
+        return Gate("the API", "api_token_env", "s3cret-token", local=True, bucket=bucket)
+
+    mixed, alone = gate(), gate()
+    now, last_answered = 0.0, None
+    for gap, who in requests:
+        now += gap
+        refused = mixed.refusal("127.0.0.1", HEADERS[who], now)
+        if who != "holder":
+            assert refused is not None and refused.status in (401, 429)
+            continue
+        assert refused == alone.refusal("127.0.0.1", HEADERS[who], now)
+        if last_answered is None or now - last_answered >= 1.01 / rate:
+            assert refused is None  # at its own rate it is never refused
+        if refused is None:
+            last_answered = now
 
 
 def test_the_token_rule_and_etags():

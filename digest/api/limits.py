@@ -1,11 +1,11 @@
-"""Who may call the API and /mcp: a token bucket per client, and the bearer-token rule."""
+"""Who may call the API and /mcp: the bearer-token rule, then a token bucket per client."""
 
 from __future__ import annotations
 
+import hashlib
 import hmac
 import ipaddress
 import math
-import os
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -71,40 +71,57 @@ class Refusal(NamedTuple):
 
 @dataclass
 class Gate:
-    """The one rule of /api/v1 and /mcp, checked before either reads a request: a client over
-    its rate gets 429 with Retry-After; with a token configured (the environment variable
-    `token_env` holds one) every request must bear it (401); off this machine (`local` false)
-    one must be configured (403). `name` and `setting` say in a refusal what refused and which
-    setting names the token."""
+    """The one rule of /api/v1 and /mcp, checked before either reads a request.
+
+    With a token configured, every request must bear it (else 401), and the token is checked
+    before any rate: a client flooding without it behind the same proxy address never spends
+    what the token's holder is allowed. Requests bearing it share one bucket (the token's);
+    those without, at most `bucket`'s rate of 401s per address, then 429, so guessing it stays
+    slow and refusing stays as cheap as it is. Without a token (`token` None), only this machine
+    (`local`) is answered, each address at its own rate (429 with Retry-After beyond); off it,
+    403. `name` and `setting` say in a refusal what refused and which setting names the token."""
 
     name: str
     setting: str
-    token_env: str
+    token: str | None
     local: bool
     bucket: RateLimit
+    _unauthorised: RateLimit = field(init=False)
+    _token_key: str = field(init=False)
+
+    def __post_init__(self) -> None:
+        self._unauthorised = RateLimit(rate=self.bucket.rate, burst=self.bucket.burst)
+        digest = hashlib.sha256(self.token.encode()).hexdigest() if self.token else ""
+        self._token_key = f"token:{digest[:32]}"  # not an address, and not the token itself
 
     def refusal(self, client: str, authorization: str | None, now: float) -> Refusal | None:
         """None when `client`'s request (its Authorization header) may go on at `now`
         (monotonic seconds), else why not."""
-        wait = self.bucket.take(client, now)
-        if wait:
-            retry = str(max(1, math.ceil(wait)))
-            return Refusal(429, "too many requests: slow down", {"Retry-After": retry})
-        token = os.environ.get(self.token_env, "") if self.token_env else ""
-        if token:
-            if bearer_ok(authorization, token):
-                return None
-            return Refusal(
-                401,
-                "send the token as Authorization: Bearer <token>",
-                {"WWW-Authenticate": 'Bearer realm="digest"'},
-            )
-        if self.local:
-            return None
-        return Refusal(
-            403,
-            f"{self.name} is not open on this address without a token: name an environment "
-            f"variable that holds one in the config ([serve] {self.setting}), or listen on "
-            "localhost",
-            {},
+        if self.token is None:
+            if not self.local:
+                return Refusal(
+                    403,
+                    f"{self.name} is not open on this address without a token: name an "
+                    f"environment variable that holds one in the config ([serve] "
+                    f"{self.setting}), or listen on localhost",
+                    {},
+                )
+            return _over(self.bucket.take(client, now), "too many requests: slow down")
+        if bearer_ok(authorization, self.token):
+            return _over(self.bucket.take(self._token_key, now), "too many requests: slow down")
+        over = _over(
+            self._unauthorised.take(client, now),
+            "too many requests without the token: slow down",
         )
+        return over or Refusal(
+            401,
+            "send the token as Authorization: Bearer <token>",
+            {"WWW-Authenticate": 'Bearer realm="digest"'},
+        )
+
+
+def _over(wait: float, why: str) -> Refusal | None:
+    """429 with Retry-After when a bucket says to `wait` (seconds), else None."""
+    if not wait:
+        return None
+    return Refusal(429, why, {"Retry-After": str(max(1, math.ceil(wait)))})

@@ -35,7 +35,10 @@ _COMMON = {
     "401": _err("A token is configured and this request lacks it or bears another"),
     "403": _err("Off localhost without a token configured: the API is refused"),
     "429": {
-        "description": "Too many requests from this client",
+        "description": (
+            "Too many requests: with a token configured, bearing it (the token's rate) or "
+            "without it from this address; else from this address"
+        ),
         "headers": {"Retry-After": {"schema": {"type": "integer", "minimum": 1}}},
         "content": {"application/json": {"schema": _ref("Error")}},
     },

@@ -43,7 +43,7 @@ def mount_mcp(server: web.Application, app: App, *, host: str) -> None:
     gate = Gate(
         name="MCP",
         setting="mcp_token_env",
-        token_env=limits.mcp_token_env,
+        token=app.bearer_token(limits.mcp_token_env, setting="mcp_token_env"),
         local=local,
         bucket=RateLimit(rate=limits.api_rate, burst=limits.api_burst),
     )
