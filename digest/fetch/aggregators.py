@@ -12,6 +12,16 @@ found first:
 3. when the feed aggregates, the registrable host of the item's link ("theverge.com");
 4. otherwise none: the item keeps the feed's name, as every item of an ordinary feed does.
 
+Whose word that is matters: coverage ("Covered by N outlets"), ranking, the lead and "according
+to X" count independent outlets, and any feed can name Reuters, AP and the BBC on its own items
+(issue 38: one such feed outranked a story three real outlets told). So every item of a feed is
+that one outlet, the feed, unless the feed is Google News' or Bing News' (`known_aggregator`)
+and the item's article is on the named outlet's own site (`independent`: the host of its
+`<source url>`, or a host the name names as below). Any other outlet named is shown relayed,
+"Reuters (via Hostile Wire)", and counts as the feed (`digest.stories.rank.relayed`). A link
+through Google that names no article is taken on Google's word only in a feed fetched from
+Google itself; a planet or a bundle spanning many sites is one outlet too.
+
 An item is from an aggregator when it has a `<source>`, when the feed or its links are Google
 News' (`news.google.com`) or Bing News' (`bing.com/news`), or when the feed's links span many
 sites: at least `MANY_HOSTS` registrable hosts, none holding more than half of the items (a
@@ -60,6 +70,8 @@ __all__ = [
     "aggregates",
     "attribute",
     "echoes_headline",
+    "independent",
+    "known_aggregator",
     "split_publisher",
     "through_aggregator",
 ]
@@ -95,11 +107,14 @@ class Entry:
 
 @dataclass(frozen=True, slots=True)
 class Attribution:
-    """What the reader is shown of an item: its headline, link and outlet ("" for the feed's)."""
+    """What the reader is shown of an item: its headline, link and outlet ("" for the feed's).
+    `vouched`: the outlet is the article's own publisher as far as the service can tell
+    (`independent`); False: only the feed says so, and the item counts as the feed's."""
 
     title: str
     url: str
     outlet: str
+    vouched: bool = False
 
 
 def aggregates(feed_url: str, entries: Sequence[Entry]) -> bool:
@@ -113,8 +128,19 @@ def aggregates(feed_url: str, entries: Sequence[Entry]) -> bool:
     return len(hosts) >= MANY_HOSTS and max(hosts.values()) * 2 <= total
 
 
-def attribute(entry: Entry, *, aggregated: bool) -> Attribution:
-    """The item's headline, link and outlet; `aggregated`: the feed aggregates (`aggregates`)."""
+def known_aggregator(feed_url: str, entries: Sequence[Entry]) -> bool:
+    """Whether the feed is Google News' or Bing News': at their address, or every item of it
+    linked through them. Only such a feed's items may each count as their own outlet."""
+    if through_aggregator(feed_url):
+        return True
+    return bool(entries) and all(through_aggregator(e.url) for e in entries)
+
+
+def attribute(
+    entry: Entry, *, aggregated: bool, known: bool = False, feed_url: str = ""
+) -> Attribution:
+    """The item's headline, link and outlet; `aggregated`: the feed aggregates (`aggregates`);
+    `known`: it is Google News' or Bing News' (`known_aggregator`), fetched from `feed_url`."""
     url = publisher_url(entry)
     if not (aggregated or entry.source_name or entry.source_url):
         return Attribution(entry.title, url, "")
@@ -124,7 +150,25 @@ def attribute(entry: Entry, *, aggregated: bool) -> Attribution:
         entry.title, aggregated=True, publisher=entry.source_name, hosts=hosts
     )
     outlet = entry.source_name or suffix or (registrable_host(sites[-1]) if sites else "")
-    return Attribution(title, url, outlet)
+    vouched = known and bool(outlet) and independent(entry, url, outlet, feed_url=feed_url)
+    return Attribution(title, url, outlet, vouched)
+
+
+def independent(entry: Entry, url: str, outlet: str, *, feed_url: str) -> bool:
+    """Whether a known aggregator's item is its named outlet's own: its article `url` is on
+    the site of its `<source url>` or on a site `outlet` names ("The Verge", theverge.com).
+    A link through the aggregator that names no article is taken on the aggregator's word only
+    when the feed is fetched from the aggregator itself (`feed_url`): the service cannot see
+    where it leads, and only Google or Bing wrote that document."""
+    if through_aggregator(url):
+        return through_aggregator(feed_url)
+    host = _hostname(url)
+    if not host:
+        return False
+    site = entry.source_url
+    if site and not through_aggregator(site) and registrable_host(site) == registrable_host(url):
+        return True
+    return _names_host(outlet, host)
 
 
 def echoes_headline(text: str, headlines: Sequence[str], publishers: Sequence[str] = ()) -> bool:
