@@ -18,6 +18,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from digest.fetch.aggregators import split_site
 from digest.sources.feeds import parse_feed
 from digest.stories import Coverage, StoryStats, credited, outlet, relayed, score
 from tests.configs import feed, write_config
@@ -241,3 +242,65 @@ def test_a_hostile_feed_naming_five_outlets_does_not_lead_the_email(
     # The real story leads; the planted one, if shown at all, comes after it.
     assert PLANTED.title not in text or text.index(real["title"]) < text.index(PLANTED.title)
     assert "according to Reuters" not in text and "Covered by 6 outlets" not in text
+
+
+# --- a site's name after an ordinary feed's headline -------------------------------------------
+
+
+def test_an_ordinary_feeds_page_titles_lose_their_sites_name_and_section_labels() -> None:
+    wsj = (
+        b"<rss version='2.0'><channel><title>WSJ.com: World News</title><item>"
+        b"<title>Fed holds rates steady - WSJ</title><link>https://www.wsj.com/a</link></item>"
+        b"<item><title>Biden - Harris ticket - a primer</title><link>https://www.wsj.com/b</link>"
+        b"</item></channel></rss>"
+    )
+    feed = parse_feed(wsj, feed_url="https://feeds.a.dj.com/rss/RSSWorldNews.xml", category="w")
+    assert [h.title for h in feed.headlines] == [
+        "Fed holds rates steady",
+        "Biden - Harris ticket - a primer",
+    ]
+    guardian = (
+        b"<rss version='2.0'><channel><title>Opinion</title><item><title>The Guardian view on "
+        b"rivers: clean them up | Editorial | Opinion | The Guardian</title>"
+        b"<link>https://www.theguardian.com/commentisfree/x</link></item></channel></rss>"
+    )
+    (item,) = parse_feed(
+        guardian, feed_url="https://www.theguardian.com/uk/commentisfree/rss", category="w"
+    ).headlines
+    assert item.title == "The Guardian view on rivers: clean them up"
+
+
+_SITES = [
+    ("The Guardian", "theguardian.com"),
+    ("WSJ", "wsj.com"),
+    ("BBC News", "bbc.co.uk"),
+    ("Reuters", "reuters.com"),
+]
+# Words none of the sites' names, hosts or initials can be made of.
+_PLAIN_WORDS = st.text(alphabet="xyzqkv0123456789", min_size=1, max_size=10)
+_HEADLINES = st.lists(
+    st.one_of(_PLAIN_WORDS, st.sampled_from(["-", "|", "\u2014", "\u2013", ":", "Opinion"])),
+    min_size=1,
+    max_size=12,
+).map(" ".join)
+
+
+@given(title=_HEADLINES, site=st.sampled_from(_SITES))
+def test_a_headline_without_its_sites_name_is_never_cut(title: str, site: tuple[str, str]) -> None:
+    name, host = site
+    assert split_site(title, names=(name,), hosts=(host, f"www.{host}")) == title
+
+
+@given(
+    title=_HEADLINES.filter(lambda t: any(ch.isalnum() for ch in t)),
+    site=st.sampled_from(_SITES),
+    separator=st.sampled_from([" - ", " | ", " \u2014 ", " \u2013 "]),
+)
+def test_a_headline_and_its_sites_name_split_back_apart(
+    title: str, site: tuple[str, str], separator: str
+) -> None:
+    name, host = site
+    cut = split_site(f"{title}{separator}{name}", names=(), hosts=(host,))
+    assert title.startswith(cut) and any(ch.isalnum() for ch in cut)
+    if not title.rstrip().endswith(" | Opinion"):
+        assert cut == title.strip()

@@ -35,6 +35,11 @@ The suffix is removed only from an aggregator's item: when it is the item's `<so
 Times" economictimes.indiatimes.com, "Los Angeles Times" latimes.com, "Wall Street Journal"
 wsj.com). " - " inside an ordinary publisher's own headline always stays.
 
+An ordinary feed's headline is often its page's `<title>`, the site's name after it ("... -
+WSJ", "... | Editorial | Opinion | The Guardian"): `split_site` takes that name off, with the
+section labels between it and the headline, only when the suffix is short and names the feed
+(its name) or the item's or the feed's site (its host, as above); any other " - " stays.
+
 An item's description that only repeats its headline and its publisher's name (Google News'
 `<a href="...">Headline</a>&nbsp;&nbsp;<font color="#6f6f6f">Publisher</font>`) tells the
 reader nothing the headline does not: `echoes_headline` says so, and the item has no snippet.
@@ -58,6 +63,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from urllib.parse import parse_qs, urlsplit
 
+from digest.render.headlines import SECTION_LABELS
 from digest.stories.rank import registrable_host, through_aggregator
 from digest.stories.tokens import fold
 
@@ -73,6 +79,7 @@ __all__ = [
     "independent",
     "known_aggregator",
     "split_publisher",
+    "split_site",
     "through_aggregator",
 ]
 
@@ -85,6 +92,9 @@ _MIN_PREFIX = 3  # the site's "bbc" (bbc.co.uk) begins "BBC News"; "ap" is too s
 # and the suffix; the head is greedy, so the last separator is the one.
 _SUFFIXED = re.compile(r"(.*\S)\s+[-\u2013\u2014|]\s+(\S.*)", re.S)
 _BEFORE_SUFFIX = re.compile(r"(.*\S)\s+[-\u2013\u2014|]\s+", re.S)
+# A headline, a bar and a section label a site puts before its name ("Editorial", "Opinion").
+_LABELS = "|".join(sorted((re.escape(label) for label in SECTION_LABELS), key=len, reverse=True))
+_BAR_LABEL = re.compile(rf"(.*\S)\s+\|\s+(?i:{_LABELS})", re.S)
 # Subdomains that name no publisher ("news.example.com" does not make "News" a publisher).
 _GENERIC_LABELS = frozenset(
     {"www", "m", "mobile", "amp", "news", "blog", "blogs", "main", "feeds", "rss", "edition", "en"}
@@ -209,6 +219,25 @@ def split_publisher(
     ):
         return title, ""
     return head, suffix
+
+
+def split_site(title: str, *, names: Sequence[str] = (), hosts: Sequence[str] = ()) -> str:
+    """An ordinary feed's headline without its site's name after it: a short suffix naming
+    one of `names` (the feed's) or `hosts` (the item's and the feed's sites), and the section
+    labels before it (" | Editorial | Opinion"); `title` as it is otherwise."""
+    split = _SUFFIXED.fullmatch(title)
+    if split is None:
+        return title
+    head, suffix = split.group(1).strip(), split.group(2).strip()
+    if not _WORD.search(head) or not _short(suffix):
+        return title
+    if not (
+        any(_same_name(suffix, n) for n in names) or any(_names_host(suffix, h) for h in hosts)
+    ):
+        return title
+    while (label := _BAR_LABEL.fullmatch(head)) and _WORD.search(label.group(1)):
+        head = label.group(1).strip()
+    return head
 
 
 def publisher_url(entry: Entry) -> str:

@@ -31,6 +31,7 @@ from digest.fetch.aggregators import (
     attribute,
     echoes_headline,
     known_aggregator,
+    split_site,
     through_aggregator,
 )
 from digest.models import Headline
@@ -193,8 +194,12 @@ def _headline(
     snippet = _snippet(entry)
     if echoes_headline(snippet, (item.title, shown.title), (item.source_name, shown.outlet)):
         snippet = ""  # Google News' "<a>Headline</a> <font>Publisher</font>": no lede
+    title = shown.title
+    if not (feed.aggregated or shown.outlet):
+        hosts = [h for u in (shown.url, feed.url) if (h := _host(u))]
+        title = split_site(title, names=(feed.source,), hosts=hosts)
     return Headline(
-        title=shown.title,
+        title=title,
         url=shown.url,
         source=_source(shown, feed.source),
         published=_published(entry),
