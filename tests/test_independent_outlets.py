@@ -18,7 +18,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from digest.fetch.aggregators import split_site
+from digest.fetch.aggregators import page_outlet, split_site
+from digest.fetch.lede import find_lede
 from digest.sources.feeds import parse_feed
 from digest.stories import Coverage, StoryStats, credited, outlet, relayed, score
 from tests.configs import feed, write_config
@@ -304,3 +305,39 @@ def test_a_headline_and_its_sites_name_split_back_apart(
     assert title.startswith(cut) and any(ch.isalnum() for ch in cut)
     if not title.rstrip().endswith(" | Opinion"):
         assert cut == title.strip()
+
+
+# --- the publisher a page names itself -------------------------------------------------------
+
+
+def test_a_page_names_its_publisher_by_og_site_name() -> None:
+    page = (
+        '<html><head><meta property="og:site_name" content=" Reuters "></head><body><article>'
+        f"<p>{'The summit ended without a deal on Friday after three days of talks. ' * 3}</p>"
+        "</article></body></html>"
+    )
+    assert find_lede(page).site == "Reuters"
+    assert find_lede("<html><head></head><body><p>x</p></body></html>").site == ""
+    long_name = "x" * 200
+    assert (
+        find_lede(f'<head><meta property="og:site_name" content="{long_name}"></head>').site == ""
+    )
+
+
+def test_an_ordinary_feeds_item_shows_the_publisher_its_page_names_relayed_by_the_feed() -> None:
+    def shown(site_name: str, url: str, source: str = "Yahoo News") -> str:
+        return page_outlet(
+            source,
+            feed="Yahoo News",
+            feed_url="https://news.yahoo.com/rss",
+            url=url,
+            site_name=site_name,
+        )
+
+    relayed_name = shown("Reuters", "https://www.reuters.com/world/x")
+    assert relayed_name == "Reuters (via Yahoo News)"
+    assert outlet(relayed_name, "") == outlet("Yahoo News", "")  # still the feed's coverage
+    assert shown("Yahoo News", "https://news.yahoo.com/x") == "Yahoo News"  # its own page
+    assert shown("Reuters", "https://hostile.example/x") == "Yahoo News"  # names another site
+    # An item already attributed (an aggregator's, or relayed) keeps its outlet.
+    assert shown("Reuters", "https://www.reuters.com/x", source="AP") == "AP"

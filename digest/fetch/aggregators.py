@@ -64,7 +64,7 @@ from dataclasses import dataclass
 from urllib.parse import parse_qs, urlsplit
 
 from digest.render.headlines import SECTION_LABELS
-from digest.stories.rank import registrable_host, through_aggregator
+from digest.stories.rank import registrable_host, relayed, through_aggregator
 from digest.stories.tokens import fold
 
 __all__ = [
@@ -78,6 +78,7 @@ __all__ = [
     "echoes_headline",
     "independent",
     "known_aggregator",
+    "page_outlet",
     "split_publisher",
     "split_site",
     "through_aggregator",
@@ -238,6 +239,23 @@ def split_site(title: str, *, names: Sequence[str] = (), hosts: Sequence[str] = 
     while (label := _BAR_LABEL.fullmatch(head)) and _WORD.search(label.group(1)):
         head = label.group(1).strip()
     return head
+
+
+def page_outlet(source: str, *, feed: str, feed_url: str, url: str, site_name: str) -> str:
+    """The outlet an ordinary feed's item is shown as once its page is read: the publisher
+    the page names itself (`site_name`, its `og:site_name`), relayed by the feed ("Reuters (via
+    Yahoo News)", still counted as the feed), when the item shows the feed's own name (`source`
+    is `feed`), its page is not on the feed's site and `site_name` names the page's site;
+    `source` otherwise."""
+    name = " ".join(site_name.split())
+    if not (feed and name and source == feed and _short(name)):
+        return source
+    host = _hostname(url)
+    if not host or registrable_host(url) == registrable_host(feed_url):
+        return source
+    if _same_name(name, feed) or not _names_host(name, host):
+        return source
+    return relayed(name, feed)
 
 
 def publisher_url(entry: Entry) -> str:

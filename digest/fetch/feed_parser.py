@@ -207,6 +207,7 @@ def _headline(
         image=_image(entry, base),
         category=category,
         origin=origin,
+        feed=feed.source,
     )
 
 
