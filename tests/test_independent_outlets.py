@@ -237,11 +237,12 @@ def test_a_hostile_feed_naming_five_outlets_does_not_lead_the_email(
     message = email.message_from_bytes(eml.read_bytes(), policy=email.policy.default)
     assert isinstance(message, EmailMessage)
     assert real["title"] in message["Subject"] and PLANTED.title not in message["Subject"]
-    body = message.get_body(("plain",))
+    body = message.get_body(("html",))
     assert body is not None
     text = body.get_content()
     # The real story leads; the planted one, if shown at all, comes after it.
-    assert PLANTED.title not in text or text.index(real["title"]) < text.index(PLANTED.title)
+    first, planted_at = text.find(escape(real["title"])), text.find(escape(PLANTED.title))
+    assert first >= 0 and (planted_at < 0 or first < planted_at)
     assert "according to Reuters" not in text and "Covered by 6 outlets" not in text
 
 
