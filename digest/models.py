@@ -56,6 +56,7 @@ class Headline:
     image: str | None = None
     category: str | None = None
     origin: str = ""  # "ddg:news", "ddg:text" or "feed:<feed url>"
+    feed: str = ""  # a feed's item: the feed's name (`source` is its outlet's, maybe another)
 
     def with_(self, **changes: Any) -> Headline:
         return replace(self, **changes)
@@ -90,6 +91,7 @@ class Extract:
     error: str | None = None
     bytes_read: int = 0
     elapsed: float = 0.0
+    site_name: str = ""  # the publisher the page names itself (og:site_name), "" when none
 
     def to_json(self) -> dict[str, Any]:
         """The result as `digest extract --json` prints it."""

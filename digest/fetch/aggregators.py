@@ -12,6 +12,16 @@ found first:
 3. when the feed aggregates, the registrable host of the item's link ("theverge.com");
 4. otherwise none: the item keeps the feed's name, as every item of an ordinary feed does.
 
+Whose word that is matters: coverage ("Covered by N outlets"), ranking, the lead and "according
+to X" count independent outlets, and any feed can name Reuters, AP and the BBC on its own items
+(issue 38: one such feed outranked a story three real outlets told). So every item of a feed is
+that one outlet, the feed, unless the feed is Google News' or Bing News' (`known_aggregator`)
+and the item's article is on the named outlet's own site (`independent`: the host of its
+`<source url>`, or a host the name names as below). Any other outlet named is shown relayed,
+"Reuters (via Hostile Wire)", and counts as the feed (`digest.stories.rank.relayed`). A link
+through Google that names no article is taken on Google's word only in a feed fetched from
+Google itself; a planet or a bundle spanning many sites is one outlet too.
+
 An item is from an aggregator when it has a `<source>`, when the feed or its links are Google
 News' (`news.google.com`) or Bing News' (`bing.com/news`), or when the feed's links span many
 sites: at least `MANY_HOSTS` registrable hosts, none holding more than half of the items (a
@@ -24,6 +34,11 @@ The suffix is removed only from an aggregator's item: when it is the item's `<so
 `<source url>` or of its link ("The Verge" names theverge.com, "BBC News" bbc.co.uk, "Economic
 Times" economictimes.indiatimes.com, "Los Angeles Times" latimes.com, "Wall Street Journal"
 wsj.com). " - " inside an ordinary publisher's own headline always stays.
+
+An ordinary feed's headline is often its page's `<title>`, the site's name after it ("... -
+WSJ", "... | Editorial | Opinion | The Guardian"): `split_site` takes that name off, with the
+section labels between it and the headline, only when the suffix is short and names the feed
+(its name) or the item's or the feed's site (its host, as above); any other " - " stays.
 
 An item's description that only repeats its headline and its publisher's name (Google News'
 `<a href="...">Headline</a>&nbsp;&nbsp;<font color="#6f6f6f">Publisher</font>`) tells the
@@ -48,7 +63,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from urllib.parse import parse_qs, urlsplit
 
-from digest.stories.rank import registrable_host, through_aggregator
+from digest.render.headlines import SECTION_LABELS
+from digest.stories.rank import registrable_host, relayed, through_aggregator
 from digest.stories.tokens import fold
 
 __all__ = [
@@ -60,7 +76,11 @@ __all__ = [
     "aggregates",
     "attribute",
     "echoes_headline",
+    "independent",
+    "known_aggregator",
+    "page_outlet",
     "split_publisher",
+    "split_site",
     "through_aggregator",
 ]
 
@@ -73,6 +93,9 @@ _MIN_PREFIX = 3  # the site's "bbc" (bbc.co.uk) begins "BBC News"; "ap" is too s
 # and the suffix; the head is greedy, so the last separator is the one.
 _SUFFIXED = re.compile(r"(.*\S)\s+[-\u2013\u2014|]\s+(\S.*)", re.S)
 _BEFORE_SUFFIX = re.compile(r"(.*\S)\s+[-\u2013\u2014|]\s+", re.S)
+# A headline, a bar and a section label a site puts before its name ("Editorial", "Opinion").
+_LABELS = "|".join(sorted((re.escape(label) for label in SECTION_LABELS), key=len, reverse=True))
+_BAR_LABEL = re.compile(rf"(.*\S)\s+\|\s+(?i:{_LABELS})", re.S)
 # Subdomains that name no publisher ("news.example.com" does not make "News" a publisher).
 _GENERIC_LABELS = frozenset(
     {"www", "m", "mobile", "amp", "news", "blog", "blogs", "main", "feeds", "rss", "edition", "en"}
@@ -95,11 +118,14 @@ class Entry:
 
 @dataclass(frozen=True, slots=True)
 class Attribution:
-    """What the reader is shown of an item: its headline, link and outlet ("" for the feed's)."""
+    """What the reader is shown of an item: its headline, link and outlet ("" for the feed's).
+    `vouched`: the outlet is the article's own publisher as far as the service can tell
+    (`independent`); False: only the feed says so, and the item counts as the feed's."""
 
     title: str
     url: str
     outlet: str
+    vouched: bool = False
 
 
 def aggregates(feed_url: str, entries: Sequence[Entry]) -> bool:
@@ -113,8 +139,19 @@ def aggregates(feed_url: str, entries: Sequence[Entry]) -> bool:
     return len(hosts) >= MANY_HOSTS and max(hosts.values()) * 2 <= total
 
 
-def attribute(entry: Entry, *, aggregated: bool) -> Attribution:
-    """The item's headline, link and outlet; `aggregated`: the feed aggregates (`aggregates`)."""
+def known_aggregator(feed_url: str, entries: Sequence[Entry]) -> bool:
+    """Whether the feed is Google News' or Bing News': at their address, or every item of it
+    linked through them. Only such a feed's items may each count as their own outlet."""
+    if through_aggregator(feed_url):
+        return True
+    return bool(entries) and all(through_aggregator(e.url) for e in entries)
+
+
+def attribute(
+    entry: Entry, *, aggregated: bool, known: bool = False, feed_url: str = ""
+) -> Attribution:
+    """The item's headline, link and outlet; `aggregated`: the feed aggregates (`aggregates`);
+    `known`: it is Google News' or Bing News' (`known_aggregator`), fetched from `feed_url`."""
     url = publisher_url(entry)
     if not (aggregated or entry.source_name or entry.source_url):
         return Attribution(entry.title, url, "")
@@ -124,7 +161,25 @@ def attribute(entry: Entry, *, aggregated: bool) -> Attribution:
         entry.title, aggregated=True, publisher=entry.source_name, hosts=hosts
     )
     outlet = entry.source_name or suffix or (registrable_host(sites[-1]) if sites else "")
-    return Attribution(title, url, outlet)
+    vouched = known and bool(outlet) and independent(entry, url, outlet, feed_url=feed_url)
+    return Attribution(title, url, outlet, vouched)
+
+
+def independent(entry: Entry, url: str, outlet: str, *, feed_url: str) -> bool:
+    """Whether a known aggregator's item is its named outlet's own: its article `url` is on
+    the site of its `<source url>` or on a site `outlet` names ("The Verge", theverge.com).
+    A link through the aggregator that names no article is taken on the aggregator's word only
+    when the feed is fetched from the aggregator itself (`feed_url`): the service cannot see
+    where it leads, and only Google or Bing wrote that document."""
+    if through_aggregator(url):
+        return through_aggregator(feed_url)
+    host = _hostname(url)
+    if not host:
+        return False
+    site = entry.source_url
+    if site and not through_aggregator(site) and registrable_host(site) == registrable_host(url):
+        return True
+    return _names_host(outlet, host)
 
 
 def echoes_headline(text: str, headlines: Sequence[str], publishers: Sequence[str] = ()) -> bool:
@@ -165,6 +220,42 @@ def split_publisher(
     ):
         return title, ""
     return head, suffix
+
+
+def split_site(title: str, *, names: Sequence[str] = (), hosts: Sequence[str] = ()) -> str:
+    """An ordinary feed's headline without its site's name after it: a short suffix naming
+    one of `names` (the feed's) or `hosts` (the item's and the feed's sites), and the section
+    labels before it (" | Editorial | Opinion"); `title` as it is otherwise."""
+    split = _SUFFIXED.fullmatch(title)
+    if split is None:
+        return title
+    head, suffix = split.group(1).strip(), split.group(2).strip()
+    if not _WORD.search(head) or not _short(suffix):
+        return title
+    if not (
+        any(_same_name(suffix, n) for n in names) or any(_names_host(suffix, h) for h in hosts)
+    ):
+        return title
+    while (label := _BAR_LABEL.fullmatch(head)) and _WORD.search(label.group(1)):
+        head = label.group(1).strip()
+    return head
+
+
+def page_outlet(source: str, *, feed: str, feed_url: str, url: str, site_name: str) -> str:
+    """The outlet an ordinary feed's item is shown as once its page is read: the publisher
+    the page names itself (`site_name`, its `og:site_name`), relayed by the feed ("Reuters (via
+    Yahoo News)", still counted as the feed), when the item shows the feed's own name (`source`
+    is `feed`), its page is not on the feed's site and `site_name` names the page's site;
+    `source` otherwise."""
+    name = " ".join(site_name.split())
+    if not (feed and name and source == feed and _short(name)):
+        return source
+    host = _hostname(url)
+    if not host or registrable_host(url) == registrable_host(feed_url):
+        return source
+    if _same_name(name, feed) or not _names_host(name, host):
+        return source
+    return relayed(name, feed)
 
 
 def publisher_url(entry: Entry) -> str:

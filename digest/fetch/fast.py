@@ -5,6 +5,9 @@ keeps its place with an empty `full_content`, so a slow site never costs the oth
 Pages are read adaptively: the article's first paragraph sits a median 53 KB into real news HTML
 (p90 181 KB), so `find_lede` is tried after 64 KB, then at every doubling up to
 `fetch.max_page_bytes`, and reading stops at the first article lede.
+
+The page's `og:site_name` comes with its lede: an ordinary feed's item whose page is another
+site's is shown as that publisher, relayed by the feed (`digest.fetch.aggregators.page_outlet`).
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from digest.errors import (
     ParseError,
     ParseOverrunError,
 )
+from digest.fetch.aggregators import page_outlet
 from digest.fetch.cache import FailureCache, TTLCache, host_of
 from digest.fetch.client import HttpClient, Stream
 from digest.fetch.guard import check_url
@@ -134,7 +138,7 @@ class FastExtractor:
     async def enrich(self, headlines: Sequence[Headline]) -> list[Item]:
         """Each headline with what its page yielded, in the same order."""
         extracts = await self.extract([h.url for h in headlines])
-        return [Item(h, e) for h, e in zip(headlines, extracts, strict=True)]
+        return [Item(_named_by_page(h, e), e) for h, e in zip(headlines, extracts, strict=True)]
 
     async def extract(self, urls: Sequence[str]) -> list[Extract]:
         """One `Extract` per URL, same order (duplicates are fetched once), within `call_budget`."""
@@ -362,6 +366,7 @@ class FastExtractor:
             error=error,
             bytes_read=len(page.buf),
             elapsed=round(elapsed, 4),
+            site_name=page.lede.site if page.lede is not None else "",
         )
 
     def _remember(self, page: _Page) -> None:
@@ -380,6 +385,18 @@ class FastExtractor:
             )
         elif result.status == "blocked":
             self.failures.record_failure(page.url, result.error or "blocked", count_for_host=False)
+
+
+def _named_by_page(headline: Headline, extract: Extract) -> Headline:
+    """The headline with the outlet its page names (`page_outlet`), relayed by its feed."""
+    source = page_outlet(
+        headline.source,
+        feed=headline.feed,
+        feed_url=headline.origin.removeprefix("feed:"),
+        url=extract.final_url or headline.url,
+        site_name=extract.site_name,
+    )
+    return headline if source == headline.source else headline.with_(source=source)
 
 
 def _looks_binary(head: bytes | bytearray) -> bool:

@@ -25,13 +25,17 @@ import feedparser
 
 from digest.errors import FeedError
 from digest.fetch.aggregators import (
+    Attribution,
     Entry,
     aggregates,
     attribute,
     echoes_headline,
+    known_aggregator,
+    split_site,
     through_aggregator,
 )
 from digest.models import Headline
+from digest.stories.rank import outlet, relayed
 
 SNIPPET_CHARS = 500
 _IMAGE_EXTENSIONS = (".jpg", ".jpeg", ".png", ".gif", ".webp", ".avif")
@@ -103,21 +107,20 @@ def parse_feed(
     problem = _describe(doc.get("bozo_exception")) if doc.get("bozo") else None
     info = doc.get("feed") or {}
     title = _clean_text(info.get("title"), _detail_type(info, "title"))
-    source = name or title or _host(feed_url)
+    # The feed's own name never reads as a relayed one ("X (via Y)"): its items' outlet is it.
+    source = " ".join((name or title or _host(feed_url)).replace(" (via ", " (").split())
     origin = f"feed:{feed_url}"
     items = [(e, item) for e in doc.get("entries") or () if (item := _entry(e, base))]
-    aggregated = aggregates(feed_url, [item for _, item in items])
+    entries = [item for _, item in items]
+    feed = _Feed(
+        url=feed_url,
+        source=source,
+        aggregated=aggregates(feed_url, entries),
+        known=known_aggregator(feed_url, entries),
+    )
     headlines = tuple(
         _unique(
-            _headline(
-                e,
-                item,
-                aggregated=aggregated,
-                base=base,
-                source=source,
-                category=category,
-                origin=origin,
-            )
+            _headline(e, item, feed, base=base, category=category, origin=origin)
             for e, item in items
         )
     )
@@ -168,30 +171,55 @@ def _entry(entry: Mapping[str, Any], base: str) -> Entry | None:
     return Entry(title=title, url=url, source_name=name, source_url=site, links=links)
 
 
+@dataclass(frozen=True, slots=True)
+class _Feed:
+    """What attributing one feed's items needs to know of the feed."""
+
+    url: str
+    source: str  # its name, shown for its own items
+    aggregated: bool  # `aggregates`: its items are many publishers'
+    known: bool  # `known_aggregator`: Google News' or Bing News'
+
+
 def _headline(
     entry: Mapping[str, Any],
     item: Entry,
+    feed: _Feed,
     *,
-    aggregated: bool,
     base: str,
-    source: str,
     category: str,
     origin: str,
 ) -> Headline:
-    shown = attribute(item, aggregated=aggregated)
+    shown = attribute(item, aggregated=feed.aggregated, known=feed.known, feed_url=feed.url)
     snippet = _snippet(entry)
     if echoes_headline(snippet, (item.title, shown.title), (item.source_name, shown.outlet)):
         snippet = ""  # Google News' "<a>Headline</a> <font>Publisher</font>": no lede
+    title = shown.title
+    if not (feed.aggregated or shown.outlet):
+        hosts = [h for u in (shown.url, feed.url) if (h := _host(u))]
+        title = split_site(title, names=(feed.source,), hosts=hosts)
     return Headline(
-        title=shown.title,
+        title=title,
         url=shown.url,
-        source=shown.outlet or source,
+        source=_source(shown, feed.source),
         published=_published(entry),
         snippet=snippet,
         image=_image(entry, base),
         category=category,
         origin=origin,
+        feed=feed.source,
     )
+
+
+def _source(shown: Attribution, feed: str) -> str:
+    """The outlet an item is shown as: its publisher when vouched for, else the feed, naming
+    the publisher the feed gave as relayed ("Reuters (via Hostile Wire)"), so that it counts
+    as the feed (`digest.stories.rank.outlet`)."""
+    if shown.vouched:
+        return shown.outlet
+    if not shown.outlet or outlet(shown.outlet, "") == outlet(feed, ""):
+        return feed
+    return relayed(shown.outlet, feed)
 
 
 def _links(entry: Mapping[str, Any], base: str) -> tuple[str, ...]:

@@ -31,13 +31,17 @@ LedeKind = Literal["article", "meta", ""]
 @dataclass(frozen=True, slots=True)
 class Lede:
     """The opening of a page's article (`kind` "article"), its description meta tag ("meta"), or
-    nothing (""; `text` is then empty)."""
+    nothing (""; `text` is then empty). `site`: the publisher the page names itself
+    (`og:site_name`), "" when none: an ordinary feed that relays several publishers' pages is
+    shown naming each (`digest.fetch.aggregators.page_outlet`)."""
 
     text: str
     kind: LedeKind
+    site: str = ""
 
 
 NO_LEDE = Lede("", "")
+_MAX_SITE_NAME = 80
 
 # Removed before anything else: never visible text. `rt`/`rp` are ruby annotations (furigana),
 # which would otherwise be read inline with the characters they annotate.
@@ -178,11 +182,12 @@ def find_lede(html: str, max_chars: int = 300) -> Lede:
         return NO_LEDE
     html = bound_html(html)
     tree = LexborHTMLParser(html)
+    site = _site_name(tree)
     paragraphs = _article_paragraphs(tree, html, max_chars)
     if paragraphs:
         text = _cut(" ".join(paragraphs), max_chars)
         if text:
-            return Lede(text, "article")
+            return Lede(text, "article", site)
     head = tree.head
     if head is not None:
         for selector in _META_SELECTORS:
@@ -190,8 +195,16 @@ def find_lede(html: str, max_chars: int = 300) -> Lede:
             if node is not None:
                 text = _cut(node.attributes.get("content") or "", max_chars)
                 if text:
-                    return Lede(text, "meta")
-    return NO_LEDE
+                    return Lede(text, "meta", site)
+    return Lede("", "", site)
+
+
+def _site_name(tree: LexborHTMLParser) -> str:
+    """The page's `og:site_name`, whitespace collapsed; "" when none or too long to be one."""
+    head = tree.head
+    node = head.css_first('meta[property="og:site_name"]') if head is not None else None
+    name = " ".join((node.attributes.get("content") or "").split()) if node is not None else ""
+    return name if len(name) <= _MAX_SITE_NAME else ""
 
 
 @dataclass(slots=True)

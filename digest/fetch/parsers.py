@@ -138,7 +138,8 @@ class ParserPool:
         kind = answer.get("kind")
         if kind not in _KINDS or not isinstance(answer.get("text"), str):
             raise ParseError("the parser answered nonsense")
-        return Lede(answer["text"], kind)
+        site = answer.get("site")
+        return Lede(answer["text"], kind, site if isinstance(site, str) else "")
 
     async def main_text(
         self,

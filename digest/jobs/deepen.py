@@ -41,6 +41,7 @@ from digest.models import ArticleView, Failure, Page, StorySummary, StoryView, S
 from digest.runtime import metrics
 from digest.runtime.progress import NO_PROGRESS, Progress
 from digest.store import content_hash
+from digest.stories import credited
 from digest.summarize.llm import counted_calls
 
 if TYPE_CHECKING:
@@ -506,7 +507,7 @@ async def story_input(app: App, story: StoryView, today: datetime) -> Any:
             sources.append(
                 StorySource(
                     url=a.url,
-                    outlet=a.source or a.outlet,
+                    outlet=credited(a.source) or a.outlet,
                     title=a.title,
                     text=text,
                     published=a.published,

@@ -16,6 +16,7 @@ from digest.memory.events import NewEvent
 from digest.memory.timeline import OutletText, by_outlet, revised, story_events
 from digest.models import Correction, Edition, EditionSection, EditionStory, StoryView
 from digest.render.corrections import Corrected
+from digest.stories import credited
 from digest.stories.language import detect_language
 from digest.summarize.disputes import disputed_title
 
@@ -42,7 +43,7 @@ def outlet_texts(store: Store, story: StoryView) -> list[OutletText]:
             continue
         text = (store.article_text(a.id) if a.has_text else None) or a.lede
         found[a.outlet] = OutletText(
-            outlet=a.source or a.outlet,
+            outlet=credited(a.source) or a.outlet,
             url=a.url,
             title=a.title,
             at=a.when,

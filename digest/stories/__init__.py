@@ -14,9 +14,12 @@ from digest.stories.rank import (
     Ranked,
     StoryStats,
     best_first,
+    credited,
     outlet,
     rank_stories,
     registrable_host,
+    relayed,
+    relayed_by,
     score,
 )
 from digest.stories.repeats import top_picks
@@ -32,10 +35,13 @@ __all__ = [
     "StoryStats",
     "best_first",
     "cluster_reports",
+    "credited",
     "outlet",
     "plan_stories",
     "rank_stories",
     "registrable_host",
+    "relayed",
+    "relayed_by",
     "score",
     "top_picks",
 ]

@@ -15,7 +15,10 @@ story only one outlet carries. Outlets beyond the number of distinct publisher h
 several names behind one host (an aggregator such as msn.com, one publisher's several feeds) are
 less independent than separate newsrooms; a link through Google News or Bing News names no
 publisher's host, so its outlet stands for one. Hosts are registrable names by the Public Suffix
-List ("news.bbc.co.uk" -> "bbc.co.uk", each "*.blogspot.com" blog its own).
+List ("news.bbc.co.uk" -> "bbc.co.uk", each "*.blogspot.com" blog its own). An outlet one feed
+names without the service being able to check it is that feed ("Reuters (via Hostile Wire)" is
+Hostile Wire: `relayed`, `digest.fetch.aggregators`): a feed cannot fake a story's coverage by
+naming other outlets on its items.
 
 Growth: G counts the outlets whose first report of the story the service saw in the last
 `GROWTH_WINDOW` (6 h) before the clustering (articles' `first_seen`): a story that is gaining
@@ -168,12 +171,40 @@ def best_first(stories: Iterable[StoryView]) -> list[StoryView]:
 
 def outlet(source: str, url: str) -> str:
     """Who published it: the source's name, normalised, else the registrable host of `url`.
-    The one identity of an outlet: stories count, rank and compare editions' outlets by it."""
+    The one identity of an outlet: stories count, rank and compare editions' outlets by it.
+    A relayed name ("Reuters (via Hostile Wire)", `relayed`) is its relay's: the feed that
+    named Reuters is the only outlet the service can vouch for."""
+    source = relayed_by(source) or source
     name = " ".join(fold(source).split())
     name = name.removeprefix("the ")
     if name and " " not in name and "." in name:  # a name like "Reuters.com" is a host
         name = registrable_host(f"http://{name}") or name
     return name or registrable_host(url)
+
+
+_VIA = " (via "
+
+
+def relayed(name: str, relay: str) -> str:
+    """How an outlet's name is shown when only `relay` (a feed) says so: "Reuters (via Hostile
+    Wire)". Its identity (`outlet`, `relayed_by`) is the relay's, whatever `name` says: the
+    relay's own " (via " is dropped, and the last " (via " of the result is always this one."""
+    relay = " ".join(relay.replace(_VIA, " (").split())
+    return f"{' '.join(name.split())}{_VIA}{relay})"
+
+
+def relayed_by(source: str) -> str:
+    """The relay of a `relayed` name ("Hostile Wire"), "" for any other name."""
+    at = source.rfind(_VIA)
+    if at < 0 or not source.endswith(")"):
+        return ""
+    return source[at + len(_VIA) : -1].strip()
+
+
+def credited(source: str) -> str:
+    """Who an attribution names ("300, according to X", a new fact's outlet): a relayed name's
+    relay, the only outlet that said it; any other name as it is."""
+    return relayed_by(source) or source
 
 
 def _host_or_outlet(c: Coverage) -> str:
