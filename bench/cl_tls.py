@@ -6,10 +6,10 @@ header and footer lines kept, no outlet named.
 **Outlets, by the site's boilerplate** (the rule): a line is boilerplate when it is short (at
 most 120 characters) and stands among the first 4 or the last 10 lines of at least two files of
 different days of the same language. Two files sharing a boilerplate line are one outlet (and
-so on transitively: the groups are the connected files). An outlet is named by the first of its
-boilerplate lines with a "©", "copyright" or a site's address in it (first in sorted
-order), else its most shared boilerplate line (cut to 40 characters); a file sharing no
-boilerplate line is an outlet of its own ("site <name>").
+so on transitively: the groups are the connected files). An outlet is named by the first (in
+sorted order) of its boilerplate lines with a "©", "copyright" or a site's address in it, else
+by its most shared boilerplate line (the first in sorted order of those), cut to 40
+characters; a file sharing no boilerplate line is an outlet of its own ("site <name>").
 
 **Title, lede and text** (what a collect and a deep crawl would have given): boilerplate lines
 and lines of fewer than 4 words are dropped; the title is the first line left of 4 to 30
@@ -137,7 +137,7 @@ def outlets(files: dict[str, str], shared: set[str]) -> dict[str, str]:
         if marked:
             name = marked[0]
         elif counted:
-            name = counted.most_common(1)[0][0]
+            name = min(counted, key=lambda line: (-counted[line], line))
         else:
             name = "site " + members[0].split("/", 1)[1].removesuffix(".txt")
         name = name[:40]
