@@ -1,5 +1,8 @@
 """Story memory benchmark: disagreements and corrections of figures, on real pages.
 
+This half changes real pages' figures synthetically; bench/story_memory_real.py measures on real
+multi-day reporting (CL-TLS, hand labels) and prints this table beside its own (issue 38).
+
 Run from the repository root (DATASET_DIR defaults to ../shared/data/extraction-dev, trafilatura's
 evaluation pages, mostly German; read from there, never copied into the project):
 
@@ -434,14 +437,19 @@ def main() -> None:
     parser.add_argument("--sample", type=int, default=300)
     parser.add_argument("--seed", type=int, default=31)
     args = parser.parse_args()
+    report(args.dataset, args.sample, args.seed)
 
-    cases = json.loads((args.dataset / "cases.json").read_text())
-    sample = random.Random(args.seed).sample(cases, min(args.sample, len(cases)))
-    rnd = random.Random(args.seed)
+
+def report(dataset: Path, size: int, seed: int) -> None:
+    """Measure on a seeded sample of `size` pages of `dataset` and print the table (also run
+    by bench/story_memory_real.py, beside the figures on real reporting)."""
+    cases = json.loads((dataset / "cases.json").read_text())
+    sample = random.Random(seed).sample(cases, min(size, len(cases)))
+    rnd = random.Random(seed)
     scores = Scores()
     used = 0
     for case in sample:
-        html = decode_html(gzip.decompress((args.dataset / case["file"]).read_bytes()))
+        html = decode_html(gzip.decompress((dataset / case["file"]).read_bytes()))
         text = extract_main_text(html, case["url"]).text
         if text.strip() and page_story(text, rnd, scores):
             used += 1
@@ -452,10 +460,7 @@ def main() -> None:
     def ratio(a: float, b: float) -> str:
         return f"{a / b:.2f}" if b else "-"
 
-    print(
-        f"{len(sample)} pages sampled, {used} with a figure whose subject is told "
-        f"(seed {args.seed})"
-    )
+    print(f"{len(sample)} pages sampled, {used} with a figure whose subject is told (seed {seed})")
     print()
     print(
         f"{'':22} {'precision':>9} {'recall':>7} {'TP':>5} {'FP':>5} {'FN':>5} {'CPU ms/story':>13}"
