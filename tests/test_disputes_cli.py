@@ -147,9 +147,11 @@ def test_two_outlets_that_disagree_give_a_summary_that_attributes_each_toll(
     assert llm.completions
     assert_attributed(email_text, email_html, page)
     assert "more households" not in email_text + page  # and what it invented neither
-    # The headline (outlet A's "kills 12 people") gives both tolls.
-    assert "Earthquake in northern Valdoria kills 12 or 15 people" in email_text
-    assert "Earthquake in northern Valdoria kills 12 or 15 people" in page
+    # The headline is outlet A's words ("kills 12 people"), never "12 or 15": the disagreement
+    # has its own line under the story.
+    assert " or 15" not in email_text + page
+    assert "Earthquake in northern Valdoria kills 12 people" in email_text
+    assert "Earthquake in northern Valdoria kills 12 people" in page
 
 
 def test_with_no_model_the_extractive_summary_attributes_each_toll(tmp_path, threaded_news_web):

@@ -19,6 +19,7 @@ from digest.summarize.figures import (
     one_sided,
     per_subject,
     revisions,
+    rising,
 )
 
 
@@ -190,13 +191,57 @@ def test_a_sentence_states_one_side_unless_it_attributes_or_ranges(
 DAY1 = date(2026, 12, 3)
 
 
-def test_a_figure_sent_is_corrected_when_its_source_revised_it() -> None:
+def test_a_figure_sent_is_corrected_when_its_source_revised_it_and_another_outlet_agrees() -> None:
     sent = [(DAY1, "The blast killed 12, police said.")]
     revised = {"A": revisions(figures_of("12 dead."), figures_of("The toll rose to 30."))}
-    current = _outlets(A="The toll rose to 30.")
+    current = _outlets(A="The toll rose to 30.", B="30 people died.")
     (c,) = corrections(sent, current, revised)
-    assert (c.subject, c.said, c.now, c.said_on, c.outlets) == ("dead", "12", "30", DAY1, ("A",))
+    assert (c.subject, c.said, c.now, c.said_on) == ("dead", "12", "30", DAY1)
+    assert c.outlets == ("A", "B")
     assert c.sentence == sent[0][1]
+
+
+def test_one_outlets_revision_alone_corrects_nothing() -> None:
+    """A mistake or a hostile page changed in place must not reach every reader as a
+    correction: it needs a second outlet, and no outlet may still report what was sent."""
+    sent = [(DAY1, "The blast killed 12, police said.")]
+    revised = {"A": revisions(figures_of("12 dead."), figures_of("The toll rose to 300."))}
+    alone = _outlets(A="The toll rose to 300.")
+    assert corrections(sent, alone, revised) == []
+    others_still_say_12 = _outlets(A="The toll rose to 300.", B="12 dead.", C="12 people died.")
+    assert corrections(sent, others_still_say_12, revised) == []
+
+
+@pytest.mark.parametrize(
+    ("subject", "said", "now", "expected"),
+    [
+        ("dead", "12", "30", True),
+        ("dead", "12", "at least 30", True),
+        ("injured", "40", "38", False),
+        ("dead", "30", "12", False),
+        ("fine", "$48 million", "$50 million", False),
+        ("missing", "10", "12", False),
+    ],
+)
+def test_a_higher_toll_later_is_an_update_not_an_error(
+    subject: str, said: str, now: str, expected: bool
+) -> None:
+    assert rising(subject, said, now) is expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Al menos 12 personas murieron y 30 resultaron heridas en 2011, hace 18 días.",
+        "Au moins 12 personnes sont mortes et 200 000 ont manifesté mercredi.",
+        "Almeno 12 persone sono morte e 30 sono rimaste ferite nel 2011.",
+    ],
+)
+def test_a_language_without_rules_has_no_figures(text: str) -> None:
+    """English rules on Spanish read "años" as a count and "según" as a subject: nothing is
+    better than that."""
+    assert figures_of(text) == []
+    assert figures_of(text, "es") == []
 
 
 def test_a_figure_sent_is_corrected_when_two_newer_reports_agree_on_another() -> None:
@@ -301,3 +346,27 @@ def test_a_number_longer_than_decimals_hold_is_read_not_a_crash(digits: str, wor
     # An id or a reference number in a page is no reason for a story's summary to fail.
     for figure in figures_of(words.format(digits)):
         assert figure.value >= 0
+
+
+def test_two_outlets_over_two_days_disagree_then_update_the_sent_toll() -> None:
+    """Issue 38's English case: day 1 A says twelve died (12 bodies recovered), B at least 15;
+    day 2 A says 30 and C at least 30. Day 1 shows the disagreement; day 2 the sent 12 is
+    updated, in words that do not call a rising toll an error."""
+    from digest.render.corrections import correction_line
+
+    a1 = "Twelve people died, and 12 bodies have been recovered from the river."
+    b1 = "At least 15 people died when the bridge collapsed, the fire service said."
+    (dispute,) = disagreements({"A": figures_of(a1), "B": figures_of(b1)})
+    assert dispute.subject == "dead"
+    assert {(r.value, r.outlets) for r in dispute.reported} == {
+        ("12", ("A",)),
+        ("At least 15", ("B",)),
+    }
+    a2 = "Thirty people died, and 30 bodies have been recovered from the river."
+    c2 = "At least 30 people died when the bridge collapsed."
+    sent = [(DAY1, "Twelve people died, and 12 bodies have been recovered.")]
+    current = {"A": figures_of(a2), "B": figures_of(b1), "C": figures_of(c2)}
+    (c,) = corrections(sent, current, {"A": revisions(figures_of(a1), figures_of(a2))})
+    assert correction_line(c) == (
+        "Update: the death toll is now 30, up from 12 reported on 3 December."
+    )

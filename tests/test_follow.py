@@ -884,6 +884,6 @@ async def test_a_follower_of_a_developing_story_gets_each_new_fact_once(
         assert (await publish(app, days.day2)).status == "ok"  # the correction of "12"
         second = [m for m in alert_mails(outbox) if m != first]
         assert len(second) == 1
-        assert "Correction: the death toll was 30, not 12" in second[0]
+        assert "Update: the death toll is now 30, up from 12" in second[0]
         assert (await publish(app, days.day2)).edition_state == "unchanged"
         assert len(alert_mails(outbox)) == 2

@@ -213,7 +213,8 @@ def test_a_story_out_of_the_top_with_a_correction_is_carried_at_the_end_of_its_c
     store: Store,
 ) -> None:
     """The edition of day 1 went out saying 12; on day 2 the story is no longer in the top, but
-    its outlet revised the toll: day 2 carries it, with its correction, once."""
+    its outlet revised the toll and another outlet reports the new one: day 2 carries it, with
+    its correction, once."""
     from digest.deliver.ledger import Delivery
     from digest.jobs.publish import edition_story
     from digest.jobs.story_memory import with_memory
@@ -237,7 +238,22 @@ def test_a_story_out_of_the_top_with_a_correction_is_carried_at_the_end_of_its_c
         detail={"number": "30", "qualifier": "", "previous_number": "12"},
     )
     store.record_events(story, [revised])
+    # A's revision alone is no correction (a mistake, a hostile page): nothing carried.
     other = replace(sent, id=story + 1000, title="Another story")
+    today = (EditionSection("world", (other,), ()),)
+    [section] = with_memory(store, today, day2, NOW, edition_story)
+    assert [s.id for s in section.stories] == [other.id]
+    confirmed = NewEvent(
+        "fact:B:dead:30",
+        "fact",
+        NOW,
+        outlet="B",
+        subject="dead",
+        value="30",
+        text="30 people died.",
+        detail={"number": "30", "qualifier": ""},
+    )
+    store.record_events(story, [confirmed])
     today = (EditionSection("world", (other,), ()),)
 
     [section] = with_memory(store, today, day2, NOW, edition_story)
@@ -429,14 +445,14 @@ async def test_a_developing_story_over_two_days_keeps_a_timeline_and_corrects_12
 
     page2 = (site / story_path(days.day2, story_id)).read_text()
     assert "Timeline" in page2 and "revised the death toll from 12 to 30" in page2
-    assert "Correction: the death toll was 30, not 12, as reported on" in plain(page2)
+    assert "Update: the death toll is now 30, up from 12 reported on" in plain(page2)
     assert "Where outlets disagree" in page2 and "45, according to D" in plain(page2)
     page1 = (site / story_path(days.day1, story_id)).read_text()
     assert '<mark class="corrected">' in page1 and "#corrections" in page1
     # The stored, sent edition of day 1 is not rewritten.
     assert store.edition(days.day1).sections[0].stories[0].corrections == ()
     feed = (site / "feed.xml").read_text()
-    assert "Correction: the death toll was 30, not 12" in unescape(unescape(feed))
+    assert "Update: the death toll is now 30, up from 12" in unescape(unescape(feed))
     # Day 1's entry is updated when the correction was made, after day 1's edition was built.
     from digest.render import edition_path
 
@@ -447,8 +463,8 @@ async def test_a_developing_story_over_two_days_keeps_a_timeline_and_corrects_12
     assert built1 is not None
     assert datetime.fromisoformat(day1_entry) > built1.generated_at
     text, html = email_parts(tmp_path / "outbox", days.day2)
-    assert "Correction: the death toll was 30, not 12" in text
-    assert "Correction: the death toll was 30, not 12" in plain(html)
+    assert "Update: the death toll is now 30, up from 12" in text
+    assert "Update: the death toll is now 30, up from 12" in plain(html)
     assert "Outlets disagree. The death toll:" in text and "45, according to D" in plain(html)
     # What is new to this reader keeps the disagreement, the follow link and a headline that
     # takes no side ("kills 30 people" was A's).

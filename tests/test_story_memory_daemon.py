@@ -263,8 +263,8 @@ def test_two_days_through_the_daemon_killed_and_restarted_lose_and_double_nothin
     text, html = email_parts(tmp_path / "outbox", days.day2)
     since = f"Since your last digest ({days.day1.day} {days.day1:%B})"
     assert since in text and since in plain(html)
-    assert "Correction: the death toll was 30, not 12" in text
-    assert "Correction: the death toll was 30, not 12" in plain(html)
+    assert "Update: the death toll is now 30, up from 12" in text
+    assert "Update: the death toll is now 30, up from 12" in plain(html)
     # An updated story can still be followed from the email that tells the update.
     assert "Follow this story: http://localhost:8000/follow?token=" in text
     assert f"&story={story_id}" in text and "Follow this story" in plain(html)
@@ -279,7 +279,7 @@ def test_two_days_through_the_daemon_killed_and_restarted_lose_and_double_nothin
     told = alerts_to(tmp_path, FOLLOWER)
     assert len(told) == alerts
     assert sum(a.count("At least 30 people were killed") for a in told) == 1
-    assert sum(a.count("Correction: the death toll was 30, not 12") for a in told) == 1
+    assert sum(a.count("Update: the death toll is now 30, up from 12") for a in told) == 1
     assert not any("rescuers said" in a or "more households" in a for a in told)
     if alerts == 2:
         assert "Correction" not in told[0] and "Correction" in told[1]

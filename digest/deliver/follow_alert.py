@@ -20,9 +20,9 @@ from digest.deliver import mime
 from digest.deliver.channels import Notification
 from digest.deliver.message import _address, sender_domain
 from digest.memory.timeline import figure_of
-from digest.models import Channel, StoryEvent
+from digest.models import Channel, Correction, StoryEvent
 from digest.render.chat import quiet_mentions
-from digest.render.corrections import short_day, subject_phrase
+from digest.render.corrections import correction_line
 from digest.render.email import text_line
 from digest.render.sanitize import safe_url
 from digest.render.templating import clip, md, md_url
@@ -78,10 +78,11 @@ def event_line(event: StoryEvent) -> str:
     """One event as the alert says it (scraped text: plain, cut, to be escaped by its reader)."""
     if event.kind == "correction":
         # As the edition says it (`digest.render.corrections`).
-        when = f", as reported on {short_day(event.edition_day)}" if event.edition_day else ""
-        if event.previous and event.value:
-            what = subject_phrase(event.subject) if event.subject else "the figure"
-            line = f"Correction: {what} was {event.value}, not {event.previous}{when}."
+        if event.previous and event.value and event.subject and event.edition_day:
+            said = Correction(
+                event.subject, event.previous, event.value, event.edition_day, event.text
+            )
+            line = correction_line(said)
         else:
             line = f"Correction: {event.text}"
     else:

@@ -18,7 +18,6 @@ from digest.models import Correction, Edition, EditionSection, EditionStory, Sto
 from digest.render.corrections import Corrected
 from digest.stories import credited
 from digest.stories.language import detect_language
-from digest.summarize.disputes import disputed_title
 
 if TYPE_CHECKING:
     from digest.store import Store
@@ -149,11 +148,8 @@ def remember(
     timeline = tuple(
         e for e in store.story_timeline(shown.id, limit=EDITION_TIMELINE) if e.kind != "correction"
     )
-    # A headline that states one outlet's figure as fact gives each disputed value instead.
-    title = disputed_title(shown.title, disputes)
-    return replace(
-        shown, title=title, timeline=timeline, disagreements=disputes, corrections=carried
-    )
+    # The headline stays the outlet's words: a disagreement has its own line under the story.
+    return replace(shown, timeline=timeline, disagreements=disputes, corrections=carried)
 
 
 def sent_editions(store: Store, day: date) -> list[Edition]:

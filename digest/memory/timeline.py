@@ -98,11 +98,11 @@ def revised(latest: Latest) -> dict[str, list[tuple[Figure, Figure]]]:
     return found
 
 
-def reported(text: str) -> list[Figure]:
+def reported(text: str, lang: str = "") -> list[Figure]:
     """The figures a text reports, one per subject: a subject the text gives several values
-    is left out (what it says is not clear)."""
+    is left out (what it says is not clear). `lang`: the text's language when known."""
     by_subject: dict[str, list[Figure]] = {}
-    for f in figures_of(text):
+    for f in figures_of(text, lang or None):
         by_subject.setdefault(f.subject, []).append(f)
     return [fs[0] for fs in by_subject.values() if all(agree(fs[0], f) for f in fs[1:])]
 
@@ -164,7 +164,7 @@ def story_events(
             joined.append(Joined(o.outlet, o.language, (o.lede or o.text,)))
     current: dict[str, list[Figure]] = {}
     for o in outlets:
-        figures = reported(o.text)
+        figures = reported(o.text, o.language)
         current[o.outlet] = figures
         for f in figures:
             before = latest.get((o.outlet, f.subject))

@@ -14,6 +14,7 @@ from markupsafe import Markup, escape
 
 from digest.models import Correction
 from digest.render.layout import Links, story_path
+from digest.summarize.figures import rising
 
 # What a figure's subject is called in a sentence; others are "the <subject>".
 _SUBJECTS = {
@@ -43,11 +44,13 @@ def subject_phrase(subject: str) -> str:
 
 
 def correction_line(c: Correction) -> str:
-    """ "Correction: the death toll was 30, not 12, as reported on 3 December." (text)"""
-    return (
-        f"Correction: {subject_phrase(c.subject)} was {c.now}, not {c.said}, as reported on "
-        f"{short_day(c.said_on)}."
-    )
+    """ "Correction: the death toll was 30, not 12, as reported on 3 December." (text); a
+    toll that has grown since is an update, not an error: "Update: the death toll is now 30,
+    up from 12 reported on 3 December." """
+    what, day = subject_phrase(c.subject), short_day(c.said_on)
+    if rising(c.subject, c.said, c.now):
+        return f"Update: {what} is now {c.now}, up from {c.said} reported on {day}."
+    return f"Correction: {what} was {c.now}, not {c.said}, as reported on {day}."
 
 
 def mark_corrected(paragraph: str, notes: Sequence[Corrected], links: Links) -> Markup:

@@ -9,7 +9,8 @@ per disagreement that attributes each value to its outlets, figures as the outle
 sentence giving two of the values (a range, or each attributed) gets none for that subject; one
 that gives a single value attributed ("45 were killed, the mayor said") is kept, and gets it.
 Extractive summaries (an outlet's own sentences, which state its value as fact) are treated the
-same way. Pure, no I/O.
+same way. A headline is never rewritten: it is an outlet's words, and the disagreement has its
+own line under the story. Pure, no I/O.
 """
 
 from __future__ import annotations
@@ -114,33 +115,6 @@ def _unattributed(text: str) -> str:
     return "\n\n".join(paragraphs)
 
 
-_PROBE = "987654321"
-
-
-def disputed_title(title: str, disputes: Sequence[Disagreement]) -> str:
-    """A headline that states one side of a dispute as fact gives the disputed values instead,
-    as the outlets write them: "Quake kills 12 people" → "Quake kills 12 or 15 people"."""
-    if not disputes or not one_sided(title, disputes):
-        return title
-    by_subject = {d.subject: d for d in disputes}
-    for figure in figures_of(title):
-        dispute = by_subject.get(figure.subject)
-        if dispute is None:
-            continue
-        values = [r.value for r in dispute.reported]
-        either = ", ".join(values[:-1]) + " or " + values[-1]
-        # The figure as a whole number ("12", not the end of "112"), at the place where it
-        # counts the disputed subject (not a date or another count written the same): the
-        # place where a number put instead is read as that subject's.
-        alone = rf"(?<![\w.,]){re.escape(figure.written)}(?![\w]|[.,]\d)"
-        for found in re.finditer(alone, title):
-            probe = title[: found.start()] + _PROBE + title[found.end() :]
-            if any(f.subject == figure.subject and _PROBE in f.written for f in figures_of(probe)):
-                title = title[: found.start()] + either + title[found.end() :]
-                break
-    return title
-
-
 def describe(removed: Sequence[str], disputes: Sequence[Disagreement]) -> str:
     """One line for the logs: what was removed and which values are in dispute."""
     shown = "; ".join(f"{d.subject}: " + " / ".join(r.value for r in d.reported) for d in disputes)
@@ -169,7 +143,6 @@ def dispute_summary(
     brief_text = brief.text or " ".join(sentences_of(text)[:2])
     return replace(
         summary,
-        title=disputed_title(summary.title, disputes),
         summary=text,
         brief_summary=brief_text,
         sentences_removed=summary.sentences_removed + len(removed),

@@ -50,7 +50,14 @@ Decisions:
   fact (`digest.summarize.disputes` still adds the outlets' values after it).
 - `corrections`: a sent figure that was a bound and still holds ("at least 12" when 30 is
   reported now) was not wrong and is not corrected; a value some current outlet still reports is
-  a disagreement, not a correction.
+  a disagreement, not a correction; one outlet's revision alone is not enough (a mistake or a
+  hostile page would reach every reader): the new value needs a second outlet. A count that
+  grows as an event goes on (dead, injured, arrested) and is higher now is an update
+  (`rising`: "now 30, up from 12"), not an error corrected.
+- **Languages**: the rules above are English and German (`LANGUAGES`); a text in another
+  language has no figures here: saying nothing beats applying English rules to Spanish ("años"
+  read as a count, "según" as a subject). A text too short to tell ("30 dead.") keeps only the
+  casualty subjects, whose words are no other language's.
 """
 
 from __future__ import annotations
@@ -63,6 +70,7 @@ from datetime import date
 from decimal import Decimal, InvalidOperation
 
 from digest.models import Correction, Disagreement, Reported
+from digest.stories.language import detect_language
 from digest.stories.tokens import STOPWORDS, fold, language
 from digest.summarize.claims import (
     WrittenNumber,
@@ -81,6 +89,7 @@ __all__ = [
     "one_sided",
     "per_subject",
     "revisions",
+    "rising",
 ]
 
 
@@ -99,13 +108,16 @@ class Figure:
 
 # -- vocabulary ------------------------------------------------------------------------------
 
+# The languages the rules below are written for.
+LANGUAGES = frozenset({"en", "de"})
+
 _CASUALTIES: dict[str, str] = {}
 for _kind, _words in (
     (
         "dead",
         "dead killed killing kills kill died dies deaths death toll tolls fatalities fatality "
-        "lives dead tote toten totet totete getotet starben gestorben sterben todesopfer "
-        "todesopfern todesfalle todesfallen leichen",
+        "lives dead body bodies corpses tote toten totet totete getotet starben gestorben "
+        "sterben todesopfer todesopfern todesfalle todesfallen leichen",
     ),
     (
         "injured",
@@ -122,6 +134,7 @@ for _kind, _words in (
 ):
     for _w in _words.split():
         _CASUALTIES[_w] = _kind
+_KINDS = frozenset(_CASUALTIES.values())
 # Who is counted, skipped on the way to the casualty word ("12 people were killed").
 _COUNTED = frozenset(
     """people persons person others more further additional civilians soldiers children men
@@ -372,7 +385,9 @@ def _figures_in(sentence: str, lang: str | None = "") -> list[Figure]:
     """The figures of one sentence (`lang`: the language of its text, None when unknown; from
     the sentence itself when not told)."""
     if lang == "":
-        lang = language(sentence)
+        lang = language_of(sentence)
+    if lang is not None and lang not in LANGUAGES:
+        return []
     out: list[Figure] = []
     numbers = numbers_in(sentence)
     carried = ""  # the subject of a former value: "rose from 12 to 30" gives it to 30
@@ -411,6 +426,8 @@ def _figures_in(sentence: str, lang: str | None = "") -> list[Figure]:
             continue  # what it was before: "up from 12", "von 12 auf 30"
         if not subject or not n.values:
             continue
+        if lang is None and subject not in _KINDS:
+            continue  # a language not told: only the casualty words, which are no other's
         out.append(
             Figure(
                 subject=subject,
@@ -425,9 +442,18 @@ def _figures_in(sentence: str, lang: str | None = "") -> list[Figure]:
     return out
 
 
-def figures_of(text: str) -> list[Figure]:
-    """The figures of `text` whose subject can be told, in order (rules in the docstring)."""
-    lang = language(text[:3000])
+def language_of(text: str) -> str | None:
+    """The language of `text`, by its function words, else by py3langid; None when neither
+    can tell (a fragment: "30 dead.")."""
+    return language(text) or detect_language(text) or None
+
+
+def figures_of(text: str, lang: str | None = None) -> list[Figure]:
+    """The figures of `text` whose subject can be told, in order (rules in the docstring);
+    none in a language without rules (`lang`: the text's, when the caller knows it)."""
+    lang = lang or language_of(text[:3000])
+    if lang is not None and lang not in LANGUAGES:
+        return []
     return [f for sentence in sentences_of(text) for f in _figures_in(sentence, lang)]
 
 
@@ -537,6 +563,20 @@ def covers(sentence: str, dispute: Disagreement) -> bool:
 # -- corrections -----------------------------------------------------------------------------
 
 
+# Counts that grow while an event goes on: a higher one later is news, not an error.
+_GROWING = frozenset({"dead", "injured", "arrested"})
+
+
+def rising(subject: str, said: str, now: str) -> bool:
+    """Whether a sent figure ("12") was overtaken by a higher count ("at least 30") of
+    something that grows as an event goes on: an update ("now 30, up from 12"), not an error
+    corrected."""
+    if subject not in _GROWING:
+        return False
+    before, after = _values_of(said), _values_of(now)
+    return bool(before and after) and min(after) > max(before)
+
+
 def _still_holds(said: Figure, now: Figure) -> bool:
     """Whether a sent bound is still true of the value reported now."""
     if said.qualifier in ("at least", "more than"):
@@ -592,14 +632,21 @@ def _revised(
     revised: Mapping[str, Sequence[tuple[Figure, Figure]]],
     reports: Sequence[tuple[str, Figure]],
 ) -> tuple[Figure, tuple[str, ...]] | None:
-    """The new value when an outlet that reported the sent value has revised it."""
+    """The new value when an outlet that reported the sent value has revised it, no current
+    outlet still reports the sent value, and another outlet reports the new one (one outlet's
+    revision alone could be an error or a hostile page: it is a disagreement, not a
+    correction)."""
     for outlet in sorted(revised):
         for old, new in revised[outlet]:
             if old.subject != said.subject or not agree(old, said) or agree(new, said):
                 continue
             if _still_holds(said, new):
                 continue
+            if any(agree(f, said) for _, f in reports):
+                return None  # an outlet still reports what was sent: a disagreement
             agreeing = {o for o, f in reports if agree(f, new)} | {outlet}
+            if len(agreeing) < 2:
+                return None  # the reviser alone: not corroborated
             return new, tuple(sorted(agreeing))
     return None
 

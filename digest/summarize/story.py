@@ -27,7 +27,6 @@ from digest.summarize.claims import SourceIndex
 from digest.summarize.disputes import (
     describe,
     dispute_summary,
-    disputed_title,
     story_disputes,
     texts_by_outlet,
     with_attributions,
@@ -153,7 +152,7 @@ def build_story_summary(
     if not keywords:
         keywords = _extractive_keywords(story, texts)
     return StorySummary(
-        title=disputed_title(story.title, disputes),
+        title=story.title,
         summary=with_attributions(sided.text, disputes),
         brief_summary=brief,
         keywords=tuple(keywords[:MAX_KEYWORDS]),
