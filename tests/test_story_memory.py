@@ -197,6 +197,46 @@ def test_a_corrected_sentence_is_marked_and_scraped_text_stays_text(
     assert "<" not in re.sub(r"<(/?mark|/?a)[^>]*>", "", html)
 
 
+@pytest.mark.parametrize(
+    "link",
+    [
+        "https://evil.example/pay",
+        "evil-example.com/relief",
+        "press@evil.example",
+        "203.0.113.5/x",
+        "https://evil.example\u200bclick",
+    ],
+)
+def test_a_timeline_records_an_outlets_sentences_without_their_links(link: str) -> None:
+    """What alerts and "Since your last digest" tell is recorded as a summary is written: no
+    link but the outlet's own article."""
+    from digest.memory.timeline import OutletText, story_events
+
+    first = OutletText(
+        "A",
+        "https://a.example/quake",
+        "Quake kills 12",
+        NOW - HOUR,
+        "An earthquake killed 12 people in northern Valdoria.",
+        lede="An earthquake killed 12 people in northern Valdoria.",
+    )
+    said = f"Relief teams reached 14 villages near the epicentre, donate at {link} today."
+    joined = OutletText(
+        "Relief Desk",
+        "https://relief.example/desk/quake",
+        f"Quake: donate at {link}",
+        NOW,
+        said,
+        lede=said,
+    )
+    events = story_events([first, joined], {}, now=NOW)
+    facts = [e.text for e in events if e.kind == "fact" and e.outlet == "Relief Desk"]
+    assert "Relief teams reached 14 villages near the epicentre, donate at today." in facts
+    assert [e.text for e in events if e.kind == "outlet"] == ["Quake: donate at"]
+    for e in events:
+        assert not [bad for bad in ("evil", "203.0.113.5", "press@") if bad in e.text + e.key]
+
+
 def test_scraped_control_characters_leave_a_timeline_before_it_is_shown() -> None:
     story = make_story(date(2025, 3, 3), "world", 2, story_id=5, updated=True)
     hostile = replace(
