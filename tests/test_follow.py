@@ -395,6 +395,42 @@ async def test_a_new_outlet_repeating_a_known_figure_is_no_news(service):
     assert await service.alerts() is None
 
 
+# The link forms a hostile feed's sentences carried into alerts (issue 37), and one that a
+# renderer's clean-up would join into a link (a zero-width space inside a word).
+HOSTILE_LINKS = (
+    "https://evil.example/pay",
+    "evil-example.com/relief",
+    "press@evil.example",
+    "203.0.113.5/x",
+    "https://evil.example\u200bclick",
+    "https&#58;//evil.example/pay",
+)
+LEFT_OVER = ("evil.example", "evil-example", "press@", "203.0.113.5", "exampleclick", "://evil")
+
+
+async def test_an_alert_carries_no_link_of_the_feed_and_each_line_once(service):
+    """Sentences recorded with links (by a version before issue 37): the alert's email and
+    channel message tell them without, and two that differ only by their link once."""
+    for n, link in enumerate(HOSTILE_LINKS):
+        service.event(
+            "fact",
+            f"fact:relief:{n}",
+            outlet="Relief Desk",
+            text=f"Relief teams reached {n + 10} villages, donate at {link} today.",
+        )
+    for n, link in enumerate(HOSTILE_LINKS[:2]):  # the same sentence, another link
+        service.event("fact", f"fact:tents:{n}", outlet="Relief Desk", text=f"Send tents: {link}")
+    await service.alerts()
+    (mail,) = service.emails()
+    (hook,) = service.messages()
+    for told in (body(mail), hook.message, str(mail["Subject"])):
+        assert not [bad for bad in LEFT_OVER if bad in told], told
+    text = body(mail)
+    assert "Relief teams reached 10 villages, donate at today. (Relief Desk)" in text
+    assert text.count("Send tents: (Relief Desk)") == 1
+    assert len(re.findall(r"^- Relief teams reached", text, re.M)) == len(HOSTILE_LINKS)
+
+
 async def test_no_alert_after_unfollowing_or_the_quiet_end(service):
     with service.store() as store:
         assert store.unfollow(service.reader, service.story, datetime.now(UTC))
@@ -779,6 +815,46 @@ async def test_kill_9_while_sending_an_alert_doubles_nothing(service):
     assert sent_to.count(waiting) == 2 and hung not in sent_to  # no second alert while stuck
     result = await asyncio.to_thread(run_cli, "status", cwd=service.folder)
     assert "alerts: 0 pending, 1 sending, 2 sent, 0 failed, 0 skipped" in result.stdout
+
+
+hostile_sentences = st.lists(
+    st.sampled_from(["Relief", "teams", "reached", "14", "villages.", "donate", "at"])
+    | st.sampled_from(HOSTILE_LINKS),
+    min_size=1,
+    max_size=6,
+).map(" ".join)
+
+
+@settings(max_examples=200)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["fact", "correction"]),
+            hostile_sentences,
+            st.sampled_from(["", "Relief Desk", "Daily Planet"]),
+        ),
+        max_size=30,
+    )
+)
+def test_an_alerts_lines_are_its_events_each_once_none_lost_and_without_links(
+    told: list[tuple[str, str, str]],
+) -> None:
+    from digest.deliver.follow_alert import MAX_LINES, alert_text, event_line
+    from digest.models import StoryEvent
+
+    events = [
+        StoryEvent(n + 1, 1, kind, NOW, NOW, outlet=outlet, text=text)
+        for n, (kind, text, outlet) in enumerate(told)
+    ]
+    alert = alert_text("Quake", events, unfollow_url="https://news.example.org/unfollow?t=1")
+    lines = [line[2:] for line in alert.text.splitlines() if line.startswith("- ")]
+    more = [line for line in lines if re.fullmatch(r"and \d+ more", line)]
+    lines = [line for line in lines if line not in more]
+    in_order = sorted(events, key=lambda e: e.kind != "correction")  # corrections first
+    wanted = list(dict.fromkeys(x for e in in_order if (x := event_line(e))))
+    assert lines == wanted[:MAX_LINES] and len(lines) == len(set(lines))
+    assert more == ([f"and {len(wanted) - MAX_LINES} more"] if len(wanted) > MAX_LINES else [])
+    assert not [bad for bad in LEFT_OVER if bad in alert.text + alert.markdown]
 
 
 def test_an_archive_story_page_says_how_to_follow_it(tmp_path: Path) -> None:
