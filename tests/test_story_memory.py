@@ -237,6 +237,34 @@ def test_a_timeline_records_an_outlets_sentences_without_their_links(link: str) 
         assert not [bad for bad in ("evil", "203.0.113.5", "press@") if bad in e.text + e.key]
 
 
+def test_what_is_new_is_told_from_ledes_without_their_links(store: Store) -> None:
+    """The "New:" line and "Since your last digest" take their facts from the ledes as
+    `tellings_of` hands them to novelty: without a link but the article's own."""
+    from digest.jobs.publish import tellings_of
+
+    lede = "Relief teams reached 14 villages, donate at https://evil.example/pay or 203.0.113.5/x."
+    own = "Read it at https://a.example/quake first."
+    store.upsert_items(
+        [
+            item(
+                "https://a.example/quake",
+                title="Quake kills 12",
+                lede=f"{lede} {own}",
+                category="world",
+                published=NOW - HOUR,
+                source="A",
+            )
+        ],
+        seen_at=NOW,
+    )
+    cluster_category(store, "world", now=NOW, config=StoriesConfig())
+    [view] = store.stories_since(None, since=NOW - 2 * HOUR)
+    [telling] = tellings_of(view)
+    assert telling.lede.startswith("Relief teams reached 14 villages, donate at")
+    assert telling.lede.endswith(own)  # the article's own link stays, as in its summary
+    assert "evil.example" not in telling.lede and "203.0.113.5" not in telling.lede
+
+
 def test_scraped_control_characters_leave_a_timeline_before_it_is_shown() -> None:
     story = make_story(date(2025, 3, 3), "world", 2, story_id=5, updated=True)
     hostile = replace(
