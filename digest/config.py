@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import tomllib
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Annotated, Any, Literal
 from zoneinfo import ZoneInfo
@@ -296,10 +296,29 @@ class MemoryConfig(_Section):
     # A story followed from an email (a reader's follow link) stops being followed by itself
     # once nothing new (no event in its timeline) happened to it for this many days.
     follow_days: PositiveInt = 14
+    # At most one alert per follow in this long ("90s", "30m", "6h", "1d"; "0": one a run):
+    # what a story learns meanwhile waits and goes in the next one, so a feed adding an item an
+    # hour sends a follower one alert every 6 hours, not one an hour.
+    alert_every: str = "6h"
     # Where a reader follows and unfollows a story ({token} as in [email], {story} the story's
     # id): `digest serve` answers both; behind a public URL, point these at that server.
     follow_url: str = "http://localhost:8000/follow?token={token}&story={story}"
     unfollow_url: str = "http://localhost:8000/unfollow?token={token}&story={story}"
+
+    @field_validator("alert_every")
+    @classmethod
+    def _interval(cls, v: str) -> str:
+        if v != "0":
+            from digest.schedule import parse_interval
+
+            parse_interval(v)
+        return v
+
+    def alert_period(self) -> timedelta:
+        """`alert_every` as a duration (zero for "0")."""
+        from digest.schedule import parse_interval
+
+        return timedelta(0) if self.alert_every == "0" else parse_interval(self.alert_every)
 
     @field_validator("follow_url", "unfollow_url")
     @classmethod
@@ -585,6 +604,7 @@ max_connections = 100      # more connections at once are answered 503
 
 [memory]                   # following a story (its follow link in every email)
 follow_days = 14           # a followed story quiet this many days is no longer followed
+alert_every = "6h"         # at most one alert per follow in this long ("0": one a run)
 follow_url = "http://localhost:8000/follow?token={token}&story={story}"       # `digest serve`
 unfollow_url = "http://localhost:8000/unfollow?token={token}&story={story}"   # in every alert
 

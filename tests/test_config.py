@@ -5,7 +5,7 @@ from __future__ import annotations
 import tomllib
 import types
 import typing
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from pydantic import BaseModel
@@ -256,3 +256,17 @@ def test_every_timeout_is_among_the_checked_numbers():
 def test_an_interval_out_of_range_or_in_other_digits_is_refused_by_name(key, value):
     with pytest.raises(ConfigError, match=rf"'schedule\.{key}'"):
         parse_config({"schedule": {key: value}})
+
+
+@pytest.mark.parametrize("value", ["1000000000d", "5s", "٣h", "3 m 2", "-1h", "00"])
+def test_an_alert_period_that_is_no_interval_is_refused_by_name(value):
+    with pytest.raises(ConfigError, match=r"'memory\.alert_every'"):
+        parse_config({"memory": {"alert_every": value}})
+
+
+def test_alerts_are_spaced_6_hours_unless_told_otherwise():
+    assert parse_config({}).memory.alert_period() == timedelta(hours=6)
+    assert parse_config({"memory": {"alert_every": "0"}}).memory.alert_period() == timedelta(0)
+    assert parse_config({"memory": {"alert_every": "90m"}}).memory.alert_period() == timedelta(
+        minutes=90
+    )

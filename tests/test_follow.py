@@ -213,6 +213,46 @@ def test_an_operator_re_sends_a_failed_alert_or_gives_it_up(store: Store) -> Non
     assert store.open_alerts({reader: ["email", "ntfy:1"]}, NOW + 4 * HOUR) == []
 
 
+def test_no_alert_within_the_period_of_the_last_one_sent_and_the_next_has_all(
+    store: Store,
+) -> None:
+    reader = subscribe(store)
+    story = add_story(store)
+    store.follow(reader, story, NOW)
+    every = 6 * HOUR
+    first = add_event(store, story, "fact", "fact:b:dead:30", outlet="B", text="30 dead")
+    (alert,) = store.open_alerts({reader: ["email"]}, NOW, every)
+    assert alert.through == first
+    with store.engine.begin() as conn:  # sent at NOW
+        conn.execute(follow_alerts.update().values(state="sent", attempts=1, updated_at=NOW))
+    # Hourly news for 5 hours: held.
+    later = [
+        add_event(store, story, "fact", f"fact:c:tents:{h}", outlet="C", text=f"{h}00 tents")
+        for h in range(1, 6)
+    ]
+    for h in range(1, 6):
+        assert store.open_alerts({reader: ["email"]}, NOW + h * HOUR, every) == []
+    assert store.follows_of(reader)[0].alerted_through == first
+    # Six hours after the one sent: one alert, with all five.
+    (merged,) = store.open_alerts({reader: ["email"]}, NOW + every, every)
+    assert merged.through == later[-1]
+    told = store.events_after(story, merged.follow.alerted_through, ("fact", "correction"))
+    assert [e.id for e in told if e.id <= merged.through] == later
+
+
+def test_an_alert_that_reached_no_channel_does_not_hold_the_next(store: Store) -> None:
+    reader = subscribe(store)
+    story = add_story(store)
+    store.follow(reader, story, NOW)
+    add_event(store, story, "fact", "fact:b:dead:30", outlet="B", text="30 dead")
+    store.open_alerts({reader: ["email"]}, NOW, 6 * HOUR)
+    with store.engine.begin() as conn:  # skipped: it only repeated known figures
+        conn.execute(follow_alerts.update().values(state="skipped", updated_at=NOW))
+    news = add_event(store, story, "fact", "fact:c:dead:45", outlet="C", text="45 dead")
+    (alert,) = store.open_alerts({reader: ["email"]}, NOW + HOUR, 6 * HOUR)
+    assert alert.through == news
+
+
 def test_quiet_follows_end(store: Store) -> None:
     reader = subscribe(store)
     quiet, busy, new = add_story(store, "Quiet"), add_story(store, "Busy"), add_story(store, "New")
@@ -328,7 +368,9 @@ async def test_a_follower_gets_one_alert_a_run_of_new_facts_and_corrections(serv
             "edition_day": "2026-12-03",
         },
     )
-    await service.alerts()
+    # Within `[memory] alert_every` (6 hours) of the first alert, the correction waits.
+    assert await service.alerts(datetime.now(UTC) + 5 * HOUR) is None
+    await service.alerts(datetime.now(UTC) + 6 * HOUR)
     assert len(service.emails()) == 2 and len(service.messages()) == 2
     (latest,) = [body(m) for m in service.emails() if "Correction" in body(m)]
     assert "Correction: the toll was 30, not 12, as reported on 3 December." in latest
@@ -385,14 +427,52 @@ async def test_a_new_outlet_repeating_a_known_figure_is_no_news(service):
     service.event(
         "fact", "fact:d:dead:30", outlet="Outlet D", text=again, detail=toll("30", "at least")
     )
-    report = await service.alerts()
+    later = datetime.now(UTC) + 6 * HOUR  # the next alert may go
+    report = await service.alerts(later)
     assert len(report.skipped) == 2 and not report.sent
     assert len(service.emails()) == 1 and len(service.messages()) == 1
-    # A figure no one gave before is news again, once.
+    # A figure no one gave before is news again, once: a skipped alert sent nothing, so the
+    # next one does not wait for it.
     service.event("fact", "fact:e:dead:45", outlet="Outlet E", text="45 died.", detail=toll("45"))
-    await service.alerts()
+    await service.alerts(later)
     assert len(service.emails()) == 2 and len(service.messages()) == 2
-    assert await service.alerts() is None
+    assert await service.alerts(later + 6 * HOUR) is None
+
+
+# The link forms a hostile feed's sentences carried into alerts (issue 37), and one that a
+# renderer's clean-up would join into a link (a zero-width space inside a word).
+HOSTILE_LINKS = (
+    "https://evil.example/pay",
+    "evil-example.com/relief",
+    "press@evil.example",
+    "203.0.113.5/x",
+    "https://evil.example\u200bclick",
+    "https&#58;//evil.example/pay",
+)
+LEFT_OVER = ("evil.example", "evil-example", "press@", "203.0.113.5", "exampleclick", "://evil")
+
+
+async def test_an_alert_carries_no_link_of_the_feed_and_each_line_once(service):
+    """Sentences recorded with links (by a version before issue 37): the alert's email and
+    channel message tell them without, and two that differ only by their link once."""
+    for n, link in enumerate(HOSTILE_LINKS):
+        service.event(
+            "fact",
+            f"fact:relief:{n}",
+            outlet="Relief Desk",
+            text=f"Relief teams reached {n + 10} villages, donate at {link} today.",
+        )
+    for n, link in enumerate(HOSTILE_LINKS[:2]):  # the same sentence, another link
+        service.event("fact", f"fact:tents:{n}", outlet="Relief Desk", text=f"Send tents: {link}")
+    await service.alerts()
+    (mail,) = service.emails()
+    (hook,) = service.messages()
+    for told in (body(mail), hook.message, str(mail["Subject"])):
+        assert not [bad for bad in LEFT_OVER if bad in told], told
+    text = body(mail)
+    assert "Relief teams reached 10 villages, donate at today. (Relief Desk)" in text
+    assert text.count("Send tents: (Relief Desk)") == 1
+    assert len(re.findall(r"^- Relief teams reached", text, re.M)) == len(HOSTILE_LINKS)
 
 
 async def test_no_alert_after_unfollowing_or_the_quiet_end(service):
@@ -773,12 +853,53 @@ async def test_kill_9_while_sending_an_alert_doubles_nothing(service):
     assert [str(m["To"]) for m in service.emails()] == [waiting]  # the one never claimed
     assert [r.state for r in report.stuck] == ["sending"]  # reported, not sent again
     service.event("fact", "fact:c:dead:31", outlet="Outlet C", text="31 dead")
-    await service.alerts()
-    await service.alerts()
+    later = datetime.now(UTC) + 6 * HOUR  # `[memory] alert_every` after the first
+    await service.alerts(later)
+    await service.alerts(later)
     sent_to = [str(m["To"]) for m in service.emails()]
     assert sent_to.count(waiting) == 2 and hung not in sent_to  # no second alert while stuck
     result = await asyncio.to_thread(run_cli, "status", cwd=service.folder)
     assert "alerts: 0 pending, 1 sending, 2 sent, 0 failed, 0 skipped" in result.stdout
+
+
+hostile_sentences = st.lists(
+    st.sampled_from(["Relief", "teams", "reached", "14", "villages.", "donate", "at"])
+    | st.sampled_from(HOSTILE_LINKS),
+    min_size=1,
+    max_size=6,
+).map(" ".join)
+
+
+@settings(max_examples=200)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["fact", "correction"]),
+            hostile_sentences,
+            st.sampled_from(["", "Relief Desk", "Daily Planet"]),
+        ),
+        max_size=30,
+    )
+)
+def test_an_alerts_lines_are_its_events_each_once_none_lost_and_without_links(
+    told: list[tuple[str, str, str]],
+) -> None:
+    from digest.deliver.follow_alert import MAX_LINES, alert_text, event_line
+    from digest.models import StoryEvent
+
+    events = [
+        StoryEvent(n + 1, 1, kind, NOW, NOW, outlet=outlet, text=text)
+        for n, (kind, text, outlet) in enumerate(told)
+    ]
+    alert = alert_text("Quake", events, unfollow_url="https://news.example.org/unfollow?t=1")
+    lines = [line[2:] for line in alert.text.splitlines() if line.startswith("- ")]
+    more = [line for line in lines if re.fullmatch(r"and \d+ more", line)]
+    lines = [line for line in lines if line not in more]
+    in_order = sorted(events, key=lambda e: e.kind != "correction")  # corrections first
+    wanted = list(dict.fromkeys(x for e in in_order if (x := event_line(e))))
+    assert lines == wanted[:MAX_LINES] and len(lines) == len(set(lines))
+    assert more == ([f"and {len(wanted) - MAX_LINES} more"] if len(wanted) > MAX_LINES else [])
+    assert not [bad for bad in LEFT_OVER if bad in alert.text + alert.markdown]
 
 
 def test_an_archive_story_page_says_how_to_follow_it(tmp_path: Path) -> None:
@@ -881,6 +1002,17 @@ async def test_a_follower_of_a_developing_story_gets_each_new_fact_once(
         await deepen(app)  # again (or after a restart): nothing new, nothing sent
         assert len(alert_mails(outbox)) == 1
 
+        # Six hours on (`[memory] alert_every`: the next alert waits for that long).
+        from digest.jobs import alerts as alerts_module
+
+        later = datetime.now(UTC) + timedelta(hours=6)
+
+        class Later(datetime):
+            @classmethod
+            def now(cls, tz=None):  # type: ignore[override]
+                return later
+
+        monkeypatch.setattr(alerts_module, "datetime", Later)
         assert (await publish(app, days.day2)).status == "ok"  # the correction of "12"
         second = [m for m in alert_mails(outbox) if m != first]
         assert len(second) == 1

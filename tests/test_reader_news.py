@@ -538,6 +538,51 @@ def test_the_email_shows_the_update_in_both_parts_with_a_link_to_the_whole_story
     assert "<script>" not in html and "flooded three villages." not in flat  # not the summary
 
 
+# The link forms a hostile feed's sentences carried (issue 37); the zero-width space is joined
+# away by the renderers' clean-up, which made "https://evil.exampleclick" of it.
+HOSTILE_LINKS = (
+    "https://evil.example/pay",
+    "evil-example.com/relief",
+    "press@evil.example",
+    "203.0.113.5/x",
+    "https://evil.example\u200bclick",
+)
+LEFT_OVER = ("evil.example", "evil-example", "press@", "203.0.113.5", "exampleclick")
+
+
+@pytest.mark.parametrize("link", HOSTILE_LINKS)
+def test_since_your_last_digest_carries_no_link_of_a_feed_in_either_part(link: str) -> None:
+    """A lede and a timeline fact with a link, as a version before issue 37 stored them: the
+    reader's "Since your last digest" line tells them without, in the HTML and the text."""
+    history, today = three_days()
+    lede = f"Volunteers collect donations for the flooded farms at {link} tonight."
+    joined = {"Harbor Times": DAY1, "Coast Post": DAY1, "Wire Service": DAY2, "Metro Wire": DAY3}
+    told = [
+        replace(t, lede=lede) if n == "Metro Wire" else t
+        for t, n in zip(tellings(joined), joined, strict=True)
+    ]
+    fact = StoryEvent(
+        1,
+        7,
+        "fact",
+        built(DAY2),
+        built(DAY2),
+        outlet="Wire Service",
+        url="https://www.wireservice.example/dam",
+        text=f"Engineers found 3 cracks in the spillway, see {link} for more.",
+    )
+    [section] = today.sections
+    story = replace(section.stories[0], timeline=(fact,))
+    today = replace(today, sections=(replace(section, stories=(story,)),))
+    history = replace(history, tellings={7: tuple(told), 9: ()})
+    html, text = away_email(news_for(today, reader("away@example.org"), history))
+    for part in (" ".join(text.split()), " ".join(plain(html).split())):
+        assert "Since your last digest (1 December): New: Wire Service, Metro Wire" in part
+        assert "Engineers found 3 cracks in the spillway, see for more." in part
+        assert "Volunteers collect donations for the flooded farms at tonight." in part
+        assert not [bad for bad in LEFT_OVER if bad in part], part
+
+
 def test_a_story_told_as_an_update_keeps_its_follow_link_and_where_outlets_disagree() -> None:
     from digest.models import Disagreement, Reported
 

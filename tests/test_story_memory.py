@@ -197,6 +197,74 @@ def test_a_corrected_sentence_is_marked_and_scraped_text_stays_text(
     assert "<" not in re.sub(r"<(/?mark|/?a)[^>]*>", "", html)
 
 
+@pytest.mark.parametrize(
+    "link",
+    [
+        "https://evil.example/pay",
+        "evil-example.com/relief",
+        "press@evil.example",
+        "203.0.113.5/x",
+        "https://evil.example\u200bclick",
+    ],
+)
+def test_a_timeline_records_an_outlets_sentences_without_their_links(link: str) -> None:
+    """What alerts and "Since your last digest" tell is recorded as a summary is written: no
+    link but the outlet's own article."""
+    from digest.memory.timeline import OutletText, story_events
+
+    first = OutletText(
+        "A",
+        "https://a.example/quake",
+        "Quake kills 12",
+        NOW - HOUR,
+        "An earthquake killed 12 people in northern Valdoria.",
+        lede="An earthquake killed 12 people in northern Valdoria.",
+    )
+    said = f"Relief teams reached 14 villages near the epicentre, donate at {link} today."
+    joined = OutletText(
+        "Relief Desk",
+        "https://relief.example/desk/quake",
+        f"Quake: donate at {link}",
+        NOW,
+        said,
+        lede=said,
+    )
+    events = story_events([first, joined], {}, now=NOW)
+    facts = [e.text for e in events if e.kind == "fact" and e.outlet == "Relief Desk"]
+    assert "Relief teams reached 14 villages near the epicentre, donate at today." in facts
+    assert [e.text for e in events if e.kind == "outlet"] == ["Quake: donate at"]
+    for e in events:
+        assert not [bad for bad in ("evil", "203.0.113.5", "press@") if bad in e.text + e.key]
+
+
+def test_what_is_new_is_told_from_ledes_without_their_links(store: Store) -> None:
+    """The "New:" line and "Since your last digest" take their facts from the ledes as
+    `tellings_of` hands them to novelty: without a link but the article's own."""
+    from digest.jobs.publish import tellings_of
+
+    lede = "Relief teams reached 14 villages, donate at https://evil.example/pay or 203.0.113.5/x."
+    own = "Read it at https://a.example/quake first."
+    store.upsert_items(
+        [
+            item(
+                "https://a.example/quake",
+                title="Quake kills 12",
+                lede=f"{lede} {own}",
+                category="world",
+                published=NOW - HOUR,
+                source="A",
+            )
+        ],
+        seen_at=NOW,
+    )
+    cluster_category(store, "world", now=NOW, config=StoriesConfig())
+    [view] = store.stories_since(None, since=NOW - 2 * HOUR)
+    [telling] = tellings_of(view)
+    assert telling.lede.startswith("Relief teams reached 14 villages, donate at")
+    assert telling.lede.endswith(own)  # the article's own link stays, as in its summary
+    assert "evil.example" not in telling.lede and "203.0.113.5" not in telling.lede
+
+
 def test_scraped_control_characters_leave_a_timeline_before_it_is_shown() -> None:
     story = make_story(date(2025, 3, 3), "world", 2, story_id=5, updated=True)
     hostile = replace(

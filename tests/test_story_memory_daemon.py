@@ -133,6 +133,9 @@ def test_two_days_through_the_daemon_killed_and_restarted_lose_and_double_nothin
         },
         archive={"dir": str(site), "title": "Morning digest"},
         email={"outbox_dir": str(tmp_path / "outbox")},
+        # An alert after each run that taught the story something: what a kill does to them,
+        # not how they are spaced (tests/test_alert_flood.py).
+        memory={"alert_every": "0"},
         llm={
             "base_url": llm.url,
             "model": llm.model,

@@ -14,10 +14,12 @@ from dataclasses import dataclass, field, replace
 from datetime import date, datetime, time
 
 from digest.deliver.ledger import EMAIL, Delivery
-from digest.models import Channel, Edition, EditionStory, Subscriber
+from digest.models import Channel, Edition, EditionStory, NewFact, Subscriber
 from digest.schedule import parse_clock, subscriber_edition
 from digest.stories.novelty import Telling, for_reader, last_seen
 from digest.stories.rules import Rules, is_empty, tailor
+from digest.stories.tokens import fold
+from digest.summarize.output import linkless_line
 
 Key = tuple[str, str]  # a ledger row's (recipient, channel) within one edition
 
@@ -160,10 +162,28 @@ def news_for(edition: Edition, subscriber: Subscriber, history: History) -> Edit
                 story, seen, tellings=history.tellings.get(story.id, ()), missed=missed
             )
             if shown is not None:
-                stories.append(shown)
+                stories.append(linkless_news(shown))
         if stories or section.headlines:
             sections.append(replace(section, stories=tuple(stories)))
     return replace(edition, sections=tuple(sections))
+
+
+def linkless_news(story: EditionStory) -> EditionStory:
+    """The story with what is new in it ("New:", "Since your last digest") told without links,
+    as summaries are (`linkless_line`: each outlet's own article URL may stay), each fact once.
+    Timelines and ledes are stripped before they are recorded; this is for the lines an older
+    version stored, and a stored edition's facts."""
+    news = story.whats_new
+    if news is None:
+        return story
+    urls = {o.name: o.url for o in story.outlets}
+    facts: list[NewFact] = []
+    for fact in news.facts:
+        own = urls.get(fact.outlet, "")
+        text = linkless_line(fact.text, [own] if own else [])
+        if text and all(fold(text) != fold(f.text) for f in facts):
+            facts.append(replace(fact, text=text))
+    return replace(story, whats_new=replace(news, facts=tuple(facts)))
 
 
 def _tailored(edition: Edition, subscriber: Subscriber) -> Edition:

@@ -1,9 +1,12 @@
 """The alert a follower of a story gets: the story's new checked facts (each with the outlet
 that brought it) and its corrections since the last alert, with a link to stop following.
 
-One message per follow per run, whatever the number of new events; as an email (plain text)
-or as a channel's `Notification`. Its id is the same every time it is built (a retry or a
-re-send carries the same Message-ID), derived from the follow, the last event and the channel.
+One message per follow per run, whatever the number of new events, each line once; as an
+email (plain text) or as a channel's `Notification`. Its id is the same every time it is built
+(a retry or a re-send carries the same Message-ID), derived from the follow, the last event
+and the channel. A line carries no link but its outlet's own article URL (`linkless_line`, as
+summaries): the timeline records sentences without them, and a line that an older version
+recorded with one loses it here.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from digest.render.email import text_line
 from digest.render.sanitize import safe_url
 from digest.render.templating import clip, md, md_url
 from digest.summarize.figures import agree
+from digest.summarize.output import linkless_line
 
 __all__ = [
     "AlertText",
@@ -55,7 +59,8 @@ def worth_telling(
     """Of a follow's `new` events, those worth an alert: corrections, facts without a figure,
     and figures no earlier figure of the story agrees with (`figures`: the story's figure
     events with their detail, oldest first). A new outlet repeating a known toll is no news;
-    two outlets bringing the same new one in a run make one line."""
+    two outlets bringing the same new one in a run make one line. An event with nothing to
+    say once its links are gone is none either."""
     known = [(e.id, figure_of(e, d)) for e, d in figures if e.subject]
     own = dict(known)
     kept = []
@@ -63,7 +68,8 @@ def worth_telling(
         mine = own.get(event.id) if event.kind == "fact" else None
         if mine is not None and any(i < event.id and agree(f, mine) for i, f in known):
             continue
-        kept.append(event)
+        if event_line(event):
+            kept.append(event)
     return kept
 
 
@@ -75,7 +81,9 @@ def alert_id(follow_id: int, through: int, channel: str, sender: str) -> str:
 
 
 def event_line(event: StoryEvent) -> str:
-    """One event as the alert says it (scraped text: plain, cut, to be escaped by its reader)."""
+    """One event as the alert says it (scraped text: plain, without links, cut, to be escaped
+    by its reader); "" when nothing is left to say."""
+    text = _linkless(event.text, event.url)
     if event.kind == "correction":
         # As the edition says it (`digest.render.corrections`).
         if event.previous and event.value and event.subject and event.edition_day:
@@ -84,11 +92,17 @@ def event_line(event: StoryEvent) -> str:
             )
             line = correction_line(said)
         else:
-            line = f"Correction: {event.text}"
+            line = f"Correction: {text}" if text else ""
     else:
-        fact = event.text or " ".join(p for p in (event.value, event.subject) if p)
-        line = f"{fact} ({event.outlet})" if event.outlet else fact
+        figure = " ".join(p for p in (event.value, event.subject) if p)
+        fact = text or _linkless(figure, event.url)
+        line = f"{fact} ({event.outlet})" if fact and event.outlet else fact
     return text_line(line, LINE_CHARS)
+
+
+def _linkless(text: str, url: str) -> str:
+    """`text` without links, as summaries are: its outlet's own article `url` may stay."""
+    return linkless_line(text, [url] if url else [])
 
 
 def alert_text(
@@ -107,7 +121,7 @@ def alert_text(
     if facts and corrections:
         what = "New facts and a correction"
     subject = clip(f"{text_line(service, 40) or 'digest'}: {what} in {name}", SUBJECT_CHARS)
-    lines = [event_line(e) for e in (*corrections, *facts)]
+    lines = list(dict.fromkeys(line for e in (*corrections, *facts) if (line := event_line(e))))
     shown, more = lines[:MAX_LINES], len(lines) - MAX_LINES
     text = [f"{what} in the story you follow: {name}", ""]
     text += [f"- {line}" for line in shown]

@@ -3,9 +3,11 @@
 
 Follows of stories quiet for `[memory] follow_days` end first. Then each follow with new facts
 or corrections gets one alert (`digest.store.follows`: one a follow at a time, kept open until
-every channel is done), sent on the follower's channels and email as an edition is: through
-the delivery sender (`digest.deliver.sender.deliver`) over the alert ledger, so a kill -9 or a
-restart neither loses nor doubles one.
+every channel is done; none within `[memory] alert_every` of the last one sent, so a feed that
+adds an item an hour cannot send a follower a message an hour: the news waits for the next),
+sent on the follower's channels and email as an edition is: through the delivery sender
+(`digest.deliver.sender.deliver`) over the alert ledger, so a kill -9 or a restart neither
+loses nor doubles one.
 """
 
 from __future__ import annotations
@@ -60,7 +62,8 @@ async def send_alerts(app: App, now: datetime | None = None) -> DeliveryReport |
         )
     subscribers = {s.email: s for s in await asyncio.to_thread(store.subscribers)}
     wanted = {email: channels_of(sub) for email, sub in subscribers.items()}
-    alerts = await asyncio.to_thread(store.open_alerts, wanted, now)
+    every = app.config.memory.alert_period()
+    alerts = await asyncio.to_thread(store.open_alerts, wanted, now, every)
     if not alerts:
         return None
     events = await asyncio.to_thread(_events, store, alerts)

@@ -41,6 +41,7 @@ from digest.store import Store
 from digest.stories import best_first
 from digest.stories.language import detect_language
 from digest.stories.novelty import Telling, outlet_key, whats_new
+from digest.summarize.output import strip_links
 
 if TYPE_CHECKING:
     from digest.app import App
@@ -126,12 +127,16 @@ def edition_story(story: StoryView, earlier: Appearance | None = None) -> Editio
 
 def tellings_of(story: StoryView) -> list[Telling]:
     """The story's articles as `novelty` compares them: each under its outlet's key as the
-    edition shows the outlet (its first article's source and link)."""
+    edition shows the outlet (its first article's source and link), its lede without links
+    but its own (as a summary: its sentences are what "New:" and "Since your last digest"
+    tell)."""
     keys: dict[str, str] = {}
     for a in story.articles:
         if a.outlet not in keys:
             keys[a.outlet] = outlet_key(Outlet(name=a.source or a.outlet, url=a.url))
-    return [Telling(keys[a.outlet], a.lede, a.first_seen) for a in story.articles]
+    return [
+        Telling(keys[a.outlet], strip_links(a.lede, [a.url]), a.first_seen) for a in story.articles
+    ]
 
 
 async def reader_history(

@@ -15,13 +15,16 @@ and records what this returns (`Store.record_events`, once per key whatever runs
   the set of values, so a dispute is recorded once, and again only when its values change).
 
 An outlet's text is its main text when the deep crawl read one, else its lede (as the summary
-is written from). Corrections are made by `digest.jobs.publish`, against what was sent.
+is written from), and like a summary it loses its links first (`strip_links`, the outlet's own
+article URL allowed): a timeline's sentences end up in alerts and in "Since your last digest",
+where a feed's "donate at evil.example/pay" must not. Corrections are made by
+`digest.jobs.publish`, against what was sent.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from decimal import Decimal
 from typing import Any
@@ -30,6 +33,7 @@ from digest.memory.events import NewEvent
 from digest.models import Disagreement, StoryEvent
 from digest.stories.novelty import Joined, new_facts
 from digest.summarize.figures import Figure, agree, disagreements, figures_of, revisions
+from digest.summarize.output import strip_links
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,6 +48,18 @@ class OutletText:
     text: str
     lede: str = ""
     language: str = ""
+
+
+def without_links(o: OutletText) -> OutletText:
+    """The outlet as read now, its headline, lede and text without links but its own URL (as
+    its summary is written: `digest.summarize.output.strip_links`)."""
+    allowed = [o.url]
+    return replace(
+        o,
+        title=strip_links(o.title, allowed),
+        lede=strip_links(o.lede, allowed),
+        text=strip_links(o.text, allowed),
+    )
 
 
 def number(value: Decimal) -> str:
@@ -145,6 +161,7 @@ def story_events(
     reporter first; an event already recorded comes back with the same key (and is ignored)."""
     if not outlets:
         return []
+    outlets = [without_links(o) for o in outlets]
     first = min(outlets, key=lambda o: o.at)
     events = [
         NewEvent("first", "first", first.at, outlet=first.outlet, url=first.url, text=first.title)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import date, datetime
+from datetime import date, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Connection, exists, func, or_, select, update
@@ -50,11 +50,17 @@ class AlertsMixin(FollowsMixin):
     """The alerts to followers: made one a follow at a time, closed when every channel is done,
     and their rows as the delivery sender moves them."""
 
-    def open_alerts(self, channels_of: Mapping[str, Sequence[str]], now: datetime) -> list[Alert]:
+    def open_alerts(
+        self,
+        channels_of: Mapping[str, Sequence[str]],
+        now: datetime,
+        every: timedelta = timedelta(0),
+    ) -> list[Alert]:
         """Every alert to send now, one per follow at most: the follow's open alert, else a new
         one (made here, a row per channel in `channels_of` its follower's address) when its
-        story has facts or corrections it was not alerted of. Alerts whose rows are all done
-        are closed first (their follow's `alerted_through` moves up)."""
+        story has facts or corrections it was not alerted of and nothing was sent to it in the
+        `every` before `now` (the news waits, and the next alert has all of it). Alerts whose
+        rows are all done are closed first (their follow's `alerted_through` moves up)."""
         require_aware(now, "now")
         self.close_alerts()
         # Only follows with something to do (the rest take no write transaction): news since
@@ -74,12 +80,14 @@ class AlertsMixin(FollowsMixin):
         alerts: list[Alert] = []
         for follow in active:
             channels = tuple(channels_of.get(follow.email, ()))
-            alert = self._open_alert(follow, channels, now)
+            alert = self._open_alert(follow, channels, now, every)
             if alert is not None:
                 alerts.append(alert)
         return alerts
 
-    def _open_alert(self, follow: Follow, channels: Sequence[str], now: datetime) -> Alert | None:
+    def _open_alert(
+        self, follow: Follow, channels: Sequence[str], now: datetime, every: timedelta
+    ) -> Alert | None:
         with self._write() as conn:
             # The follow's row locked (PostgreSQL): two runs never make two alerts for it.
             mark = conn.execute(
@@ -99,6 +107,8 @@ class AlertsMixin(FollowsMixin):
                 through = max(r.through_event for r in rows)
                 on = tuple(sorted(r.channel for r in rows if r.through_event == through))
                 return Alert(follow, through, on)
+            if every > timedelta(0) and _sent_within(conn, follow.id, now - every):
+                return None  # too soon after the last one: its news waits for the next
             through = conn.execute(
                 select(func.max(story_events.c.id)).where(
                     story_events.c.story_id == follow.story_id,
@@ -226,6 +236,16 @@ class SqlAlertLedger:
 
     async def save(self, delivery: Delivery) -> None:
         await asyncio.to_thread(self.store.save_alert_row, delivery)
+
+
+def _sent_within(conn: Connection, follow_id: int, since: datetime) -> bool:
+    """Whether an alert of the follow reached one of its channels after `since`."""
+    last = conn.execute(
+        select(func.max(follow_alerts.c.updated_at)).where(
+            follow_alerts.c.follow_id == follow_id, follow_alerts.c.state == "sent"
+        )
+    ).scalar()
+    return last is not None and last > since
 
 
 def _by_key(row: Delivery) -> Any:

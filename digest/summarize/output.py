@@ -7,6 +7,7 @@ in tests/test_summarize.py hold it to that).
 from __future__ import annotations
 
 import functools
+import html
 import ipaddress
 import json
 import re
@@ -298,6 +299,18 @@ def strip_links(text: str, allowed_urls: Iterable[str] = ()) -> str:
         if text == before:
             return text
     return _strip_link_tokens(text, allowed, hosts).strip()
+
+
+def linkless_line(text: str, allowed_urls: Iterable[str] = ()) -> str:
+    """Scraped text as one line a reader is shown (a timeline's sentence, a new fact), without
+    links (`strip_links`). Entities are decoded first, until none is left, so that no renderer
+    that decodes them again ("https&#58;//...") can make a link of what is left."""
+    for _ in range(8):
+        decoded = html.unescape(text)
+        if decoded == text:
+            break
+        text = decoded
+    return strip_links(" ".join(text.split()), allowed_urls)
 
 
 def _strip_link_tokens(text: str, allowed: frozenset[str], hosts: frozenset[str]) -> str:
