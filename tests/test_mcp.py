@@ -6,6 +6,7 @@ A hostile page's words come back quoted, never as the tool's own; a wrong token 
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import socket
@@ -31,7 +32,7 @@ from digest.config import StoriesConfig, load_config
 from digest.jobs.clustering import cluster_category
 from digest.mcp.quoting import quoted
 from digest.memory.events import NewEvent
-from digest.serve import make_app
+from digest.serve import make_app, running
 from digest.store import open_store
 from tests.configs import feed, write_config
 from tests.conftest import (
@@ -245,6 +246,28 @@ def test_any_page_text_stays_inside_its_quote(data):
     own, back = quoted_part(text)
     assert back == data and structured["quoted_data"] == data
     assert own.startswith("A tool's own words.\n")
+
+
+async def test_an_mcp_body_that_does_not_arrive_in_time_is_408(
+    folder: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    write_config(folder, serve={"mcp": True, "body_timeout": 0.5})
+    (folder / "site").mkdir(exist_ok=True)
+    port = free_port()
+    head = (
+        f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n"
+        "Accept: application/json\r\nContent-Length: 100\r\n\r\n"
+    )
+    async with (
+        App(load_config(folder / "digest.toml")) as app,
+        running(app, host="127.0.0.1", port=port),
+    ):
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        writer.write(head.encode() + b'{"jsonrpc":')  # and the rest never comes
+        status_line = await asyncio.wait_for(reader.readline(), 30)
+        writer.close()
+    assert status_line.split()[1] == b"408"
+    assert "Traceback" not in caplog.text
 
 
 # --- the real commands: `digest mcp` over stdio, `digest serve` over HTTP ---------------------

@@ -5,7 +5,8 @@ The SDK serves ASGI; digest's server is aiohttp, and aiohttp-asgi runs the one i
 plain JSON: every tool is a read, so no request needs to remember another, and a restart loses
 nothing. The token rule and the rate limit are the API's (`api.limits.Gate`: a quick answer
 searches the web), checked before the SDK sees the request; on localhost the SDK also refuses a Host
-or Origin that is not this machine's (DNS rebinding from a web page).
+or Origin that is not this machine's (DNS rebinding from a web page). The SDK runs behind
+`digest.mcp.bridge` (aiohttp-asgi with a receive that waits for the client to leave).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ def mount_mcp(server: web.Application, app: App, *, host: str) -> None:
     """Answer MCP at /mcp on `server`, which listens on `host`."""
     from aiohttp_asgi import ASGIResource
 
+    from digest.mcp.bridge import answer
     from digest.mcp.tools import build_server
 
     local = is_loopback(host)
@@ -61,9 +63,11 @@ def mount_mcp(server: web.Application, app: App, *, host: str) -> None:
             scope = {**scope, "root_path": ""}
         await asgi(scope, receive, send)
 
-    resource = ASGIResource(guarded, root_path=PATH)
-    server.router.register_resource(resource)
-    resource.lifespan_mount(server)
+    async def front(request: web.Request) -> web.StreamResponse:
+        return await answer(guarded, request, root_path=PATH)
+
+    server.router.add_route("*", PATH, front)
+    ASGIResource(guarded, root_path=PATH).lifespan_mount(server)  # starts the session manager
 
 
 async def _refuse(send: Any, refused: Refusal) -> None:
