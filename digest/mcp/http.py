@@ -7,6 +7,10 @@ nothing. The token rule and the rate limit are the API's (`api.limits.Gate`: a q
 searches the web), checked before the SDK sees the request; on localhost the SDK also refuses a Host
 or Origin that is not this machine's (DNS rebinding from a web page). The SDK runs behind
 `digest.mcp.bridge` (aiohttp-asgi with a receive that waits for the client to leave).
+
+In front of all that, aiohttp answers what the SDK is not to see: another method than POST (405:
+stateless JSON has no event stream to GET and no session to DELETE; such a stream, once its client
+left, is what froze the server through aiohttp-asgi).
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from typing import Any
 from aiohttp import web
 
 from digest.api.limits import Gate, RateLimit, Refusal, is_loopback
+from digest.api.routes import error
 from digest.app import App
 
 PATH = "/mcp"
@@ -64,10 +69,27 @@ def mount_mcp(server: web.Application, app: App, *, host: str) -> None:
         await asgi(scope, receive, send)
 
     async def front(request: web.Request) -> web.StreamResponse:
+        refused = not_for_the_sdk(request)  # a response is a mapping, falsy when empty: no `or`
+        if refused is not None:
+            return refused
         return await answer(guarded, request, root_path=PATH)
 
     server.router.add_route("*", PATH, front)
     ASGIResource(guarded, root_path=PATH).lifespan_mount(server)  # starts the session manager
+
+
+def not_for_the_sdk(request: web.Request) -> web.Response | None:
+    """aiohttp's answer to a request the SDK is not to see (see the module's docstring), or None
+    for one to pass on."""
+    if request.method == "OPTIONS":
+        return web.Response(status=204, headers={"Allow": "POST"})
+    if request.method != "POST":
+        why = (
+            f"{request.method} is not answered at {PATH}: send each JSON-RPC message in a POST "
+            "(stateless streamable HTTP, answers in JSON, no event stream)"
+        )
+        return error(405, why, {"Allow": "POST"})
+    return None
 
 
 async def _refuse(send: Any, refused: Refusal) -> None:
