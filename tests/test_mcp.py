@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import re
 import socket
 import subprocess
@@ -24,7 +25,8 @@ from typing import Any
 import aiohttp
 import httpx2
 import pytest
-from aiohttp.test_utils import TestServer
+from aiohttp.test_utils import TestServer, make_mocked_request
+from aiohttp_asgi.resource import ASGIContext
 from hypothesis import given
 from hypothesis import strategies as st
 from mcp import Client, StdioServerParameters
@@ -33,6 +35,7 @@ from mcp.client.streamable_http import streamable_http_client
 from digest.app import App
 from digest.config import StoriesConfig, load_config
 from digest.jobs.clustering import cluster_category
+from digest.mcp.http import host_parses
 from digest.mcp.quoting import quoted
 from digest.memory.events import NewEvent
 from digest.serve import make_app, running
@@ -252,7 +255,7 @@ def test_any_page_text_stays_inside_its_quote(data):
     assert own.startswith("A tool's own words.\n")
 
 
-# --- what the SDK is not to see: event streams, late bodies ---------------------------------
+# --- what the SDK is not to see: event streams, Host headers it cannot parse, late bodies -----
 
 # What the official TypeScript client sends after `notifications/initialized` (the Python SDK's
 # client sends it only with a session id, which stateless mode never gives).
@@ -309,6 +312,38 @@ async def test_an_event_stream_get_is_405_and_the_archive_answers_after_its_clie
     assert (status, allow) == (405, "POST")  # no event stream in stateless JSON mode
     async with connected(base + "/mcp") as client:  # and MCP itself answers on
         assert len((await client.list_tools()).tools) == 4
+
+
+async def test_a_flood_of_unparsable_host_headers_is_400_without_a_traceback(
+    folder: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+    caplog.set_level(logging.DEBUG)
+    async with mcp_server(folder) as url, aiohttp.ClientSession() as http:
+        statuses, errors = [], set()
+        for _ in range(200):
+            async with http.post(url, json=ping, headers={"Host": "x:y"}) as response:
+                statuses.append(response.status)
+                errors.add((await response.json())["error"])
+        async with connected(url) as client:  # a good Host is answered as before
+            assert len((await client.list_tools()).tools) == 4
+    assert statuses == [400] * 200 and len(errors) == 1 and "Host" in errors.pop()
+    assert "Traceback" not in caplog.text
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING], caplog.text[:2000]
+
+
+@given(st.text(st.characters(exclude_categories=("Cc", "Cs")), min_size=1, max_size=30))
+def test_a_host_header_is_passed_on_exactly_when_its_asgi_scope_can_be_built(host: str) -> None:
+    async def check() -> None:
+        request = make_mocked_request("POST", "/mcp", headers={"Host": host})
+        try:
+            ASGIContext(None, request, "/mcp").scope  # noqa: B018  # aiohttp-asgi's, from the Host
+        except ValueError:
+            assert not host_parses(request)
+        else:
+            assert host_parses(request)
+
+    asyncio.run(check())
 
 
 async def test_an_mcp_body_that_does_not_arrive_in_time_is_408(

@@ -10,7 +10,8 @@ or Origin that is not this machine's (DNS rebinding from a web page). The SDK ru
 
 In front of all that, aiohttp answers what the SDK is not to see: another method than POST (405:
 stateless JSON has no event stream to GET and no session to DELETE; such a stream, once its client
-left, is what froze the server through aiohttp-asgi).
+left, is what froze the server through aiohttp-asgi), and a Host header that names no host (400:
+aiohttp-asgi cannot build the request's ASGI scope from `x:y`; each one logged a 2.6 KB traceback).
 """
 
 from __future__ import annotations
@@ -89,7 +90,18 @@ def not_for_the_sdk(request: web.Request) -> web.Response | None:
             "(stateless streamable HTTP, answers in JSON, no event stream)"
         )
         return error(405, why, {"Allow": "POST"})
+    if not host_parses(request):
+        return error(400, "the Host header is not a host name or address with an optional port")
     return None
+
+
+def host_parses(request: web.Request) -> bool:
+    """Whether aiohttp can make the request's URL of its Host header (yarl refuses `x:y`)."""
+    try:
+        request.url.port  # noqa: B018  # the URL is built on first use
+    except ValueError:
+        return False
+    return True
 
 
 async def _refuse(send: Any, refused: Refusal) -> None:
