@@ -35,8 +35,6 @@ ASGIApp = Callable[[MutableMapping[str, Any], Receive, Send], Awaitable[None]]
 # How often a receive waiting for the client to leave looks at its connection (seconds).
 GONE_CHECK = 0.5
 
-DISCONNECT: Message = {"type": "http.disconnect"}
-
 
 class BodyReceive:
     """The ASGI `receive` of one HTTP request: `http.request` messages with the body's chunks in
@@ -56,7 +54,7 @@ class BodyReceive:
         if not self._gone:
             await self._over()
             self._gone = True
-        return DISCONNECT
+        return {"type": "http.disconnect"}
 
     async def _next_chunk(self) -> Message:
         try:
