@@ -189,6 +189,7 @@ def test_daemon_collects_on_schedule_is_alone_and_stops_cleanly(tmp_path, thread
 def test_the_daemon_answers_its_unsubscribe_links_when_serve_daemon_is_on(
     tmp_path, threaded_news_web
 ):
+    from tests.test_mcp import archive_answers, hold_event_stream, listening
     from tests.test_serve import free_port, get
 
     script = setup(tmp_path, threaded_news_web)
@@ -196,14 +197,20 @@ def test_the_daemon_answers_its_unsubscribe_links_when_serve_daemon_is_on(
     # Today's edition is due at once (the first publish emails it), whatever the time of day.
     with (tmp_path / "digest.toml").open("a") as config:
         config.write('publish_at = "00:00"\n')  # the [schedule] section is the last one
-        config.write(f"[serve]\ndaemon = true\nport = {port}\n")
+        config.write(f"[serve]\ndaemon = true\nmcp = true\nport = {port}\n")
         config.write(
             f'[email]\nunsubscribe_url = "http://127.0.0.1:{port}/unsubscribe?token={{token}}"\n'
         )
     assert run_cli("subscribers", "add", "reader@example.org", cwd=tmp_path).code == 0
+    (tmp_path / "site").mkdir()
+    (tmp_path / "site" / "index.html").write_text("<!doctype html><title>digest</title>")
     daemon = start_daemon(tmp_path, script)
     try:
-        assert wait_for(lambda: daemon_up(tmp_path), 60)
+        assert wait_for(lambda: daemon_up(tmp_path) and listening(port), 60)
+        # An MCP client's event stream, held and left (it once froze the daemon for good): the
+        # archive answers on, and the daemon goes on to its collection and first publish.
+        assert hold_event_stream(port).split()[1] == "405"
+        assert archive_answers(port) == [200] * 5
         # The daemon's first publish emails the edition: its unsubscribe link is the one to follow.
         assert wait_for(lambda: list(tmp_path.glob("outbox/*.eml")), 60), (
             tmp_path / "daemon.log"

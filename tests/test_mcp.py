@@ -6,12 +6,16 @@ A hostile page's words come back quoted, never as the tool's own; a wrong token 
 
 from __future__ import annotations
 
+import asyncio
 import json
+import logging
 import re
 import socket
 import subprocess
 import sys
-from collections.abc import AsyncIterator
+import time
+import urllib.request
+from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
@@ -19,9 +23,11 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+import aiohttp
 import httpx2
 import pytest
-from aiohttp.test_utils import TestServer
+from aiohttp.test_utils import TestServer, make_mocked_request
+from aiohttp_asgi.resource import ASGIContext
 from hypothesis import given
 from hypothesis import strategies as st
 from mcp import Client, StdioServerParameters
@@ -30,10 +36,11 @@ from mcp.client.streamable_http import streamable_http_client
 from digest.app import App
 from digest.config import StoriesConfig, load_config
 from digest.jobs.clustering import cluster_category
+from digest.mcp.http import host_parses
 from digest.mcp.quoting import quoted
 from digest.memory.events import NewEvent
 from digest.render.sanitize import safe_url
-from digest.serve import make_app
+from digest.serve import make_app, running
 from digest.store import open_store
 from tests.configs import feed, write_config
 from tests.conftest import (
@@ -42,6 +49,7 @@ from tests.conftest import (
     earlier_today,
     free_port,
     run_cli,
+    serve_in_thread,
     start_cli,
     wait_for,
 )
@@ -329,6 +337,119 @@ def test_only_links_the_archive_would_link_are_cited(links):
     assert not set(cited) & set(UNSAFE_LINKS)
 
 
+# --- what the SDK is not to see: event streams, Host headers it cannot parse, late bodies -----
+
+# What the official TypeScript client sends after `notifications/initialized` (the Python SDK's
+# client sends it only with a session id, which stateless mode never gives).
+EVENT_STREAM = {"Accept": "text/event-stream", "MCP-Protocol-Version": "2025-06-18"}
+
+
+class _ThreadedServer:
+    """The real server's app (`make_app`, MCP on) over `folder`, with an archive page."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+
+    async def __aenter__(self) -> _ThreadedServer:
+        site = self.folder / "site"
+        site.mkdir(exist_ok=True)
+        (site / "index.html").write_text("<!doctype html><title>digest</title><p>the archive")
+        self.app = await App(load_config(self.folder / "digest.toml")).__aenter__()
+        self.server = TestServer(make_app(self.app, site, host="127.0.0.1"), host="127.0.0.1")
+        await self.server.start_server()
+        self.url = f"http://127.0.0.1:{self.server.port}"
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.server.close()
+        await self.app.__aexit__(None, None, None)
+
+
+@pytest.fixture
+def threaded_server(folder: Path) -> Iterator[_ThreadedServer]:
+    """On its own loop in a thread: a server frozen by a client cannot freeze the test too."""
+    yield from serve_in_thread(_ThreadedServer(folder))
+
+
+async def test_an_event_stream_get_is_405_and_the_archive_answers_after_its_client_left(
+    threaded_server: _ThreadedServer,
+) -> None:
+    base = threaded_server.url
+    async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=10)) as http:
+        async with http.get(base + "/mcp", headers=EVENT_STREAM) as stream:
+            status, allow = stream.status, stream.headers.get("Allow")
+            await asyncio.sleep(1)  # held a moment, then closed by the client
+        answered = []
+        for _ in range(5):
+            async with http.get(base + "/index.html") as page:
+                answered.append((page.status, "the archive" in await page.text()))
+        for method in ("DELETE", "PUT", "HEAD"):
+            async with http.request(method, base + "/mcp") as other:
+                assert (other.status, other.headers["Allow"]) == (405, "POST"), method
+        async with http.options(base + "/mcp") as options:
+            assert (options.status, options.headers["Allow"]) == (204, "POST")
+        async with http.get(base + "/mcp", headers=EVENT_STREAM) as again:
+            assert "POST" in (await again.json())["error"]
+    assert answered == [(200, True)] * 5
+    assert (status, allow) == (405, "POST")  # no event stream in stateless JSON mode
+    async with connected(base + "/mcp") as client:  # and MCP itself answers on
+        assert len((await client.list_tools()).tools) == 4
+
+
+async def test_a_flood_of_unparsable_host_headers_is_400_without_a_traceback(
+    folder: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+    caplog.set_level(logging.DEBUG)
+    async with mcp_server(folder) as url, aiohttp.ClientSession() as http:
+        statuses, errors = [], set()
+        for _ in range(200):
+            async with http.post(url, json=ping, headers={"Host": "x:y"}) as response:
+                statuses.append(response.status)
+                errors.add((await response.json())["error"])
+        async with connected(url) as client:  # a good Host is answered as before
+            assert len((await client.list_tools()).tools) == 4
+    assert statuses == [400] * 200 and len(errors) == 1 and "Host" in errors.pop()
+    assert "Traceback" not in caplog.text
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING], caplog.text[:2000]
+
+
+@given(st.text(st.characters(exclude_categories=("Cc", "Cs")), min_size=1, max_size=30))
+def test_a_host_header_is_passed_on_exactly_when_its_asgi_scope_can_be_built(host: str) -> None:
+    async def check() -> None:
+        request = make_mocked_request("POST", "/mcp", headers={"Host": host})
+        try:
+            ASGIContext(None, request, "/mcp").scope  # noqa: B018  # aiohttp-asgi's, from the Host
+        except ValueError:
+            assert not host_parses(request)
+        else:
+            assert host_parses(request)
+
+    asyncio.run(check())
+
+
+async def test_an_mcp_body_that_does_not_arrive_in_time_is_408(
+    folder: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    write_config(folder, serve={"mcp": True, "body_timeout": 0.5})
+    (folder / "site").mkdir(exist_ok=True)
+    port = free_port()
+    head = (
+        f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n"
+        "Accept: application/json\r\nContent-Length: 100\r\n\r\n"
+    )
+    async with (
+        App(load_config(folder / "digest.toml")) as app,
+        running(app, host="127.0.0.1", port=port),
+    ):
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        writer.write(head.encode() + b'{"jsonrpc":')  # and the rest never comes
+        status_line = await asyncio.wait_for(reader.readline(), 30)
+        writer.close()
+    assert status_line.split()[1] == b"408"
+    assert "Traceback" not in caplog.text
+
+
 # --- the real commands: `digest mcp` over stdio, `digest serve` over HTTP ---------------------
 
 
@@ -391,7 +512,7 @@ async def test_the_real_digest_mcp_and_digest_serve_answer_over_stdio_and_http(
     port = load_config(tmp_path / "digest.toml").serve.port
     server = start_cli("serve", cwd=tmp_path, stdout=subprocess.DEVNULL)
     try:
-        assert wait_for(lambda: _listening(port), 30), server.stderr
+        assert wait_for(lambda: listening(port), 30), server.stderr
         async with connected(f"http://127.0.0.1:{port}/mcp") as client:
             found = await client.call_tool("search_archive", {"query": "chip"})
             assert not found.is_error and quoted_part(found.content[0].text)[1]
@@ -400,9 +521,54 @@ async def test_the_real_digest_mcp_and_digest_serve_answer_over_stdio_and_http(
         server.wait(10)
 
 
-def _listening(port: int) -> bool:
+def listening(port: int) -> bool:
     with socket.socket() as s:
         return s.connect_ex(("127.0.0.1", port)) == 0
+
+
+def hold_event_stream(port: int, seconds: float = 2.0) -> str:
+    """`GET /mcp` as an event stream (`EVENT_STREAM`) to the server on `port`, held `seconds`,
+    then closed by the client; the status line."""
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
+        head = ["GET /mcp HTTP/1.1", f"Host: 127.0.0.1:{port}"]
+        head += [f"{name}: {value}" for name, value in EVENT_STREAM.items()]
+        s.sendall(("\r\n".join(head) + "\r\n\r\n").encode())
+        status = s.recv(4096).split(b"\r\n", 1)[0].decode()
+        time.sleep(seconds)
+    return status
+
+
+def archive_answers(port: int, times: int = 5) -> list[int]:
+    """The statuses of `times` requests for the archive's front page (10 s allowed each)."""
+    statuses = []
+    for _ in range(times):
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/index.html", timeout=10) as page:
+            statuses.append(page.status)
+    return statuses
+
+
+@pytest.mark.slow  # `digest serve`
+def test_digest_serve_answers_on_and_stops_after_an_event_stream_client_left(
+    tmp_path: Path,
+) -> None:
+    port = free_port()
+    write_config(tmp_path, serve={"mcp": True, "port": port})
+    (tmp_path / "site").mkdir()
+    (tmp_path / "site" / "index.html").write_text("<!doctype html><title>digest</title>")
+    server = start_cli("serve", cwd=tmp_path, stdout=subprocess.DEVNULL)
+    try:
+        assert wait_for(lambda: listening(port), 30), server.stderr
+        assert hold_event_stream(port).split()[1] == "405"
+        assert archive_answers(port) == [200] * 5
+    finally:
+        server.terminate()
+        try:
+            server.wait(20)  # it stops on SIGTERM
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
+            raise
+    assert "Traceback" not in (server.stderr.read() if server.stderr else "")
 
 
 async def test_a_client_over_the_rate_gets_429_with_retry_after(tmp_path: Path) -> None:

@@ -5,7 +5,13 @@ The SDK serves ASGI; digest's server is aiohttp, and aiohttp-asgi runs the one i
 plain JSON: every tool is a read, so no request needs to remember another, and a restart loses
 nothing. The token rule and the rate limit are the API's (`api.limits.Gate`: a quick answer
 searches the web), checked before the SDK sees the request; on localhost the SDK also refuses a Host
-or Origin that is not this machine's (DNS rebinding from a web page).
+or Origin that is not this machine's (DNS rebinding from a web page). The SDK runs behind
+`digest.mcp.bridge` (aiohttp-asgi with a receive that waits for the client to leave).
+
+In front of all that, aiohttp answers what the SDK is not to see: another method than POST (405:
+stateless JSON has no event stream to GET and no session to DELETE; such a stream, once its client
+left, is what froze the server through aiohttp-asgi), and a Host header that names no host (400:
+aiohttp-asgi cannot build the request's ASGI scope from `x:y`; each one logged a 2.6 KB traceback).
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ from typing import Any
 from aiohttp import web
 
 from digest.api.limits import Gate, RateLimit, Refusal, is_loopback
+from digest.api.routes import error
 from digest.app import App
 
 PATH = "/mcp"
@@ -29,6 +36,7 @@ def mount_mcp(server: web.Application, app: App, *, host: str) -> None:
     """Answer MCP at /mcp on `server`, which listens on `host`."""
     from aiohttp_asgi import ASGIResource
 
+    from digest.mcp.bridge import answer
     from digest.mcp.tools import build_server
 
     local = is_loopback(host)
@@ -61,9 +69,39 @@ def mount_mcp(server: web.Application, app: App, *, host: str) -> None:
             scope = {**scope, "root_path": ""}
         await asgi(scope, receive, send)
 
-    resource = ASGIResource(guarded, root_path=PATH)
-    server.router.register_resource(resource)
-    resource.lifespan_mount(server)
+    async def front(request: web.Request) -> web.StreamResponse:
+        refused = not_for_the_sdk(request)  # a response is a mapping, falsy when empty: no `or`
+        if refused is not None:
+            return refused
+        return await answer(guarded, request, root_path=PATH)
+
+    server.router.add_route("*", PATH, front)
+    ASGIResource(guarded, root_path=PATH).lifespan_mount(server)  # starts the session manager
+
+
+def not_for_the_sdk(request: web.Request) -> web.Response | None:
+    """aiohttp's answer to a request the SDK is not to see (see the module's docstring), or None
+    for one to pass on."""
+    if request.method == "OPTIONS":
+        return web.Response(status=204, headers={"Allow": "POST"})
+    if request.method != "POST":
+        why = (
+            f"{request.method} is not answered at {PATH}: send each JSON-RPC message in a POST "
+            "(stateless streamable HTTP, answers in JSON, no event stream)"
+        )
+        return error(405, why, {"Allow": "POST"})
+    if not host_parses(request):
+        return error(400, "the Host header is not a host name or address with an optional port")
+    return None
+
+
+def host_parses(request: web.Request) -> bool:
+    """Whether aiohttp can make the request's URL of its Host header (yarl refuses `x:y`)."""
+    try:
+        request.url.port  # noqa: B018  # the URL is built on first use
+    except ValueError:
+        return False
+    return True
 
 
 async def _refuse(send: Any, refused: Refusal) -> None:
