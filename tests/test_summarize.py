@@ -327,6 +327,37 @@ async def test_hanging_server_times_out(llm_server: LLMServer) -> None:
     assert outcome.fallback_reason.endswith("it is not answering")
 
 
+BROKEN = [
+    ("truncated_json", True, "sent a reply that could not be read, not JSON or cut short: "),
+    ("truncated_json", False, "sent a reply that could not be read, not JSON or cut short: "),
+    ("bad_stream_line", True, "sent a reply that could not be read, not JSON or cut short: "),
+    ("bad_stream_line", False, "sent a reply that is not JSON: data: {"),
+    ("wrong_shape", True, "sent a stream event of the wrong shape (no list of choices with text)"),
+    ("wrong_shape", False, "sent a reply of the wrong shape (its first choice has no message"),
+]
+
+
+@pytest.mark.parametrize(("fault", "stream", "said"), BROKEN)
+async def test_a_reply_broken_on_the_wire_is_one_line_and_an_extractive_summary(
+    llm_server: LLMServer, fault: llmserver.WireFault, stream: bool, said: str
+) -> None:
+    """A truncated body, a stream line that is not JSON, a reply of another shape: each stopped
+    the whole run with JSONDecodeError, AttributeError or OverflowError. Now it is that
+    article's reason, and the next article is the model's again."""
+    llm_server.script(fault)
+    async with Summarizer(llm_server.config(stream=stream), api_key="k") as summarizer:
+        broken = await summarizer.summarize_with_outcome(article())
+        after = await summarizer.summarize_with_outcome(article())
+
+    assert broken.summary.summarizer == "extractive"
+    assert broken.summary.summary.startswith(CHIP.lede[:40])
+    reason = broken.fallback_reason
+    assert reason is not None and "\n" not in reason
+    assert reason.startswith(f"LLM at {llm_server.url} {said}"), reason
+    assert after.summary.summarizer == "llm:fake-model" and after.fallback_reason is None
+    assert len(llm_server.completions) == 2  # neither asked again: a repair would not help
+
+
 # -- untrusted output ----------------------------------------------------------------------------
 
 
