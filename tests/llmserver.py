@@ -39,10 +39,11 @@ Replies broken on the wire, as a buggy proxy or a hostile server sends them (fau
 a chunk cut so, then the end), "bad_stream_line" (streamed: a line that is not JSON among good
 ones; not streamed: the reply streamed all the same, as a server ignoring `"stream": false`),
 "wrong_shape" (JSON of the wrong shape: `choices` a string, a delta a number, usage counts
-Infinity and "many"), "huge" (a reply of `huge_bytes`, 50 MB by default, ignoring `max_tokens`:
-written a piece at a time, so the server itself holds little of it; `huge_sent` counts what went
-out). `window_said`: the JSON text told as the window where `advertise` tells it, in place of
-the number ("Infinity", "NaN", "1e309", "-1", '"4096"').
+Infinity and "many"), "huge" (a reply of `huge_bytes`, 50 MB by default, ignoring `max_tokens`,
+its length not announced: written a piece at a time, so the server itself holds little of it;
+`huge_sent` counts what went out), "compressed" (that reply gzipped, some 50 KB on the wire,
+whatever Accept-Encoding said). `window_said`: the JSON text told as the window where
+`advertise` tells it, in place of the number ("Infinity", "NaN", "1e309", "-1", '"4096"').
 
 Context windows, as local servers have them (all off by default). One fake tokenizer serves
 throughout: `fake_tokens(text)` is ceil(UTF-8 bytes / 4), and `prompt_tokens(messages)` adds 4 per
@@ -99,6 +100,7 @@ import json
 import math
 import re
 import time
+import zlib
 from collections import Counter, deque
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -126,10 +128,17 @@ Fault = Literal[
     "bad_stream_line",
     "wrong_shape",
     "huge",
+    "compressed",
 ]
 # Faults in how a reply is sent rather than in what the model writes.
-WireFault = Literal["truncated_json", "bad_stream_line", "wrong_shape", "huge"]
-WIRE_FAULTS: tuple[WireFault, ...] = ("truncated_json", "bad_stream_line", "wrong_shape", "huge")
+WireFault = Literal["truncated_json", "bad_stream_line", "wrong_shape", "huge", "compressed"]
+WIRE_FAULTS: tuple[WireFault, ...] = (
+    "truncated_json",
+    "bad_stream_line",
+    "wrong_shape",
+    "huge",
+    "compressed",
+)
 Invention = Literal["invent_number", "invent_name", "invent_quote"]
 ContextErrorStyle = Literal["llama-cpp-python", "llama.cpp", "vllm", "stream-empty"]
 Tokenizer = Literal["llama-cpp-python", "llama.cpp", "vllm"]
@@ -913,8 +922,8 @@ class LLMServer:
     ) -> web.StreamResponse:
         """A reply broken as `fault` says (see the module docstring)."""
         streamed = bool(body.get("stream"))
-        if fault == "huge":
-            return await self._huge(request, body, streamed)
+        if fault in ("huge", "compressed"):
+            return await self._huge(request, body, streamed, gzipped=fault == "compressed")
         if fault == "wrong_shape":
             if streamed:
                 shapes = [
@@ -944,10 +953,10 @@ class LLMServer:
         return await self._events(request, [events[0], bad, *events[1:]])
 
     async def _huge(
-        self, request: web.Request, body: dict[str, Any], streamed: bool
+        self, request: web.Request, body: dict[str, Any], streamed: bool, *, gzipped: bool
     ) -> web.StreamResponse:
-        """`huge_bytes` of reply, whatever `max_tokens` said, written 64 KiB at a time (a
-        client that stops reading ends it)."""
+        """`huge_bytes` of reply, whatever `max_tokens` said, made and written 64 KiB at a
+        time (a client that stops reading ends it); gzipped (and then sent whole) if asked."""
         words = "lorem ipsum dolor sit amet " * 2400  # 64 KiB of text
         if streamed:
             base = {"id": "chatcmpl-huge", "object": "chat.completion.chunk", "created": 0}
@@ -962,17 +971,18 @@ class LLMServer:
             tail = b'"}, "finish_reason": "length"}]}'
             headers = {"Content-Type": "application/json"}
         count = max(1, (self.huge_bytes - len(head) - len(tail)) // len(piece))
+        if gzipped:
+            packer = zlib.compressobj(wbits=31)  # gzip
+            packed = [packer.compress(head), *(packer.compress(piece) for _ in range(count))]
+            whole = b"".join([*packed, packer.compress(tail), packer.flush()])
+            headers["Content-Encoding"] = "gzip"
+            return web.Response(body=whole, headers=headers)
         resp = web.StreamResponse(headers=headers)
-        if not streamed:
-            resp.content_length = len(head) + count * len(piece) + len(tail)
         await resp.prepare(request)
         try:
-            await resp.write(head)
-            self.huge_sent += len(head)
-            for _ in range(count):
-                await resp.write(piece)
-                self.huge_sent += len(piece)
-            await resp.write(tail)
+            for part in (head, *(piece for _ in range(count)), tail):
+                await resp.write(part)
+                self.huge_sent += len(part)
             await resp.write_eof()
         except (ConnectionError, RuntimeError):
             pass  # the client stopped reading

@@ -10,6 +10,9 @@ import asyncio
 import json
 import re
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 
 import openai
 import pytest
@@ -356,6 +359,63 @@ async def test_a_reply_broken_on_the_wire_is_one_line_and_an_extractive_summary(
     assert reason.startswith(f"LLM at {llm_server.url} {said}"), reason
     assert after.summary.summarizer == "llm:fake-model" and after.fallback_reason is None
     assert len(llm_server.completions) == 2  # neither asked again: a repair would not help
+
+
+def _status_kib(field: str) -> int:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(f"{field}:"):
+            return int(line.split()[1])
+    raise AssertionError(f"no {field} in /proc/self/status")
+
+
+@contextmanager
+def peak_memory_growth() -> Iterator[list[int]]:
+    """How far this process's peak resident memory rose above what it held before the block, in
+    MiB (`[n]`, filled in at its end). The kernel's peak is reset first (`clear_refs` 5), so an
+    earlier test's peak cannot hide this one's."""
+    try:
+        Path("/proc/self/clear_refs").write_text("5")
+    except OSError:
+        pytest.skip("this kernel does not let a process reset its peak memory")
+    before = _status_kib("VmRSS")
+    grew = [0]
+    yield grew
+    grew[0] = (_status_kib("VmHWM") - before) // 1024
+
+
+@pytest.mark.parametrize("stream", [True, False])
+async def test_a_50_mb_reply_is_read_no_further_than_its_tokens_could_take(
+    llm_server: LLMServer, stream: bool
+) -> None:
+    """A server ignoring max_tokens sent 50 MB: read whole, it cost some 600 MB of memory and
+    a minute. It is read up to the cap of what was asked (about 1 MB for 800 tokens)."""
+    llm_server.always("huge")
+    config = llm_server.config(stream=stream, timeout=120.0)
+    with peak_memory_growth() as grew:
+        async with Summarizer(config, api_key="k") as summarizer:
+            outcome = await summarizer.summarize_with_outcome(article())
+
+    assert grew[0] < 100, f"peak memory rose {grew[0]} MiB"
+    assert outcome.summary.summarizer == "extractive"
+    assert re.fullmatch(
+        rf"LLM at {re.escape(llm_server.url)} sent a reply past [\d,]+ KiB, far more than \d+ "
+        "tokens take: stopped reading it",
+        outcome.fallback_reason or "",
+    ), outcome.fallback_reason
+    assert llm_server.huge_sent < llm_server.huge_bytes / 2
+    assert len(llm_server.completions) == 1  # not asked again for another 50 MB
+
+
+async def test_a_compressed_reply_not_asked_for_is_not_read(llm_server: LLMServer) -> None:
+    """50 MB gzipped into 50 KB: the bytes read would not bound the bytes decoded."""
+    llm_server.script("compressed")
+    async with Summarizer(llm_server.config(stream=False), api_key="k") as summarizer:
+        outcome = await summarizer.summarize_with_outcome(article())
+    assert llm_server.completions[0].body  # it was asked
+    assert outcome.summary.summarizer == "extractive"
+    assert outcome.fallback_reason == (
+        f"LLM at {llm_server.url} sent a reply compressed (gzip) though asked not to be: not read"
+    )
 
 
 # -- untrusted output ----------------------------------------------------------------------------

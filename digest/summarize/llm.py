@@ -190,17 +190,25 @@ class LLMClient:
     ) -> None:
         """`negotiated` remembers, per (base_url, model), the mode that worked; pass one
         mapping to several clients to share what they learn."""
+        import httpx
         import openai
+
+        from digest.summarize import reply_limit
 
         self.config = config
         self._has_key = bool(api_key)
         # Local servers need no key, but the client insists on one (and would otherwise read
-        # OPENAI_API_KEY from the environment itself).
+        # OPENAI_API_KEY from the environment itself). Its HTTP client reads no reply past the
+        # cap of what was asked (`reply_limit`), and follows redirects as its own would.
         self._client = client or openai.AsyncOpenAI(
             base_url=config.base_url,
             api_key=api_key or "no-key",
             timeout=config.timeout,
             max_retries=config.max_retries,
+            # openai 3 is typed for httpx2's client and takes httpx's as well (as openai 1 did)
+            http_client=httpx.AsyncClient(  # type: ignore[arg-type]
+                event_hooks=reply_limit.EVENT_HOOKS, follow_redirects=True
+            ),
         )
         self._api_key = api_key
         self._modes = {} if negotiated is None else negotiated
@@ -238,9 +246,13 @@ class LLMClient:
         """For what the OpenAI API has no call for: the server's window, its tokenizer, Ollama."""
         import httpx
 
+        from digest.summarize import reply_limit
+
         if self._http is None:
             headers = {"Authorization": f"Bearer {self._api_key}"} if self._api_key else {}
-            self._http = httpx.AsyncClient(headers=headers, timeout=window.PROBE_TIMEOUT)
+            self._http = httpx.AsyncClient(
+                headers=headers, timeout=window.PROBE_TIMEOUT, event_hooks=reply_limit.EVENT_HOOKS
+            )
         return self._http
 
     async def facts(self) -> ServerFacts:
@@ -452,6 +464,8 @@ class LLMClient:
         import httpx
         import openai
 
+        from digest.summarize import reply_limit
+
         request = sized.request
         facts = await self.facts()
         kwargs: dict[str, Any] = {}
@@ -473,16 +487,17 @@ class LLMClient:
             started = time.monotonic()
             try:
                 kwargs["max_tokens"] = request.reply_tokens
-                if facts.kind == "ollama":
-                    reply: Any = await self._ollama(
-                        messages, request, facts, tokens, first_token, total
-                    )
-                elif self.config.stream:
-                    reply = await self._streamed(
-                        client, messages, kwargs, facts, tokens, first_token, total
-                    )
-                else:
-                    reply = await self._unstreamed(client, messages, kwargs, facts, total)
+                with reply_limit.replying(request.reply_tokens):
+                    if facts.kind == "ollama":
+                        reply: Any = await self._ollama(
+                            messages, request, facts, tokens, first_token, total
+                        )
+                    elif self.config.stream:
+                        reply = await self._streamed(
+                            client, messages, kwargs, facts, tokens, first_token, total
+                        )
+                    else:
+                        reply = await self._unstreamed(client, messages, kwargs, facts, total)
             except (openai.APIStatusError, openai.APIConnectionError) as err:
                 if isinstance(err, openai.APIConnectionError) and not _broke_off(err):
                     self._facts = None  # learned from a server that was not there: ask again
@@ -512,7 +527,11 @@ class LLMClient:
         """The one line for a reply that could not be read: not JSON, cut short, broken off."""
         import httpx
 
+        from digest.summarize.reply_limit import ReplyTooLong
+
         where = f"LLM at {self.config.base_url}"
+        if isinstance(err, ReplyTooLong):
+            return SummarizeError(f"{where} sent {err}")
         if isinstance(err, httpx.HTTPError):
             detail = _first_line(str(err)) or type(err).__name__
             return SummarizeError(f"{where} broke off its reply: {detail}")
@@ -814,6 +833,10 @@ class LLMClient:
             cause = err.__cause__ or err.__context__
             detail = _first_line(str(cause)) if cause else ""
             if _broke_off(err):
+                from digest.summarize.reply_limit import ReplyTooLong
+
+                if isinstance(cause, ReplyTooLong):
+                    return SummarizeError(f"LLM at {where} sent {cause}{after}")
                 return SummarizeError(f"LLM at {where} broke off its reply{after}: {detail}")
             return SummarizeError(
                 f"LLM at {where} unreachable{after}: {detail or 'connection failed'}"
@@ -846,11 +869,13 @@ def _bounded_arrays(schema: Any, limit: int) -> Any:
 
 def _broke_off(err: openai.APIConnectionError) -> bool:
     """Whether the server answered but its reply could not be read to its end (the openai
-    client takes that for a connection error)."""
+    client takes that for a connection error; openai 1 takes ReplyTooLong for one too)."""
     import httpx
 
+    from digest.summarize.reply_limit import ReplyTooLong
+
     cause = err.__cause__ or err.__context__
-    return isinstance(cause, httpx.RemoteProtocolError | httpx.DecodingError)
+    return isinstance(cause, httpx.RemoteProtocolError | httpx.DecodingError | ReplyTooLong)
 
 
 def _api_message(err: openai.APIStatusError) -> str:
