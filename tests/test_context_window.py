@@ -339,6 +339,27 @@ def test_llm_check_says_plainly_that_a_window_is_no_number_and_assumes_the_defau
 
 
 @pytest.mark.slow
+def test_llm_check_says_plainly_what_was_wrong_with_a_reply_it_could_not_read(
+    tmp_path: Path, threaded_llm_server: LLMServer
+) -> None:
+    """A truncated reply made `llm check` exit 1 with "internal error: JSONDecodeError"; a 50 MB
+    one was read whole."""
+    url = threaded_llm_server.url
+    threaded_llm_server.script("truncated_json")
+    code, out = check(tmp_path, url)
+    assert code == 0, out
+    assert f"the probe reply: LLM at {url} sent a reply that could not be read, not JSON" in out
+    threaded_llm_server.script("huge")
+    code, out = check(tmp_path, url)
+    assert code == 0, out
+    assert (
+        f"the probe reply: LLM at {url} sent a reply past 320 KiB, far more than 64 tokens "
+        "take: stopped reading it"
+    ) in out
+    assert threaded_llm_server.huge_sent < threaded_llm_server.huge_bytes / 2
+
+
+@pytest.mark.slow
 def test_llm_check_finds_ollama_and_the_window_of_its_model(tmp_path: Path) -> None:
     from tests.conftest import serve_in_thread
 

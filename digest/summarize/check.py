@@ -154,11 +154,14 @@ async def check(llm: LLMClient) -> ServerCheck:
 async def _model_is_there(llm: LLMClient) -> None:
     """CheckFailed unless the server answers its models list and names the model (a server
     whose list is refused or empty is given the benefit of the doubt)."""
+    import httpx
     import openai
 
     where = llm.config.base_url
     try:
-        listed = [m.id async for m in llm.api.models.list()]
+        listed = [m.id async for m in llm.api.models.list() if isinstance(getattr(m, "id", 0), str)]
+    except (ValueError, httpx.HTTPError):  # a list that could not be read: as if refused
+        return
     except openai.APIConnectionError as err:
         cause = err.__cause__ or err.__context__
         raise CheckFailed(
