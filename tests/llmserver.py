@@ -34,6 +34,17 @@ assert on content. What a real server would do differently is scriptable:
   gives the story back as it came. `translations()` lists those requests as (language,
   headline as sent).
 
+Replies broken on the wire, as a buggy proxy or a hostile server sends them (faults too):
+"truncated_json" (the JSON body cut in the middle and the connection closed cleanly; streamed,
+a chunk cut so, then the end), "bad_stream_line" (streamed: a line that is not JSON among good
+ones; not streamed: the reply streamed all the same, as a server ignoring `"stream": false`),
+"wrong_shape" (JSON of the wrong shape: `choices` a string, a delta a number, usage counts
+Infinity and "many"), "huge" (a reply of `huge_bytes`, 50 MB by default, ignoring `max_tokens`,
+its length not announced: written a piece at a time, so the server itself holds little of it;
+`huge_sent` counts what went out), "compressed" (that reply gzipped, some 50 KB on the wire,
+whatever Accept-Encoding said). `window_said`: the JSON text told as the window where
+`advertise` tells it, in place of the number ("Infinity", "NaN", "1e309", "-1", '"4096"').
+
 Context windows, as local servers have them (all off by default). One fake tokenizer serves
 throughout: `fake_tokens(text)` is ceil(UTF-8 bytes / 4), and `prompt_tokens(messages)` adds 4 per
 message for the chat template. With any of these options set, `usage` counts in those tokens
@@ -89,6 +100,7 @@ import json
 import math
 import re
 import time
+import zlib
 from collections import Counter, deque
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -112,7 +124,21 @@ Fault = Literal[
     "invent_name",
     "invent_quote",
     "untranslated",
+    "truncated_json",
+    "bad_stream_line",
+    "wrong_shape",
+    "huge",
+    "compressed",
 ]
+# Faults in how a reply is sent rather than in what the model writes.
+WireFault = Literal["truncated_json", "bad_stream_line", "wrong_shape", "huge", "compressed"]
+WIRE_FAULTS: tuple[WireFault, ...] = (
+    "truncated_json",
+    "bad_stream_line",
+    "wrong_shape",
+    "huge",
+    "compressed",
+)
 Invention = Literal["invent_number", "invent_name", "invent_quote"]
 ContextErrorStyle = Literal["llama-cpp-python", "llama.cpp", "vllm", "stream-empty"]
 Tokenizer = Literal["llama-cpp-python", "llama.cpp", "vllm"]
@@ -383,6 +409,9 @@ class LLMServer:
         self.advertise: Advertiser | None = None
         self.prompt_speed: float | None = None  # prompt tokens read per second
         self.cut_front_to: int | None = None  # Ollama: keeps this many prompt tokens, silently
+        self.window_said: str | None = None  # JSON text told as the window, in its place
+        self.huge_bytes = 50_000_000  # the length of a "huge" reply
+        self.huge_sent = 0  # bytes of "huge" replies written so far
         self._one_at_a_time = asyncio.Lock()
         self._script: deque[Fault] = deque()
         self._always: Fault | None = None
@@ -485,10 +514,24 @@ class LLMServer:
             "owned_by": "test",
         }
         if self.advertise == "vllm":
-            entry["max_model_len"] = self.window
+            entry["max_model_len"] = self._told_window
         elif self.advertise == "openrouter":
-            entry["context_length"] = self.window
-        return web.json_response({"object": "list", "data": [entry]})
+            entry["context_length"] = self._told_window
+        return self._telling({"object": "list", "data": [entry]})
+
+    _SAID = "<the window as said>"
+
+    @property
+    def _told_window(self) -> Any:
+        """The window, or a stand-in for `window_said` (put in by `_telling`)."""
+        return self.window if self.window_said is None else self._SAID
+
+    def _telling(self, data: dict[str, Any]) -> web.Response:
+        """A JSON reply telling the window, with `window_said` written verbatim in its place."""
+        text = json.dumps(data)
+        if self.window_said is not None:
+            text = text.replace(json.dumps(self._SAID), self.window_said)
+        return web.Response(text=text, content_type="application/json")
 
     async def _props(self, request: web.Request) -> web.Response:
         """llama.cpp's server settings, at its root: the window is the slot's `n_ctx`."""
@@ -496,8 +539,8 @@ class LLMServer:
         if self.advertise != "llama.cpp":
             self.received[-1].status = 404
             raise web.HTTPNotFound()
-        settings = {"n_ctx": self.window, "n_predict": -1, "temperature": 0.8, "top_k": 40}
-        return web.json_response(
+        settings = {"n_ctx": self._told_window, "n_predict": -1, "temperature": 0.8, "top_k": 40}
+        return self._telling(
             {
                 "default_generation_settings": settings,
                 "total_slots": 1,
@@ -523,9 +566,9 @@ class LLMServer:
             "quantization": "Q4_K_M",
             "state": "loaded",
             "max_context_length": max(32768, self.window),
-            "loaded_context_length": self.window,
+            "loaded_context_length": self._told_window,
         }
-        return web.json_response({"object": "list", "data": [entry]})
+        return self._telling({"object": "list", "data": [entry]})
 
     async def _tokenize(self, request: web.Request) -> web.Response:
         """The tokenize endpoint of the server named by `tokenizer`, counting fake tokens."""
@@ -718,24 +761,12 @@ class LLMServer:
             "completion_tokens": written,
             "total_tokens": read + written,
         }
+        wire = next((f for f in WIRE_FAULTS if f == fault), None)
+        if wire is not None:
+            return await self._broken(request, body, wire, content, usage)
         if body.get("stream"):
             return await self._stream(request, body, content, usage, finish)
-        return web.json_response(
-            {
-                "id": f"chatcmpl-{len(self.received)}",
-                "object": "chat.completion",
-                "created": int(time.time()),
-                "model": body.get("model", self.model),
-                "choices": [
-                    {
-                        "index": 0,
-                        "message": {"role": "assistant", "content": content},
-                        "finish_reason": finish,
-                    }
-                ],
-                "usage": usage,
-            }
-        )
+        return web.json_response(self._completion(body, content, usage, finish))
 
     def _reply(
         self,
@@ -808,6 +839,49 @@ class LLMServer:
             f"Sure! Here is the JSON you asked for:\n```json\n{text[:-1]},\n}}\n```\nHope it helps."
         )
 
+    def _completion(
+        self, body: dict[str, Any], content: str, usage: dict[str, int], finish: str = "stop"
+    ) -> dict[str, Any]:
+        return {
+            "id": f"chatcmpl-{len(self.received)}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": body.get("model", self.model),
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": content},
+                    "finish_reason": finish,
+                }
+            ],
+            "usage": usage,
+        }
+
+    def _chunks(
+        self, body: dict[str, Any], content: str, usage: dict[str, int], finish: str = "stop"
+    ) -> list[str]:
+        """A streamed reply's events (their JSON, before [DONE]): the content in four pieces,
+        the finish, and the usage when the request asked for it."""
+        base = {
+            "id": f"chatcmpl-{len(self.received)}",
+            "object": "chat.completion.chunk",
+            "created": int(time.time()),
+            "model": body.get("model", self.model),
+        }
+        step = max(1, len(content) // 4)
+        pieces = [content[i : i + step] for i in range(0, len(content), step)] or [""]
+        events = []
+        for i, piece in enumerate(pieces):
+            delta: dict[str, Any] = {"content": piece}
+            if i == 0:
+                delta["role"] = "assistant"
+            choice = {"index": 0, "delta": delta, "finish_reason": None}
+            events.append({**base, "choices": [choice]})
+        events.append({**base, "choices": [{"index": 0, "delta": {}, "finish_reason": finish}]})
+        if (body.get("stream_options") or {}).get("include_usage"):
+            events.append({**base, "choices": [], "usage": usage})
+        return [json.dumps(e) for e in events]
+
     async def _stream(
         self,
         request: web.Request,
@@ -816,33 +890,102 @@ class LLMServer:
         usage: dict[str, int],
         finish: str = "stop",
     ) -> web.StreamResponse:
+        events = self._chunks(body, content, usage, finish)
+        written = len(events) - 1 - bool((body.get("stream_options") or {}).get("include_usage"))
+        return await self._events(request, events, pieces=written)
+
+    async def _events(
+        self, request: web.Request, events: list[str], *, pieces: int = 0, done: bool = True
+    ) -> web.StreamResponse:
+        """An SSE stream of `events` as they are, then [DONE] (unless not `done`): the first
+        `pieces` are the model writing, `token_delay` apart."""
         resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
         await resp.prepare(request)
-        created = int(time.time())
-        base = {
-            "id": f"chatcmpl-{len(self.received)}",
-            "object": "chat.completion.chunk",
-            "created": created,
-            "model": body.get("model", self.model),
-        }
-        step = max(1, len(content) // 4)
-        pieces = [content[i : i + step] for i in range(0, len(content), step)] or [""]
-        for i, piece in enumerate(pieces):
-            if self.token_delay and i:
+        for i, event in enumerate(events):
+            if self.token_delay and 0 < i < pieces:
                 await asyncio.sleep(self.token_delay)
-            delta: dict[str, Any] = {"content": piece}
-            if i == 0:
-                delta["role"] = "assistant"
-            chunk = {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]}
-            await resp.write(f"data: {json.dumps(chunk)}\n\n".encode())
-        final = {**base, "choices": [{"index": 0, "delta": {}, "finish_reason": finish}]}
-        await resp.write(f"data: {json.dumps(final)}\n\n".encode())
-        if (body.get("stream_options") or {}).get("include_usage"):
-            await resp.write(
-                f"data: {json.dumps({**base, 'choices': [], 'usage': usage})}\n\n".encode()
-            )
-        await resp.write(b"data: [DONE]\n\n")
+            await resp.write(f"data: {event}\n\n".encode())
+        if done:
+            await resp.write(b"data: [DONE]\n\n")
         await resp.write_eof()
+        return resp
+
+    # -- replies broken on the wire ------------------------------------------------------------
+
+    async def _broken(
+        self,
+        request: web.Request,
+        body: dict[str, Any],
+        fault: WireFault,
+        content: str,
+        usage: dict[str, int],
+    ) -> web.StreamResponse:
+        """A reply broken as `fault` says (see the module docstring)."""
+        streamed = bool(body.get("stream"))
+        if fault in ("huge", "compressed"):
+            return await self._huge(request, body, streamed, gzipped=fault == "compressed")
+        if fault == "wrong_shape":
+            if streamed:
+                shapes = [
+                    '{"choices": [{"index": 0, "delta": 7}]}',
+                    '{"choices": "none", "usage": "many"}',
+                    "[1, 2]",
+                    '"text"',
+                    '{"choices": [], "usage": {"prompt_tokens": 1e999, "completion_tokens": "x"}}',
+                ]
+                return await self._events(request, shapes)
+            shape = (
+                '{"id": "x", "object": "chat.completion", "choices": [{"index": 0, "message": '
+                '"not an object"}], "usage": {"prompt_tokens": Infinity, "completion_tokens": '
+                '"many"}}'
+            )
+            return web.Response(text=shape, content_type="application/json")
+        events = self._chunks(body, content, usage)
+        if fault == "truncated_json":
+            if streamed:
+                cut = [events[0], events[1][: len(events[1]) // 2]]
+                return await self._events(request, cut, done=False)
+            whole = json.dumps(self._completion(body, content, usage))
+            return web.Response(text=whole[: len(whole) // 2], content_type="application/json")
+        # "bad_stream_line": Python's repr of a chunk, not JSON, second; streamed even when
+        # not asked to be.
+        bad = "{'choices': [{'index': 0, 'delta': {'content': 'single quotes'}}]}"
+        return await self._events(request, [events[0], bad, *events[1:]])
+
+    async def _huge(
+        self, request: web.Request, body: dict[str, Any], streamed: bool, *, gzipped: bool
+    ) -> web.StreamResponse:
+        """`huge_bytes` of reply, whatever `max_tokens` said, made and written 64 KiB at a
+        time (a client that stops reading ends it); gzipped (and then sent whole) if asked."""
+        words = "lorem ipsum dolor sit amet " * 2400  # 64 KiB of text
+        if streamed:
+            base = {"id": "chatcmpl-huge", "object": "chat.completion.chunk", "created": 0}
+            chunk = {**base, "choices": [{"index": 0, "delta": {"content": words}}]}
+            piece = f"data: {json.dumps(chunk)}\n\n".encode()
+            head, tail = b"", b"data: [DONE]\n\n"
+            headers = {"Content-Type": "text/event-stream"}
+        else:
+            piece = words.encode()
+            head = b'{"id": "chatcmpl-huge", "object": "chat.completion", "choices": [{"index": '
+            head += b'0, "message": {"role": "assistant", "content": "'
+            tail = b'"}, "finish_reason": "length"}]}'
+            headers = {"Content-Type": "application/json"}
+        count = max(1, (self.huge_bytes - len(head) - len(tail)) // len(piece))
+        if gzipped:
+            packer = zlib.compressobj(wbits=31)  # gzip
+            packed = [packer.compress(head), *(packer.compress(piece) for _ in range(count))]
+            whole = b"".join([*packed, packer.compress(tail), packer.flush()])
+            headers["Content-Encoding"] = "gzip"
+            return web.Response(body=whole, headers=headers)
+        resp = web.StreamResponse(headers=headers)
+        await resp.prepare(request)
+        try:
+            for part in (head, *(piece for _ in range(count)), tail):
+                await resp.write(part)
+                self.huge_sent += len(part)
+            await resp.write_eof()
+        except (ConnectionError, RuntimeError):
+            pass  # the client stopped reading
         return resp
 
 

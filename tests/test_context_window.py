@@ -10,8 +10,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from hypothesis import example, given
+from hypothesis import strategies as st
 
 from digest.config import LLMConfig
+from digest.summarize import window
 from digest.summarize.llm import LLMClient
 from digest.summarize.story import summarize_story
 from digest.summarize.types import StoryInput, StorySource
@@ -185,6 +188,78 @@ async def test_a_server_reading_slowly_is_waited_for(llm_server: LLMServer) -> N
     assert client._facts.speeds.prompt_speed < 100
 
 
+# -- numbers a server says ----------------------------------------------------------------------
+
+# What a hostile or broken server has been seen to tell as its window (JSON text, verbatim).
+NONSENSE = ["Infinity", "NaN", "1e309", "-Infinity", "0", "-1", "0.5", "1", '"4096"', "null"]
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner),
+    max_leaves=8,
+)
+
+
+@given(JSON_VALUES)
+@example(float("inf"))
+@example(float("nan"))
+@example(10**400)
+@example(4096.0)
+def test_a_number_from_a_server_is_a_sane_whole_count_or_nothing(value: object) -> None:
+    n = window.count(value)
+    assert n is None or (type(n) is int and 1 <= n <= window.MAX_COUNT)
+    w = window.window_size(value)
+    assert w is None or (type(w) is int and window.MIN_WINDOW <= w <= window.MAX_WINDOW)
+    whole = isinstance(value, int | float) and not isinstance(value, bool)
+    if whole and value == value and abs(value) != float("inf") and int(value) == value:  # type: ignore[arg-type]
+        in_range = window.MIN_WINDOW <= value <= window.MAX_WINDOW  # type: ignore[operator]
+        assert (w == value) if in_range else w is None
+    assert len(window.shown(value)) <= 40
+
+
+@given(st.text(max_size=300), JSON_VALUES)
+@example("This model's maximum context length is " + "9" * 5000 + " tokens", None)
+@example("context window of 1e309", {"type": "exceed_context_size_error", "n_ctx": 1e309})
+def test_a_refusal_naming_any_window_is_read_without_error(message: str, body: object) -> None:
+    exceeded, named = window.context_exceeded(message, body)
+    assert named is None or window.MIN_WINDOW <= named <= window.MAX_WINDOW
+    assert exceeded or named is None
+
+
+@pytest.mark.parametrize("advertise", ["llama.cpp", "vllm", "lmstudio"])
+@pytest.mark.parametrize("said", NONSENSE)
+async def test_a_window_that_is_no_number_is_not_believed_and_summaries_go_on(
+    llm_server: LLMServer, advertise: str, said: str
+) -> None:
+    """`n_ctx: Infinity` stopped every summary with an OverflowError; 0.5 or 1 made a window
+    nothing fits in. Such a window is said to be none, and the default assumed."""
+    llm_server.advertise, llm_server.window_said = advertise, said  # type: ignore[assignment]
+    who, why, client = await summarize(llm_server.config())
+    assert (who, why) == ("llm:fake-model", None)
+    assert client._facts is not None
+    if said != "null":  # not said at all (LM Studio then tells what the model could take)
+        assert client._facts.window == window.DEFAULT_WINDOW
+        assert client._facts.window_source.startswith("assumed: ")
+        assert "which is no context window; set [llm] context_tokens" in client._facts.window_source
+
+
+async def test_a_window_too_large_to_be_true_is_not_believed(llm_server: LLMServer) -> None:
+    llm_server.advertise, llm_server.window_said = "llama.cpp", str(10**30)
+    _, _, client = await summarize(llm_server.config(context_tokens=4096))
+    assert client._facts is not None and client._facts.window == 4096
+    assert client._facts.window_source == "[llm] context_tokens"
+
+
+async def test_an_ollama_model_reading_more_than_any_model_is_asked_for_the_usual_window(
+    ollama_server: OllamaServer,
+) -> None:
+    ollama_server.model_limit = 10**30
+    config = LLMConfig(base_url=ollama_server.url, model=ollama_server.model, api_key_env="X")
+    who, why, client = await summarize(config)
+    assert (who, why) == ("llm:fake-llama:latest", None)
+    assert client._facts is not None and client._facts.window == window.OLLAMA_WINDOW
+    assert client._facts.window_source == "Ollama, asked for"
+
+
 # -- digest llm check ----------------------------------------------------------------------------
 
 
@@ -234,6 +309,54 @@ def test_llm_check_measures_a_slow_reader_and_a_server_that_refuses_long_prompts
     assert found["prompt_tokens_per_second"] <= 50
     # A story's request at that speed takes its time: the estimate says so.
     assert found["story_summary_seconds"] > found["story_prompt_tokens"] / 50
+
+
+@pytest.mark.slow
+def test_llm_check_says_plainly_that_a_window_is_no_number_and_assumes_the_default(
+    tmp_path: Path, threaded_llm_server: LLMServer
+) -> None:
+    """It exited 1 with "internal error: OverflowError" on Infinity and printed "-892 tokens
+    read" for a window of 0."""
+    threaded_llm_server.advertise = "llama.cpp"
+    for said, told in [("Infinity", "Infinity"), ("0", "0"), ('"4096"', '"4096"')]:
+        threaded_llm_server.window_said = said
+        code, out = check(tmp_path, threaded_llm_server.url)
+        assert code == 0, out
+        assert (
+            f"context window:  2048 tokens (assumed: llama.cpp /props says n_ctx {told}, which "
+            "is no context window; set [llm] context_tokens)"
+        ) in out
+        assert "a story summary: about" in out and "-" not in out.split("a story summary")[1]
+    # A window that is one, but too small for a story: said so, with no negative count.
+    threaded_llm_server.window_said = "512"
+    code, out = check(tmp_path, threaded_llm_server.url, "fake-model")
+    assert code == 0, out
+    assert "context window:  512 tokens (llama.cpp /props)" in out
+    assert "a story summary: does not fit a window of 512 tokens" in out
+    code, out = check(tmp_path, threaded_llm_server.url, "fake-model", "--json")
+    found = json.loads(out)
+    assert found["story_prompt_tokens"] == 0 and found["story_summary_seconds"] is None
+
+
+@pytest.mark.slow
+def test_llm_check_says_plainly_what_was_wrong_with_a_reply_it_could_not_read(
+    tmp_path: Path, threaded_llm_server: LLMServer
+) -> None:
+    """A truncated reply made `llm check` exit 1 with "internal error: JSONDecodeError"; a 50 MB
+    one was read whole."""
+    url = threaded_llm_server.url
+    threaded_llm_server.script("truncated_json")
+    code, out = check(tmp_path, url)
+    assert code == 0, out
+    assert f"the probe reply: LLM at {url} sent a reply that could not be read, not JSON" in out
+    threaded_llm_server.script("huge")
+    code, out = check(tmp_path, url)
+    assert code == 0, out
+    assert (
+        f"the probe reply: LLM at {url} sent a reply past 320 KiB, far more than 64 tokens "
+        "take: stopped reading it"
+    ) in out
+    assert threaded_llm_server.huge_sent < threaded_llm_server.huge_bytes / 2
 
 
 @pytest.mark.slow

@@ -181,3 +181,36 @@ def test_query_deep_answers_from_the_sources_with_citations(
     assert "[1]" in out["answer"] or "[2]" in out["answer"]
     assert set(out["cited"]) <= {1, 2}
     assert all(s["summary"] for s in out["sources"])
+
+
+def test_deepen_goes_on_past_replies_it_cannot_read_each_story_extractive_with_one_line(
+    tmp_path, threaded_news_web, threaded_llm_server
+):
+    """A truncated reply, a stream line that is not JSON and a 50 MB reply made `deepen` exit 1
+    with "internal error: JSONDecodeError" and no story summarized: each is now that story's
+    extractive summary and one line, and the other stories are the model's."""
+    web, llm = threaded_news_web, threaded_llm_server
+    setup(tmp_path, web, crawl={"mode": "http"}, llm_url=llm.url)
+    script = ddgs_script(tmp_path, web)
+    assert run_cli("collect", cwd=tmp_path, ddgs_script=script).code == 0
+    llm.script("truncated_json", "bad_stream_line", "huge")
+    result = run_cli("deepen", "--top", "4", cwd=tmp_path, env={"TEST_LLM_KEY": "k"})
+    assert result.code == 0, result.stderr + result.stdout
+    assert "internal error" not in result.stderr
+
+    _, status, counts, errors = runs(tmp_path / "digest.db")[-1]
+    counts = json.loads(counts)
+    assert status == "partial"
+    assert counts["extractive"] == 3 and counts["llm"] >= 1
+    (fallback,) = [e["error"] for e in json.loads(errors) if e["source"] == "llm"]
+    assert fallback.startswith(f"3 summaries fell back to extractive: LLM at {llm.url} sent ")
+    # One line each in the log, saying what was wrong with the reply.
+    told = [line for line in result.stderr.splitlines() if "is extractive: LLM at" in line]
+    assert len(told) == 3
+    assert sum("not JSON or cut short" in line for line in told) == 2
+    assert sum("stopped reading it" in line for line in told) == 1
+    assert llm.huge_sent < llm.huge_bytes / 2
+
+    shown = run_cli("status", cwd=tmp_path)
+    assert shown.code == 0, shown.stderr
+    assert shown.stdout.count("3 summaries fell back to extractive: LLM at") == 1

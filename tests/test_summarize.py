@@ -10,6 +10,9 @@ import asyncio
 import json
 import re
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 
 import openai
 import pytest
@@ -325,6 +328,94 @@ async def test_hanging_server_times_out(llm_server: LLMServer) -> None:
     assert outcome.fallback_reason is not None
     assert outcome.fallback_reason.startswith(f"LLM at {llm_server.url} sent no token within")
     assert outcome.fallback_reason.endswith("it is not answering")
+
+
+BROKEN = [
+    ("truncated_json", True, "sent a reply that could not be read, not JSON or cut short: "),
+    ("truncated_json", False, "sent a reply that could not be read, not JSON or cut short: "),
+    ("bad_stream_line", True, "sent a reply that could not be read, not JSON or cut short: "),
+    ("bad_stream_line", False, "sent a reply that is not JSON: data: {"),
+    ("wrong_shape", True, "sent a stream event of the wrong shape (no list of choices with text)"),
+    ("wrong_shape", False, "sent a reply of the wrong shape (its first choice has no message"),
+]
+
+
+@pytest.mark.parametrize(("fault", "stream", "said"), BROKEN)
+async def test_a_reply_broken_on_the_wire_is_one_line_and_an_extractive_summary(
+    llm_server: LLMServer, fault: llmserver.WireFault, stream: bool, said: str
+) -> None:
+    """A truncated body, a stream line that is not JSON, a reply of another shape: each stopped
+    the whole run with JSONDecodeError, AttributeError or OverflowError. Now it is that
+    article's reason, and the next article is the model's again."""
+    llm_server.script(fault)
+    async with Summarizer(llm_server.config(stream=stream), api_key="k") as summarizer:
+        broken = await summarizer.summarize_with_outcome(article())
+        after = await summarizer.summarize_with_outcome(article())
+
+    assert broken.summary.summarizer == "extractive"
+    assert broken.summary.summary.startswith(CHIP.lede[:40])
+    reason = broken.fallback_reason
+    assert reason is not None and "\n" not in reason
+    assert reason.startswith(f"LLM at {llm_server.url} {said}"), reason
+    assert after.summary.summarizer == "llm:fake-model" and after.fallback_reason is None
+    assert len(llm_server.completions) == 2  # neither asked again: a repair would not help
+
+
+def _status_kib(field: str) -> int:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(f"{field}:"):
+            return int(line.split()[1])
+    raise AssertionError(f"no {field} in /proc/self/status")
+
+
+@contextmanager
+def peak_memory_growth() -> Iterator[list[int]]:
+    """How far this process's peak resident memory rose above what it held before the block, in
+    MiB (`[n]`, filled in at its end). The kernel's peak is reset first (`clear_refs` 5), so an
+    earlier test's peak cannot hide this one's."""
+    try:
+        Path("/proc/self/clear_refs").write_text("5")
+    except OSError:
+        pytest.skip("this kernel does not let a process reset its peak memory")
+    before = _status_kib("VmRSS")
+    grew = [0]
+    yield grew
+    grew[0] = (_status_kib("VmHWM") - before) // 1024
+
+
+@pytest.mark.parametrize("stream", [True, False])
+async def test_a_50_mb_reply_is_read_no_further_than_its_tokens_could_take(
+    llm_server: LLMServer, stream: bool
+) -> None:
+    """A server ignoring max_tokens sent 50 MB: read whole, it cost some 600 MB of memory and
+    a minute. It is read up to the cap of what was asked (about 1 MB for 800 tokens)."""
+    llm_server.always("huge")
+    config = llm_server.config(stream=stream, timeout=120.0)
+    with peak_memory_growth() as grew:
+        async with Summarizer(config, api_key="k") as summarizer:
+            outcome = await summarizer.summarize_with_outcome(article())
+
+    assert grew[0] < 100, f"peak memory rose {grew[0]} MiB"
+    assert outcome.summary.summarizer == "extractive"
+    assert re.fullmatch(
+        rf"LLM at {re.escape(llm_server.url)} sent a reply past [\d,]+ KiB, far more than \d+ "
+        "tokens take: stopped reading it",
+        outcome.fallback_reason or "",
+    ), outcome.fallback_reason
+    assert llm_server.huge_sent < llm_server.huge_bytes / 2
+    assert len(llm_server.completions) == 1  # not asked again for another 50 MB
+
+
+async def test_a_compressed_reply_not_asked_for_is_not_read(llm_server: LLMServer) -> None:
+    """50 MB gzipped into 50 KB: the bytes read would not bound the bytes decoded."""
+    llm_server.script("compressed")
+    async with Summarizer(llm_server.config(stream=False), api_key="k") as summarizer:
+        outcome = await summarizer.summarize_with_outcome(article())
+    assert llm_server.completions[0].body  # it was asked
+    assert outcome.summary.summarizer == "extractive"
+    assert outcome.fallback_reason == (
+        f"LLM at {llm_server.url} sent a reply compressed (gzip) though asked not to be: not read"
+    )
 
 
 # -- untrusted output ----------------------------------------------------------------------------

@@ -18,6 +18,8 @@ from digest.summarize import window
 from digest.summarize.llm import JSONRequest, LLMClient
 from digest.summarize.story import MAX_OUTPUT_TOKENS as STORY_REPLY_TOKENS
 
+# A story's instructions take about this many tokens, without its sources.
+INSTRUCTIONS = 600
 # A story's reply is about this long (a 100-200-word summary, a brief, keywords, in JSON).
 STORY_REPLY_TYPICAL = 450
 PROBE_TEXT = (
@@ -54,8 +56,8 @@ class ServerCheck:
     mode: str
     prompt_speed: float | None  # tokens read per second
     write_speed: float | None  # tokens written per second
-    story_prompt_tokens: int  # a story's request at most, fitted to the window
-    story_seconds: float  # estimated time of one story's summary
+    story_prompt_tokens: int  # a story's request at most, fitted to the window (0: none fits)
+    story_seconds: float | None  # estimated time of one story's summary (None: none fits)
     reply_error: str | None = None  # what was wrong with the probe's reply, if anything
 
     @property
@@ -76,7 +78,7 @@ class ServerCheck:
             "prompt_tokens_per_second": _round(self.prompt_speed),
             "write_tokens_per_second": _round(self.write_speed),
             "story_prompt_tokens": self.story_prompt_tokens,
-            "story_summary_seconds": round(self.story_seconds, 1),
+            "story_summary_seconds": _round(self.story_seconds),
             "reply_error": self.reply_error,
         }
 
@@ -125,13 +127,14 @@ async def check(llm: LLMClient) -> ServerCheck:
     # A story's request: the sources `max_input_chars` allows, the instructions, within the
     # window (its reply kept free).
     room = facts.window - STORY_REPLY_TOKENS - window.MARGIN - window.REPAIR_ROOM
-    instructions = 600
-    story_prompt = min(room, window.estimate_tokens("x" * config.max_input_chars) + instructions)
+    story_prompt = min(room, window.estimate_tokens("x" * config.max_input_chars) + INSTRUCTIONS)
     prompt_speed, write_speed = facts.speeds.prompt_speed, facts.speeds.write_speed
     # What was not measured (a reply of a few chunks) is taken at the speeds assumed of a CPU.
-    seconds = story_prompt / (prompt_speed or window.PRIOR_PROMPT_SPEED) + (
+    seconds: float | None = story_prompt / (prompt_speed or window.PRIOR_PROMPT_SPEED) + (
         STORY_REPLY_TYPICAL / (write_speed or window.PRIOR_WRITE_SPEED)
     )
+    if story_prompt < INSTRUCTIONS:  # no room for a story's sources: no estimate to give
+        story_prompt, seconds = 0, None
     return ServerCheck(
         base_url=config.base_url,
         model=config.model,
@@ -151,11 +154,14 @@ async def check(llm: LLMClient) -> ServerCheck:
 async def _model_is_there(llm: LLMClient) -> None:
     """CheckFailed unless the server answers its models list and names the model (a server
     whose list is refused or empty is given the benefit of the doubt)."""
+    import httpx
     import openai
 
     where = llm.config.base_url
     try:
-        listed = [m.id async for m in llm.api.models.list()]
+        listed = [m.id async for m in llm.api.models.list() if isinstance(getattr(m, "id", 0), str)]
+    except (ValueError, httpx.HTTPError):  # a list that could not be read: as if refused
+        return
     except openai.APIConnectionError as err:
         cause = err.__cause__ or err.__context__
         raise CheckFailed(
@@ -203,8 +209,14 @@ def describe(found: ServerCheck) -> list[str]:
     ]
     if found.reply_error:
         lines.append(f"the probe reply: {found.reply_error}")
-    lines.append(
-        f"a story summary: about {found.story_seconds:.0f} s ({found.story_prompt_tokens} "
-        f"tokens read, about {STORY_REPLY_TYPICAL} written)"
-    )
+    if found.story_seconds is None:
+        lines.append(
+            f"a story summary: does not fit a window of {found.window} tokens (its instructions "
+            f"take about {INSTRUCTIONS}, and up to {STORY_REPLY_TOKENS} are kept for its reply)"
+        )
+    else:
+        lines.append(
+            f"a story summary: about {found.story_seconds:.0f} s ({found.story_prompt_tokens} "
+            f"tokens read, about {STORY_REPLY_TYPICAL} written)"
+        )
     return lines

@@ -190,17 +190,25 @@ class LLMClient:
     ) -> None:
         """`negotiated` remembers, per (base_url, model), the mode that worked; pass one
         mapping to several clients to share what they learn."""
+        import httpx
         import openai
+
+        from digest.summarize import reply_limit
 
         self.config = config
         self._has_key = bool(api_key)
         # Local servers need no key, but the client insists on one (and would otherwise read
-        # OPENAI_API_KEY from the environment itself).
+        # OPENAI_API_KEY from the environment itself). Its HTTP client reads no reply past the
+        # cap of what was asked (`reply_limit`), and follows redirects as its own would.
         self._client = client or openai.AsyncOpenAI(
             base_url=config.base_url,
             api_key=api_key or "no-key",
             timeout=config.timeout,
             max_retries=config.max_retries,
+            # openai 3 is typed for httpx2's client and takes httpx's as well (as openai 1 did)
+            http_client=httpx.AsyncClient(  # type: ignore[arg-type]
+                event_hooks=reply_limit.EVENT_HOOKS, follow_redirects=True
+            ),
         )
         self._api_key = api_key
         self._modes = {} if negotiated is None else negotiated
@@ -238,9 +246,13 @@ class LLMClient:
         """For what the OpenAI API has no call for: the server's window, its tokenizer, Ollama."""
         import httpx
 
+        from digest.summarize import reply_limit
+
         if self._http is None:
             headers = {"Authorization": f"Bearer {self._api_key}"} if self._api_key else {}
-            self._http = httpx.AsyncClient(headers=headers, timeout=window.PROBE_TIMEOUT)
+            self._http = httpx.AsyncClient(
+                headers=headers, timeout=window.PROBE_TIMEOUT, event_hooks=reply_limit.EVENT_HOOKS
+            )
         return self._http
 
     async def facts(self) -> ServerFacts:
@@ -449,7 +461,10 @@ class LLMClient:
         """One chat completion (the client retries `retries` times, default the configured
         number). A probe raises the client's own errors; any other call raises SummarizeError
         (ContextExceeded when the server could not read it all)."""
+        import httpx
         import openai
+
+        from digest.summarize import reply_limit
 
         request = sized.request
         facts = await self.facts()
@@ -472,28 +487,19 @@ class LLMClient:
             started = time.monotonic()
             try:
                 kwargs["max_tokens"] = request.reply_tokens
-                if facts.kind == "ollama":
-                    reply: Any = await self._ollama(
-                        messages, request, facts, tokens, first_token, total
-                    )
-                elif self.config.stream:
-                    reply = await self._streamed(
-                        client, messages, kwargs, facts, tokens, first_token, total
-                    )
-                else:
-                    reply = await client.chat.completions.create(
-                        model=self.config.model,
-                        messages=messages,  # type: ignore[arg-type]
-                        temperature=self.config.temperature,
-                        timeout=total,
-                        **kwargs,
-                    )
-                    # No first token to time: the whole reply stands for both (slower, so
-                    # the next request is allowed more, not less).
-                    took = time.monotonic() - started
-                    facts.speeds.record(*_usage(reply), took, took * 2)
+                with reply_limit.replying(request.reply_tokens):
+                    if facts.kind == "ollama":
+                        reply: Any = await self._ollama(
+                            messages, request, facts, tokens, first_token, total
+                        )
+                    elif self.config.stream:
+                        reply = await self._streamed(
+                            client, messages, kwargs, facts, tokens, first_token, total
+                        )
+                    else:
+                        reply = await self._unstreamed(client, messages, kwargs, facts, total)
             except (openai.APIStatusError, openai.APIConnectionError) as err:
-                if isinstance(err, openai.APIConnectionError):
+                if isinstance(err, openai.APIConnectionError) and not _broke_off(err):
                     self._facts = None  # learned from a server that was not there: ask again
                 refused = probe and getattr(err, "status_code", None) in UNSUPPORTED_STATUS
                 outcome = "unsupported" if refused else "error"
@@ -509,9 +515,56 @@ class LLMClient:
             except SummarizeError:
                 metrics.llm_called("error", time.monotonic() - started)
                 raise
+            except (ValueError, httpx.HTTPError) as err:  # ValueError: JSONDecodeError
+                # What the client could not read (openai's own parsing raises these as they are).
+                metrics.llm_called("error", time.monotonic() - started)
+                raise self._unreadable(err) from None
             metrics.llm_called("ok", time.monotonic() - started, *_usage(reply))
             self._check_read_whole(reply, messages, sized, facts)
             return reply
+
+    def _unreadable(self, err: ValueError | httpx.HTTPError) -> SummarizeError:
+        """The one line for a reply that could not be read: not JSON, cut short, broken off."""
+        import httpx
+
+        from digest.summarize.reply_limit import ReplyTooLong
+
+        where = f"LLM at {self.config.base_url}"
+        if isinstance(err, ReplyTooLong):
+            return SummarizeError(f"{where} sent {err}")
+        if isinstance(err, httpx.HTTPError):
+            detail = _first_line(str(err)) or type(err).__name__
+            return SummarizeError(f"{where} broke off its reply: {detail}")
+        return SummarizeError(
+            f"{where} sent a reply that could not be read, not JSON or cut short: "
+            f"{_first_line(str(err), 120)}"
+        )
+
+    async def _unstreamed(
+        self,
+        client: openai.AsyncOpenAI,
+        messages: list[dict[str, str]],
+        kwargs: dict[str, Any],
+        facts: ServerFacts,
+        total: float,
+    ) -> Any:
+        """One chat completion read whole; SummarizeError when it is not one (another shape,
+        or not JSON, which the openai client hands back as text)."""
+        started = time.monotonic()
+        reply = await client.chat.completions.create(
+            model=self.config.model,
+            messages=messages,  # type: ignore[arg-type]
+            temperature=self.config.temperature,
+            timeout=total,
+            **kwargs,
+        )
+        if (wrong := _wrong_shape(reply)) is not None:
+            raise SummarizeError(f"LLM at {self.config.base_url} sent {wrong}")
+        # No first token to time: the whole reply stands for both (slower, so the next request
+        # is allowed more, not less).
+        took = time.monotonic() - started
+        facts.speeds.record(*_usage(reply), took, took * 2)
+        return reply
 
     def _check_read_whole(
         self, reply: Any, messages: list[dict[str, str]], sized: _Sized[Any], facts: ServerFacts
@@ -564,14 +617,15 @@ class LLMClient:
             )
             async with stream:
                 async for chunk in stream:
-                    usage = None
-                    if chunk.usage is not None:
-                        usage = _Usage(
-                            chunk.usage.prompt_tokens or 0, chunk.usage.completion_tokens or 0
+                    text = _delta_text(chunk)
+                    if text is None:
+                        raise SummarizeError(
+                            f"LLM at {config.base_url} sent a stream event of the wrong shape "
+                            "(no list of choices with text)"
                         )
-                    text = "".join(
-                        c.delta.content for c in chunk.choices or [] if c.delta and c.delta.content
-                    )
+                    usage = None
+                    if getattr(chunk, "usage", None) is not None:
+                        usage = _Usage(*_usage(chunk))
                     yield text, usage
 
         return await self._timed(pieces(), facts, prompt_tokens, first_token, total)
@@ -620,6 +674,8 @@ class LLMClient:
                 raise SummarizeError(
                     f"LLM at {self.config.base_url} unreachable: {detail}"
                 ) from None
+            except httpx.HTTPError as err:  # a reply that could not be read
+                raise self._unreadable(err) from None
 
         return await self._timed(pieces(), facts, prompt_tokens, first_token, total)
 
@@ -776,6 +832,12 @@ class LLMClient:
         if isinstance(err, openai.APIConnectionError):
             cause = err.__cause__ or err.__context__
             detail = _first_line(str(cause)) if cause else ""
+            if _broke_off(err):
+                from digest.summarize.reply_limit import ReplyTooLong
+
+                if isinstance(cause, ReplyTooLong):
+                    return SummarizeError(f"LLM at {where} sent {cause}{after}")
+                return SummarizeError(f"LLM at {where} broke off its reply{after}: {detail}")
             return SummarizeError(
                 f"LLM at {where} unreachable{after}: {detail or 'connection failed'}"
             )
@@ -805,6 +867,17 @@ def _bounded_arrays(schema: Any, limit: int) -> Any:
     return out
 
 
+def _broke_off(err: openai.APIConnectionError) -> bool:
+    """Whether the server answered but its reply could not be read to its end (the openai
+    client takes that for a connection error; openai 1 takes ReplyTooLong for one too)."""
+    import httpx
+
+    from digest.summarize.reply_limit import ReplyTooLong
+
+    cause = err.__cause__ or err.__context__
+    return isinstance(cause, httpx.RemoteProtocolError | httpx.DecodingError | ReplyTooLong)
+
+
 def _api_message(err: openai.APIStatusError) -> str:
     body = err.body
     if isinstance(body, dict):
@@ -817,12 +890,57 @@ def _api_message(err: openai.APIStatusError) -> str:
 
 
 def _usage(reply: Any) -> tuple[int, int]:
+    """The reply's (prompt, completion) tokens as the server counted them: 0 for a count that is
+    missing or no count (Infinity, "many")."""
     usage = getattr(reply, "usage", None)
     if usage is None:
         return 0, 0
-    return int(getattr(usage, "prompt_tokens", 0) or 0), int(
-        getattr(usage, "completion_tokens", 0) or 0
-    )
+    prompt = window.count(getattr(usage, "prompt_tokens", 0), least=0)
+    completion = window.count(getattr(usage, "completion_tokens", 0), least=0)
+    return prompt or 0, completion or 0
+
+
+def _wrong_shape(reply: Any) -> str | None:
+    """What is wrong with a chat completion's shape, said as what the server sent, or None."""
+    if isinstance(reply, str):  # the openai client's answer to a reply that is not JSON
+        return f"a reply that is not JSON: {_first_line(reply, 80) or 'nothing'}"
+    choices = getattr(reply, "choices", None)
+    if not isinstance(choices, list) or not choices:
+        return "a reply of the wrong shape (no list of choices)"
+    message = getattr(choices[0], "message", None)
+    if message is None or isinstance(message, _PLAIN) or not _text_or_none(message):
+        return "a reply of the wrong shape (its first choice has no message text)"
+    return None
+
+
+# What JSON decodes to, where an object was expected.
+_PLAIN = (str, int, float, bool, list, dict)
+
+
+def _text_or_none(part: Any) -> bool:
+    return isinstance(getattr(part, "content", None), str | None)
+
+
+def _delta_text(chunk: Any) -> str | None:
+    """The text a stream event adds ("" for none: a role, the finish, the usage), or None when
+    the event is not shaped as one."""
+    choices = getattr(chunk, "choices", None)
+    if choices is None:
+        choices = []
+    if not isinstance(choices, list):
+        return None
+    parts = []
+    for choice in choices:
+        delta = getattr(choice, "delta", None)
+        if delta is None:
+            continue
+        content = getattr(delta, "content", None)
+        if isinstance(delta, str | int | float | list | dict) or not isinstance(
+            content, str | None
+        ):
+            return None
+        parts.append(content or "")
+    return "".join(parts)
 
 
 def _content(reply: Any) -> str:

@@ -21,6 +21,7 @@ from typing import Any
 import httpx
 
 MAX_LINE = 1 << 20  # bytes; one NDJSON line of a chat stream is a few hundred
+MAX_COUNT = 1 << 31  # no window or token count is larger; a server saying so says nothing
 
 
 class OllamaError(Exception):
@@ -101,13 +102,13 @@ def _json_object(raw: bytes, what: str) -> dict[str, Any]:
 
 
 def _count(value: Any) -> int | None:
-    """A non-negative whole number as JSON carries it (4096 or 4096.0), else None."""
+    """A whole number from 0 to MAX_COUNT as JSON carries it (4096 or 4096.0), else None."""
     if isinstance(value, bool):
         return None
-    if isinstance(value, int):
-        return value if value >= 0 else None
-    if isinstance(value, float) and math.isfinite(value) and value.is_integer() and value >= 0:
-        return int(value)
+    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
+        value = int(value)
+    if isinstance(value, int) and 0 <= value <= MAX_COUNT:
+        return value
     return None
 
 

@@ -14,6 +14,11 @@ the first request, from where each server says it:
 - else `[llm] context_tokens`, else an assumed `DEFAULT_WINDOW` (llama-cpp-python's server and
   old Ollama keep 2,048 by default, and do not say).
 
+What a server says is untrusted like what it writes: a window or a count is a whole number in
+a sane range (`count`), and anything else (Infinity, NaN, 1e309 read as infinity, 0, -1, 0.5,
+"4096") is taken as saying nothing. A server that names a window it cannot have is told so in
+the window's source, and `DEFAULT_WINDOW` is assumed.
+
 Tokens are counted by the server's tokenizer where it has one (llama-cpp-python's
 `/extras/tokenize/count`, llama.cpp's and vLLM's `/tokenize`), else estimated on the safe side
 (`estimate_tokens`). Reading and writing speeds are measured from each reply, so that a CPU server
@@ -22,6 +27,7 @@ reading a long prompt is waited for (`Speeds`).
 
 from __future__ import annotations
 
+import json
 import logging
 import math
 import re
@@ -38,6 +44,13 @@ log = logging.getLogger(__name__)
 # What a server that does not say is assumed to read: llama-cpp-python's server and Ollama before
 # 0.6 keep 2,048 tokens unless told otherwise.
 DEFAULT_WINDOW = 2048
+# A window outside these bounds is none: fewer tokens than `[llm] context_tokens` allows leave no
+# room for the instructions and a reply, and no model reads more than 10 million (Llama 4 Scout,
+# the longest in 2025).
+MIN_WINDOW = 256
+MAX_WINDOW = 1 << 24
+# The most tokens a server could count or spend on one request: anything more is nonsense.
+MAX_COUNT = 1 << 31
 # The window asked of Ollama (up to the model's own limit): enough for the longest request
 # (`[llm] max_input_chars` of sources, the instructions and the reply), and constant, because
 # Ollama reloads a model whose num_ctx changes.
@@ -214,12 +227,39 @@ async def _get_json(http: httpx.AsyncClient, url: str, **kwargs: Any) -> Any:
         return None
 
 
-def _positive(value: Any) -> int | None:
+def count(value: Any, least: int = 1, most: int = MAX_COUNT) -> int | None:
+    """A whole number from a server's JSON (4096, or 4096.0) from `least` to `most`, else None:
+    never an error, whatever the value (Infinity, NaN, a string, a list)."""
     if isinstance(value, bool):
         return None
-    if isinstance(value, int | float) and value > 0:
-        return int(value)
+    if isinstance(value, float):
+        if not (math.isfinite(value) and value.is_integer()):
+            return None
+        value = int(value)
+    if isinstance(value, int) and least <= value <= most:
+        return value
     return None
+
+
+def window_size(value: Any) -> int | None:
+    """A context window as a server tells it, if it is one (`MIN_WINDOW` to `MAX_WINDOW`)."""
+    return count(value, MIN_WINDOW, MAX_WINDOW)
+
+
+def shown(value: Any) -> str:
+    """A value a server sent, as it sent it, in a few characters (for saying what was wrong)."""
+    if isinstance(value, float | int) and not isinstance(value, bool):
+        text = json.dumps(value)  # Infinity, NaN, as JSON writes them
+    elif isinstance(value, str):
+        text = json.dumps(value[:40])
+    else:
+        text = {dict: "an object", list: "a list", type(None): "null"}.get(type(value), "?")
+    return text if len(text) <= 40 else text[:39] + "…"
+
+
+def untrusted(said: str) -> str:
+    """The source of the window assumed when the server `said` one it cannot have."""
+    return f"assumed: {said}, which is no context window; set [llm] context_tokens"
 
 
 async def _llama_cpp(http: httpx.AsyncClient, root: str) -> ServerFacts | None:
@@ -227,13 +267,19 @@ async def _llama_cpp(http: httpx.AsyncClient, root: str) -> ServerFacts | None:
     if not isinstance(props, dict):
         return None
     settings = props.get("default_generation_settings")
-    n_ctx = _positive(settings.get("n_ctx")) if isinstance(settings, dict) else None
-    n_ctx = n_ctx or _positive(props.get("n_ctx"))
-    if n_ctx is None:
+    said = settings.get("n_ctx") if isinstance(settings, dict) else None
+    if said is None:
+        said = props.get("n_ctx")
+    if said is None:
         return None
     # llama.cpp's server splits its context among its slots (`--parallel`).
-    slots = _positive(props.get("total_slots")) or 1
-    window = n_ctx // slots if slots > 1 else n_ctx
+    n_ctx = count(said, MIN_WINDOW, MAX_COUNT)
+    slots = count(props.get("total_slots")) or 1
+    window = window_size(n_ctx // slots) if n_ctx is not None else None
+    if n_ctx is None or window is None:
+        told = shown(said) if n_ctx is None or slots == 1 else f"{n_ctx} over {slots} slots"
+        source = untrusted(f"llama.cpp /props says n_ctx {told}")
+        return ServerFacts("llama.cpp", DEFAULT_WINDOW, source, tokenizer="llama.cpp")
     source = "llama.cpp /props" + (f" ({n_ctx} over {slots} slots)" if slots > 1 else "")
     return ServerFacts("llama.cpp", window, source, tokenizer="llama.cpp")
 
@@ -255,6 +301,9 @@ async def _ollama(http: httpx.AsyncClient, root: str, model: str) -> ServerFacts
         log.info("Ollama %s at %s: /api/show failed (%s)", version, root, err)
         return ServerFacts("ollama", DEFAULT_WINDOW, "assumed: Ollama's /api/show failed")
     limit = shown.context_length
+    if limit is not None and window_size(limit) is None:
+        log.info("Ollama at %s: the model's context_length %d is no window; ignored", root, limit)
+        limit = None
     window = min(limit, OLLAMA_WINDOW) if limit else OLLAMA_WINDOW
     source = f"Ollama /api/show: the model reads {limit}" if limit else "Ollama, asked for"
     if limit and limit > OLLAMA_WINDOW:
@@ -280,12 +329,16 @@ async def _listed(http: httpx.AsyncClient, base_url: str, root: str, model: str)
             if not isinstance(entry, dict) or entry.get("id") != model:
                 continue
             for key, kind in _WINDOW_KEYS:
-                if (window := _positive(entry.get(key))) is not None:
-                    if url.endswith("/api/v0/models"):
-                        kind = "lm-studio"
-                    tokenizer = "vllm" if kind == "vllm" else None
-                    where = urlsplit(url).path
-                    return ServerFacts(kind, window, f"{key} in {where}", tokenizer=tokenizer)
+                if entry.get(key) is None:
+                    continue
+                if url.endswith("/api/v0/models"):
+                    kind = "lm-studio"
+                tokenizer = "vllm" if kind == "vllm" else None
+                where = f"{key} in {urlsplit(url).path}"
+                if (window := window_size(entry[key])) is None:
+                    source = untrusted(f"{where} says {shown(entry[key])}")
+                    return ServerFacts(kind, DEFAULT_WINDOW, source, tokenizer=tokenizer)
+                return ServerFacts(kind, window, where, tokenizer=tokenizer)
     host = (urlsplit(base_url).hostname or "").lower()
     if host in KNOWN_HOSTS:
         return ServerFacts("openai-compatible", KNOWN_HOSTS[host], f"known for {host}")
@@ -308,14 +361,14 @@ async def _count(
         data = await _get_json(
             http, f"{root}/extras/tokenize/count", json={"input": text, "model": model}
         )
-        return _positive(data.get("count")) if isinstance(data, dict) else None
+        return count(data.get("count")) if isinstance(data, dict) else None
     if tokenizer == "llama.cpp":
         data = await _get_json(http, f"{root}/tokenize", json={"content": text})
         tokens = data.get("tokens") if isinstance(data, dict) else None
-        return len(tokens) if isinstance(tokens, list) else None
+        return len(tokens) if isinstance(tokens, list) and tokens else None
     if tokenizer == "vllm":
         data = await _get_json(http, f"{root}/tokenize", json={"model": model, "prompt": text})
-        return _positive(data.get("count")) if isinstance(data, dict) else None
+        return count(data.get("count")) if isinstance(data, dict) else None
     return None
 
 
@@ -361,9 +414,10 @@ def context_exceeded(message: str, body: Any = None) -> tuple[bool, int | None]:
         isinstance(body, dict) and body.get("type") == "exceed_context_size_error"
     ):
         return False, None
-    if isinstance(body, dict) and (n := _positive(body.get("n_ctx"))) is not None:
+    if isinstance(body, dict) and (n := window_size(body.get("n_ctx"))) is not None:
         return True, n
     for pattern in _WINDOW_SAID:
         if found := pattern.search(message or ""):
-            return True, int(found.group(1))
+            digits = found.group(1)  # a thousand digits would be no window, and slow to read
+            return True, window_size(int(digits)) if len(digits) <= 9 else None
     return True, None
