@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import run_cli, start_cli, wait_for
-from tests.test_daemon import freeze_when, kill_setup, logged, running
+from tests.test_daemon import freeze_when, kill_setup, logged, query, running
 
 pytestmark = pytest.mark.slow
 
@@ -131,6 +131,36 @@ def test_a_requested_stop_of_the_daemon_mid_job_exits_0_and_records_the_run_inte
     (row,) = [line for line in text.splitlines() if " deepen " in line]  # the runs table
     assert "interrupted" in row and "failed" not in row
     assert found["daemon_running"] is False
+
+
+def test_a_period_the_daemons_stop_cut_short_is_run_again_at_its_next_start(
+    tmp_path, threaded_news_web
+):
+    """`systemctl restart` in the middle of a collection: the period is collected in full after
+    it, as after kill -9, not taken as done."""
+    from tests.smtpserver import SmtpServer
+
+    web = threaded_news_web
+    with SmtpServer() as smtp:
+        script, gate = kill_setup(tmp_path, web, smtp.port, "collect")
+        proc = start(tmp_path, script, "run")
+        try:
+            assert wait_for(lambda: running_now(tmp_path, "collect"), 60), last_word(tmp_path)
+            assert wait_for(lambda: web.hits[gate.path] >= 1, 60)  # held fetching the gate
+            (key,) = running(tmp_path, "collect")
+        finally:
+            assert stop(proc, signal.SIGTERM) == 0, last_word(tmp_path)
+
+        gate.hang = False
+        proc = start(tmp_path, script, "run")
+        try:
+            published = "select status from runs where kind = 'publish' and status != 'running'"
+            assert wait_for(lambda: query(tmp_path, published), 90), last_word(tmp_path)
+        finally:
+            assert stop(proc, signal.SIGTERM) == 0, last_word(tmp_path)
+
+    collects = "select status, key from runs where kind = 'collect' order by id"
+    assert query(tmp_path, collects) == [("interrupted", None), ("ok", key)]
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="freezes the daemon through /proc")
