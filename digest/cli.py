@@ -1,7 +1,8 @@
 """The command line: parse arguments, build the app from config, call one function, print.
 
 No business logic lives here. Every `DigestError` becomes one line on stderr and exit status 1;
-Ctrl+C or SIGTERM during a command, "interrupted during STEP" and 130 or 143.
+Ctrl+C or SIGTERM during a command, "interrupted during STEP" and 130 or 143 (but for the
+daemon, `digest run`, for which a stop is no failure: 0).
 """
 
 from __future__ import annotations
@@ -786,11 +787,14 @@ def run(ctx: click.Context, once: bool) -> None:
     """Run the daemon in the foreground: collect, deepen and publish on schedule (and serve the
     archive and unsubscribe links when serve.daemon is on).
 
-    SIGTERM or Ctrl+C stops it cleanly: idle, with exit status 0; in the middle of a step,
-    naming the step on stderr, with the step's run recorded as interrupted and exit status 130
-    (Ctrl+C) or 143 (SIGTERM). One daemon per database. With --once, the exit status is 1 when
-    a step failed (every source failed, no page could be read, no email could be sent), naming
-    the step on stderr; a step that only partly failed is reported there too.
+    SIGTERM or Ctrl+C stops it cleanly with exit status 0; in the middle of a step, the step's
+    run is recorded as interrupted and the log says which step. A second signal while it stops
+    ends it at once (exit status 130 or 143). One daemon per database.
+
+    With --once, the exit status is 1 when a step failed (every source failed, no page could be
+    read, no email could be sent), naming the step on stderr; a step that only partly failed is
+    reported there too. Ctrl+C or SIGTERM stops the cycle, naming the step on stderr, with exit
+    status 130 (Ctrl+C) or 143 (SIGTERM).
     """
     from digest.daemon import run_daemon
 

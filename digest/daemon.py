@@ -14,12 +14,13 @@ import asyncio
 import contextlib
 import hashlib
 import logging
+import os
 import signal
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 from zoneinfo import ZoneInfo
 
 from digest.app import App
@@ -425,14 +426,19 @@ async def run_daemon(
     config: Config, *, once: bool = False, progress: Progress = NO_PROGRESS
 ) -> CycleReport | None:
     """The daemon in the foreground until SIGTERM/SIGINT; `once`: one full cycle and exit, with
-    what it did (each step told to `progress` as it goes). A signal that stops a step part-way
-    (the cycle of `once`, a job of the daemon) raises RunInterrupted naming the step; one that
-    finds the daemon idle stops it quietly."""
+    what it did (each step told to `progress` as it goes).
+
+    A signal is a requested stop: the daemon cancels the step it is at, whose run is recorded
+    as interrupted, and returns (exit status 0: a supervisor asked for it). A signal that stops
+    the cycle of `once` raises RunInterrupted naming the step (a script must know the cycle did
+    not finish). A second signal while stopping ends the process at once (`stop_at_once`)."""
     stop = asyncio.Event()
     received: list[int] = []
     loop = asyncio.get_running_loop()
 
     def on_signal(signum: int) -> None:
+        if received:
+            stop_at_once(signum)
         received.append(signum)
         stop.set()
 
@@ -450,9 +456,23 @@ async def run_daemon(
                 "lost the daemon lock (the database connection holding it dropped): stopped; "
                 "start the daemon again"
             )
-        if interrupted is not None and received:
+        if once and interrupted is not None and received:
             raise RunInterrupted(interrupted, received[0])
         return cycle
+
+
+def stop_at_once(signum: int) -> NoReturn:
+    """A second SIGINT/SIGTERM while the daemon stops: whoever sent it will not wait for the
+    step's cleanup (a hung page, a slow SMTP answer). Exit now with 128 + the signal, as a
+    shell reports a killed process; the run it cut short stays `running` until a daemon starts
+    again and marks it interrupted (`Daemon.recover`), as after kill -9."""
+    log.error(
+        "second %s while stopping: stopped at once; a run it cut short is marked "
+        "interrupted when a daemon starts again",
+        signal.Signals(signum).name,
+    )
+    logging.shutdown()  # flush the log handlers: os._exit skips them
+    os._exit(128 + signum)
 
 
 async def watch_lock(

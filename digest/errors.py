@@ -155,8 +155,9 @@ class NoSuchEditionError(DigestError, LookupError):
 
 
 class RunInterrupted(DigestError):
-    """A signal (Ctrl+C, SIGTERM) stopped a command or a daemon's job part-way: the CLI exits
-    128 + the signal's number (130, 143), as a shell reports a process the signal ended."""
+    """A signal (Ctrl+C, SIGTERM) stopped a command or the cycle of `run --once` part-way: the
+    CLI exits 128 + the signal's number (130, 143), as a shell reports a process the signal
+    ended. (The daemon's stop is no failure: its interrupted job is logged, the exit is 0.)"""
 
     def __init__(self, step: str, signum: int) -> None:
         self.step = step

@@ -168,7 +168,8 @@ def test_daemon_collects_on_schedule_is_alone_and_stops_cleanly(tmp_path, thread
         keys = [key for kind, _, key in runs(tmp_path) if kind == "collect"]
         assert len(keys) == len(set(keys))
 
-        # Stopped while idle (its catch-up publish done too), it exits 0; during a step, 143.
+        # Stopped while idle (its catch-up publish done too), it exits 0 (during a step too:
+        # test_interrupt.py).
         assert wait_for(lambda: idle(tmp_path), 60), (tmp_path / "daemon.log").read_text()
         started = time.monotonic()
         daemon.send_signal(signal.SIGTERM)

@@ -259,7 +259,7 @@ def test_one_daemon_per_postgresql_schema_even_after_kill_9(tmp_path, schema):
                 ).read_text()
             finally:
                 stopped = stop(neighbour)  # before its schema is dropped
-            assert stopped in (0, 143)  # 143: the stop landed in its first jobs (interrupted)
+            assert stopped == 0  # also when the stop lands in its first jobs (interrupted)
             with ThreadPoolExecutor(2) as pool:
                 # `status` looks at its own schema's lock only.
                 assert list(pool.map(daemon_running, [here, neighbour_dir])) == [True, False]
@@ -272,7 +272,7 @@ def test_one_daemon_per_postgresql_schema_even_after_kill_9(tmp_path, schema):
         daemons.append(third)
         assert wait_for(lambda: third.poll() is not None or daemon_running(here), 60)
         assert third.poll() is None, (there / "daemon.log").read_text()
-        assert stop(third) in (0, 143)
+        assert stop(third) == 0
         assert daemon_running(here) is False
     finally:
         for daemon in daemons:

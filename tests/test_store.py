@@ -225,6 +225,20 @@ def test_a_period_key_can_only_be_started_once(store: Store) -> None:
     assert len(store.recent_runs(10)) == 2
 
 
+def test_an_interrupted_run_frees_its_period_for_the_next_start(store: Store) -> None:
+    done = store.start_run("collect", key="collect:2025-03-01")
+    store.finish_run(done, status="ok", counts={}, errors=[])
+    stopped = store.start_run("collect", key="collect:2025-03-02")
+    store.finish_run(stopped, status="interrupted", counts={"new": 2}, errors=[])
+
+    again = store.start_run("collect", key="collect:2025-03-02")
+    with pytest.raises(RunExistsError):
+        store.start_run("collect", key="collect:2025-03-01")
+    runs = {run.id: run for run in store.recent_runs(10)}
+    assert (runs[stopped].status, runs[stopped].key) == ("interrupted", None)
+    assert runs[again].key == "collect:2025-03-02"
+
+
 def test_finishing_a_run_checks_status_and_id(store: Store) -> None:
     run = store.start_run("collect")
     with pytest.raises(ValueError, match="status"):

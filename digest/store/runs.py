@@ -55,15 +55,19 @@ class RunsMixin(StoreBase):
         errors: Iterable[Mapping[Any, Any]],
     ) -> None:
         """Record how a run ended: `status` is ok, partial (some sources failed), failed, or
-        interrupted (a signal stopped it part-way)."""
+        interrupted (a signal stopped it part-way). An interrupted run gives up its period key,
+        as one whose process died does (`recover_interrupted`): the daemon's next start runs
+        the period again, rather than taking a restart's cut-short period as done."""
         if status not in FINISHED_STATUSES:
             raise ValueError(f"run status must be one of {FINISHED_STATUSES}, not {status!r}")
-        values = {
+        values: dict[str, Any] = {
             "status": status,
             "finished_at": now(),
             "counts": dict(counts),
             "errors": [dict(e) for e in errors],
         }
+        if status == INTERRUPTED:
+            values["key"] = None
         with self._write() as conn:
             result = conn.execute(update(runs).where(runs.c.id == run_id).values(values))
             if result.rowcount == 0:
