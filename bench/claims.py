@@ -12,7 +12,11 @@ the sources do not have.
 
 Measured here on a busy 2-core machine (sources of 1,070, 908 and 976 words, 20 sentences): a
 median 13.3 ms for check_summary, 11.5 ms of it indexing the sources, 1.5 ms checking; the
-verdict found 26 of 30 claims and removed the 2 sentences with the 4 invented ones.
+verdict found 26 of 30 claims and removed the 2 sentences with the 4 invented ones. With numbers
+written as words read (`--rounds 40 --baseline-ref 1d2fb6b`, the machine busier still): 36 of
+40 claims found (the 10 more are words such as "eleven fires", all found), same 2 sentences
+removed; check_summary a median 180 ms against 120 ms for 1d2fb6b in the same run (1.50x),
+indexing 132 against 128 ms, checking 24.6 against 12.1 ms.
 """
 
 from __future__ import annotations
