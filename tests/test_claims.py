@@ -7,13 +7,20 @@ reaches the page, while a faithful summary, however it words the figures, keeps 
 from __future__ import annotations
 
 import re
+from decimal import Decimal
 
 import pytest
 from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
 from digest.summarize import ArticleInput, Source, Summarizer
-from digest.summarize.claims import MAX_SENTENCE, SourceIndex, check_summary, claims_of
+from digest.summarize.claims import (
+    MAX_SENTENCE,
+    SourceIndex,
+    check_summary,
+    claims_of,
+    numbers_in,
+)
 from digest.summarize.llm import LLMSummarizer
 from digest.summarize.text import split_sentences
 from tests import llmserver
@@ -461,3 +468,110 @@ def test_any_text_is_checked_without_error_and_keeps_a_subsequence_of_its_senten
         at = flat.index(kept, at) + len(kept)  # in order, each one whole
     assert check.found + len(check.unfound) == check.claims
     assert check.removed == sum(1 for v in check.sentences if not v.kept)
+
+
+# -- numbers written as words ----------------------------------------------------------------
+
+
+def test_a_duration_in_words_that_the_source_does_not_give_removes_its_sentence() -> None:
+    # A real model's brief: the source says "a few minutes".
+    source = (
+        "Her condition means she can only stand or walk for a few minutes at a time, and she "
+        "has used a wheelchair since 2019."
+    )
+    summary = (
+        "She could only stand or walk for three hours at a time. She has used a wheelchair "
+        "since 2019."
+    )
+    result = check_summary(summary, [source])
+    assert [c.text for c in result.unfound] == ["three"]
+    assert result.text == "She has used a wheelchair since 2019."
+
+
+@pytest.mark.parametrize(
+    ("source", "summary"),
+    [
+        ("Hubo 6 muertos y 14 heridos en El Cairo.", "Seis muertos y catorce heridos en El Cairo."),
+        ("Seis muertos y catorce heridos en El Cairo.", "Hubo 6 muertos y 14 heridos en El Cairo."),
+        ("38 personnes ont été blessées à Benghazi.", "Trente-huit personnes ont été blessées."),
+        ("Bei dem Unglück gab es 12 Verletzte.", "Bei dem Unglück gab es zwölf Verletzte."),
+        ("Twelve people died, and 12 bodies have been recovered.", "A dozen people died."),
+        ("Il y avait 200 000 manifestants.", "Il y avait deux cent mille manifestants."),
+    ],
+)
+def test_a_number_in_words_is_found_by_the_same_number_in_digits(source: str, summary: str) -> None:
+    result = check_summary(summary, [source])
+    assert result.claims >= 1
+    assert result.text == summary
+
+
+@pytest.mark.parametrize(
+    ("source", "summary"),
+    [
+        ("Twelve people died in the collapse.", "Fifteen people died in the collapse."),
+        ("Hubo 6 muertos en El Cairo y muchos heridos.", "Hubo catorce muertos en El Cairo."),
+        ("Vingt-quatre morts ont été recensés.", "Trente morts ont été recensés."),
+        ("Es gab drei Tote und viele Verletzte.", "Es gab zwölf Tote und viele Verletzte."),
+    ],
+)
+def test_a_number_in_words_the_sources_do_not_give_is_removed(source: str, summary: str) -> None:
+    assert check_summary(summary, [source]).removed == 1
+
+
+@pytest.mark.parametrize(
+    ("sentence", "written", "value"),
+    [
+        ("Trente-huit personnes ont été blessées.", "Trente-huit", 38),
+        ("Il y a eu vingt-quatre morts à Tripoli.", "vingt-quatre", 24),
+        ("Selon la police, 200 000 manifestants ont défilé.", "200 000", 200_000),
+        ("Selon la police, 200\u202f000 manifestants ont défilé.", "200\u202f000", 200_000),
+        ("Un préstamo de mil 500 millones fue aprobado.", "mil 500 millones", 1_500_000_000),
+        ("Hubo seis muertos en la plaza.", "seis", 6),
+        ("Twelve people died in the collapse.", "Twelve", 12),
+        ("Police said a dozen people were hurt.", "a dozen", 12),
+        ("Bei dem Unglück starben zweihunderttausend Fische.", "zweihunderttausend", 200_000),
+    ],
+)
+def test_numbers_in_reads_words_and_grouped_digits_where_they_are_written(
+    sentence: str, written: str, value: int
+) -> None:
+    numbers = numbers_in(sentence)
+    assert [(sentence[n.start : n.end], Decimal(value) in n.values) for n in numbers] == [
+        (written, True)
+    ]
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "A few people were hurt and several were taken to hospital.",
+        "Dozens of people were hurt and hundreds fled the city.",
+        "Decenas de miles de personas marcharon; cientos fueron detenidas.",
+        "Des milliers de personnes ont manifesté, des dizaines ont été arrêtées.",
+        "One of the two men was arrested for the third time.",
+    ],
+)
+def test_vague_amounts_articles_and_ordinals_in_words_are_no_figures(sentence: str) -> None:
+    assert numbers_in(sentence) == []
+
+
+@given(st.text(max_size=300), st.sampled_from([None, "en", "de", "es", "fr", "it"]))
+@settings(max_examples=300, deadline=None)
+@example("Trente-huit personnes, 200 000 manifestants, mil 500 millones", "fr")
+@example("mil 1 millones mil", "es")
+def test_numbers_in_never_fails_and_every_figure_is_inside_its_sentence(
+    text: str, language: str | None
+) -> None:
+    numbers = numbers_in(text, language)
+    for n in numbers:
+        assert 0 <= n.start < n.end <= len(text)
+        assert n.values
+
+
+@given(st.lists(st.integers(0, 10**9), min_size=1, max_size=5), st.sampled_from(["en", "fr"]))
+@settings(max_examples=200, deadline=None)
+def test_digits_are_read_in_words_and_alone_as_before(values: list[int], language: str) -> None:
+    sentence = " and ".join(f"{v:,} people" for v in values) + "."
+    read = [n for n in numbers_in(sentence, language)]
+    assert [sentence[n.start : n.end] for n in read] == [f"{v:,}" for v in values]
+    assert all(Decimal(v) in n.values for v, n in zip(values, read, strict=True))
