@@ -32,7 +32,13 @@ from typing import Any
 from digest.memory.events import NewEvent
 from digest.models import Disagreement, StoryEvent
 from digest.stories.novelty import Joined, new_facts
-from digest.summarize.figures import Figure, agree, disagreements, figures_of, revisions
+from digest.summarize.figures import (
+    Figure,
+    disagreements,
+    figures_of,
+    per_subject,
+    revisions,
+)
 from digest.summarize.output import strip_links
 
 
@@ -117,10 +123,7 @@ def revised(latest: Latest) -> dict[str, list[tuple[Figure, Figure]]]:
 def reported(text: str, lang: str = "") -> list[Figure]:
     """The figures a text reports, one per subject: a subject the text gives several values
     is left out (what it says is not clear). `lang`: the text's language when known."""
-    by_subject: dict[str, list[Figure]] = {}
-    for f in figures_of(text, lang or None):
-        by_subject.setdefault(f.subject, []).append(f)
-    return [fs[0] for fs in by_subject.values() if all(agree(fs[0], f) for f in fs[1:])]
+    return list(per_subject(figures_of(text, lang or None)).values())
 
 
 def _figure_event(

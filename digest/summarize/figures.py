@@ -469,9 +469,16 @@ def agree(a: Figure, b: Figure) -> bool:
 
 
 def _single(figures: Sequence[Figure]) -> Figure | None:
-    """The one value a text gives a subject, None when it gives several."""
+    """The one value a text gives a subject, None when it gives several; written in digits
+    where the text writes it so once ("Twelve died ... 12 bodies": 12, as a reader scans it)."""
     first = figures[0]
-    return first if all(agree(first, f) for f in figures[1:]) else None
+    if not all(agree(first, f) for f in figures[1:]):
+        return None
+    return min(figures, key=_in_words)
+
+
+def _in_words(f: Figure) -> bool:
+    return not any(ch.isdigit() for ch in f.written)
 
 
 def per_subject(figures: Sequence[Figure]) -> dict[str, Figure]:
@@ -600,7 +607,7 @@ def corrections(
     out: list[Correction] = []
     seen: set[tuple[date, str, str]] = set()
     for day, sentence in sent:
-        for said in _figures_in(sentence):
+        for said in sorted(_figures_in(sentence), key=_in_words):
             key = (day, sentence, said.subject)
             if key in seen:
                 continue
