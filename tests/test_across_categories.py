@@ -615,9 +615,11 @@ def test_an_event_fed_under_two_categories_is_one_story_through_collect_stories_
     assert shown["outlet_count"] == 2 and shown["also_in"] == ["world"]
     # The edition's top stories: the event once, where it is shown.
     assert [s["top"] for s in chip if s["shown_in"]] == [False] and shown["top"]
+    # The battery recall's two publishers come through one Bing-shaped feed served here, whose
+    # links cannot be on the named outlets' own sites: one outlet, the feed (issue 38).
     battery = [s for s in first if "batteries" in s["title"]]
     assert [(s["category"], s["shown_in"], s["outlet_count"]) for s in battery] == [
-        ("world", None, 2)
+        ("world", None, 1)
     ]
     # A second collect and deepen: the same stories, the same event.
     again = listed()
