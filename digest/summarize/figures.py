@@ -428,6 +428,8 @@ def _figures_in(sentence: str, lang: str | None = "") -> list[Figure]:
             continue
         if lang is None and subject not in _KINDS:
             continue  # a language not told: only the casualty words, which are no other's
+        if subject not in _KINDS and not any(ch.isdigit() for ch in digits):
+            continue  # in words, only a toll is a figure: "three villages" is prose
         out.append(
             Figure(
                 subject=subject,
