@@ -285,7 +285,7 @@ def test_two_days_through_the_daemon_killed_and_restarted_lose_and_double_nothin
     assert sum(a.count("Update: the death toll is now 30, up from 12") for a in told) == 1
     assert not any("rescuers said" in a or "more households" in a for a in told)
     if alerts == 2:
-        assert "Correction" not in told[0] and "Correction" in told[1]
+        assert "Update: " not in told[0] and "Update: " in told[1]
     assert alerts_to(tmp_path, memory.READER) == []  # the reader follows nothing
     status = run_cli("status", cwd=tmp_path)
     assert f"alerts: 0 pending, 0 sending, {alerts} sent, 0 failed, 0 skipped" in status.stdout
