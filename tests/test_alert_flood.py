@@ -19,6 +19,7 @@ from digest.app import App
 from digest.config import parse_config
 from digest.jobs.collect import collect
 from digest.jobs.deepen import deepen
+from tests.linkforms import HOSTILE_LINKS, LEFT_OVER
 from tests.newsweb import Article, Route, render_article
 
 HOUR = timedelta(hours=1)
@@ -30,16 +31,7 @@ MORE = (
     "Rescue teams worked through the night in the mountain villages near the epicentre.",
     "The regional government opened shelters in schools and sports halls for those displaced.",
 )
-# The four link forms the red team's alerts kept, and one that a renderer's clean-up joins
-# into a link (a zero-width space inside a word).
-LINKS = (
-    "https://evil.example/pay",
-    "evil-example.com/relief",
-    "press@evil.example",
-    "203.0.113.5/x",
-    "https://evil.example\u200bclick",
-)
-LEFT_OVER = ("evil.example", "evil-example", "press@", "203.0.113.5", "exampleclick")
+LINKS = HOSTILE_LINKS
 # What the hostile outlet reports each hour: a figure no one gave before, and a link.
 HOURLY = (
     "Relief teams reached 14 villages near the epicentre, donate at {link} today.",

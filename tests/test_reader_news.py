@@ -36,6 +36,7 @@ from digest.stories.novelty import Seen, Telling, for_reader, last_seen, outlet_
 from digest.subscribers.preferences import Preferences
 from digest.summarize.translate import translate_editions
 from tests.configs import write_config
+from tests.linkforms import HOSTILE_LINKS, LEFT_OVER
 from tests.newsweb import Article, NewsWeb, Route, render_article, render_rss
 from tests.smtpserver import SmtpServer, _Handler
 from tests.test_whats_new import plain
@@ -536,18 +537,6 @@ def test_the_email_shows_the_update_in_both_parts_with_a_link_to_the_whole_story
     assert "Since your last digest (1 December):</strong> New: Wire Service, Metro Wire," in html
     assert 'href="https://news.example.org/2026/12/03/stories/7.html"' in html
     assert "<script>" not in html and "flooded three villages." not in flat  # not the summary
-
-
-# The link forms a hostile feed's sentences carried (issue 37); the zero-width space is joined
-# away by the renderers' clean-up, which made "https://evil.exampleclick" of it.
-HOSTILE_LINKS = (
-    "https://evil.example/pay",
-    "evil-example.com/relief",
-    "press@evil.example",
-    "203.0.113.5/x",
-    "https://evil.example\u200bclick",
-)
-LEFT_OVER = ("evil.example", "evil-example", "press@", "203.0.113.5", "exampleclick")
 
 
 @pytest.mark.parametrize("link", HOSTILE_LINKS)

@@ -31,6 +31,7 @@ from digest.render.templating import clean_edition
 from digest.store import Store
 from tests import storefixtures
 from tests.editions import make_story
+from tests.linkforms import HOSTILE_LINKS
 from tests.newsweb import Route
 from tests.storefixtures import NOW, item
 from tests.test_whats_new import email_parts, plain
@@ -197,16 +198,7 @@ def test_a_corrected_sentence_is_marked_and_scraped_text_stays_text(
     assert "<" not in re.sub(r"<(/?mark|/?a)[^>]*>", "", html)
 
 
-@pytest.mark.parametrize(
-    "link",
-    [
-        "https://evil.example/pay",
-        "evil-example.com/relief",
-        "press@evil.example",
-        "203.0.113.5/x",
-        "https://evil.example\u200bclick",
-    ],
-)
+@pytest.mark.parametrize("link", HOSTILE_LINKS)
 def test_a_timeline_records_an_outlets_sentences_without_their_links(link: str) -> None:
     """What alerts and "Since your last digest" tell is recorded as a summary is written: no
     link but the outlet's own article."""
