@@ -1036,12 +1036,18 @@ def numbers_in(sentence: str, language: str | None = None) -> list[WrittenNumber
 _LANGUAGE_SAMPLE = 3000  # characters a text's language is told from
 
 
-def number_language(text: str) -> str | None:
-    """The language whose number words `text` is read with: from its function words
-    (`digest.stories.tokens.language`), else py3langid (`detect_language`); None when neither
-    names one of WORD_LANGUAGES (then number words are not read: never another language's)."""
+def text_language(text: str) -> str | None:
+    """The language of `text` (its first `_LANGUAGE_SAMPLE` characters): from its function
+    words (`digest.stories.tokens.language`), else py3langid (`detect_language`); None when
+    neither can tell (a fragment: "30 dead.")."""
     sample = text[:_LANGUAGE_SAMPLE]
-    lang = tokens.language(sample) or detect_language(sample)
+    return tokens.language(sample) or detect_language(sample) or None
+
+
+def number_language(text: str) -> str | None:
+    """The language whose number words `text` is read with (`text_language`); None when it is
+    not one of WORD_LANGUAGES (then number words are not read: never another language's)."""
+    lang = text_language(text)
     return lang if lang in WORD_LANGUAGES else None
 
 

@@ -70,13 +70,13 @@ from datetime import date
 from decimal import Decimal, InvalidOperation
 
 from digest.models import Correction, Disagreement, Reported
-from digest.stories.language import detect_language
-from digest.stories.tokens import STOPWORDS, fold, language
+from digest.stories.tokens import STOPWORDS, fold
 from digest.summarize.claims import (
     WrittenNumber,
     compatible_units,
     numbers_in,
     sentences_of,
+    text_language,
 )
 
 __all__ = [
@@ -385,7 +385,7 @@ def _figures_in(sentence: str, lang: str | None = "") -> list[Figure]:
     """The figures of one sentence (`lang`: the language of its text, None when unknown; from
     the sentence itself when not told)."""
     if lang == "":
-        lang = language_of(sentence)
+        lang = text_language(sentence)
     if lang is not None and lang not in LANGUAGES:
         return []
     out: list[Figure] = []
@@ -444,16 +444,10 @@ def _figures_in(sentence: str, lang: str | None = "") -> list[Figure]:
     return out
 
 
-def language_of(text: str) -> str | None:
-    """The language of `text`, by its function words, else by py3langid; None when neither
-    can tell (a fragment: "30 dead.")."""
-    return language(text) or detect_language(text) or None
-
-
 def figures_of(text: str, lang: str | None = None) -> list[Figure]:
     """The figures of `text` whose subject can be told, in order (rules in the docstring);
     none in a language without rules (`lang`: the text's, when the caller knows it)."""
-    lang = lang or language_of(text[:3000])
+    lang = lang or text_language(text)
     if lang is not None and lang not in LANGUAGES:
         return []
     return [f for sentence in sentences_of(text) for f in _figures_in(sentence, lang)]
