@@ -7,10 +7,11 @@ figures of `bench/story_memory.py` in the same run.
 
 CL_TLS: the git directory `fetch github:MorenoLaQuatra/CL-TLS` returns, or a folder exported
 from it (read there, never copied into the project; `bench/cl_tls.py` reads it and tells the
-outlets apart by their sites' boilerplate). The dev set (`DEV`): the syria topic only, Spanish
+outlets apart by their sites' boilerplate). The dev set (`DEV`): the syria topic, Spanish
 (the Khan Shaykhun attack and the US strike, 3-14 April 2017; the Douma attack and the strikes,
 7-19 April 2018), French (March 2012; 20 August - 10 September 2013) and Italian (20 August -
-10 September 2013; 15 August - 31 October 2016). English is in the collection only as zips that
+10 September 2013; 15 August - 31 October 2016); the yemen topic, Spanish (15 February - 25
+March and 19 September - 20 October 2011). English is in the collection only as zips that
 are not stored. Egypt and libya are the held-out check (`--held-out`: the windows `HELD_OUT`,
 labels `bench/labels/cl_tls_heldout.tsv`, outlets grouped on those two topics only): never read
 by a dev run, not even to group outlets; run once to check, never to tune.
@@ -150,6 +151,8 @@ DEV: dict[str, list[tuple[str, date, date]]] = {
     "es": [
         ("syria", date(2017, 4, 3), date(2017, 4, 14)),
         ("syria", date(2018, 4, 7), date(2018, 4, 19)),
+        ("yemen", date(2011, 2, 15), date(2011, 3, 25)),
+        ("yemen", date(2011, 9, 19), date(2011, 10, 20)),
     ],
     "fr": [
         ("syria", date(2012, 3, 1), date(2012, 3, 31)),
