@@ -3,15 +3,19 @@ corrections of what was sent, measured against hand labels, per language, beside
 figures of `bench/story_memory.py` in the same run.
 
     .venv/bin/python bench/story_memory_real.py CL_TLS [--synthetic DATASET_DIR] [--show-wrong]
+        [--held-out]
 
 CL_TLS: the git directory `fetch github:MorenoLaQuatra/CL-TLS` returns, or a folder exported
 from it (read there, never copied into the project; `bench/cl_tls.py` reads it and tells the
-outlets apart by their sites' boilerplate). The dev set (`DEV`): the syria topic only, Spanish
+outlets apart by their sites' boilerplate). The dev set (`DEV`): the syria topic, Spanish
 (the Khan Shaykhun attack and the US strike, 3-14 April 2017; the Douma attack and the strikes,
 7-19 April 2018), French (March 2012; 20 August - 10 September 2013) and Italian (20 August -
-10 September 2013; 15 August - 31 October 2016). English is in the collection only as zips that
-are not stored. Egypt and libya are the held-out check: never read here, not even to group
-outlets (a held-out run needs `DEV` pointed at them and labels of their own, made once).
+10 September 2013; 15 August - 31 October 2016); the yemen topic, Spanish (15 February - 25
+March and 19 September - 20 October 2011), French and Italian (all of it: 11 and 27 articles,
+January 2011 - March 2012). English is in the collection only as zips that are not stored.
+Egypt and libya are the held-out check (`--held-out`: the windows `HELD_OUT`, labels
+`bench/labels/cl_tls_heldout.tsv`, outlets grouped on those two topics only): never read by a
+dev run, not even to group outlets; run once to check, never to tune.
 
 **The replay** (no model), day by day with a faked clock, through the service's own code:
 each day's articles are collected into a store (`Store.upsert_items`: headline, lede, dated that
@@ -148,17 +152,31 @@ DEV: dict[str, list[tuple[str, date, date]]] = {
     "es": [
         ("syria", date(2017, 4, 3), date(2017, 4, 14)),
         ("syria", date(2018, 4, 7), date(2018, 4, 19)),
+        ("yemen", date(2011, 2, 15), date(2011, 3, 25)),
+        ("yemen", date(2011, 9, 19), date(2011, 10, 20)),
     ],
     "fr": [
         ("syria", date(2012, 3, 1), date(2012, 3, 31)),
         ("syria", date(2013, 8, 20), date(2013, 9, 10)),
+        ("yemen", date(2011, 1, 1), date(2012, 2, 29)),
     ],
     "it": [
         ("syria", date(2013, 8, 20), date(2013, 9, 10)),
         ("syria", date(2016, 8, 15), date(2016, 10, 31)),
+        ("yemen", date(2011, 1, 1), date(2012, 3, 31)),
     ],
 }
 DEV_TOPICS = ("syria", "yemen")  # what the outlets are told apart by; egypt and libya never read
+# The held-out check (`--held-out`): other topics, their own labels, run once, never tuned on.
+HELD_OUT_LABELS = ROOT / "bench" / "labels" / "cl_tls_heldout.tsv"
+HELD_OUT: dict[str, list[tuple[str, date, date]]] = {
+    "es": [("egypt", date(2011, 1, 26), date(2011, 2, 8))],
+    "fr": [
+        ("egypt", date(2011, 1, 25), date(2011, 2, 26)),
+        ("egypt", date(2013, 6, 25), date(2013, 8, 20)),
+    ],
+}
+HELD_OUT_TOPICS = ("egypt", "libya")
 
 # What a subject must say for a quantity (folded, as the service folds): the thing counted and
 # what happened to it. A population alone ("personas", "civiles", "niños") names none.
@@ -669,19 +687,20 @@ def lasting(said: Said) -> tuple[int, int]:
 # -- the run ------------------------------------------------------------------------------------
 
 
-def dev_articles(source: Source, lang: str) -> list[Article]:
-    found = articles(source, lang, DEV_TOPICS)
+def dev_articles(source: Source, lang: str, held_out: bool = False) -> list[Article]:
+    windows, topics = (HELD_OUT, HELD_OUT_TOPICS) if held_out else (DEV, DEV_TOPICS)
+    found = articles(source, lang, topics)
     return [
         a
         for a in found
-        for topic, first, last in DEV[lang]
+        for topic, first, last in windows.get(lang, [])
         if a.topic == topic and first <= a.day <= last
     ]
 
 
-def run_language(source: Source, lang: str, show_wrong: int) -> None:
-    dev_list = dev_articles(source, lang)
-    labels, labelled = read_labels()
+def run_language(source: Source, lang: str, show_wrong: int, held_out: bool = False) -> None:
+    dev_list = dev_articles(source, lang, held_out)
+    labels, labelled = read_labels(HELD_OUT_LABELS if held_out else LABELS)
     missing = [a.id for a in dev_list if a.id not in labelled]
     dev = Dev({a.id: a for a in dev_list}, {k: v for k, v in labels.items() if k.startswith(lang)})
     with tempfile.TemporaryDirectory() as folder:
@@ -730,7 +749,12 @@ def run_language(source: Source, lang: str, show_wrong: int) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("cl_tls", type=Path, help="CL-TLS's git directory or an exported folder")
-    parser.add_argument("--languages", default="es,fr,it")
+    parser.add_argument("--languages", default=None, help="default es,fr,it (held out: es,fr)")
+    parser.add_argument(
+        "--held-out",
+        action="store_true",
+        help="the held-out topics' windows and labels (HELD_OUT), not the dev set's",
+    )
     parser.add_argument("--show-wrong", type=int, nargs="?", const=8, default=0, metavar="N")
     parser.add_argument(
         "--synthetic",
@@ -743,8 +767,9 @@ def main() -> None:
     parser.add_argument("--sample", type=int, default=300, help="of the synthetic pages")
     args = parser.parse_args()
     source = Source(args.cl_tls)
-    for lang in args.languages.split(","):
-        run_language(source, lang, args.show_wrong)
+    languages = args.languages or ("es,fr" if args.held_out else "es,fr,it")
+    for lang in languages.split(","):
+        run_language(source, lang, args.show_wrong, args.held_out)
     if not args.no_synthetic:
         from bench import story_memory
 
