@@ -178,8 +178,10 @@ MUSEUM = EditionStory(
     first_seen=built(DAY1),
 )
 DAY2, DAY3 = DAYS[1], DAYS[2]
-CORRECTION = Correction("villages flooded", "three", "five", DAY1, "It flooded three villages.")
-CORRECTED = "Correction: the villages flooded was five, not three, as reported on 1 December."
+# A subject the catalogue names (`digest.messages.SUBJECTS`): "the villages flooded" would be a
+# word of the page shown as a subject, and gets no line (issue 38).
+CORRECTION = Correction("evacuated", "300", "250", DAY1, "Some 300 people were evacuated.")
+CORRECTED = "Correction: the number evacuated was 250, not 300, as reported on 1 December."
 
 
 def three_days() -> tuple[History, Edition]:
