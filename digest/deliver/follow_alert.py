@@ -172,10 +172,12 @@ def alert_text(
         text.append(f"- {rest}")
         markdown.append(f"- {rest}")
     if story_url:
+        story = md(say("The story"))
         text += ["", say("The story: %(url)s") % {"url": story_url}]
-        markdown += ["", f"[{md(say('The story'))}]({md_url(story_url)})"]
+        markdown += ["", f"[{story}]({md_url(story_url)})"]
+    stop = md(say("Stop following this story"))
     text += ["", say("Stop following this story: %(url)s") % {"url": unfollow_url}]
-    markdown += ["", f"[{md(say('Stop following this story'))}]({md_url(unfollow_url)})"]
+    markdown += ["", f"[{stop}]({md_url(unfollow_url)})"]
     return AlertText(subject, "\n".join(text) + "\n", "\n".join(markdown) + "\n")
 
 
