@@ -257,6 +257,27 @@ def test_the_updated_story_reads_since_your_last_digest_in_chat_too() -> None:
         assert "Vetra river dam burst and flooded" not in flat  # not the whole brief again
 
 
+def test_a_spanish_reader_reads_the_correction_in_spanish_in_chat() -> None:
+    """The service's line is in the reader's language (issue 38); the story's own text is
+    as written (no LLM here)."""
+    history, today = three_days()
+    copy = news_for(today, reader("away@example.org"), history)
+    _, markdown, text = render_notification(
+        copy,
+        title="Digest",
+        archive="https://news.example.org/",
+        preferences="https://p.example/",
+        language="es",
+    )
+    for body in (markdown, text):
+        flat = " ".join(body.split()).replace("\\", "")
+        assert (
+            "Corrección: el número de evacuados era de 250, no de 300, como se informó el "
+            "1 de diciembre." in flat
+        )
+        assert CORRECTED not in flat
+
+
 # -- end to end: three days of collect, deepen and publish on the local news web ----------------
 
 # The clock the service reads (`datetime.now` in the jobs and the store): these days at 9:00
