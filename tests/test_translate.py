@@ -141,6 +141,13 @@ async def test_each_story_is_translated_once_per_language_whatever_the_readers(
     assert mail["de1@example.org"].count(f"({MARK})") == len(world)
     assert "translated" not in mail["en@example.org"] + mail["asis@example.org"]
     assert (stats.translated, stats.refused, stats.failed) == (len(world) * 2 + len(finance), 0, 0)
+    # The service's own lines in each reader's language (issue 38), English when none is set.
+    assert (
+        "Medien berichtet" in mail["de1@example.org"]
+        and "Covered by" not in mail["de1@example.org"]
+    )
+    assert "Couverte par" in mail["fr1@example.org"] and "Covered by" not in mail["fr1@example.org"]
+    assert "Covered by" in mail["en@example.org"] and "Covered by" in mail["asis@example.org"]
 
 
 async def test_translations_are_kept_across_runs_and_shared_by_the_same_text(
