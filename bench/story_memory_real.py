@@ -139,7 +139,7 @@ from digest.models import (  # noqa: E402
     StoryEvent,
     StoryView,
 )
-from digest.render.corrections import correction_line, subject_phrase  # noqa: E402
+from digest.render.corrections import correction_line, dispute_line, subject_phrase  # noqa: E402
 from digest.render.templating import attributed  # noqa: E402
 from digest.store import Store, open_store  # noqa: E402
 from digest.stories.tokens import fold  # noqa: E402
@@ -366,11 +366,14 @@ def _read_edition(said: Said, view: StoryView, story: EditionStory, day: date, l
     said.titles.append((view.title, story.title))
     for d in story.disagreements:
         said.disagreements[(story.id, day, d.subject)] = (lang, d)
-        line = f"{subject_phrase(d.subject).capitalize()}: {attributed(d)}"
-        said.lines.append((line, lang, "disagreement"))
+        # As a reader of the story's language reads it (`digest.messages`); a subject the
+        # catalogue cannot name has no line.
+        if line := dispute_line(d, lang):
+            said.lines.append((line, lang, "disagreement"))
     for c in story.corrections:
         said.corrections.append((story.id, day, c))
-        said.lines.append((correction_line(c), lang, "correction"))
+        if line := correction_line(c, lang):
+            said.lines.append((line, lang, "correction"))
     for sentence in (story.brief_summary, *story.summary.splitlines()):
         if sentence:
             said.sent.append((day, sentence, story.id))

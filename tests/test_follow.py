@@ -359,12 +359,12 @@ async def test_a_follower_gets_one_alert_a_run_of_new_facts_and_corrections(serv
     assert await service.alerts() is None  # nothing new: nothing sent again
     service.event(
         "correction",
-        "correction:dead:12:30",
-        text="The toll was 30, not 12.",
+        "correction:dead:30:12",
+        text="The toll was 12, not 30.",
         detail={
-            "subject": "toll",
-            "value": "30",
-            "previous": "12",
+            "subject": "dead",
+            "value": "12",
+            "previous": "30",
             "edition_day": "2026-12-03",
         },
     )
@@ -373,7 +373,7 @@ async def test_a_follower_gets_one_alert_a_run_of_new_facts_and_corrections(serv
     await service.alerts(datetime.now(UTC) + 6 * HOUR)
     assert len(service.emails()) == 2 and len(service.messages()) == 2
     (latest,) = [body(m) for m in service.emails() if "Correction" in body(m)]
-    assert "Correction: the toll was 30, not 12, as reported on 3 December." in latest
+    assert "Correction: the death toll was 12, not 30, as reported on 3 December." in latest
     assert "At least 30 people died" not in latest  # sent already
 
 

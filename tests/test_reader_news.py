@@ -178,8 +178,10 @@ MUSEUM = EditionStory(
     first_seen=built(DAY1),
 )
 DAY2, DAY3 = DAYS[1], DAYS[2]
-CORRECTION = Correction("villages flooded", "three", "five", DAY1, "It flooded three villages.")
-CORRECTED = "Correction: the villages flooded was five, not three, as reported on 1 December."
+# A subject the catalogue names (`digest.messages.SUBJECTS`): "the villages flooded" would be a
+# word of the page shown as a subject, and gets no line (issue 38).
+CORRECTION = Correction("evacuated", "300", "250", DAY1, "Some 300 people were evacuated.")
+CORRECTED = "Correction: the number evacuated was 250, not 300, as reported on 1 December."
 
 
 def three_days() -> tuple[History, Edition]:
@@ -253,6 +255,27 @@ def test_the_updated_story_reads_since_your_last_digest_in_chat_too() -> None:
         assert CORRECTED in flat
         assert "glass hall" not in flat
         assert "Vetra river dam burst and flooded" not in flat  # not the whole brief again
+
+
+def test_a_spanish_reader_reads_the_correction_in_spanish_in_chat() -> None:
+    """The service's line is in the reader's language (issue 38); the story's own text is
+    as written (no LLM here)."""
+    history, today = three_days()
+    copy = news_for(today, reader("away@example.org"), history)
+    _, markdown, text = render_notification(
+        copy,
+        title="Digest",
+        archive="https://news.example.org/",
+        preferences="https://p.example/",
+        language="es",
+    )
+    for body in (markdown, text):
+        flat = " ".join(body.split()).replace("\\", "")
+        assert (
+            "Corrección: el número de evacuados era de 250, no de 300, como se informó el "
+            "1 de diciembre." in flat
+        )
+        assert CORRECTED not in flat
 
 
 # -- end to end: three days of collect, deepen and publish on the local news web ----------------

@@ -141,6 +141,13 @@ async def test_each_story_is_translated_once_per_language_whatever_the_readers(
     assert mail["de1@example.org"].count(f"({MARK})") == len(world)
     assert "translated" not in mail["en@example.org"] + mail["asis@example.org"]
     assert (stats.translated, stats.refused, stats.failed) == (len(world) * 2 + len(finance), 0, 0)
+    # The service's own lines in each reader's language (issue 38), English when none is set.
+    assert (
+        "Medien berichtet" in mail["de1@example.org"]
+        and "Covered by" not in mail["de1@example.org"]
+    )
+    assert "Couverte par" in mail["fr1@example.org"] and "Covered by" not in mail["fr1@example.org"]
+    assert "Covered by" in mail["en@example.org"] and "Covered by" in mail["asis@example.org"]
 
 
 async def test_translations_are_kept_across_runs_and_shared_by_the_same_text(
@@ -499,3 +506,32 @@ async def test_without_a_store_it_still_translates(llm_server: LLMServer) -> Non
         await llm.aclose()
     assert out.title == f"[de] {story.title}" and out.translated_from == "en"
     assert out.language == "de" and out.summary.startswith("[de] ")
+
+
+# -- the service's own sentences are not the model's to translate (issue 38) --------------------
+
+
+async def test_attributed_sentences_are_said_anew_in_the_readers_language_not_translated(
+    app: App, llm_server: LLMServer
+) -> None:
+    """A summary's sentence giving each outlet's value is not sent to the model: the reader's
+    copy ends with it from the message catalogue, in their language; refused or not
+    translated, the summary goes as written, its sentence included."""
+    from digest.models import Disagreement, Reported
+    from digest.summarize.disputes import with_attributions
+
+    dispute = Disagreement("dead", (Reported("at least 30", ("A",)), Reported("45", ("B", "C"))))
+    story = (await stored(app)).sections[0].stories[0]
+    said = with_attributions(story.summary, [dispute], "en")
+    assert said.endswith("At least 30 dead, according to A; 45, according to B and C.")
+    story = replace(story, summary=said, disagreements=(dispute,))
+    translator = await app.translator()
+    german = await translator.translate(story, "de")
+    (request,) = llm_server.completions
+    assert "according to A" not in request.body["messages"][1]["content"]
+    assert german.translated_from == "en" and german.summary.startswith("[de] ")
+    assert german.summary.endswith("At least 30 Tote laut A; 45 laut B und C.")
+    assert "according to A" not in german.summary
+    llm_server.always("untranslated")  # the model gives the text back: refused
+    french = await translator.translate(story, "fr")
+    assert not french.translated_from and french.summary == said

@@ -7,6 +7,10 @@ email (plain text) or as a channel's `Notification`. Its id is the same every ti
 and the channel. A line carries no link but its outlet's own article URL (`linkless_line`, as
 summaries): the timeline records sentences without them, and a line that an older version
 recorded with one loses it here.
+
+Everything the alert says around those lines is in the follower's language (`digest.messages`,
+English when the catalogue does not have theirs), and says what the lines are: "An update" when
+the only news is a toll that grew, "A correction" only for a correction.
 """
 
 from __future__ import annotations
@@ -19,13 +23,14 @@ from email.message import EmailMessage
 from email.utils import format_datetime
 from typing import Any
 
+from digest import messages
 from digest.deliver import mime
 from digest.deliver.channels import Notification
 from digest.deliver.message import _address, sender_domain
 from digest.memory.timeline import figure_of
 from digest.models import Channel, Correction, StoryEvent
 from digest.render.chat import quiet_mentions
-from digest.render.corrections import correction_line
+from digest.render.corrections import correction_line, is_update
 from digest.render.email import text_line
 from digest.render.sanitize import safe_url
 from digest.render.templating import clip, md, md_url
@@ -80,24 +85,48 @@ def alert_id(follow_id: int, through: int, channel: str, sender: str) -> str:
     return f"<follow-{follow_id}-{through}-{token}@{sender_domain(sender)}>"
 
 
-def event_line(event: StoryEvent) -> str:
-    """One event as the alert says it (scraped text: plain, without links, cut, to be escaped
-    by its reader); "" when nothing is left to say."""
+def _correction(event: StoryEvent) -> Correction | None:
+    """A correction event as the edition said it, when it was recorded with its figures."""
+    if event.previous and event.value and event.subject and event.edition_day:
+        return Correction(event.subject, event.previous, event.value, event.edition_day, event.text)
+    return None
+
+
+def event_line(event: StoryEvent, language: str | None = "en") -> str:
+    """One event as the alert says it in `language` (scraped text: plain, without links, cut,
+    to be escaped by its reader); "" when nothing is left to say."""
     text = _linkless(event.text, event.url)
     if event.kind == "correction":
-        # As the edition says it (`digest.render.corrections`).
-        if event.previous and event.value and event.subject and event.edition_day:
-            said = Correction(
-                event.subject, event.previous, event.value, event.edition_day, event.text
-            )
-            line = correction_line(said)
+        # As the edition says it (`digest.render.corrections`); nothing for a subject the
+        # catalogue cannot name.
+        said = _correction(event)
+        if said is not None:
+            line = correction_line(said, language)
+        elif text:
+            line = messages.catalogue(language).gettext("Correction: %(text)s") % {"text": text}
         else:
-            line = f"Correction: {text}" if text else ""
+            line = ""
     else:
-        figure = " ".join(p for p in (event.value, event.subject) if p)
+        what = messages.counted(event.subject, language) if event.subject else ""
+        figure = f"{event.value} {what}" if event.value and what else ""
         fact = text or _linkless(figure, event.url)
         line = f"{fact} ({event.outlet})" if fact and event.outlet else fact
     return text_line(line, LINE_CHARS)
+
+
+def _what(facts: bool, corrections: bool, updates: bool) -> str:
+    """What an alert brings, as its subject and first line say it (in English: the msgid)."""
+    if not facts:
+        if corrections and updates:
+            return messages.N_("A correction and an update")
+        return messages.N_("An update") if updates else messages.N_("A correction")
+    if corrections and updates:
+        return messages.N_("New facts, a correction and an update")
+    if corrections:
+        return messages.N_("New facts and a correction")
+    if updates:
+        return messages.N_("New facts and an update")
+    return messages.N_("New facts")
 
 
 def _linkless(text: str, url: str) -> str:
@@ -112,29 +141,43 @@ def alert_text(
     unfollow_url: str,
     story_url: str | None = None,
     service: str = "digest",
+    language: str | None = None,
 ) -> AlertText:
-    """The alert's subject and bodies (plain text and Markdown)."""
-    name = text_line(title, 120) or "a story you follow"
+    """The alert's subject and bodies (plain text and Markdown), in the follower's `language`
+    (`messages.edition_language`: English when the catalogue does not have it)."""
+    say = messages.catalogue(language).gettext
+    name = text_line(title, 120) or say("a story you follow")
     facts = [e for e in events if e.kind != "correction"]
-    corrections = [e for e in events if e.kind == "correction"]
-    what = "A correction" if corrections and not facts else "New facts"
-    if facts and corrections:
-        what = "New facts and a correction"
-    subject = clip(f"{text_line(service, 40) or 'digest'}: {what} in {name}", SUBJECT_CHARS)
-    lines = list(dict.fromkeys(line for e in (*corrections, *facts) if (line := event_line(e))))
+    # What is said of each correction: its line, and whether it is an update (a rising toll).
+    told = [(e, event_line(e, language)) for e in events if e.kind == "correction"]
+    told = [(e, line) for e, line in told if line]
+    updates = [line for e, line in told if (c := _correction(e)) is not None and is_update(c)]
+    corrections = [line for _, line in told if line not in updates]
+    what = say(_what(bool(facts), bool(corrections), bool(updates)))
+    service_name = text_line(service, 40) or "digest"
+    subject = clip(
+        say("%(service)s: %(what)s in %(name)s")
+        % {"service": service_name, "what": what, "name": name},
+        SUBJECT_CHARS,
+    )
+    fact_lines = (line for e in facts if (line := event_line(e, language)))
+    lines = list(dict.fromkeys([*corrections, *updates, *fact_lines]))
     shown, more = lines[:MAX_LINES], len(lines) - MAX_LINES
-    text = [f"{what} in the story you follow: {name}", ""]
+    text = [say("%(what)s in the story you follow: %(name)s") % {"what": what, "name": name}, ""]
     text += [f"- {line}" for line in shown]
     markdown = [f"**{md(quiet_mentions(name))}**", ""]
     markdown += [f"- {md(quiet_mentions(line))}" for line in shown]
     if more > 0:
-        text.append(f"- and {more} more")
-        markdown.append(f"- and {more} more")
+        rest = say("and %(n)s more") % {"n": more}
+        text.append(f"- {rest}")
+        markdown.append(f"- {rest}")
     if story_url:
-        text += ["", f"The story: {story_url}"]
-        markdown += ["", f"[The story]({md_url(story_url)})"]
-    text += ["", f"Stop following this story: {unfollow_url}"]
-    markdown += ["", f"[Stop following this story]({md_url(unfollow_url)})"]
+        story = md(say("The story"))
+        text += ["", say("The story: %(url)s") % {"url": story_url}]
+        markdown += ["", f"[{story}]({md_url(story_url)})"]
+    stop = md(say("Stop following this story"))
+    text += ["", say("Stop following this story: %(url)s") % {"url": unfollow_url}]
+    markdown += ["", f"[{stop}]({md_url(unfollow_url)})"]
     return AlertText(subject, "\n".join(text) + "\n", "\n".join(markdown) + "\n")
 
 

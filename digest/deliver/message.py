@@ -26,6 +26,7 @@ from digest.config import EmailConfig
 from digest.deliver import mime
 from digest.deliver.address import check_address
 from digest.errors import AddressError, InvalidRecipientError
+from digest.messages import edition_language
 from digest.models import Edition
 from digest.render.email import (
     HEADLINES_PER_CATEGORY,
@@ -48,11 +49,13 @@ SUBJECT_CHARS = 150
 
 @dataclass(frozen=True, slots=True)
 class Recipient:
-    """A subscriber as the email sees them: where to, which categories (None: all), which zone."""
+    """A subscriber as the email sees them: where to, which categories (None: all), which zone,
+    which language the service's own lines are in (None: English; `digest.messages`)."""
 
     email: str
     categories: tuple[str, ...] | None = None
     timezone: str = "UTC"
+    language: str | None = None
 
 
 def message_id(day: date, email: str, sender: str) -> str:
@@ -132,6 +135,7 @@ def build_message(
             lead,
             headlines,
             bool(follow_url),
+            edition_language(subscriber.language),
         )
         if _filled_size(template_html, html_fills) <= html_budget or slack >= html_budget:
             break
@@ -195,10 +199,23 @@ def _parts(
     lead: int = LEAD_STORIES,
     headlines: int = HEADLINES_PER_CATEGORY,
     follow: bool = False,
+    language: str = "en",
 ) -> tuple[str, str]:
     """The HTML and text parts of `edition` (already restricted to `categories`), with slots;
     rendered once for all the subscribers who share them."""
-    args = (edition, categories, tz, title, archive, budget, preferences, lead, headlines, follow)
+    args = (
+        edition,
+        categories,
+        tz,
+        title,
+        archive,
+        budget,
+        preferences,
+        lead,
+        headlines,
+        follow,
+        language,
+    )
     try:
         return _cached_parts(*args)
     except TypeError:  # an edition built with a list somewhere cannot be a cache key
@@ -216,6 +233,7 @@ def _render_parts(
     lead: int = LEAD_STORIES,
     headlines: int = HEADLINES_PER_CATEGORY,
     follow: bool = False,
+    language: str = "en",
 ) -> tuple[str, str]:
     return render_email(
         edition,
@@ -230,6 +248,7 @@ def _render_parts(
         lead=lead,
         headlines=headlines,
         follow=f"{_FOLLOW_SLOT}{{story}}{_FOLLOW_END_SLOT}" if follow else None,
+        language=language,
     )
 
 

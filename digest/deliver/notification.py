@@ -34,9 +34,11 @@ def build_notification(
     title: str,
     sender: str,
     follow_url: str | None = None,
+    language: str | None = None,
 ) -> Notification:
     """The message of `edition` (the subscriber's own copy) for one of their channels;
-    `follow_url` the subscriber's link to follow a story, "{story}" standing for its id."""
+    `follow_url` the subscriber's link to follow a story, "{story}" standing for its id;
+    `language` theirs (the service's own lines are in it, `digest.messages`)."""
     budget = min(body_limit(channel.url) or COMPACT_CHARS, COMPACT_CHARS)
     head, markdown, text = render_notification(
         edition,
@@ -45,6 +47,7 @@ def build_notification(
         preferences=preferences_url,
         budget=budget,
         follow=follow_url,
+        language=language,
     )
     return Notification(
         recipient=email,

@@ -190,6 +190,7 @@ def _message(
         unfollow_url=unfollow,
         story_url=page,
         service=app.config.archive.title,
+        language=sub.preferences.language,
     )
     mid = _id(app, alert, channel)
     if channel == EMAIL:

@@ -412,6 +412,7 @@ def _messages(app: App, day: date, plan: EditionPlan, copies: Sequence[Edition])
                 title=config.archive.title,
                 sender=sender,
                 follow_url=_with_token(config.memory.follow_url, sub.token),
+                language=sub.preferences.language,
             )
             messages.add(send.key, build, notification_id(day, sub.email, send.key[1], sender))
     return messages
@@ -668,7 +669,12 @@ def _email(
     try:
         return build_message(
             copy,
-            Recipient(sub.email, sub.preferences.categories, sub.preferences.timezone),
+            Recipient(
+                sub.email,
+                sub.preferences.categories,
+                sub.preferences.timezone,
+                sub.preferences.language,
+            ),
             config.email,
             archive_url=archive_url,
             unsubscribe_url=_with_token(config.email.unsubscribe_url, sub.token),

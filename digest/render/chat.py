@@ -23,6 +23,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
+from digest import messages
 from digest.models import Edition, EditionHeadline, EditionStory
 from digest.render.email import archive_page, headline_line, since_last, story_mark, text_line
 from digest.render.sanitize import safe_url
@@ -125,11 +126,13 @@ def render_notification(
     preferences: str,
     budget: int = COMPACT_CHARS,
     follow: str | None = None,
+    language: str | None = None,
 ) -> tuple[str, str, str]:
     """(title, Markdown body, plain-text body) of the compact digest of `edition` (a reader's
     own copy), each body at most `budget` characters with `preferences` (the reader's page)
     and, with `follow` (the reader's follow link, "{story}" standing for a story's id), a link
-    to follow each story, as the email has."""
+    to follow each story, as the email has; its corrections in `language` (the reader's:
+    `digest.messages.edition_language`)."""
     link = safe_url(preferences)
     if link is None:
         raise ValueError(f"the preferences URL is not an absolute http(s) URL: {preferences!r}")
@@ -142,7 +145,13 @@ def render_notification(
         stories = sum(len(s.stories) for s in edition.sections)
         per_story = len(md_url(start)) + len(md_url(end)) - len(_FOLLOW_SLOT + _FOLLOW_END_SLOT)
         growth += stories * max(0, per_story)
-    markdown, text = _fitted(edition, archive_url, max(200, budget - growth), bool(follow))
+    markdown, text = _fitted(
+        edition,
+        archive_url,
+        max(200, budget - growth),
+        bool(follow),
+        messages.edition_language(language),
+    )
     head = f"{text_line(title, 80) or 'digest'}, {long_date(edition.day)}"
     md_fills = {_PREFERENCES_SLOT: md_url(link), _FOLLOW_SLOT: md_url(start)}
     text_fills = {_PREFERENCES_SLOT: link, _FOLLOW_SLOT: start}
@@ -171,9 +180,9 @@ def _follow_parts(follow: str | None) -> tuple[str, str]:
 
 @lru_cache(maxsize=64)
 def _fitted(
-    edition: Edition, archive: str | None, budget: int, follow: bool = False
+    edition: Edition, archive: str | None, budget: int, follow: bool = False, language: str = "en"
 ) -> tuple[str, str]:
-    full = _view(edition, archive, follow)
+    full = _view(edition, archive, follow, language)
     total = sum(len(s.stories) for s in full.sections)
     for view in _smaller(full):
         shown = sum(len(s.stories) for s in view.sections)
@@ -213,11 +222,14 @@ def _smaller(view: _View) -> Iterator[_View]:
         )
 
 
-def _view(edition: Edition, archive: str | None, follow: bool = False) -> _View:
+def _view(
+    edition: Edition, archive: str | None, follow: bool = False, language: str = "en"
+) -> _View:
     sections = []
     for section in edition.sections:
         stories = tuple(
-            _story(s, archive_page(archive, edition.day, s.id), follow) for s in section.stories
+            _story(s, archive_page(archive, edition.day, s.id), follow, language)
+            for s in section.stories
         )
         headlines = () if stories else tuple(_headline(h) for h in section.headlines)
         mentions = tuple(
@@ -239,13 +251,15 @@ def _capital(name: str) -> str:
     return name[:1].upper() + name[1:]
 
 
-def _story(story: EditionStory, page: str | None = None, follow: bool = False) -> _Story:
+def _story(
+    story: EditionStory, page: str | None = None, follow: bool = False, language: str = "en"
+) -> _Story:
     links = []
     for outlet in story.outlets:
         url = safe_url(outlet.url)
         if url:
             links.append(_Link(_line(outlet.name, NAME_CHARS) or "source", url))
-    since = since_last(story.whats_new, facts=1)
+    since = since_last(story.whats_new, facts=1, language=language)
     return _Story(
         title=_headline_line(story.title, (o.name for o in story.outlets)) or "(untitled)",
         url=page or (links[0].url if links else None),

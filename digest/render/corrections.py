@@ -1,8 +1,10 @@
 """Corrections as readers see them (issue 31): the line an edition carries ("Correction: the
-toll was 30, not 12, as reported on 3 December"), and the mark on the corrected sentence in
-the archive page of the edition that said it, linked to the correction. A sent edition is never
-rewritten: its pages are rendered from the stored edition and the corrections made of it since
-(`Corrected`, looked up by its day and story when the archive is rendered)."""
+death toll was 30, not 12, as reported on 3 December"), in the edition's language
+(`digest.messages`: "Korrektur: die Zahl der Toten lag bei 30, ..."), and the mark on the
+corrected sentence in the archive page of the edition that said it, linked to the correction.
+A correction of a subject the catalogue cannot name has no line: nothing is said. A sent
+edition is never rewritten: its pages are rendered from the stored edition and the corrections
+made of it since (`Corrected`, looked up by its day and story when the archive is rendered)."""
 
 from __future__ import annotations
 
@@ -12,20 +14,10 @@ from datetime import date, datetime
 
 from markupsafe import Markup, escape
 
-from digest.models import Correction
+from digest import messages
+from digest.models import Correction, Disagreement
 from digest.render.layout import Links, story_path
 from digest.summarize.figures import rising
-
-# What a figure's subject is called in a sentence; others are "the <subject>".
-_SUBJECTS = {
-    "dead": "the death toll",
-    "deaths": "the death toll",
-    "killed": "the death toll",
-    "toll": "the toll",
-    "injured": "the number injured",
-    "missing": "the number missing",
-    "evacuated": "the number evacuated",
-}
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,18 +31,51 @@ class Corrected:
     at: datetime
 
 
-def subject_phrase(subject: str) -> str:
-    return _SUBJECTS.get(subject.lower(), f"the {subject.replace('_', ' ')}")
+def subject_phrase(subject: str, language: str | None = "en") -> str:
+    """ "the death toll" (`messages.subject_phrase`); "" for a subject it does not know."""
+    return messages.subject_phrase(subject, language)
 
 
-def correction_line(c: Correction) -> str:
-    """ "Correction: the death toll was 30, not 12, as reported on 3 December." (text); a
-    toll that has grown since is an update, not an error: "Update: the death toll is now 30,
-    up from 12 reported on 3 December." """
-    what, day = subject_phrase(c.subject), short_day(c.said_on)
-    if rising(c.subject, c.said, c.now):
-        return f"Update: {what} is now {c.now}, up from {c.said} reported on {day}."
-    return f"Correction: {what} was {c.now}, not {c.said}, as reported on {day}."
+def is_update(c: Correction) -> bool:
+    """A toll that has grown since it was sent: news, not an error corrected."""
+    return rising(c.subject, c.said, c.now)
+
+
+def correction_line(c: Correction, language: str | None = "en") -> str:
+    """ "Correction: the death toll was 30, not 12, as reported on 3 December." (text) in
+    `language` (the edition's, `messages.edition_language`); a toll that has grown since is an
+    update, not an error: "Update: the death toll is now 30, up from 12 reported on 3
+    December." "" when the subject is not one the catalogue names (no line is better than a
+    word of the page shown as a subject). The values stay as the outlets wrote them."""
+    what = messages.subject_phrase(c.subject, language)
+    if not what:
+        return ""
+    say = messages.catalogue(language).gettext
+    values = {"what": what, "now": c.now, "said": c.said, "day": short_day(c.said_on, language)}
+    if is_update(c):
+        return (
+            say("Update: %(what)s is now %(now)s, up from %(said)s reported on %(day)s.") % values
+        )
+    return say("Correction: %(what)s was %(now)s, not %(said)s, as reported on %(day)s.") % values
+
+
+def attributed_values(d: Disagreement, language: str | None = "en") -> str:
+    """Each value of a disagreement with who reports it, in `language`: "at least 30,
+    according to A and B; 45, according to C"."""
+    say = messages.catalogue(language).gettext("%(value)s, according to %(outlets)s")
+    return "; ".join(
+        say % {"value": r.value, "outlets": messages.names(r.outlets, language)} for r in d.reported
+    )
+
+
+def dispute_line(d: Disagreement, language: str | None = "en") -> str:
+    """A disagreement as one line in `language`: "The death toll: at least 30, according to
+    A; 45, according to B"; "" when the catalogue cannot name its subject."""
+    what = messages.subject_phrase(d.subject, language)
+    if not what:
+        return ""
+    say = messages.catalogue(language).gettext("%(what)s: %(values)s")
+    return say % {"what": what[:1].upper() + what[1:], "values": attributed_values(d, language)}
 
 
 def mark_corrected(paragraph: str, notes: Sequence[Corrected], links: Links) -> Markup:
@@ -76,11 +101,6 @@ def mark_corrected(paragraph: str, notes: Sequence[Corrected], links: Links) -> 
     return out
 
 
-_MONTHS = (
-    "January February March April May June July August September October November December"
-).split()
-
-
-def short_day(day: date) -> str:
-    """ "3 December": the day a reader is told, whatever the locale."""
-    return f"{day.day} {_MONTHS[day.month - 1]}"
+def short_day(day: date, language: str | None = "en") -> str:
+    """ "3 December" ("3. Dezember", "3 de diciembre"): the day a reader is told."""
+    return messages.day_month(day, language)

@@ -31,12 +31,20 @@ from urllib.parse import urljoin
 
 import css_inline
 
-from digest.models import Edition, EditionHeadline, EditionMention, EditionStory, WhatsNew
-from digest.render.corrections import correction_line, short_day, subject_phrase
+from digest import messages
+from digest.models import (
+    Correction,
+    Edition,
+    EditionHeadline,
+    EditionMention,
+    EditionStory,
+    WhatsNew,
+)
+from digest.render.corrections import correction_line, dispute_line, short_day
 from digest.render.headlines import clean_headline, first_sentence
 from digest.render.layout import category_path, category_slug, edition_path, relative, story_path
 from digest.render.sanitize import clean_text, safe_url
-from digest.render.templating import attributed, clip, environment, lead_stories, long_date
+from digest.render.templating import clip, environment, lead_stories, long_date
 from digest.stories.language import language_name
 
 __all__ = [
@@ -92,12 +100,16 @@ def render_email(
     lead: int = LEAD_STORIES,
     headlines: int = HEADLINES_PER_CATEGORY,
     follow: str | None = None,
+    language: str | None = None,
 ) -> tuple[str, str]:
     """(HTML, plain text) of `edition` (already restricted to `categories`) for `recipient`,
     the HTML within `budget` bytes; `preferences` is the link to their preferences page,
     `follow` their link to follow a story, "{story}" standing for the story's id.
     `archive` is the edition's page in the archive (its story and category pages are beside
-    it); `lead` stories open the email, `headlines` "More headlines" at most per category."""
+    it); `lead` stories open the email, `headlines` "More headlines" at most per category.
+    `language`: the reader's; the lines the service says of a story (coverage, where outlets
+    disagree, corrections) are in it when the catalogue has it, else in English
+    (`digest.messages.edition_language`)."""
     view = _view(
         edition,
         categories,
@@ -110,6 +122,7 @@ def render_email(
         lead=lead,
         headlines=headlines,
         follow=follow,
+        language=messages.edition_language(language),
     )
     view, html_part = _fit(view, budget)
     return html_part, _render_text(view)
@@ -149,10 +162,12 @@ class _StoryView:
     since: SinceLast | None = None
     # Story memory (issue 31): where its outlets disagree ("The death toll: at least 30,
     # according to B; 45, according to C") and the corrections this edition makes of what an
-    # earlier one said ("Correction: the death toll was 30, not 12, as reported on 3 December").
+    # earlier one said ("Correction: the death toll was 30, not 12, as reported on 3 December"),
+    # in the reader's language (issue 38), as is `coverage` ("Covered by 3 outlets").
     disputes: tuple[str, ...] = ()
     corrections: tuple[str, ...] = ()
     follow_url: str | None = None  # the reader's link to follow it (`[memory] follow_url`)
+    coverage: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -219,6 +234,7 @@ class _EmailView:
     trimmed: bool = False
     shown_stories: int = 0
     shown_headlines: int = 0
+    disagree: str = "Outlets disagree."  # before each disagreement, in the reader's language
 
     @property
     def contents(self) -> str:
@@ -239,13 +255,14 @@ def _view(
     lead: int = LEAD_STORIES,
     headlines: int = HEADLINES_PER_CATEGORY,
     follow: str | None = None,
+    language: str = "en",
 ) -> _EmailView:
     day = edition.day
     sections = tuple(
         _SectionView(
             name=_category_name(s.category),
             stories=tuple(
-                _story(st, archive_page(archive, day, st.id), follow) for st in s.stories
+                _story(st, archive_page(archive, day, st.id), follow, language) for st in s.stories
             ),
             headlines=tuple(_headline(h) for h in s.headlines[:headlines]),
             anchor=f"c-{category_slug(s.category)}",
@@ -276,6 +293,7 @@ def _view(
         total_headlines=shown,
         shown_stories=stories,
         shown_headlines=shown,
+        disagree=messages.catalogue(language).gettext("Outlets disagree."),
     )
 
 
@@ -297,13 +315,22 @@ def headline_line(title: str, outlets: Iterable[str], limit: int) -> str:
     return text_line(clean_headline(text_line(title, 4 * limit), names), limit)
 
 
-def _story(story: EditionStory, page: str | None = None, follow: str | None = None) -> _StoryView:
+def _story(
+    story: EditionStory,
+    page: str | None = None,
+    follow: str | None = None,
+    language: str = "en",
+) -> _StoryView:
     outlets = story.outlets
     links = [_Link(text_line(o.name, NAME_CHARS) or _host(o.url), safe_url(o.url)) for o in outlets]
     followable = [link for link in links if link.url]
     first = followable[0].url if followable else None
-    since = since_last(story.whats_new)
-    disputes = _disputes(story)
+    since = since_last(story.whats_new, language=language)
+    disputes = _disputes(story, language)
+    n = len(story.outlets)
+    covered = messages.catalogue(language).ngettext(
+        "Covered by %(n)s outlet", "Covered by %(n)s outlets", n
+    )
     follow_url = follow.replace("{story}", str(story.id)) if follow else None
     if since is not None:  # what is new to this reader, not the whole summary again
         return _StoryView(
@@ -322,6 +349,7 @@ def _story(story: EditionStory, page: str | None = None, follow: str | None = No
             # Where outlets disagree and the follow link: as on the whole story.
             disputes=disputes,
             follow_url=follow_url,
+            coverage=covered % {"n": n},
         )
     new = _new_line(story.whats_new)
     return _StoryView(
@@ -340,17 +368,23 @@ def _story(story: EditionStory, page: str | None = None, follow: str | None = No
         lang=story.language if language_name(story.language) else "",
         page=page,
         disputes=disputes,
-        corrections=tuple(text_line(correction_line(c), FACT_CHARS) for c in story.corrections),
+        corrections=_corrections(story.corrections, language),
         follow_url=follow_url,
+        coverage=covered % {"n": n},
     )
 
 
-def _disputes(story: EditionStory) -> tuple[str, ...]:
-    """A story's disagreements, one line each: the subject and each outlet's value."""
-    return tuple(
-        text_line(f"{subject_phrase(d.subject).capitalize()}: {attributed(d)}", FACT_CHARS)
-        for d in story.disagreements
-    )
+def _disputes(story: EditionStory, language: str = "en") -> tuple[str, ...]:
+    """A story's disagreements, one line each in `language`: the subject and each outlet's
+    value; none for a subject the catalogue cannot name."""
+    lines = (text_line(dispute_line(d, language), FACT_CHARS) for d in story.disagreements)
+    return tuple(line for line in lines if line)
+
+
+def _corrections(corrections: Iterable[Correction], language: str) -> tuple[str, ...]:
+    """The corrections' lines in `language` (`correction_line`), those it can say."""
+    lines = (text_line(correction_line(c, language), FACT_CHARS) for c in corrections)
+    return tuple(line for line in lines if line)
 
 
 def _lead(story: EditionStory, page: str | None) -> _LeadView:
@@ -430,7 +464,9 @@ class _Fact:
     lang: str = ""
 
 
-def since_last(news: WhatsNew | None, facts: int = SINCE_FACTS) -> SinceLast | None:
+def since_last(
+    news: WhatsNew | None, facts: int = SINCE_FACTS, *, language: str = "en"
+) -> SinceLast | None:
     """`SinceLast` of a story in a reader's copy updated since their last digest; None for any
     other story."""
     if news is None or not news.for_reader:
@@ -447,7 +483,7 @@ def since_last(news: WhatsNew | None, facts: int = SINCE_FACTS) -> SinceLast | N
             for f in news.facts[:facts]
             if (t := text_line(f.text, FACT_CHARS))
         ),
-        corrections=tuple(text_line(correction_line(c), FACT_CHARS) for c in news.corrections),
+        corrections=_corrections(news.corrections, language),
     )
 
 

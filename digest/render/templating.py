@@ -122,6 +122,7 @@ def environment() -> jinja2.Environment:
         correction_line=corrections.correction_line,
         subject_phrase=corrections.subject_phrase,
         attributed=attributed,
+        dispute_line=corrections.dispute_line,
     )
     return env
 
@@ -129,14 +130,10 @@ def environment() -> jinja2.Environment:
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()<>#+!|~])")
 
 
-def attributed(d: Disagreement) -> str:
+def attributed(d: Disagreement, language: str | None = "en") -> str:
     """Where outlets disagree, each value with who reports it: "at least 30, according to A
-    and B; 45, according to C"."""
-    return "; ".join(f"{r.value}, according to {_names(r.outlets)}" for r in d.reported)
-
-
-def _names(names: Sequence[str]) -> str:
-    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+    and B; 45, according to C" (`corrections.attributed_values`, in `language`)."""
+    return corrections.attributed_values(d, language)
 
 
 def md(text: str) -> str:

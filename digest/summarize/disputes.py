@@ -5,7 +5,11 @@ fine, a rate), a summary sentence that states one of them as fact, unattributed 
 other values (`one_sided`), is removed as a sentence with an unsupported claim is (counted in
 `sentences_removed`, logged with the values in dispute), and the summary ends with one sentence
 per disagreement that attributes each value to its outlets, figures as the outlets write them:
-"At least 30 dead, according to A; 45, according to B and C." A summary that already has a
+"At least 30 dead, according to A; 45, according to B and C.", in the summary's own language
+when the catalogue has it ("Al menos 30 muertos, según A; 45, según B y C.", `digest.messages`),
+else English; a subject the catalogue cannot name gets no sentence (never a word of the page
+shown as a subject). A translator takes these sentences out (`unattributed`) and the reader's
+copy gets them anew in the reader's language, not machine-translated. A summary that already has a
 sentence giving two of the values (a range, or each attributed) gets none for that subject; one
 that gives a single value attributed ("45 were killed, the mayor said") is kept, and gets it.
 Extractive summaries (an outlet's own sentences, which state its value as fact) are treated the
@@ -19,9 +23,11 @@ import logging
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from functools import cache
 
+from digest import messages
 from digest.models import Disagreement, StorySummary
-from digest.summarize.claims import sentences_of
+from digest.summarize.claims import sentences_of, text_language
 from digest.summarize.figures import covers, disagreements, figures_of, one_sided
 from digest.summarize.text import join_sentences
 from digest.summarize.types import StoryInput
@@ -42,23 +48,38 @@ def story_disputes(by_outlet: Mapping[str, str]) -> list[Disagreement]:
     return disagreements({outlet: figures_of(text) for outlet, text in by_outlet.items()})
 
 
-def _names(outlets: Sequence[str]) -> str:
-    if len(outlets) == 1:
-        return outlets[0]
-    return ", ".join(outlets[:-1]) + " and " + outlets[-1]
+@cache
+def _attributed_sentence() -> re.Pattern[str]:
+    """The shape of an attributed sentence in any catalogue language (ours, or a model's like
+    it): "X, according to A; Y, according to B." (", laut", ", según", ", selon" ...), so that
+    a disputed summary is given its sentences anew from the current disagreements (their
+    outlets kept current) and a translator can leave them out."""
+    words = set()
+    for language in messages.LANGUAGES:
+        pattern = messages.catalogue(language).gettext("%(value)s, according to %(outlets)s")
+        middle = pattern.split("%(value)s")[1].split("%(outlets)s")[0]
+        words.add(re.escape(middle))
+    said = "(?:" + "|".join(sorted(words, key=len, reverse=True)) + ")"
+    return re.compile(rf"[^;]+{said}[^;]+(?:; [^;]+{said}[^;]+)+\.")
 
 
-# The shape of an attributed sentence (ours, or a model's like it): given again from the
-# current disagreements when a summary is disputed anew, so that its outlets stay current.
-_ATTRIBUTED = re.compile(r"[^;]+, according to [^;]+(?:; [^;]+, according to [^;]+)+\.")
-
-
-def attributed(dispute: Disagreement) -> str:
-    """One sentence giving each value of a disagreement with its outlets:
-    "At least 30 dead, according to A; 45, according to B and C."."""
-    parts = [f"{r.value}, according to {_names(r.outlets)}" for r in dispute.reported]
-    first = dispute.reported[0].value
-    parts[0] = f"{first} {dispute.subject}, according to {_names(dispute.reported[0].outlets)}"
+def attributed(dispute: Disagreement, language: str | None = "en") -> str:
+    """One sentence giving each value of a disagreement with its outlets, in `language`:
+    "At least 30 dead, according to A; 45, according to B and C."; "" when the catalogue
+    cannot name what is counted."""
+    what = messages.counted(dispute.subject, language)
+    if not what:
+        return ""
+    say = messages.catalogue(language).gettext("%(value)s, according to %(outlets)s")
+    parts = [
+        say % {"value": r.value, "outlets": messages.names(r.outlets, language)}
+        for r in dispute.reported
+    ]
+    first = dispute.reported[0]
+    parts[0] = say % {
+        "value": f"{first.value} {what}",
+        "outlets": messages.names(first.outlets, language),
+    }
     sentence = "; ".join(parts) + "."
     return sentence[:1].upper() + sentence[1:]
 
@@ -97,19 +118,30 @@ def _covered(text: str, dispute: Disagreement) -> bool:
     )
 
 
-def with_attributions(text: str, disputes: Sequence[Disagreement]) -> str:
-    """`text` ending with an attributed sentence for each dispute it does not already cover."""
-    added = [attributed(d) for d in disputes if not _covered(text, d)]
+def summary_language(text: str) -> str:
+    """The language a summary's attributed sentences are in: the summary's, when the catalogue
+    has it, else English."""
+    return messages.edition_language(text_language(text) if text.strip() else None)
+
+
+def with_attributions(
+    text: str, disputes: Sequence[Disagreement], language: str | None = None
+) -> str:
+    """`text` ending with an attributed sentence for each dispute it does not already cover,
+    in `language` (None: the text's own, `summary_language`)."""
+    language = summary_language(text) if language is None else language
+    added = [s for d in disputes if not _covered(text, d) and (s := attributed(d, language))]
     if not added:
         return text
     return join_sentences([text, *added]) if text.strip() else join_sentences(added)
 
 
-def _unattributed(text: str) -> str:
-    """`text` without its attributed sentences (see _ATTRIBUTED)."""
+def unattributed(text: str) -> str:
+    """`text` without its attributed sentences, in whichever catalogue language (see
+    `_attributed_sentence`)."""
     paragraphs = []
     for paragraph in re.split(r"\n\s*\n", text):
-        kept = [s for s in sentences_of(paragraph) if not _ATTRIBUTED.fullmatch(s)]
+        kept = [s for s in sentences_of(paragraph) if not _attributed_sentence().fullmatch(s)]
         if kept:
             paragraphs.append(join_sentences(kept))
     return "\n\n".join(paragraphs)
@@ -134,7 +166,7 @@ def dispute_summary(
         disputes = list(by_outlet)
     if not disputes:
         return summary
-    body = without_one_sided(_unattributed(summary.summary), disputes)
+    body = without_one_sided(unattributed(summary.summary), disputes)
     brief = without_one_sided(summary.brief_summary, disputes)
     removed = body.removed + brief.removed
     if removed:

@@ -14,6 +14,11 @@ out, its output unusable) is not recorded: the next run asks again. After `GIVE_
 failures in a row within one run the rest of the edition goes untranslated without asking, so a
 server that is down costs a few timeouts, not one per story and language.
 
+The sentences that attribute disputed figures to their outlets ("At least 30 dead, according to
+A; 45, according to B.", `digest.summarize.disputes`) are not the model's to translate: they are
+taken out of the summary it is sent, and the translation ends with them anew from the story's
+disagreements, in the reader's language from the message catalogue (`digest.messages`).
+
 Calls share the summarizer's `LLMClient` (its negotiated output mode, and its queue when it has
 one) and at most `concurrency` of them are in flight at once: a local server answers one request
 at a time, and a request waiting in its queue would run into its timeout.
@@ -33,6 +38,7 @@ from digest.errors import SummarizeError
 from digest.models import EditionStory, Translation
 from digest.stories.language import language_name
 from digest.summarize import prompts
+from digest.summarize.disputes import unattributed, with_attributions
 from digest.summarize.llm import (
     MAX_OUTPUT_TOKENS,
     MAX_SUMMARY_WORDS,
@@ -197,6 +203,16 @@ class LLMTranslator:
         return self.llm.name
 
     async def translate(self, story: EditionStory, language: str) -> EditionStory:
+        """`story` for a reader of `language`; its attributed sentences are not sent to the
+        model but said again in `language` (see the module's docstring)."""
+        plain = replace(story, summary=unattributed(story.summary))
+        told = await self._translated(plain, language)
+        if told.translated_from and story.disagreements:
+            summary = with_attributions(told.summary, story.disagreements, language)
+            return replace(told, summary=summary)
+        return told if told.translated_from else _as_written(told, story)
+
+    async def _translated(self, story: EditionStory, language: str) -> EditionStory:
         source = await original_language(story)
         if not source or source == language or not story.summary.strip():
             return untranslated(story, source, language)
@@ -296,6 +312,11 @@ def reply_tokens(story: EditionStory) -> int:
     in German) and the JSON around it; a small context window then still holds the request."""
     text = f"{story.title}\n{story.brief_summary}\n{story.summary}"
     return max(256, min(MAX_OUTPUT_TOKENS, min(estimate_tokens(text), len(text)) + 64))
+
+
+def _as_written(told: EditionStory, story: EditionStory) -> EditionStory:
+    """An untranslated story with its summary as written, attributed sentences and all."""
+    return replace(told, summary=story.summary)
 
 
 def _apply(story: EditionStory, t: Translation) -> EditionStory:
