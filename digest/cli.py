@@ -2,7 +2,7 @@
 
 No business logic lives here. Every `DigestError` becomes one line on stderr and exit status 1;
 Ctrl+C or SIGTERM during a command, "interrupted during STEP" and 130 or 143 (but for the
-daemon, `digest run`, for which a stop is no failure: 0).
+servers, `digest run` and `digest serve`, for which a stop is what was asked: "stopped" and 0).
 """
 
 from __future__ import annotations
@@ -460,12 +460,21 @@ def publish(ctx: click.Context, day: str | None, no_send: bool) -> None:
 @click.option("--host", help="Address to listen on [config: 127.0.0.1].")
 @click.pass_context
 def serve(ctx: click.Context, port: int | None, host: str | None) -> None:
-    """Serve the archive for a preview, and answer unsubscribe links."""
+    """Serve the archive for a preview, and answer unsubscribe links. SIGTERM or Ctrl+C stops
+    it: "stopped", exit status 0."""
     from digest.serve import serve as serving
 
     config = _config(ctx).serve
     host, port = host or config.host, port or config.port
-    _run(ctx, lambda app: serving(app, host=host, port=port))
+    try:
+        _run(ctx, lambda app: serving(app, host=host, port=port))
+    except RunInterrupted as stop:  # Ctrl+C, `systemctl stop`: asked for, not a failure
+        _stopped(stop.signum)
+
+
+def _stopped(signum: int) -> None:
+    """A server's requested stop (SIGTERM, Ctrl+C), said once: exit status 0."""
+    click.echo(f"digest: stopped ({signal.Signals(signum).name})", err=True)
 
 
 @cli.command()
@@ -787,8 +796,8 @@ def run(ctx: click.Context, once: bool) -> None:
     """Run the daemon in the foreground: collect, deepen and publish on schedule (and serve the
     archive and unsubscribe links when serve.daemon is on).
 
-    SIGTERM or Ctrl+C stops it cleanly with exit status 0; in the middle of a step, the step's
-    run is recorded as interrupted and the log says which step. A second signal while it stops
+    SIGTERM or Ctrl+C stops it cleanly: "digest: stopped" on stderr, exit status 0; in the
+    middle of a step, the step's run is recorded as interrupted and that line names the step. A second signal while it stops
     ends it at once (exit status 130 or 143). One daemon per database.
 
     With --once, the exit status is 1 when a step failed (every source failed, no page could be
@@ -805,6 +814,11 @@ def run(ctx: click.Context, once: bool) -> None:
             cycle = asyncio.run(run_daemon(config, once=True, progress=progress))
     else:  # the daemon's logs tell its jobs
         cycle = asyncio.run(run_daemon(config))
+    from digest.daemon import Stopped
+
+    if isinstance(cycle, Stopped):  # asked for: said once, exit status 0
+        click.echo(f"digest: {cycle}", err=True)
+        return
     if cycle is None:
         return
     from digest.commands.printing import print_cycle

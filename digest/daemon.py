@@ -359,9 +359,7 @@ class Daemon:
                 task.cancel()
             # Each job records its run on the way out, before the store closes.
             await asyncio.gather(*current, return_exceptions=True)
-        if interrupted is not None:
-            log.warning("stopped during %s: its run is recorded as interrupted", interrupted)
-        return interrupted
+        return interrupted  # the CLI says the stop once (`Stopped`)
 
 
 class Steps:
@@ -422,14 +420,29 @@ def deepen_owed(recent: Iterable[RunRecord]) -> bool:
     return False
 
 
+@dataclass(frozen=True, slots=True)
+class Stopped:
+    """The daemon stopped as asked (SIGTERM, Ctrl+C): the signal, and the step it cut short
+    (its run recorded as interrupted), if any."""
+
+    signum: int
+    step: str | None = None
+
+    def __str__(self) -> str:
+        name = signal.Signals(self.signum).name
+        if self.step is None:
+            return f"stopped ({name})"
+        return f"stopped during {self.step} ({name}): its run is recorded as interrupted"
+
+
 async def run_daemon(
     config: Config, *, once: bool = False, progress: Progress = NO_PROGRESS
-) -> CycleReport | None:
+) -> CycleReport | Stopped | None:
     """The daemon in the foreground until SIGTERM/SIGINT; `once`: one full cycle and exit, with
     what it did (each step told to `progress` as it goes).
 
     A signal is a requested stop: the daemon cancels the step it is at, whose run is recorded
-    as interrupted, and returns (exit status 0: a supervisor asked for it). A signal that stops
+    as interrupted, and returns `Stopped` (exit status 0: a supervisor asked for it). A signal that stops
     the cycle of `once` raises RunInterrupted naming the step (a script must know the cycle did
     not finish). A second signal while stopping ends the process at once (`stop_at_once`)."""
     stop = asyncio.Event()
@@ -458,6 +471,8 @@ async def run_daemon(
             )
         if once and interrupted is not None and received:
             raise RunInterrupted(interrupted, received[0])
+        if not once and received:
+            return Stopped(received[0], interrupted)
         return cycle
 
 

@@ -183,6 +183,10 @@ def test_daemon_collects_on_schedule_is_alone_and_stops_cleanly(tmp_path, thread
     logs = [json.loads(line) for line in lines if line.startswith("{")]
     assert any("daemon started" in e["message"] for e in logs)
     assert any(e["message"] == "stopping" for e in logs)
+    # the stop said once, as a stop: the process's last word, no error
+    assert [line for line in lines if not line.startswith("{")][-1:] == [
+        "digest: stopped (SIGTERM)"
+    ]
     assert not any(s == "running" for _, s, _ in runs(tmp_path))  # nothing left half-done
     assert json.loads(run_cli("status", "--json", cwd=tmp_path).stdout)["daemon_running"] is False
 
