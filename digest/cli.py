@@ -797,13 +797,15 @@ def run(ctx: click.Context, once: bool) -> None:
     archive and unsubscribe links when serve.daemon is on).
 
     SIGTERM or Ctrl+C stops it cleanly: "digest: stopped" on stderr, exit status 0; in the
-    middle of a step, the step's run is recorded as interrupted and that line names the step. A second signal while it stops
-    ends it at once (exit status 130 or 143). One daemon per database.
+    middle of a step, the step's run is recorded as interrupted and that line names the step.
+    A second signal while it stops ends it at once (exit status 130 or 143). One daemon per
+    database.
 
     With --once, the exit status is 1 when a step failed (every source failed, no page could be
     read, no email could be sent), naming the step on stderr; a step that only partly failed is
-    reported there too. Ctrl+C or SIGTERM stops the cycle, naming the step on stderr, with exit
-    status 130 (Ctrl+C) or 143 (SIGTERM).
+    reported there too. When no source answered, the archive still gets an edition page saying
+    why (no email is sent), and the last line says what to do next. Ctrl+C or SIGTERM stops
+    the cycle, naming the step on stderr, with exit status 130 (Ctrl+C) or 143 (SIGTERM).
     """
     from digest.daemon import run_daemon
 
@@ -827,7 +829,10 @@ def run(ctx: click.Context, once: bool) -> None:
     for warning in cycle.warnings:
         click.echo(f"digest: warning: {_clean(warning)}", err=True)
     if cycle.failures:
-        _fail("; ".join(cycle.failures))
+        click.echo(f"digest: error: {_clean('; '.join(cycle.failures))}", err=True)
+        if cycle.next_step:  # the last word: what to do about it
+            click.echo(f"digest: {cycle.next_step}", err=True)
+        sys.exit(1)
 
 
 @cli.command()

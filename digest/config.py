@@ -521,7 +521,8 @@ subscribers_per_task = 500 # subscribers per delivery task
 
 [sources]
 categories = ["technology", "finance", "entertainment", "sports", "world", "health"]
-ddg = true                 # DuckDuckGo news for each category (today's window)
+ddg = true                 # DuckDuckGo news for each category (today's window); false: the
+                           # feeds alone (offline, or on a network that cannot reach it)
 region = "us-en"
 results_per_category = 8
 # queries = { technology = "technology news", finance = "markets stocks economy" }

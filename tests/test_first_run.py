@@ -1,0 +1,91 @@
+"""A newcomer's first run (issue 39), as the real `digest` process meets it on a machine with
+no internet: DuckDuckGo unreachable (scripted at the DDGS class, as `ddgs_script` does for
+every CLI test). The run still leaves an edition page that says why nothing came in, says the
+search engine's failure once, and ends with the next step; with a feed and `sources.ddg =
+false`, DuckDuckGo is not mentioned at all."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from tests.configs import feed, write_config
+from tests.conftest import CliResult, run_cli
+from tests.fake_ddgs import write_script
+
+pytestmark = pytest.mark.slow
+
+CATEGORIES = ["technology", "world", "finance"]
+
+
+def offline(folder: Path) -> Path:
+    """DuckDuckGo as a machine without a network meets it: every search fails at DNS."""
+    return write_script(folder / "offline.json", fail="offline")
+
+
+def search_lines(result: CliResult) -> list[str]:
+    """The lines of a run's output that tell of DuckDuckGo (the terminal may wrap a long one:
+    a line is counted where it starts)."""
+    text = result.stdout + result.stderr
+    return [line for line in text.splitlines() if "ddg:news" in line or "DuckDuckGo" in line]
+
+
+def test_an_offline_first_run_writes_an_edition_page_and_ends_with_the_next_step(tmp_path):
+    write_config(tmp_path, sources={"categories": CATEGORIES})
+    assert run_cli("subscribers", "add", "reader@example.org", cwd=tmp_path).code == 0
+    result = run_cli("run", "--once", cwd=tmp_path, ddgs_script=offline(tmp_path))
+
+    # Non-zero: a cron job or script must learn that nothing was collected and none was sent.
+    assert result.code == 1, result.stdout + result.stderr
+    # The search engine failing for all three categories is one line, with its reason.
+    (told,) = search_lines(result)
+    assert told.startswith("failed ddg:news: news search failed for all 3 categories")
+    assert "DNS lookup failed" in result.stdout and "offline" in result.stdout
+    # The archive has today's edition, saying why it is empty; no email of nothing went out.
+    page = (tmp_path / "site" / "latest.html").read_text()
+    assert "Nothing could be collected for this edition: every source failed." in page
+    assert "is this machine offline?" in page
+    assert not list(tmp_path.glob("outbox/*.eml"))
+    # The last word is the next step, in one line, naming commands that exist.
+    last = result.stderr.splitlines()[-1]
+    assert last.startswith("digest: no source answered: add feeds with"), result.stderr
+    assert "sources.ddg = false" in last
+    named = re.findall(r'"digest ([a-z ]+)(?: URL)?"', last)
+    assert named == ["feeds add", "init"]
+    for command in named:
+        assert run_cli(*command.split(), "--help", cwd=tmp_path).code == 0, command
+
+
+def test_init_writes_a_config_that_runs_offline_once_a_feed_is_added(tmp_path, threaded_news_web):
+    """`digest init` asks nothing; its config, with DuckDuckGo off as it says to do offline and
+    one feed added, gives a run with no DuckDuckGo failure at all."""
+    init = run_cli("init", cwd=tmp_path)  # stdin is not a terminal: nothing can be asked
+    assert init.code == 0, init.stderr
+    config = tmp_path / "digest.toml"
+    text = config.read_text()
+    assert "ddg = true" in text and "false" in text.split("ddg = true", 1)[1].split("\n", 1)[0]
+    # What a test must change besides: the local news web is on loopback, no browser here.
+    text = text.replace("ddg = true", "ddg = false").replace('mode = "auto"', 'mode = "http"')
+    text = text.replace("allow_private_networks = false", "allow_private_networks = true")
+    config.write_text(text)
+    url = threaded_news_web.url("/feeds/technology.rss")
+    added = run_cli("feeds", "add", url, "--category", "technology", cwd=tmp_path)
+    assert added.code == 0, added.stderr
+
+    result = run_cli("run", "--once", cwd=tmp_path, ddgs_script=offline(tmp_path))
+    assert result.code == 0, result.stdout + result.stderr
+    assert search_lines(result) == []
+    assert "DNS lookup failed" not in result.stdout + result.stderr
+    assert "Nothing could be collected" not in (tmp_path / "site" / "latest.html").read_text()
+
+
+def test_with_a_feed_an_unreachable_duckduckgo_is_one_line(tmp_path, threaded_news_web):
+    url = threaded_news_web.url("/feeds/technology.rss")
+    write_config(tmp_path, sources={"categories": CATEGORIES, "feeds": [feed(url)]})
+    result = run_cli("run", "--once", cwd=tmp_path, ddgs_script=offline(tmp_path))
+    assert result.code == 0, result.stdout + result.stderr
+    (told,) = search_lines(result)
+    assert "news search failed for all 3 categories" in told
+    assert result.stderr.splitlines()[-1] == "digest: warning: collect partial: 1 source failed"
