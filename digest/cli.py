@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 
 import click
 
-from digest.config import STARTER, Config, load_config
+from digest.config import Config, load_config
 from digest.errors import DigestError, RunInterrupted
 
 T = TypeVar("T")
@@ -177,14 +177,18 @@ def cli(
 @click.option("--force", is_flag=True, help="Overwrite an existing file.")
 def init(path: str, force: bool) -> None:
     """Write a commented starter config file (default ./digest.toml)."""
+    from digest.commands.manage import starter
+
     target = Path(path)
     if target.exists() and not force:
         raise DigestError(f"{target} already exists (use --force to overwrite)")
+    text, browser = starter()
     try:
-        target.write_text(STARTER, encoding="utf-8")
+        target.write_text(text, encoding="utf-8")
     except OSError as err:
         raise DigestError(f"cannot write {target}: {err.strerror or err}") from None
-    click.echo(f"wrote {target}")
+    click.echo(f"wrote {target} ({browser})")
+    click.echo('next: add feeds with "digest feeds add URL" (sources.ddg = false: feeds only)')
 
 
 @cli.group()

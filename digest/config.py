@@ -564,7 +564,7 @@ similarity = 0.28          # 0..1: how alike two headlines must be to be one sto
 
 [crawl]
 mode = "auto"              # "auto" (browser if it starts, else HTTP), "browser" or "http"
-# executable_path = "/usr/bin/chromium"   # unset: Playwright's own browser
+# executable_path = "/usr/bin/chromium"   # unset: Playwright's download, else the system's
 concurrency = 4
 page_timeout = 20.0
 respect_robots = true

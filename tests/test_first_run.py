@@ -15,8 +15,6 @@ from tests.configs import feed, write_config
 from tests.conftest import CliResult, run_cli
 from tests.fake_ddgs import write_script
 
-pytestmark = pytest.mark.slow
-
 CATEGORIES = ["technology", "world", "finance"]
 
 
@@ -32,6 +30,7 @@ def search_lines(result: CliResult) -> list[str]:
     return [line for line in text.splitlines() if "ddg:news" in line or "DuckDuckGo" in line]
 
 
+@pytest.mark.slow
 def test_an_offline_first_run_writes_an_edition_page_and_ends_with_the_next_step(tmp_path):
     write_config(tmp_path, sources={"categories": CATEGORIES})
     assert run_cli("subscribers", "add", "reader@example.org", cwd=tmp_path).code == 0
@@ -58,6 +57,7 @@ def test_an_offline_first_run_writes_an_edition_page_and_ends_with_the_next_step
         assert run_cli(*command.split(), "--help", cwd=tmp_path).code == 0, command
 
 
+@pytest.mark.slow
 def test_init_writes_a_config_that_runs_offline_once_a_feed_is_added(tmp_path, threaded_news_web):
     """`digest init` asks nothing; its config, with DuckDuckGo off as it says to do offline and
     one feed added, gives a run with no DuckDuckGo failure at all."""
@@ -81,6 +81,7 @@ def test_init_writes_a_config_that_runs_offline_once_a_feed_is_added(tmp_path, t
     assert "Nothing could be collected" not in (tmp_path / "site" / "latest.html").read_text()
 
 
+@pytest.mark.slow
 def test_with_a_feed_an_unreachable_duckduckgo_is_one_line(tmp_path, threaded_news_web):
     url = threaded_news_web.url("/feeds/technology.rss")
     write_config(tmp_path, sources={"categories": CATEGORIES, "feeds": [feed(url)]})
@@ -89,3 +90,63 @@ def test_with_a_feed_an_unreachable_duckduckgo_is_one_line(tmp_path, threaded_ne
     (told,) = search_lines(result)
     assert "news search failed for all 3 categories" in told
     assert result.stderr.splitlines()[-1] == "digest: warning: collect partial: 1 source failed"
+
+
+# -- the pieces, fast ----------------------------------------------------------------------------
+
+
+def test_duckduckgo_failing_for_every_category_is_one_failure_with_the_first_reason():
+    from digest.jobs.collect import one_search_failure
+    from digest.models import Failure
+
+    feed_down = Failure("feed:https://example.org/rss", "HTTP 503")
+    failures = [
+        Failure(f"ddg:news:{c}", f"news search for '{c}' (ddgs: bing) failed: DNS lookup failed")
+        for c in CATEGORIES
+    ]
+    (told, down) = one_search_failure([*failures[:2], feed_down, failures[2]], CATEGORIES)
+    assert told == Failure(
+        "ddg:news", "news search failed for all 3 categories (technology: DNS lookup failed)"
+    )
+    assert down == feed_down
+    # Some categories answered: each failure is its own line, as it was.
+    assert one_search_failure(failures[:2], CATEGORIES) == failures[:2]
+    # One category: its line names it already.
+    assert one_search_failure(failures[:1], CATEGORIES[:1]) == failures[:1]
+
+
+def test_the_browser_is_playwrights_download_else_the_systems_else_the_setting(
+    tmp_path, monkeypatch
+):
+    from digest.crawl import browser
+
+    monkeypatch.setenv("PLAYWRIGHT_BROWSERS_PATH", str(tmp_path))
+    monkeypatch.setattr(browser, "system_browser", lambda: "/usr/bin/chromium")
+    system = ("/usr/bin/chromium", "the system's browser")
+    playwright = (None, "Playwright's Chromium")
+    # No download: the system's first (Playwright's last: its folder may be elsewhere).
+    assert browser.browser_candidates(None) == [system, playwright]
+    (tmp_path / "chromium-1200").mkdir()
+    assert browser.playwright_download() == tmp_path / "chromium-1200"
+    assert browser.browser_candidates(None) == [playwright, system]
+    # A path set by hand is the one choice.
+    assert browser.browser_candidates("/opt/chrome") == [("/opt/chrome", "crawl.executable_path")]
+
+
+def test_init_names_the_browser_it_found_and_keeps_the_defaults(tmp_path, monkeypatch):
+    import tomllib
+
+    from digest.commands import manage
+    from digest.config import STARTER, Config, parse_config
+    from digest.crawl import browser
+
+    assert manage.STARTER_BROWSER in STARTER  # the line `starter` fills in
+    monkeypatch.setenv("PLAYWRIGHT_BROWSERS_PATH", str(tmp_path))
+    monkeypatch.setattr(browser, "system_browser", lambda: "/usr/lib/chromium/chromium")
+    text, said = manage.starter()
+    assert said == "deep crawl browser: the system's /usr/lib/chromium/chromium"
+    assert '# executable_path = "/usr/lib/chromium/chromium"   # unset: the system' in text
+    assert parse_config(tomllib.loads(text)).model_dump() == Config().model_dump()
+    monkeypatch.setattr(browser, "system_browser", lambda: None)
+    text, said = manage.starter()
+    assert said.startswith("no browser found") and "apt-get install chromium" in text
