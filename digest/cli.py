@@ -794,6 +794,35 @@ def llm_check(ctx: click.Context, as_json: bool) -> None:
 
 
 @cli.command()
+@click.option(
+    "--dir",
+    "folder",
+    default="digest-demo",
+    show_default=True,
+    type=click.Path(file_okay=False, path_type=Path),
+    help="The demo's own folder: its database, archive (site/) and outbox.",
+)
+@click.pass_context
+def demo(ctx: click.Context, folder: Path) -> None:
+    """A sample run without internet: synthetic feeds served on this machine (127.0.0.1),
+    collected, grouped into stories, summarized and published in DIR/site. Its own folder: your
+    configuration and database are not touched."""
+    from digest.commands.demo import run_demo
+    from digest.commands.printing import print_cycle
+
+    _collect_from_now_on()
+    with _progress(ctx) as progress:
+        cycle = asyncio.run(run_demo(folder, progress))
+    print_cycle(cycle)
+    if cycle.failures:
+        _fail("; ".join(cycle.failures))
+    click.echo(
+        f"demo edition (synthetic news): {folder / 'site' / 'latest.html'}; "
+        f'next: "digest init", then add your own feeds with "digest feeds add URL"'
+    )
+
+
+@cli.command()
 @click.option("--once", is_flag=True, help="One full cycle (collect, deepen, publish), then exit.")
 @click.pass_context
 def run(ctx: click.Context, once: bool) -> None:

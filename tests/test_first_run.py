@@ -150,3 +150,19 @@ def test_init_names_the_browser_it_found_and_keeps_the_defaults(tmp_path, monkey
     monkeypatch.setattr(browser, "system_browser", lambda: None)
     text, said = manage.starter()
     assert said.startswith("no browser found") and "apt-get install chromium" in text
+
+
+@pytest.mark.slow
+def test_the_demo_publishes_an_edition_of_synthetic_stories_in_its_own_folder(tmp_path):
+    """`digest demo`: an edition to look at without internet, clearly not real news, and the
+    user's own folder left alone."""
+    result = run_cli("demo", cwd=tmp_path)
+    assert result.code == 0, result.stdout + result.stderr
+    page = (tmp_path / "digest-demo" / "site" / "latest.html").read_text()
+    assert "digest demo (synthetic news)" in page
+    # six articles, two events told by both outlets: four stories
+    assert "4 stories in 2 categories" in page and "2 outlets" in page
+    assert "The Harbour Post (demo)" in page and "Valley Wire (demo)" in page
+    assert not (tmp_path / "digest.db").exists() and not (tmp_path / "site").exists()
+    last = result.stdout.splitlines()[-1]
+    assert last.startswith("demo edition (synthetic news): digest-demo/site/latest.html")
