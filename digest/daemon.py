@@ -647,7 +647,7 @@ def next_step(config: Config, collect: CollectReport) -> str:
         return f'no source answered: "digest feeds list" shows each feed\'s last error{offline}'
     return (
         'no source answered: add feeds with "digest feeds add URL" (or "digest init", then '
-        f"[[sources.feeds]] in digest.toml){offline}"
+        f'[[sources.feeds]] in digest.toml){offline}; "digest demo" shows a sample edition'
     )
 
 

@@ -52,7 +52,7 @@ def test_an_offline_first_run_writes_an_edition_page_and_ends_with_the_next_step
     assert last.startswith("digest: no source answered: add feeds with"), result.stderr
     assert "sources.ddg = false" in last
     named = re.findall(r'"digest ([a-z ]+)(?: URL)?"', last)
-    assert named == ["feeds add", "init"]
+    assert named == ["feeds add", "init", "demo"]
     for command in named:
         assert run_cli(*command.split(), "--help", cwd=tmp_path).code == 0, command
 

@@ -39,7 +39,8 @@ class Article:
 
 OUTLETS = {"harbour-post": "The Harbour Post (demo)", "valley-wire": "Valley Wire (demo)"}
 
-# Two outlets tell three of the stories, each in its own words: the edition groups them.
+# Six articles, four events: two are told by both outlets, each in its own words (the edition
+# groups each into one story with two outlets).
 ARTICLES = (
     Article(
         "harbour-post",
