@@ -521,7 +521,8 @@ subscribers_per_task = 500 # subscribers per delivery task
 
 [sources]
 categories = ["technology", "finance", "entertainment", "sports", "world", "health"]
-ddg = true                 # DuckDuckGo news for each category (today's window)
+ddg = true                 # DuckDuckGo news for each category (today's window); false: the
+                           # feeds alone (offline, or on a network that cannot reach it)
 region = "us-en"
 results_per_category = 8
 # queries = { technology = "technology news", finance = "markets stocks economy" }
@@ -563,7 +564,7 @@ similarity = 0.28          # 0..1: how alike two headlines must be to be one sto
 
 [crawl]
 mode = "auto"              # "auto" (browser if it starts, else HTTP), "browser" or "http"
-# executable_path = "/usr/bin/chromium"   # unset: Playwright's own browser
+# executable_path = "/usr/bin/chromium"   # unset: Playwright's download, else the system's
 concurrency = 4
 page_timeout = 20.0
 respect_robots = true

@@ -401,6 +401,9 @@ class Edition:
     timezone: str
     sections: tuple[EditionSection, ...]
     generated_at: datetime
+    # Why an edition without stories has none, when that is known (a run whose every source
+    # failed): its page says so rather than only "no stories".
+    note: str = ""
 
     def only(self, categories: tuple[str, ...] | None) -> Edition:
         """The edition restricted to a subscriber's categories (None: all of them)."""

@@ -591,9 +591,11 @@ async def publish(
     due_only: bool = False,
     run_key: str | None = None,
     progress: Progress = NO_PROGRESS,
+    note: str = "",
 ) -> PublishReport:
     """Build the edition of `day` (default: today), render the archive, send the emails;
-    `progress` hears of each step and of each message sent."""
+    `progress` hears of each step and of each message sent. `note`: why nothing came in (a
+    cycle whose collection failed), which an edition without stories says on its page."""
     started = clock.monotonic()
     now = datetime.now(UTC)
     day = day or edition_day(now, app.config.schedule.timezone)
@@ -602,7 +604,10 @@ async def publish(
     async with recorded_run(app, "publish", run_key, started=started) as run:
         counts, errors = run.counts, run.errors
         progress.step("building the edition")
-        edition, state = await save_edition(app, await build_edition(app, day, now=now))
+        built = await build_edition(app, day, now=now)
+        if note and not built.sections:
+            built = replace(built, note=note)
+        edition, state = await save_edition(app, built)
         counts["stories"] = sum(len(s.stories) for s in edition.sections)
         counts["headlines"] = sum(len(s.headlines) for s in edition.sections)
         try:
