@@ -524,7 +524,7 @@ categories = ["technology", "finance", "entertainment", "sports", "world", "heal
 ddg = true                 # DuckDuckGo news for each category (today's window)
 region = "us-en"
 results_per_category = 8
-# queries = { technology = "technology news", finance = "markets stocks economy" }
+# queries = { technology = "technology news", finance = "markets stocks economy" }   # e.g.
 
 # RSS/Atom feeds, any number (`digest feeds add URL` and `digest feeds import FILE.opml` add
 # more, kept in the database):
@@ -534,7 +534,7 @@ results_per_category = 8
 
 [fetch]
 allow_private_networks = false   # true lets the service fetch loopback/private addresses
-# allowed_networks = ["192.168.1.0/24"]   # or allow only some private networks
+# allowed_networks = ["192.168.1.0/24"]   # e.g.: or allow only some private networks
 
 [schedule]
 timezone = "UTC"           # defines "today" for headlines and editions
@@ -580,18 +580,18 @@ headlines_per_category = 5 # "More headlines" per category in an email; the rest
 transport = "outbox"       # "outbox": one .eml file per message in outbox_dir; or "smtp"
 outbox_dir = "outbox"
 from = "digest@localhost"
-# host = "smtp.example.org"
+# host = "localhost"      # the SMTP server, e.g. "smtp.example.org"
 # port = 587
 # security = "starttls"    # "starttls", "ssl" or "none"
-# username = "digest"
-# password_env = "DIGEST_SMTP_PASSWORD"
+# username = "digest"    # e.g.; unset: no login
+# password_env = "DIGEST_SMTP_PASSWORD"   # e.g.; unset: no password
 unsubscribe_url = "http://localhost:8000/unsubscribe?token={token}"   # `digest serve` answers it
 preferences_url = "http://localhost:8000/preferences?token={token}"   # in every email and message
 
 [channels]                 # subscribers' channels besides email, as Apprise URLs (--channel)
 timeout = 10.0             # seconds a service (ntfy, Gotify, a webhook...) has for one message
 allow_private_networks = false   # true: page-given channels may point at private addresses
-# page_schemes = ["matrix"]      # more services subscribers may add on the preferences page
+# page_schemes = ["matrix"]      # e.g.: more services subscribers may add on the preferences page
 
 [serve]
 host = "127.0.0.1"         # where `digest serve` listens; "0.0.0.0": every interface
@@ -622,7 +622,7 @@ port = 9464                # workers sharing a host need a port each
 # max_retries = 2
 # temperature = 0.0
 # max_input_chars = 12000                  # text per call, shared among a story's outlets
-# context_tokens = 4096                    # the model's window, where the server does not say it
+# context_tokens = 8192                    # e.g.; unset: what the server says, else 2048
 # concurrency = 1                          # requests in flight; the rest wait in line
 # stream = true                            # tells a slow server from one that does not answer
 # first_token_timeout = 30.0               # silence allowed past the prompt's reading time
