@@ -372,3 +372,44 @@ def test_llm_check_finds_ollama_and_the_window_of_its_model(tmp_path: Path) -> N
         assert found["json_constrained"] is True
         assert ollama.chats
         assert all(c.path == "/api/chat" and c.num_ctx == 8192 for c in ollama.chats)
+
+
+@pytest.mark.parametrize("n_ctx", [1400, 4096])
+async def test_llama_cpp_pythons_window_is_learned_from_its_refusal_not_assumed(
+    llm_server: LLMServer, n_ctx: int
+) -> None:
+    """llama-cpp-python's server says its window only in refusing a longer prompt: it was read
+    as 2,048 tokens whatever it was started with, and a 4,096-token server was sent half of
+    what it reads."""
+    from digest.summarize import check
+
+    llm_server.tokenizer, llm_server.context_limit = "llama-cpp-python", n_ctx  # type: ignore[assignment]
+    client = LLMClient(llm_server.config(), "k")
+    try:
+        found = await check.check(client)
+        outcome = await summarize_story(client, long_story())
+    finally:
+        await client.aclose()
+    assert (found.kind, found.window) == ("llama-cpp-python", n_ctx)
+    assert f"context window:  {n_ctx} tokens (named by its refusal" in "\n".join(
+        check.describe(found)
+    )
+    assert outcome.fallback_reason is None
+    story = llm_server.completions[-1]
+    assert story.status == 200 and story.prompt_tokens + (story.max_tokens or 0) <= n_ctx
+    if n_ctx > 2048:
+        assert story.prompt_tokens > 2048 - (story.max_tokens or 0)  # more than 2k allowed
+
+
+async def test_a_llama_cpp_python_server_reading_the_probe_whole_is_taken_at_that(
+    llm_server: LLMServer,
+) -> None:
+    llm_server.tokenizer = "llama-cpp-python"  # type: ignore[assignment]
+    client = LLMClient(llm_server.config(), "k")
+    try:
+        facts = await client.facts()
+    finally:
+        await client.aclose()
+    probe = llm_server.completions[0].prompt_tokens
+    assert facts.window == probe > 16_000
+    assert facts.window_source == f"at least {probe}: it read a prompt that long"

@@ -76,15 +76,19 @@ def test_default_settings_give_every_story_a_model_reply_within_the_window(
     assert "sent no token" not in status and "context" not in status.lower()
 
 
-def test_llm_check_reports_the_real_server(tmp_path, real_llm_2048: RealLLM):
-    """llama-cpp-python's server does not say its window: the check says it is assumed, that
-    tokens are counted by the server's own tokenizer, and gives the speeds it measured."""
-    write_config(tmp_path, llm=real_llm_2048.defaults().model_dump(exclude_defaults=True))
+@pytest.mark.parametrize("n_ctx", [2048, 4096])
+def test_llm_check_reports_the_real_server(tmp_path, request, n_ctx: int):
+    """llama-cpp-python's server says its window only in refusing a longer prompt: the check
+    names the window it was started with (it was always "2048 assumed", even at 4,096), that
+    tokens are counted by the server's own tokenizer, and the speeds it measured."""
+    server: RealLLM = request.getfixturevalue("real_llm_2048" if n_ctx == 2048 else "real_llm")
+    write_config(tmp_path, llm=server.defaults().model_dump(exclude_defaults=True))
     result = run_cli("llm", "check", "--json", cwd=tmp_path, timeout=600)
-    assert result.code == 0, result.stderr + real_llm_2048.log_tail()
+    assert result.code == 0, result.stderr + server.log_tail()
     found = json.loads(result.stdout)
     assert found["server"] == "llama-cpp-python" and found["model"] == "smollm2"
-    assert found["context_window"] == 2048 and found["context_window_source"].startswith("assumed")
+    assert found["context_window"] == n_ctx
+    assert found["context_window_source"] == "named by its refusal of a longer prompt"
     assert found["tokenizer"] == "llama-cpp-python"
     # llama-cpp-python refuses json_schema and constrains json_object with the schema beside.
     assert found["output_mode"] == "json_object_schema" and found["json_constrained"]
