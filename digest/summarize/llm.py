@@ -258,6 +258,12 @@ class LLMClient:
             )
         return self._http
 
+    @property
+    def known_facts(self) -> ServerFacts | None:
+        """What was learned of the server so far (None before the first request): its speeds
+        as measured, without asking it anything."""
+        return self._facts
+
     async def facts(self) -> ServerFacts:
         """What the server is and how much it reads, learned once (and again when stale)."""
         if self._facts is None or self._facts.stale:
