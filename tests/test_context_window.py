@@ -413,3 +413,42 @@ async def test_a_llama_cpp_python_server_reading_the_probe_whole_is_taken_at_tha
     probe = llm_server.completions[0].prompt_tokens
     assert facts.window == probe > 16_000
     assert facts.window_source == f"at least {probe}: it read a prompt that long"
+
+
+# Tokens SmolLM2-135M's tokenizer (llama-cpp-python 0.3.36) makes of these sentences, measured:
+# the estimate must never be below a small model's count, in any script.
+MEASURED = [
+    ("The city council voted on Tuesday to extend the tram line by four kilometres.", 15),
+    (
+        "Городской совет во вторник проголосовал за продление трамвайной линии на четыре "
+        "километра до новой больницы стоимостью 180 миллионов евро.",
+        95,
+    ),
+    (
+        "صوت مجلس المدينة يوم الثلاثاء على تمديد خط الترام أربعة كيلومترات إلى المستشفى الجديد "
+        "بتكلفة 180 مليون يورو.",
+        105,
+    ),
+    (
+        "מועצת העיר הצביעה ביום שלישי על הארכת קו הרכבת הקלה בארבעה קילומטרים עד בית החולים החדש.",
+        93,
+    ),
+    ("สภาเมืองลงมติเมื่อวันอังคารให้ขยายเส้นทางรถรางออกไปสี่กิโลเมตรถึงโรงพยาบาลแห่งใหม่", 152),
+    ("市议会周二投票决定将有轨电车线路延长四公里至新医院，耗资1.8亿欧元。", 67),
+    (
+        "市議会は火曜日、路面電車の路線を新しい病院まで4キロ延長することを決めた。費用は1億8000万ユーロ。",
+        94,
+    ),
+    (
+        "시의회는 화요일 노면전차 노선을 새 병원까지 4킬로미터 연장하기로 의결했다. 비용은 1억 8천만 "
+        "유로다.",
+        123,
+    ),
+]
+
+
+@pytest.mark.parametrize(("text", "tokens"), MEASURED)
+def test_the_estimate_is_never_below_a_small_models_count_in_any_script(
+    text: str, tokens: int
+) -> None:
+    assert window.estimate_tokens(text) >= tokens

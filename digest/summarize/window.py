@@ -79,20 +79,25 @@ MIN_MEASURED_PROMPT = 150  # a shorter prompt's time to first token is mostly fi
 
 
 def estimate_tokens(text: str) -> int:
-    """An estimate that errs on the safe side for common tokenizers: a digit is a token
-    (several tokenizers split numbers into digits), other ASCII three characters a token
-    (English runs at four or more), an accented letter a token, and a character of a script
-    written in three or four bytes (Chinese, Japanese, Korean, emoji) two."""
-    digits = other = wide = 0
+    """An estimate that errs on the safe side for common tokenizers, small ones too (measured
+    with SmolLM2-135M's, a 49k vocabulary: tokens a character were English 0.23, German 0.38,
+    Russian 0.69, Arabic 0.97, Hebrew 1.06, Hindi 1.10, Thai 1.85, Japanese 1.84, Chinese 1.91,
+    Korean 2.12): a digit is a token (several tokenizers split numbers into digits), other ASCII
+    2.9 characters a token, a character of two bytes in UTF-8 (accented Latin, Greek, Cyrillic,
+    Arabic, Hebrew) 1.3 tokens, a Hangul syllable 3 (one a byte), another character of three
+    bytes (Han, kana, Thai, Devanagari) 2.2 and one of four (emoji) 4. Where the server counts,
+    its count is used instead (`count_messages`)."""
+    total = 0.0
     for ch in text:
         if ch.isascii():
-            if ch.isdigit():
-                digits += 1
-            else:
-                other += 1
+            total += 1.0 if ch.isdigit() else 0.35
+        elif ch <= "\u07ff":
+            total += 1.3
+        elif "\uac00" <= ch <= "\ud7a3" or "\u1100" <= ch <= "\u11ff" or "\u3130" <= ch <= "\u318f":
+            total += 3.0
         else:
-            wide += 1 if ch <= "\u07ff" else 2
-    return digits + math.ceil(other / 3) + wide
+            total += 2.2 if ch <= "\uffff" else 4.0
+    return math.ceil(total)
 
 
 def cut_to_tokens(text: str, tokens: int) -> str:
