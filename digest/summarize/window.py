@@ -200,7 +200,7 @@ async def discover(
     unnamed = facts.tokenizer is None and facts.kind == "openai-compatible"
     if unnamed and await _counts(http, root, "llama-cpp-python", model) is not None:
         facts.kind, facts.tokenizer = "llama-cpp-python", "llama-cpp-python"
-        if facts.window_source.startswith("assumed"):
+        if facts.window_source.startswith("assumed") and context_tokens is None:
             learned = await _refused_window(http, base_url, model)
             if learned is not None:
                 facts.window, facts.window_source = learned
@@ -363,15 +363,24 @@ async def _listed(http: httpx.AsyncClient, base_url: str, root: str, model: str)
     )
 
 
+# Servers (base URL, model) that read the window probe rather than refuse it, or took longer
+# than `PROBE_TIMEOUT` over it: a window that large costs a long read, so it is not asked again.
+_READS_LONG: dict[tuple[str, str], tuple[int, str] | None] = {}
+
+
 async def _refused_window(
     http: httpx.AsyncClient, base_url: str, model: str
 ) -> tuple[int, str] | None:
     """llama-cpp-python's window, which its server names only in refusing a longer prompt
     ("Requested tokens (N) exceed context window of 4096", sent as "maximum context length is
-    4096 tokens"): one prompt of `WINDOW_PROBE_WORDS` words, refused as soon as it is tokenized.
-    A server that reads it all reads at least what it read; None when it says neither."""
+    4096 tokens"): one prompt of `WINDOW_PROBE_WORDS` words, refused as soon as it is tokenized
+    (0.6 s for SmolLM2 on two busy cores). A server started with a larger window reads it (once:
+    see `_READS_LONG`) and reads at least what it read; None when it says neither. Not asked
+    where `[llm] context_tokens` is set: the operator's figure stands."""
     import httpx
 
+    if (base_url, model) in _READS_LONG:
+        return _READS_LONG[(base_url, model)]
     body = {
         "model": model,
         "messages": [{"role": "user", "content": " x" * WINDOW_PROBE_WORDS}],
@@ -383,12 +392,17 @@ async def _refused_window(
             f"{base_url.rstrip('/')}/chat/completions", json=body, timeout=PROBE_TIMEOUT
         )
         data = response.json()
+    except httpx.TimeoutException:
+        _READS_LONG[(base_url, model)] = None  # reading it, most likely: not asked twice
+        return None
     except (httpx.HTTPError, ValueError):
         return None
     if response.status_code == 200:
         usage = data.get("usage") if isinstance(data, dict) else None
         read = window_size(usage.get("prompt_tokens")) if isinstance(usage, dict) else None
-        return (read, f"at least {read}: it read a prompt that long") if read else None
+        said = (read, f"at least {read}: it read a prompt that long") if read else None
+        _READS_LONG[(base_url, model)] = said
+        return said
     inner = data.get("error", data) if isinstance(data, dict) else None
     message = inner.get("message") if isinstance(inner, dict) else inner
     exceeded, named = context_exceeded(message if isinstance(message, str) else "", inner)
