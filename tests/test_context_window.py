@@ -441,8 +441,8 @@ MEASURED = [
         94,
     ),
     (
-        "시의회는 화요일 노면전차 노선을 새 병원까지 4킬로미터 연장하기로 의결했다. 비용은 1억 8천만 "
-        "유로다.",
+        "시의회는 화요일 노면전차 노선을 새 병원까지 4킬로미터 연장하기로 "
+        "의결했다. 비용은 1억 8천만 유로다.",
         123,
     ),
 ]
@@ -453,3 +453,16 @@ def test_the_estimate_is_never_below_a_small_models_count_in_any_script(
     text: str, tokens: int
 ) -> None:
     assert window.estimate_tokens(text) >= tokens
+
+
+async def test_the_operators_window_stands_and_llama_cpp_python_is_not_probed(
+    llm_server: LLMServer,
+) -> None:
+    llm_server.tokenizer, llm_server.context_limit = "llama-cpp-python", 4096  # type: ignore[assignment]
+    client = LLMClient(llm_server.config(context_tokens=3000), "k")
+    try:
+        facts = await client.facts()
+    finally:
+        await client.aclose()
+    assert (facts.window, facts.window_source) == (3000, "[llm] context_tokens")
+    assert llm_server.completions == []
