@@ -72,3 +72,30 @@ async def test_the_reasons_the_client_gives_are_named_by_their_cause(
         assert outcome.fallback_reason
         reasons.append(outcome.fallback_reason)
     assert fallbacks.tally(reasons) == "1 no JSON in the reply, 1 HTTP 500"
+
+
+def test_a_deepen_the_budget_cannot_hold_says_how_many_stories_the_model_will_write(
+    caplog,
+) -> None:
+    """20 stories at a measured 50 tokens/s read and 5 written take about 113 s each: a
+    900 s budget holds 7 of them, said once before they start, not found out at the end."""
+    from types import SimpleNamespace
+
+    from digest.jobs.deepen import _Budget
+    from digest.summarize.window import ServerFacts, Speeds
+
+    facts = ServerFacts("llama-cpp-python", 2048, "named", speeds=Speeds([50.0], [5.0]))
+    llm = SimpleNamespace(known_facts=facts, config=LLMConfig(model="m"))
+    budget = _Budget(900.0, stories=20)
+    budget.foresee(llm)  # type: ignore[arg-type]
+    budget.foresee(llm)  # type: ignore[arg-type]
+    said = [r.getMessage() for r in caplog.records if "will likely hold" in r.getMessage()]
+    assert said == [
+        "the [llm] budget (900 s left) will likely hold 7 of the 20 stories still to "
+        "summarize, at about 113 s each as measured; the rest will be extractive"
+    ]
+    # Speeds only assumed (nothing measured yet): nothing is said.
+    caplog.clear()
+    unmeasured = SimpleNamespace(known_facts=ServerFacts("x", 2048, "a"), config=llm.config)
+    _Budget(900.0, stories=20).foresee(unmeasured)  # type: ignore[arg-type]
+    assert not caplog.records
