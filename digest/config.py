@@ -186,8 +186,9 @@ class LLMConfig(_Section):
     # window cannot hold it (see `context_tokens`).
     max_input_chars: PositiveInt = 12_000
     # The model's context window in tokens, for servers that do not say it (llama.cpp's
-    # server, Ollama, vLLM and LM Studio do; llama-cpp-python's does not). Unset: what the
-    # server says, else 2048. Set lower than the server's to send less.
+    # server, Ollama, vLLM and LM Studio do; llama-cpp-python's names it when it refuses a
+    # longer prompt, which `digest` sends it once). Unset: what the server says, else 2048.
+    # Set lower than the server's to send less.
     context_tokens: Annotated[int, Field(ge=256)] | None = None
     # Requests in flight at once; the rest wait in line, and a request's timeouts count from
     # when it is sent. One local server (llama.cpp, Ollama on a laptop) answers one at a time.
