@@ -260,7 +260,7 @@ def _story(story: EditionStory, page: str | None = None, follow: bool = False) -
 
 
 def _headline(headline: EditionHeadline) -> _Headline:
-    title = _headline_line(headline.title, (headline.source,))
+    title = _headline_line(headline.title, headline.names)
     return _Headline(title or "(untitled)", safe_url(headline.url))
 
 

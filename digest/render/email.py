@@ -33,7 +33,7 @@ import css_inline
 
 from digest.models import Edition, EditionHeadline, EditionMention, EditionStory, WhatsNew
 from digest.render.corrections import correction_line, short_day, subject_phrase
-from digest.render.headlines import clean_headline, first_sentence
+from digest.render.headlines import clean_headline, first_sentence, outlets_line
 from digest.render.layout import category_path, category_slug, edition_path, relative, story_path
 from digest.render.sanitize import clean_text, safe_url
 from digest.render.templating import attributed, clip, environment, lead_stories, long_date
@@ -453,9 +453,9 @@ def since_last(news: WhatsNew | None, facts: int = SINCE_FACTS) -> SinceLast | N
 
 def _headline(headline: EditionHeadline) -> _HeadlineView:
     return _HeadlineView(
-        title=headline_line(headline.title, (headline.source,), TITLE_CHARS) or "(untitled)",
+        title=headline_line(headline.title, headline.names, TITLE_CHARS) or "(untitled)",
         url=safe_url(headline.url),
-        source=text_line(headline.source, NAME_CHARS),
+        source=outlets_line([text_line(n, NAME_CHARS) for n in headline.names]),
         lede=text_line(headline.lede, LEDE_CHARS),
     )
 
