@@ -92,6 +92,7 @@ class Extract:
     bytes_read: int = 0
     elapsed: float = 0.0
     site_name: str = ""  # the publisher the page names itself (og:site_name), "" when none
+    page_title: str = ""  # the page's own headline (og:title, else <title>), "" when none
 
     def to_json(self) -> dict[str, Any]:
         """The result as `digest extract --json` prints it."""
