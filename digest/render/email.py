@@ -9,7 +9,8 @@ are http(s) only (`safe_url`). `digest.deliver` builds and sends messages from t
 
 An edition leads: after the masthead, "Top stories" (the edition's `lead`: the highest ranked
 across the reader's categories, each a linked headline and the first sentence of its brief;
-none for a reader of one category, which opens with them already), then the contents (each
+none for a reader of one category, which opens with them already; the first of them, or
+without them the first story, set larger: headline and brief), then the contents (each
 category with its story count, linking to its heading in the mail), then the categories. A
 lead story keeps its whole entry in its category, so a reader who jumps to a category from the
 contents misses nothing; the lead is a short preview of it. Headlines
@@ -544,7 +545,7 @@ def _inliner() -> css_inline.CSSInliner:
 _KEPT_CLASSES = frozenset(
     {
         *("frame", "masthead", "notice", "section", "story-title", "archive", "footer", "empty"),
-        *("lead", "lead-title", "contents"),
+        *("lead", "lead-title", "contents", "lead-top", "story-top", "top-text"),
     }
 )
 _CLASS_ATTR = re.compile(r' class="([^"]*)"')
