@@ -276,12 +276,14 @@ async def build_edition(app: App, day: date, *, now: datetime | None = None) -> 
     by_id = {s.id: s for s in day_stories.stories}
     layout = placed(day_stories, config.sources.categories, top=config.stories.top)
     above = [by_id[i] for c in config.sources.categories for i in layout.shown[c]]
+    moved = {i for c in config.sources.categories for i in layout.moved[c]}
     found: list[tuple[str, list[StoryView], list[EditionHeadline]]] = []
     in_stories = {a.url for s in everything for a in s.articles}
     for category in config.sources.categories:
         stories = [by_id[i] for i in layout.shown[category]]
+        told = sum(len(s.articles) for s in everything if s.category == category)
         items = await asyncio.to_thread(
-            store.headlines, category, since=start, limit=HEADLINES_PER_SECTION + len(in_stories)
+            store.headlines, category, since=start, limit=HEADLINES_PER_SECTION + told
         )
         loose = [
             i
@@ -289,7 +291,8 @@ async def build_edition(app: App, day: date, *, now: datetime | None = None) -> 
             if i.headline.url not in in_stories
             and (i.headline.published is None or i.headline.published < end)
         ]
-        others = [s for s in everything if s.category == category]
+        # Its stories told above under another category (`layout.moved`) are not its lines.
+        others = [s for s in everything if s.category == category and s.id not in moved]
         headlines = await asyncio.to_thread(more_headlines, others, loose, above)
         if stories or headlines or layout.mentions[category]:
             found.append((category, stories, headlines))
