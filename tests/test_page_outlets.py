@@ -16,6 +16,8 @@ from html import escape
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from digest.fetch.aggregators import page_outlet
 from digest.fetch.lede import find_lede
@@ -187,3 +189,35 @@ def test_a_page_names_its_publisher_by_json_ld_and_its_headline_by_og_title() ->
     og = '<head><meta property="og:title" content="Dam bursts"><title>Other</title></head>'
     assert find_lede(og).title == "Dam bursts"
     assert find_lede('<head><script type="application/ld+json">{oops</script></head>').site == ""
+
+
+LABELS = st.text(alphabet="abcdefghijklmnopqrstuvwxyz", min_size=1, max_size=8)
+
+
+@given(
+    data=st.data(),
+    sub=st.lists(LABELS, max_size=2),
+    label=LABELS,
+    title=st.sampled_from(["Dam bursts", "Volcano erupts"]),
+)
+def test_a_page_counts_as_its_own_outlet_only_as_its_domains_one_name(
+    data: st.DataObject, sub: list[str], label: str, title: str
+) -> None:
+    """Whatever a page names itself, wherever it is: a name it counts as is its registrable
+    domain's one label, so one domain is one outlet at most; any other name is the feed's."""
+    names = [label.capitalize(), f"The {label}", f"{label} News", *(s.upper() for s in sub)]
+    name = data.draw(st.one_of(st.sampled_from(names), st.text(max_size=30)))
+    url = f"https://{'.'.join([*sub, label])}.example/x"
+    shown = page_outlet(
+        "Wire Roundup",
+        feed="Wire Roundup",
+        feed_url="https://roundup.example/rss",
+        url=url,
+        site_name=name,
+        title=title,
+        page_title="Dam bursts",
+    )
+    if outlet(shown, "") != outlet("Wire Roundup", ""):
+        own = label.removeprefix("the") if label.startswith("the") else label
+        assert outlet(shown, "") == own
+        assert title == "Dam bursts"
