@@ -274,7 +274,7 @@ def _story(
 
 
 def _headline(headline: EditionHeadline) -> _Headline:
-    title = _headline_line(headline.title, (headline.source,))
+    title = _headline_line(headline.title, headline.names)
     return _Headline(title or "(untitled)", safe_url(headline.url))
 
 

@@ -41,7 +41,13 @@ from digest.errors import SummarizeError
 from digest.models import Summary
 from digest.runtime import metrics
 from digest.summarize import extractive, prompts, window
-from digest.summarize.output import one_line, parse_json_object, strip_links
+from digest.summarize.output import (
+    RESTATES_HEADLINE,
+    one_line,
+    parse_json_object,
+    restates_headline,
+    strip_links,
+)
 from digest.summarize.text import content_terms, length, searchable, split_sentences
 from digest.summarize.types import ArticleInput
 from digest.summarize.window import ServerFacts
@@ -1076,6 +1082,8 @@ def build_summary(data: dict[str, Any], article: ArticleInput, model_name: str) 
     summary = _cap_words(strip_links(reply.summary, allowed), MAX_SUMMARY_WORDS)
     if length(summary) < 3:
         raise InvalidOutput("the summary is empty once links and markup are removed")
+    if restates_headline(summary, [article.title], [article.source]):
+        raise InvalidOutput(RESTATES_HEADLINE)
     if not _on_topic(summary, article):
         raise InvalidOutput("the summary does not describe the article between the markers")
     title = one_line(strip_links(reply.title, allowed), 200) or one_line(article.title, 200)
