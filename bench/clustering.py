@@ -24,7 +24,10 @@ digest/stories/cluster.py); these files' times are when the aggregator first saw
 the whole set is also clustered with every headline seen at one instant ("one instant": what
 the fade adds) and with every headline seen later by a random delay (exponential, mean 4 h,
 seeded by its ID: "spread", a spread of times like that of real coverage, which the fade must
-not split).
+not split); and collected as the service runs it: a clustering every 24 h or 6 h (on the hour,
+UTC) of the headlines seen by then within the window, the earlier headlines of their stories in
+the stories an earlier clustering made (`collected`). No story of these files spans two days,
+so a story continued across days (digest/stories/cluster.py) is a wrong join here.
 
 Scores, per category and in total (pooled over a volume's samples): B-cubed precision (for
 each headline, the share of its group that shares its label), recall (the share of its label's
@@ -170,6 +173,49 @@ def centroid(
     def run(rows: Sequence[Row]) -> list[list[str]]:
         result = cluster_reports(reports(rows, vectors), window=WINDOW, similarity=similarity)
         return _partition(rows, (g.article_ids for g in result.groups))
+
+    return run
+
+
+def collected(
+    similarity: float,
+    vectors: dict[str, tuple[float, ...]] | None = None,
+    every: float = 24.0,
+) -> Method:
+    """`centroid` as the service runs it: a collect every `every` hours (on the hour, UTC),
+    each clustering the headlines seen by then within the window, and every earlier headline
+    of their stories in the story an earlier collect put it in."""
+
+    def run(rows: Sequence[Row]) -> list[list[str]]:
+        story_of: dict[int, int] = {}
+        made = 0
+        step = timedelta(hours=every)
+        first = min(r.seen for r in rows)
+        now = datetime(first.year, first.month, first.day, tzinfo=UTC) + step
+        while now <= max(r.seen for r in rows) + step:
+            recent = [r for r in rows if now - WINDOW <= r.seen < now]
+            stories = {story_of[r.report_id] for r in recent if r.report_id in story_of}
+            members = [r for r in rows if story_of.get(r.report_id) in stories]
+            batch = list({r.report_id: r for r in recent + members}.values())
+            found = cluster_reports(
+                [
+                    replace(report, story_id=story_of.get(report.id))
+                    for report in reports(batch, vectors)
+                ],
+                window=WINDOW,
+                similarity=similarity,
+            )
+            for group in found.groups:
+                story = group.story_id
+                if story is None:
+                    made += 1
+                    story = made
+                story_of.update((i, story) for i in group.new_article_ids)
+            now += step
+        by_story: dict[int, list[int]] = defaultdict(list)
+        for i, story in story_of.items():
+            by_story[story].append(i)
+        return _partition(rows, by_story.values())
 
     return run
 
@@ -546,6 +592,13 @@ def main(argv: Iterable[str] | None = None) -> int:
         print(f"  {name}")
         for label, method in ours:
             print(line(label, pooled(method, split)))
+    print("  as recorded, collected once a day and four times a day (stories across collects)")
+    for every in (24.0, 6.0):
+        method = collected(args.similarity, None, every)
+        print(line(f"centroid, collects {every:g} h apart", pooled(method, categories)))
+        if vectors:
+            method = collected(args.similarity, vectors, every)
+            print(line(f"+ embeddings, {every:g} h apart", pooled(method, categories)))
 
     print()
     print("robustness: each half of the stories clustered on its own (full volume)")

@@ -148,6 +148,8 @@ from digest.summarize.story import extractive_story_summary  # noqa: E402
 from digest.summarize.types import StoryInput, StorySource  # noqa: E402
 
 LABELS = ROOT / "bench" / "labels" / "cl_tls_figures.tsv"
+# The event each article reports (es only), to judge a story lasting past a day (issue 38).
+EVENTS = ROOT / "bench" / "labels" / "cl_tls_events.tsv"
 DEV: dict[str, list[tuple[str, date, date]]] = {
     "es": [
         ("syria", date(2017, 4, 3), date(2017, 4, 14)),
@@ -287,6 +289,7 @@ class Said:
     lines: list[tuple[str, str, str]] = field(default_factory=list)  # (line, language, kind)
     sent: list[tuple[date, str, int]] = field(default_factory=list)
     story_days: dict[int, set[date]] = field(default_factory=lambda: defaultdict(set))
+    story_urls: dict[int, set[str]] = field(default_factory=lambda: defaultdict(set))
 
 
 def _item(a: Article, at: datetime, topic: str) -> Item:
@@ -346,6 +349,7 @@ def replay(dev: Sequence[Article], collects: int, store_url: str) -> Said:
                 continue
             for seen in view.articles:
                 said.story_days[view.id].add(seen.when.date())
+                said.story_urls[view.id].add(seen.url)
             story = remember(store, edition_story(view), day, sent, end)
             lang = next((lang_of.get(seen.url, "") for seen in view.articles), "")
             _read_edition(said, view, story, day, lang)
@@ -687,6 +691,27 @@ def lasting(said: Said) -> tuple[int, int]:
     return sum(1 for d in days if len(d) >= 2), len(days)
 
 
+def read_events(path: Path = EVENTS) -> dict[str, str]:
+    """Article id -> the event it reports ("-": none of the labelled ones)."""
+    rows = (line.split("\t") for line in path.read_text(encoding="utf-8").splitlines())
+    return {row[0]: row[1].strip() for row in rows if len(row) == 2 and not row[0].startswith("#")}
+
+
+def one_event(said: Said, events: dict[str, str]) -> int:
+    """How many stories lasting past a day are one event by `events` (the rule at the top of
+    its file): one event id on articles of two days or more, and no other."""
+    found = 0
+    for urls in said.story_urls.values():
+        days: dict[str, set[str]] = defaultdict(set)  # day -> the events its articles report
+        for url in urls:
+            article = url.split(".example/", 1)[1]  # as url_of makes it: LANG/TOPIC/DAY/NAME
+            days[article.split("/")[2]].update({events[article]} - {"-"})
+        told = set().union(*days.values())
+        if len(days) >= 2 and len(told) == 1 and sum(1 for e in days.values() if e) >= 2:
+            found += 1
+    return found
+
+
 # -- the run ------------------------------------------------------------------------------------
 
 
@@ -735,6 +760,10 @@ def run_language(source: Source, lang: str, show_wrong: int, held_out: bool = Fa
     one, n1 = lasting(said)
     four, n4 = lasting(said4)
     print(f"  stories lasting past a day: {one} of {n1} (one collect a day), {four} of {n4} (four)")
+    events = read_events()
+    if all(a.id in events for a in dev_list):
+        judged = one_event(said, events), one_event(said4, events)
+        print(f"    of them one event ({EVENTS.name}): {judged[0]} and {judged[1]}")
     if show_wrong:
         for name, t in tallies.items():
             if name.startswith(" "):

@@ -577,3 +577,149 @@ def test_within_one_language_vectors_alone_never_join_two_headlines() -> None:
     result = cluster_reports(items, window=WINDOW, similarity=THRESHOLD)
     assert frozenset({1}) in result.partition()
     assert frozenset({2}) in result.partition()
+
+
+# A story across days (issue 38): coverage of one developing event, collected once a day (noon),
+# stays one story; two events of one topic on consecutive days stay two.
+DAM_EN = [
+    [
+        (
+            "Dam collapse in southern Laos floods six villages, hundreds missing",
+            "A hydropower dam under construction in Attapeu province collapsed on Monday night, "
+            "sending a wall of water through six villages; hundreds of people are missing.",
+        ),
+        (
+            "Laos dam collapse leaves hundreds missing in Attapeu",
+            "Several people were killed and hundreds are missing after the Xe Pian-Xe Namnoy "
+            "dam in Attapeu province collapsed, state media said.",
+        ),
+    ],
+    [
+        (
+            "Laos dam collapse: rescuers search for hundreds missing as death toll rises to 26",
+            "Rescue teams in boats reached flooded villages in Attapeu province a day after the "
+            "Xe Pian-Xe Namnoy dam collapsed; 26 bodies have been recovered.",
+        ),
+        (
+            "Death toll from Laos dam collapse rises, thousands homeless in Attapeu",
+            "Thousands of villagers in Attapeu were left homeless by the dam collapse, and "
+            "rescuers were still searching for the missing.",
+        ),
+    ],
+    [
+        (
+            "Laos dam collapse survivors describe wall of water as toll reaches 35",
+            "Survivors of the Xe Pian-Xe Namnoy dam collapse in Attapeu told of a wall of water "
+            "that swept their homes away; 35 people are confirmed dead.",
+        ),
+    ],
+]
+QUAKE_ES = [
+    [
+        (
+            "Un terremoto de magnitud 7,1 sacude el centro de México y deja decenas de muertos",
+            "El sismo, con epicentro en el estado de Puebla, derrumbó edificios en Ciudad de "
+            "México y dejó al menos 49 muertos, según Protección Civil.",
+        ),
+        (
+            "Fuerte terremoto en México: al menos 49 muertos en Puebla y Ciudad de México",
+            "El terremoto de magnitud 7,1 derribó decenas de edificios en la capital y en Puebla.",
+        ),
+    ],
+    [
+        (
+            "Asciende a 217 la cifra de muertos por el terremoto en México",
+            "Los rescatistas siguen buscando sobrevivientes entre los escombros de los edificios "
+            "derrumbados por el terremoto en Ciudad de México y Puebla.",
+        ),
+        (
+            "Rescatistas buscan sobrevivientes del terremoto entre los escombros en México",
+            "Soldados y voluntarios trabajan sin descanso en Ciudad de México un día después del "
+            "terremoto de magnitud 7,1, que ya deja 217 muertos.",
+        ),
+    ],
+    [
+        (
+            "Sube a 273 el número de muertos por el terremoto en México",
+            "Protección Civil elevó a 273 los muertos del terremoto de magnitud 7,1 en Ciudad de "
+            "México, Puebla y Morelos, mientras continúan las labores de rescate.",
+        ),
+    ],
+]
+# Two clashes of one uprising on consecutive days, in other places with other people.
+CLASHES_EN = [
+    [
+        (
+            "Clashes in Sanaa leave 38 injured as protesters demand Saleh's exit",
+            "Supporters of President Ali Abdullah Saleh attacked thousands of anti-government "
+            "protesters near Sanaa University, leaving 38 people injured, witnesses said.",
+        ),
+    ],
+    [
+        (
+            "Benghazi buries 20 protesters killed by Gaddafi's security forces",
+            "Thousands marched in Benghazi to bury 20 protesters shot dead by security forces, "
+            "as the revolt against Muammar Gaddafi spread across eastern Libya.",
+        ),
+    ],
+]
+CLASHES_ES = [
+    [
+        (
+            "Enfrentamientos en Saná dejan 38 heridos entre los manifestantes contra Saleh",
+            "Partidarios del presidente Ali Abdulá Saleh atacaron a miles de manifestantes "
+            "junto a la Universidad de Saná, con un saldo de 38 heridos.",
+        ),
+    ],
+    [
+        (
+            "Bengasi entierra a 20 manifestantes muertos por las fuerzas de Gadafi",
+            "Miles de personas marcharon en Bengasi para enterrar a 20 manifestantes abatidos "
+            "por las fuerzas de seguridad, mientras la revuelta contra Muamar Gadafi se extiende.",
+        ),
+    ],
+]
+
+
+def collected_daily(days: list[list[tuple[str, str]]], others: list[H.Line]) -> list[set[int]]:
+    """Each day's articles (published at noon) clustered at 23:00 with the stories collected
+    before, as the service does with one collect a day; `others` come on the first day. The
+    stories of the days' articles (ids from 1, in order), by id."""
+    stored: list[Report] = []
+    story_of: dict[int, int] = {}
+    next_id = 1
+    for day, told in enumerate(days):
+        noon = T0 + timedelta(days=day)
+        arriving = [
+            Report(id=next_id + n, title=title, text=text, first_seen=noon, outlet=f"o{n}")
+            for n, (title, text) in enumerate(told)
+        ]
+        next_id += len(told)
+        if day == 0:
+            arriving += reports(others, first_id=1000, at=noon)
+        window_start = noon + timedelta(hours=11) - WINDOW
+        recent = [r for r in stored if r.when >= window_start]
+        alive = {r.story_id for r in recent}
+        batch = [r for r in stored if r.story_id in alive] + arriving
+        result = cluster_reports(batch, window=WINDOW, similarity=THRESHOLD)
+        for group in result.groups:
+            story = group.story_id if group.story_id is not None else 100 + len(story_of)
+            story_of.update((i, story) for i in group.new_article_ids)
+        stored += [replace(r, story_id=story_of[r.id]) for r in arriving]
+    ours = range(1, next_id)
+    return [{i for i in ours if story_of[i] == s} for s in sorted({story_of[i] for i in ours})]
+
+
+@pytest.mark.parametrize("days", [DAM_EN, QUAKE_ES], ids=["en", "es"])
+def test_a_developing_story_collected_once_a_day_stays_one_story(
+    days: list[list[tuple[str, str]]],
+) -> None:
+    articles = sum(len(d) for d in days)
+    assert collected_daily(days, H.SINGLES) == [set(range(1, articles + 1))]
+
+
+@pytest.mark.parametrize("days", [CLASHES_EN, CLASHES_ES], ids=["en", "es"])
+def test_two_events_of_one_uprising_on_consecutive_days_stay_two_stories(
+    days: list[list[tuple[str, str]]],
+) -> None:
+    assert collected_daily(days, H.SINGLES) == [{1}, {2}]
