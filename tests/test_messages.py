@@ -319,3 +319,29 @@ def test_every_message_in_code_has_a_translation_in_each_catalogue(language: str
         if m.id and (m.id[0] if isinstance(m.id, tuple) else m.id) not in said
     ]
     assert stale == []
+
+
+@pytest.mark.parametrize("language", [lang for lang in messages.LANGUAGES if lang != "en"])
+def test_the_chat_digests_translations_are_plain_text_in_markdown(language: str) -> None:
+    """The Markdown digest puts its translated words in as they are (its values are escaped):
+    a translation with a character Markdown reads (`*`, `_`, `[`...) would turn into markup."""
+    markdown = {
+        message if isinstance(message, str) else (message[0], message[1])
+        for _, _, message, _, _ in extract_from_dir(
+            TEMPLATES / "notify",
+            [("**.md", "jinja2")],
+            keywords=TEMPLATE_KEYWORDS,
+            options_map={"**.md": TEMPLATE_OPTIONS},
+        )
+    }
+    assert "Follow this story" in markdown
+    special = re.compile(r"[\\`*_{}\[\]()<>#+!|~]")
+    for message in markdown:
+        if isinstance(message, tuple):
+            strings = tuple(
+                messages.catalogue(language).ngettext(message[0], message[1], n) for n in (1, 2)
+            )
+        else:
+            strings = (messages.catalogue(language).gettext(message),)
+        for text in strings:
+            assert special.findall(PLACEHOLDER.sub("", text)) == [], (language, text)
