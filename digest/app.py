@@ -45,6 +45,7 @@ class App:
         self.config = config
         self._environ = os.environ if environ is None else environ
         self._crawler: Crawler | None = None
+        self._crawler_lock = asyncio.Lock()
         self._summarizer: Summarizer | None = None
         self._embedder: Embedder | None = None
         self._llm_slots: asyncio.Semaphore | None = None  # translation calls in flight
@@ -121,12 +122,13 @@ class App:
 
     async def crawler(self) -> Crawler:
         """The deep crawler (and its browser), started on first use and closed with the app."""
-        if self._crawler is None:
-            from digest.crawl import Crawler
+        async with self._crawler_lock:  # a deepen's stories ask at once: one crawler, one browser
+            if self._crawler is None:
+                from digest.crawl import Crawler
 
-            self._crawler = await self._stack.enter_async_context(
-                Crawler(self.config.crawl, self.config.fetch, self.http, work_dir=self.work_dir)
-            )
+                self._crawler = await self._stack.enter_async_context(
+                    Crawler(self.config.crawl, self.config.fetch, self.http, work_dir=self.work_dir)
+                )
         return self._crawler
 
     async def summarizer(self) -> Summarizer:

@@ -2,7 +2,7 @@
 
 No business logic lives here. Every `DigestError` becomes one line on stderr and exit status 1;
 Ctrl+C or SIGTERM during a command, "interrupted during STEP" and 130 or 143 (but for the
-daemon, `digest run`, for which a stop is no failure: 0).
+servers, `digest run` and `digest serve`, for which a stop is what was asked: "stopped" and 0).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 
 import click
 
-from digest.config import STARTER, Config, load_config
+from digest.config import Config, load_config
 from digest.errors import DigestError, RunInterrupted
 
 T = TypeVar("T")
@@ -177,14 +177,18 @@ def cli(
 @click.option("--force", is_flag=True, help="Overwrite an existing file.")
 def init(path: str, force: bool) -> None:
     """Write a commented starter config file (default ./digest.toml)."""
+    from digest.commands.manage import starter
+
     target = Path(path)
     if target.exists() and not force:
         raise DigestError(f"{target} already exists (use --force to overwrite)")
+    text, browser = starter()
     try:
-        target.write_text(STARTER, encoding="utf-8")
+        target.write_text(text, encoding="utf-8")
     except OSError as err:
         raise DigestError(f"cannot write {target}: {err.strerror or err}") from None
-    click.echo(f"wrote {target}")
+    click.echo(f"wrote {target} ({browser})")
+    click.echo('next: add feeds with "digest feeds add URL" (sources.ddg = false: feeds only)')
 
 
 @cli.group()
@@ -460,12 +464,21 @@ def publish(ctx: click.Context, day: str | None, no_send: bool) -> None:
 @click.option("--host", help="Address to listen on [config: 127.0.0.1].")
 @click.pass_context
 def serve(ctx: click.Context, port: int | None, host: str | None) -> None:
-    """Serve the archive for a preview, and answer unsubscribe links."""
+    """Serve the archive for a preview, and answer unsubscribe links. SIGTERM or Ctrl+C stops
+    it: "stopped", exit status 0."""
     from digest.serve import serve as serving
 
     config = _config(ctx).serve
     host, port = host or config.host, port or config.port
-    _run(ctx, lambda app: serving(app, host=host, port=port))
+    try:
+        _run(ctx, lambda app: serving(app, host=host, port=port))
+    except RunInterrupted as stop:  # Ctrl+C, `systemctl stop`: asked for, not a failure
+        _stopped(stop.signum)
+
+
+def _stopped(signum: int) -> None:
+    """A server's requested stop (SIGTERM, Ctrl+C), said once: exit status 0."""
+    click.echo(f"digest: stopped ({signal.Signals(signum).name})", err=True)
 
 
 @cli.command()
@@ -781,20 +794,51 @@ def llm_check(ctx: click.Context, as_json: bool) -> None:
 
 
 @cli.command()
+@click.option(
+    "--dir",
+    "folder",
+    default="digest-demo",
+    show_default=True,
+    type=click.Path(file_okay=False, path_type=Path),
+    help="The demo's own folder: its database, archive (site/) and outbox.",
+)
+@click.pass_context
+def demo(ctx: click.Context, folder: Path) -> None:
+    """A sample run without internet: synthetic feeds served on this machine (127.0.0.1),
+    collected, grouped into stories, summarized and published in DIR/site. Its own folder: your
+    configuration and database are not touched."""
+    from digest.commands.demo import run_demo
+    from digest.commands.printing import print_cycle
+
+    _collect_from_now_on()
+    with _progress(ctx) as progress:
+        cycle = asyncio.run(run_demo(folder, progress))
+    print_cycle(cycle)
+    if cycle.failures:
+        _fail("; ".join(cycle.failures))
+    click.echo(
+        f"demo edition (synthetic news): {folder / 'site' / 'latest.html'}; "
+        f'next: "digest init", then add your own feeds with "digest feeds add URL"'
+    )
+
+
+@cli.command()
 @click.option("--once", is_flag=True, help="One full cycle (collect, deepen, publish), then exit.")
 @click.pass_context
 def run(ctx: click.Context, once: bool) -> None:
     """Run the daemon in the foreground: collect, deepen and publish on schedule (and serve the
     archive and unsubscribe links when serve.daemon is on).
 
-    SIGTERM or Ctrl+C stops it cleanly with exit status 0; in the middle of a step, the step's
-    run is recorded as interrupted and the log says which step. A second signal while it stops
-    ends it at once (exit status 130 or 143). One daemon per database.
+    SIGTERM or Ctrl+C stops it cleanly: "digest: stopped" on stderr, exit status 0; in the
+    middle of a step, the step's run is recorded as interrupted and that line names the step.
+    A second signal while it stops ends it at once (exit status 130 or 143). One daemon per
+    database.
 
     With --once, the exit status is 1 when a step failed (every source failed, no page could be
     read, no email could be sent), naming the step on stderr; a step that only partly failed is
-    reported there too. Ctrl+C or SIGTERM stops the cycle, naming the step on stderr, with exit
-    status 130 (Ctrl+C) or 143 (SIGTERM).
+    reported there too. When no source answered, the archive still gets an edition page saying
+    why (no email is sent), and the last line says what to do next. Ctrl+C or SIGTERM stops
+    the cycle, naming the step on stderr, with exit status 130 (Ctrl+C) or 143 (SIGTERM).
     """
     from digest.daemon import run_daemon
 
@@ -805,6 +849,11 @@ def run(ctx: click.Context, once: bool) -> None:
             cycle = asyncio.run(run_daemon(config, once=True, progress=progress))
     else:  # the daemon's logs tell its jobs
         cycle = asyncio.run(run_daemon(config))
+    from digest.daemon import Stopped
+
+    if isinstance(cycle, Stopped):  # asked for: said once, exit status 0
+        click.echo(f"digest: {cycle}", err=True)
+        return
     if cycle is None:
         return
     from digest.commands.printing import print_cycle
@@ -813,7 +862,10 @@ def run(ctx: click.Context, once: bool) -> None:
     for warning in cycle.warnings:
         click.echo(f"digest: warning: {_clean(warning)}", err=True)
     if cycle.failures:
-        _fail("; ".join(cycle.failures))
+        click.echo(f"digest: error: {_clean('; '.join(cycle.failures))}", err=True)
+        if cycle.next_step:  # the last word: what to do about it
+            click.echo(f"digest: {cycle.next_step}", err=True)
+        sys.exit(1)
 
 
 @cli.command()

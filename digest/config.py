@@ -186,8 +186,9 @@ class LLMConfig(_Section):
     # window cannot hold it (see `context_tokens`).
     max_input_chars: PositiveInt = 12_000
     # The model's context window in tokens, for servers that do not say it (llama.cpp's
-    # server, Ollama, vLLM and LM Studio do; llama-cpp-python's does not). Unset: what the
-    # server says, else 2048. Set lower than the server's to send less.
+    # server, Ollama, vLLM and LM Studio do; llama-cpp-python's names it when it refuses a
+    # longer prompt, which `digest` sends it once). Unset: what the server says, else 2048.
+    # Set lower than the server's to send less.
     context_tokens: Annotated[int, Field(ge=256)] | None = None
     # Requests in flight at once; the rest wait in line, and a request's timeouts count from
     # when it is sent. One local server (llama.cpp, Ollama on a laptop) answers one at a time.
@@ -521,10 +522,11 @@ subscribers_per_task = 500 # subscribers per delivery task
 
 [sources]
 categories = ["technology", "finance", "entertainment", "sports", "world", "health"]
-ddg = true                 # DuckDuckGo news for each category (today's window)
+ddg = true                 # DuckDuckGo news for each category (today's window); false: the
+                           # feeds alone (offline, or on a network that cannot reach it)
 region = "us-en"
 results_per_category = 8
-# queries = { technology = "technology news", finance = "markets stocks economy" }
+# queries = { technology = "technology news", finance = "markets stocks economy" }   # e.g.
 
 # RSS/Atom feeds, any number (`digest feeds add URL` and `digest feeds import FILE.opml` add
 # more, kept in the database):
@@ -534,7 +536,7 @@ results_per_category = 8
 
 [fetch]
 allow_private_networks = false   # true lets the service fetch loopback/private addresses
-# allowed_networks = ["192.168.1.0/24"]   # or allow only some private networks
+# allowed_networks = ["192.168.1.0/24"]   # e.g.: or allow only some private networks
 
 [schedule]
 timezone = "UTC"           # defines "today" for headlines and editions
@@ -563,7 +565,7 @@ similarity = 0.28          # 0..1: how alike two headlines must be to be one sto
 
 [crawl]
 mode = "auto"              # "auto" (browser if it starts, else HTTP), "browser" or "http"
-# executable_path = "/usr/bin/chromium"   # unset: Playwright's own browser
+# executable_path = "/usr/bin/chromium"   # unset: Playwright's download, else the system's
 concurrency = 4
 page_timeout = 20.0
 respect_robots = true
@@ -580,18 +582,18 @@ headlines_per_category = 5 # "More headlines" per category in an email; the rest
 transport = "outbox"       # "outbox": one .eml file per message in outbox_dir; or "smtp"
 outbox_dir = "outbox"
 from = "digest@localhost"
-# host = "smtp.example.org"
+# host = "localhost"      # the SMTP server, e.g. "smtp.example.org"
 # port = 587
 # security = "starttls"    # "starttls", "ssl" or "none"
-# username = "digest"
-# password_env = "DIGEST_SMTP_PASSWORD"
+# username = "digest"    # e.g.; unset: no login
+# password_env = "DIGEST_SMTP_PASSWORD"   # e.g.; unset: no password
 unsubscribe_url = "http://localhost:8000/unsubscribe?token={token}"   # `digest serve` answers it
 preferences_url = "http://localhost:8000/preferences?token={token}"   # in every email and message
 
 [channels]                 # subscribers' channels besides email, as Apprise URLs (--channel)
 timeout = 10.0             # seconds a service (ntfy, Gotify, a webhook...) has for one message
 allow_private_networks = false   # true: page-given channels may point at private addresses
-# page_schemes = ["matrix"]      # more services subscribers may add on the preferences page
+# page_schemes = ["matrix"]      # e.g.: more services subscribers may add on the preferences page
 
 [serve]
 host = "127.0.0.1"         # where `digest serve` listens; "0.0.0.0": every interface
@@ -622,7 +624,7 @@ port = 9464                # workers sharing a host need a port each
 # max_retries = 2
 # temperature = 0.0
 # max_input_chars = 12000                  # text per call, shared among a story's outlets
-# context_tokens = 4096                    # the model's window, where the server does not say it
+# context_tokens = 8192                    # e.g.; unset: what the server says, else 2048
 # concurrency = 1                          # requests in flight; the rest wait in line
 # stream = true                            # tells a slow server from one that does not answer
 # first_token_timeout = 30.0               # silence allowed past the prompt's reading time

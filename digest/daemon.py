@@ -359,9 +359,7 @@ class Daemon:
                 task.cancel()
             # Each job records its run on the way out, before the store closes.
             await asyncio.gather(*current, return_exceptions=True)
-        if interrupted is not None:
-            log.warning("stopped during %s: its run is recorded as interrupted", interrupted)
-        return interrupted
+        return interrupted  # the CLI says the stop once (`Stopped`)
 
 
 class Steps:
@@ -422,16 +420,32 @@ def deepen_owed(recent: Iterable[RunRecord]) -> bool:
     return False
 
 
+@dataclass(frozen=True, slots=True)
+class Stopped:
+    """The daemon stopped as asked (SIGTERM, Ctrl+C): the signal, and the step it cut short
+    (its run recorded as interrupted), if any."""
+
+    signum: int
+    step: str | None = None
+
+    def __str__(self) -> str:
+        name = signal.Signals(self.signum).name
+        if self.step is None:
+            return f"stopped ({name})"
+        return f"stopped during {self.step} ({name}): its run is recorded as interrupted"
+
+
 async def run_daemon(
     config: Config, *, once: bool = False, progress: Progress = NO_PROGRESS
-) -> CycleReport | None:
+) -> CycleReport | Stopped | None:
     """The daemon in the foreground until SIGTERM/SIGINT; `once`: one full cycle and exit, with
     what it did (each step told to `progress` as it goes).
 
     A signal is a requested stop: the daemon cancels the step it is at, whose run is recorded
-    as interrupted, and returns (exit status 0: a supervisor asked for it). A signal that stops
-    the cycle of `once` raises RunInterrupted naming the step (a script must know the cycle did
-    not finish). A second signal while stopping ends the process at once (`stop_at_once`)."""
+    as interrupted, and returns `Stopped` (exit status 0: a supervisor asked for it). A signal
+    that stops the cycle of `once` raises RunInterrupted naming the step (a script must know
+    the cycle did not finish). A second signal while stopping ends the process at once
+    (`stop_at_once`)."""
     stop = asyncio.Event()
     received: list[int] = []
     loop = asyncio.get_running_loop()
@@ -458,6 +472,8 @@ async def run_daemon(
             )
         if once and interrupted is not None and received:
             raise RunInterrupted(interrupted, received[0])
+        if not once and received:
+            return Stopped(received[0], interrupted)
         return cycle
 
 
@@ -543,13 +559,16 @@ class CycleReport:
     publish: PublishReport | None = None
     failures: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
+    next_step: str = ""  # what to do about a collection that got nothing (`next_step`)
 
 
 async def _cycle(daemon: Daemon, progress: Progress = NO_PROGRESS) -> CycleReport:
     """collect → deepen → publish today's edition now (the README's "run the main job").
 
-    A failed collection ends the cycle: without headlines there is nothing new to publish. A
-    failed deepen does not: the edition falls back to the articles' ledes.
+    A failed collection skips deepen and the emails (nothing new to send), but still writes
+    the archive: an edition page that says why nothing came in (a first run offline gets a
+    `site/` to look at, not nothing). A failed deepen does not stop the cycle: the edition
+    falls back to the articles' ledes.
     """
     from digest.jobs.publish import publish
 
@@ -568,9 +587,11 @@ async def _cycle(daemon: Daemon, progress: Progress = NO_PROGRESS) -> CycleRepor
             raised.append(f"{name} failed: internal error: {type(err).__name__}: {err}")
         return False
 
-    async def publish_now() -> PublishReport:
+    async def publish_now(*, send: bool = True, note: str = "") -> PublishReport:
         with daemon.steps.doing("publish"):
-            report = await publish(daemon.app, progress=Within(progress, "3/3 publish"))
+            report = await publish(
+                daemon.app, send=send, note=note, progress=Within(progress, "3/3 publish")
+            )
         log.info("publish: %s, %s", report.status, report.counts)
         return report  # its errors are in the printed report and the verdict, not logged again
 
@@ -578,10 +599,14 @@ async def _cycle(daemon: Daemon, progress: Progress = NO_PROGRESS) -> CycleRepor
     async with daemon._busy:
         gathering = Within(progress, "1/3 collect")
         collected = await step("collect", lambda: daemon.collect(force=True, progress=gathering))
-        if collected and not judge_cycle(config, collect=reports["collect"])[0]:
+        got_nothing = collected and bool(judge_cycle(config, collect=reports["collect"])[0])
+        if collected and not got_nothing:
             if config.schedule.deepen_after_collect:
                 await step("deepen", lambda: daemon.deepen(Within(progress, "2/3 deepen")))
             await step("publish", publish_now)
+        elif got_nothing:
+            why = nothing_collected(config, reports["collect"])
+            await step("publish", lambda: publish_now(send=False, note=why))
     failures, warnings = judge_cycle(
         config,
         collect=reports.get("collect"),
@@ -595,6 +620,34 @@ async def _cycle(daemon: Daemon, progress: Progress = NO_PROGRESS) -> CycleRepor
         reports.get("publish"),
         tuple(sorted((*failures, *raised), key=lambda line: steps.index(line.split()[0]))),
         tuple(warnings),
+        next_step(config, reports["collect"]) if got_nothing else "",
+    )
+
+
+def nothing_collected(config: Config, collect: CollectReport) -> str:
+    """Why a collection got nothing, for the edition page of a cycle without news: the
+    failures (at most three, then how many more), or that no source is configured."""
+    if not collect.failures:
+        return "no source is configured (sources.ddg is false and there are no feeds)."
+    told = [f"{f.source}: {f.error}" for f in collect.failures[:3]]
+    more = len(collect.failures) - len(told)
+    return f"every source failed. {'; '.join(told)}{f'; and {more} more' if more else ''}."
+
+
+def next_step(config: Config, collect: CollectReport) -> str:
+    """The one thing to do next after a collection that got nothing, in one line naming the
+    commands and settings that do it (a first run offline ends with this, not a dead end)."""
+    offline = " and set sources.ddg = false when offline" if config.sources.ddg else ""
+    if not collect.failures:
+        return (
+            'no source configured: add feeds with "digest feeds add URL" (or [[sources.feeds]] '
+            "in digest.toml), or set sources.ddg = true"
+        )
+    if collect.feeds:
+        return f'no source answered: "digest feeds list" shows each feed\'s last error{offline}'
+    return (
+        'no source answered: add feeds with "digest feeds add URL" (or "digest init", then '
+        f'[[sources.feeds]] in digest.toml){offline}; "digest demo" shows a sample edition'
     )
 
 

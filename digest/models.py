@@ -92,6 +92,7 @@ class Extract:
     bytes_read: int = 0
     elapsed: float = 0.0
     site_name: str = ""  # the publisher the page names itself (og:site_name), "" when none
+    page_title: str = ""  # the page's own headline (og:title, else <title>), "" when none
 
     def to_json(self) -> dict[str, Any]:
         """The result as `digest extract --json` prints it."""
@@ -366,13 +367,20 @@ class Translation:
 
 @dataclass(frozen=True, slots=True)
 class EditionHeadline:
-    """One of the day's other headlines, with its lede."""
+    """One of the day's other headlines, with its lede: a story not shown above it (its title,
+    its first outlet's link and lede, and every outlet's name), or an article no story holds."""
 
     title: str
     url: str
-    source: str
+    source: str  # its (first) outlet's name
     lede: str
     published: datetime | None = None
+    outlets: tuple[str, ...] = ()  # a story's outlets' names, in its order; () for an article
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """Whose it is: the story's outlets, else the article's source (none when it has none)."""
+        return self.outlets or ((self.source,) if self.source else ())
 
 
 @dataclass(frozen=True, slots=True)
@@ -401,6 +409,9 @@ class Edition:
     timezone: str
     sections: tuple[EditionSection, ...]
     generated_at: datetime
+    # Why an edition without stories has none, when that is known (a run whose every source
+    # failed): its page says so rather than only "no stories".
+    note: str = ""
 
     def only(self, categories: tuple[str, ...] | None) -> Edition:
         """The edition restricted to a subscriber's categories (None: all of them)."""

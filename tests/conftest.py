@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import pytest
 from hypothesis import settings
 
+from tests.checkout import own_templates
 from tests.fake_ddgs import ENV as FAKE_DDGS_ENV
 
 if TYPE_CHECKING:
@@ -39,16 +40,7 @@ settings.load_profile("ci" if os.environ.get("CI") else "dev")
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _own_templates() -> None:
-    """Render this checkout's templates: with a venv whose editable install is another checkout
-    (a git worktree run with the shared venv), `digest.templates` would be that one's."""
-    import digest.templates
-
-    if Path(digest.templates.__path__[0]).resolve() != ROOT / "templates":
-        digest.templates.__path__[:] = [str(ROOT / "templates")]
-
-
-_own_templates()
+own_templates()  # this checkout's, in this process; `tests.checkout` in a CLI a test runs
 
 
 # The fast tier (`pytest -m "not slow"`) is the loop a developer runs before each commit, so a
@@ -257,7 +249,7 @@ def cli_env(ddgs_script: Path | None = None, **extra: str) -> dict[str, str]:
 
 def cli_command(*args: str, ddgs_script: Path | None = None) -> list[str]:
     """`digest ARGS`, through tests.fake_ddgs when DuckDuckGo is scripted."""
-    module = "digest" if ddgs_script is None else "tests.fake_ddgs"
+    module = "tests.checkout" if ddgs_script is None else "tests.fake_ddgs"
     return [sys.executable, "-m", module, *args]
 
 

@@ -126,6 +126,9 @@ class ScriptedDDGS:
 if __name__ == "__main__":
     import ddgs
 
+    from tests.checkout import own_templates
+
+    own_templates()
     ddgs.DDGS = ScriptedDDGS  # type: ignore[misc]
     from digest.cli import main
 

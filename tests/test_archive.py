@@ -844,6 +844,13 @@ def test_the_edition_page_opens_with_the_top_stories_then_its_categories_in_orde
     starts = [html.index(f'id="{category_slug(s.category)}"') for s in edition.sections]
     assert starts == sorted(starts)
     assert html.count(f'href="stories/{top[0].id}.html"') == 2
+    # The top story weighs most: its item is the one styled larger (style.css).
+    [item] = re.findall(r'<li class="lead-top">.*?</li>', lead, re.S)
+    assert top[0].title in item and top[1].title not in item
+    css = pages["style.css"].decode()
+    size = re.search(r"\.lead-top \.lead-title \{ font-size: ([\d.]+)rem", css)
+    plain = re.search(r"\n\.lead-title \{[^}]*font-size: ([\d.]+)rem", css)
+    assert size and plain and float(size.group(1)) > float(plain.group(1))
     # Configured: no lead at all.
     none = dict(render_pages([edition], CONFIG, now=NOW, lead=0))[edition_path(DAY)]
     assert b"Top stories" not in none

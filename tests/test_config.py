@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import re
 import tomllib
 import types
 import typing
@@ -270,3 +272,65 @@ def test_alerts_are_spaced_6_hours_unless_told_otherwise():
     assert parse_config({"memory": {"alert_every": "90m"}}).memory.alert_period() == timedelta(
         minutes=90
     )
+
+
+def _starter_lines(text: str) -> list[tuple[str, str, str, str]]:
+    """Each `key = value` line of a starter file, commented out or not: (section, key, value
+    as written, its trailing comment)."""
+    out, section = [], ""
+    for raw in text.splitlines():
+        line = raw.strip().removeprefix("#").strip()
+        if header := re.match(r"^\[\[?([\w.]+)\]\]?(?:\s*#.*)?$", line):
+            section = header.group(1)
+            continue
+        if not (found := re.match(r"^(\w+) = (.+)$", line)):
+            continue
+        key, rest = found.groups()
+        # The value is the longest start of the rest that TOML reads; a comment follows it.
+        for cut in [*(i for i, c in enumerate(rest) if c == "#"), len(rest)]:
+            with contextlib.suppress(tomllib.TOMLDecodeError):
+                tomllib.loads(f"v = {rest[:cut]}")
+                out.append((section, key, rest[:cut].strip(), rest[cut + 1 :].strip()))
+                break
+    return out
+
+
+def _model_at(path: str) -> type[BaseModel]:
+    model: type[BaseModel] = Config
+    for name in path.split("."):
+        annotation = model.model_fields[name].annotation
+        while not (isinstance(annotation, type) and issubclass(annotation, BaseModel)):
+            annotation = next(
+                a for a in typing.get_args(annotation) if a is not type(None)
+            )  # `X | None` and `list[X]`
+        model = annotation
+    return model
+
+
+def test_every_value_digest_init_shows_is_the_default_or_says_it_is_an_example(tmp_path):
+    """`digest init` says "the values shown are the defaults": a commented `context_tokens =
+    4096` read as the default where `digest llm check` assumed 2048. A value shown where the
+    setting has none (unset, an empty list) must say it is an example."""
+    from click.testing import CliRunner
+
+    from digest.cli import cli
+
+    target = tmp_path / "digest.toml"
+    assert CliRunner().invoke(cli, ["init", str(target)]).exit_code == 0
+    lines = _starter_lines(target.read_text(encoding="utf-8"))
+    assert len(lines) > 60  # the file's settings were read, commented ones too
+    wrong = []
+    for section, key, written, comment in lines:
+        model = _model_at(section)
+        name = next(n for n, f in model.model_fields.items() if key in (n, f.alias))
+        field = model.model_fields[name]
+        if field.is_required():
+            continue  # a feed's url: no default to show
+        default = field.get_default(call_default_factory=True)
+        value = tomllib.loads(f"v = {written}")["v"]
+        if value == default:
+            continue
+        if default in (None, [], {}) and re.search(r"\be\.g\.|\bunset\b", comment):
+            continue
+        wrong.append(f"[{section}] {key} = {written} (the default: {default!r})")
+    assert wrong == []

@@ -84,10 +84,11 @@ async def test_an_empty_stream_from_an_overflowing_server_is_retried_smaller(
 ) -> None:
     """llama-cpp-python streaming a prompt over its window answers 200 and closes the stream
     without a word: that is taken for an overflow, not for an empty reply."""
-    llm_server.context_limit, llm_server.context_error_style = 900, "stream-empty"
+    llm_server.context_limit, llm_server.context_error_style = 700, "stream-empty"
     who, why, _ = await summarize(llm_server.config())
     assert (who, why) == ("llm:fake-model", None)
-    assert llm_server.completions[-1].prompt_tokens < 900
+    first, *_, last = llm_server.completions
+    assert first.prompt_tokens >= 700 > last.prompt_tokens
 
 
 @pytest.mark.parametrize("advertise", ["llama.cpp", "vllm", "lmstudio", "openrouter"])
@@ -372,3 +373,96 @@ def test_llm_check_finds_ollama_and_the_window_of_its_model(tmp_path: Path) -> N
         assert found["json_constrained"] is True
         assert ollama.chats
         assert all(c.path == "/api/chat" and c.num_ctx == 8192 for c in ollama.chats)
+
+
+@pytest.mark.parametrize("n_ctx", [1400, 4096])
+async def test_llama_cpp_pythons_window_is_learned_from_its_refusal_not_assumed(
+    llm_server: LLMServer, n_ctx: int
+) -> None:
+    """llama-cpp-python's server says its window only in refusing a longer prompt: it was read
+    as 2,048 tokens whatever it was started with, and a 4,096-token server was sent half of
+    what it reads."""
+    from digest.summarize import check
+
+    llm_server.tokenizer, llm_server.context_limit = "llama-cpp-python", n_ctx  # type: ignore[assignment]
+    client = LLMClient(llm_server.config(), "k")
+    try:
+        found = await check.check(client)
+        outcome = await summarize_story(client, long_story())
+    finally:
+        await client.aclose()
+    assert (found.kind, found.window) == ("llama-cpp-python", n_ctx)
+    assert f"context window:  {n_ctx} tokens (named by its refusal" in "\n".join(
+        check.describe(found)
+    )
+    assert outcome.fallback_reason is None
+    story = llm_server.completions[-1]
+    assert story.status == 200 and story.prompt_tokens + (story.max_tokens or 0) <= n_ctx
+    if n_ctx > 2048:
+        assert story.prompt_tokens > 2048 - (story.max_tokens or 0)  # more than 2k allowed
+
+
+async def test_a_llama_cpp_python_server_reading_the_probe_whole_is_taken_at_that(
+    llm_server: LLMServer,
+) -> None:
+    llm_server.tokenizer = "llama-cpp-python"  # type: ignore[assignment]
+    client = LLMClient(llm_server.config(), "k")
+    try:
+        facts = await client.facts()
+    finally:
+        await client.aclose()
+    probe = llm_server.completions[0].prompt_tokens
+    assert facts.window == probe > 16_000
+    assert facts.window_source == f"at least {probe}: it read a prompt that long"
+
+
+# Tokens SmolLM2-135M's tokenizer (llama-cpp-python 0.3.36) makes of these sentences, measured:
+# the estimate must never be below a small model's count, in any script.
+MEASURED = [
+    ("The city council voted on Tuesday to extend the tram line by four kilometres.", 15),
+    (
+        "Городской совет во вторник проголосовал за продление трамвайной линии на четыре "
+        "километра до новой больницы стоимостью 180 миллионов евро.",
+        95,
+    ),
+    (
+        "صوت مجلس المدينة يوم الثلاثاء على تمديد خط الترام أربعة كيلومترات إلى المستشفى الجديد "
+        "بتكلفة 180 مليون يورو.",
+        105,
+    ),
+    (
+        "מועצת העיר הצביעה ביום שלישי על הארכת קו הרכבת הקלה בארבעה קילומטרים עד בית החולים החדש.",
+        93,
+    ),
+    ("สภาเมืองลงมติเมื่อวันอังคารให้ขยายเส้นทางรถรางออกไปสี่กิโลเมตรถึงโรงพยาบาลแห่งใหม่", 152),
+    ("市议会周二投票决定将有轨电车线路延长四公里至新医院，耗资1.8亿欧元。", 67),
+    (
+        "市議会は火曜日、路面電車の路線を新しい病院まで4キロ延長することを決めた。費用は1億8000万ユーロ。",
+        94,
+    ),
+    (
+        "시의회는 화요일 노면전차 노선을 새 병원까지 4킬로미터 연장하기로 "
+        "의결했다. 비용은 1억 8천만 유로다.",
+        123,
+    ),
+]
+
+
+@pytest.mark.parametrize(("text", "tokens"), MEASURED)
+def test_the_estimate_is_never_below_a_small_models_count_in_any_script(
+    text: str, tokens: int
+) -> None:
+    assert window.estimate_tokens(text) >= tokens
+
+
+async def test_the_operators_window_stands_and_llama_cpp_python_is_not_probed(
+    llm_server: LLMServer,
+) -> None:
+    llm_server.tokenizer, llm_server.context_limit = "llama-cpp-python", 4096  # type: ignore[assignment]
+    client = LLMClient(llm_server.config(context_tokens=3000), "k")
+    try:
+        facts = await client.facts()
+    finally:
+        await client.aclose()
+    assert (facts.window, facts.window_source) == (3000, "[llm] context_tokens")
+    assert llm_server.completions == []

@@ -93,8 +93,8 @@ def test_run_once_with_every_source_failing_exits_1_naming_the_step(tmp_path, th
     # Why is in the collect report, once.
     assert "ddg:news:technology: news search for 'technology' (ddgs: " in result.stdout
     assert result.stderr.count("DNS lookup failed") == 0
-    # Nothing new to publish: no edition, no email of stale news.
-    assert [(k, s) for k, s, _ in runs(tmp_path)] == [("collect", "failed")]
+    # Nothing new to send: no email of stale news; the archive says why (test_first_run.py).
+    assert [(k, s) for k, s, _ in runs(tmp_path)] == [("collect", "failed"), ("publish", "ok")]
     assert not list(tmp_path.glob("outbox/*.eml"))
 
 
@@ -183,6 +183,10 @@ def test_daemon_collects_on_schedule_is_alone_and_stops_cleanly(tmp_path, thread
     logs = [json.loads(line) for line in lines if line.startswith("{")]
     assert any("daemon started" in e["message"] for e in logs)
     assert any(e["message"] == "stopping" for e in logs)
+    # the stop said once, as a stop: the process's last word, no error
+    assert [line for line in lines if not line.startswith("{")][-1:] == [
+        "digest: stopped (SIGTERM)"
+    ]
     assert not any(s == "running" for _, s, _ in runs(tmp_path))  # nothing left half-done
     assert json.loads(run_cli("status", "--json", cwd=tmp_path).stdout)["daemon_running"] is False
 

@@ -203,7 +203,8 @@ def test_deepen_goes_on_past_replies_it_cannot_read_each_story_extractive_with_o
     assert status == "partial"
     assert counts["extractive"] == 3 and counts["llm"] >= 1
     (fallback,) = [e["error"] for e in json.loads(errors) if e["source"] == "llm"]
-    assert fallback.startswith(f"3 summaries fell back to extractive: LLM at {llm.url} sent ")
+    # Each cause once, counted (the first reason was named for all three).
+    assert fallback == "3 summaries fell back to extractive: 2 unreadable replies, 1 reply too long"
     # One line each in the log, saying what was wrong with the reply.
     told = [line for line in result.stderr.splitlines() if "is extractive: LLM at" in line]
     assert len(told) == 3
@@ -213,4 +214,42 @@ def test_deepen_goes_on_past_replies_it_cannot_read_each_story_extractive_with_o
 
     shown = run_cli("status", cwd=tmp_path)
     assert shown.code == 0, shown.stderr
-    assert shown.stdout.count("3 summaries fell back to extractive: LLM at") == 1
+    assert shown.stdout.count(fallback) == 1
+
+
+def test_run_once_deep_crawls_in_the_systems_chromium_with_no_setting(tmp_path, threaded_news_web):
+    """Debian's Chromium, no Playwright download, nothing in the config about a browser: the
+    deep crawl finds Chromium where the system put it (issue 39)."""
+    web = threaded_news_web
+    chromium = Path(chromium_path())
+    setup(tmp_path, web, crawl={"mode": None})  # the default: "auto"
+    assert "executable_path" not in (tmp_path / "digest.toml").read_text()
+    nothing = tmp_path / "no-playwright-download"
+    nothing.mkdir()
+    env = {
+        "PLAYWRIGHT_BROWSERS_PATH": str(nothing),
+        "PATH": f"{chromium.parent}:/usr/bin:/bin",  # where the system has it (CI may differ)
+    }
+    result = run_cli("run", "--once", cwd=tmp_path, ddgs_script=ddgs_script(tmp_path, web), env=env)
+    assert result.code == 0, result.stdout + result.stderr
+    assert "crawl mode: browser (Chromium via crawl4ai (" in result.stdout, result.stdout
+    assert "HTTP mode" not in result.stderr
+    counts = json.loads(runs(tmp_path / "digest.db")[-2][2])  # the deepen run, before publish
+    assert counts["crawl_mode"] == "browser" and counts["crawled"] >= 3
+
+
+def test_a_browser_that_cannot_start_is_one_warning_per_run_with_the_fix(
+    tmp_path, threaded_news_web
+):
+    """Every story of a deepen asks for the crawler at once: one crawler, one attempt at the
+    browser, one warning (not one per page)."""
+    web = threaded_news_web
+    broken = tmp_path / "not-a-browser"  # starts, as a program, and exits at once
+    broken.write_text("#!/bin/sh\nexit 1\n")
+    broken.chmod(0o755)
+    setup(tmp_path, web, crawl={"mode": "auto", "executable_path": str(broken)})
+    result = run_cli("run", "--once", cwd=tmp_path, ddgs_script=ddgs_script(tmp_path, web))
+    assert result.code == 0, result.stdout + result.stderr
+    (warning,) = [line for line in result.stderr.splitlines() if "HTTP mode" in line]
+    assert "browser did not start" in warning and "check crawl.executable_path" in warning
+    assert result.stdout.count("crawl mode: http (no browser") == 1

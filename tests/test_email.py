@@ -33,6 +33,7 @@ from digest.deliver import (
 )
 from digest.deliver.message import HTML_BUDGET
 from digest.models import Edition, Outlet
+from digest.render.headlines import first_sentence
 from tests import axe
 from tests.conftest import CHROMIUM_ARGS, chromium_path
 from tests.mailfixtures import (
@@ -321,6 +322,36 @@ def test_the_number_of_top_stories_is_configured_and_one_category_needs_none() -
     # A reader of one category: the category opens with its top stories already.
     _, html = parts(parse(build(ed, who=Recipient("w@example.com", categories=("world",)))))
     assert "Top stories" not in html and not LEAD.findall(html)
+
+
+def font_sizes(html: str, cls: str) -> list[int]:
+    """The inlined font size (px) of each element of class `cls`, in order."""
+    styles = re.findall(rf'class="{cls}"[^>]*style="([^"]*)"', html)
+    return [int(re.findall(r"font-size:\s*(\d+)px", style)[-1]) for style in styles]
+
+
+def size_before(html: str, text: str) -> int:
+    """The font size of the element whose text begins with `text` (the last set before it)."""
+    at = flat(html).index(flat(text))
+    return int(re.findall(r"font-size:\s*(\d+)px", flat(html)[:at])[-1])
+
+
+def test_the_top_story_weighs_most_with_a_larger_headline_and_brief() -> None:
+    ed = ranked(edition())
+    _, html = parts(parse(build(ed)))
+    first, *others = font_sizes(html, "lead-title")
+    assert others and all(first > size for size in others)
+    assert first > max(font_sizes(html, "story-title"))  # above every category's stories too
+    [line] = font_sizes(html, "top-text")
+    second = ed.lead(3)[1]
+    assert line > size_before(html, first_sentence(second.brief_summary)[:40])
+    # A reader of one category, without "Top stories": its first story weighs most.
+    _, html = parts(parse(build(ed, who=Recipient("w@example.com", categories=("world",)))))
+    first, *others = font_sizes(html, "story-title")
+    assert others and all(first > size for size in others)
+    [brief] = font_sizes(html, "top-text")
+    world = next(s for s in ed.sections if s.category == "world")
+    assert brief > size_before(html, world.stories[1].brief_summary[:40])
 
 
 def test_the_contents_link_every_category_with_its_story_count_to_its_heading() -> None:

@@ -206,7 +206,9 @@ def test_a_prefix_that_ends_before_the_article_is_not_an_article() -> None:
         head=meta("description", "The harbour bridge will close to cars."),
     )
     partial = whole[: whole.index("<main>")]
-    assert find_lede(partial) == Lede("The harbour bridge will close to cars.", "meta")
+    assert find_lede(partial) == Lede(
+        "The harbour bridge will close to cars.", "meta", title="News"
+    )
 
 
 def test_a_prefix_cut_inside_a_tag_still_finds_the_article() -> None:
@@ -223,19 +225,19 @@ def test_description_meta_is_the_fallback_when_there_are_no_article_paragraphs()
         "og:description", "  The bridge   closes\nnext spring.  ", attr="property"
     )
     lede = find_lede(page(f"{NAV}<div>Photo gallery</div>", head=head))
-    assert lede == Lede("The bridge closes next spring.", "meta")
+    assert lede == Lede("The bridge closes next spring.", "meta", title="News")
 
 
 def test_twitter_description_is_used_when_it_is_the_only_one() -> None:
     lede = find_lede(page(NAV, head=meta("twitter:description", "From the twitter card.")))
-    assert lede == Lede("From the twitter card.", "meta")
+    assert lede == Lede("From the twitter card.", "meta", title="News")
 
 
 def test_a_lone_short_paragraph_is_not_taken_for_an_article() -> None:
     body = "<p>Sign in to continue reading, or create a free account.</p>"
-    assert find_lede(page(body)) == Lede("", "")
+    assert find_lede(page(body)) == Lede("", "", title="News")
     lede = find_lede(page(body, head=meta("description", "What the page is about.")))
-    assert lede == Lede("What the page is about.", "meta")
+    assert lede == Lede("What the page is about.", "meta", title="News")
 
 
 def test_a_cookie_banner_alone_is_not_an_article() -> None:

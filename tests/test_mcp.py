@@ -580,3 +580,20 @@ async def test_a_client_over_the_rate_gets_429_with_retry_after(tmp_path: Path) 
         over = await http.post(url, json=ping)
     assert statuses[:2] != [429, 429] and statuses[2] == 429 and over.status_code == 429
     assert int(over.headers["Retry-After"]) >= 1 and "slow down" in over.json()["error"]
+
+
+async def test_tool_descriptions_read_without_the_sources_indentation(tmp_path: Path) -> None:
+    """An assistant reads a tool's description as text: the docstring's indentation was noise
+    in it ("...in\\n        order...", issue 39)."""
+    from digest.app import App
+    from digest.config import parse_config
+    from digest.mcp.tools import build_server
+
+    config = parse_config({"database": {"url": f"sqlite:///{tmp_path / 'd.db'}"}})
+    tools = await build_server(App(config)).list_tools()
+    assert len(tools) == 4
+    for tool in tools:
+        assert tool.description and "\n " not in tool.description, tool.description
+        assert tool.description == tool.description.strip()
+    search = next(t for t in tools if t.name == "search_archive")
+    assert "in\norder" in (search.description or "")

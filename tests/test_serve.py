@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+import signal
 import sqlite3
 import subprocess
 import time
@@ -59,6 +60,32 @@ def test_serve_shows_the_archive_and_unsubscribes_with_one_post(tmp_path: Path):
     finally:
         server.terminate()
         server.wait(10)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_a_stopped_serve_says_stopped_once_and_exits_0(tmp_path: Path, sig: signal.Signals):
+    """`systemctl stop`, `docker stop`, Ctrl+C: what the operator asked for, not an error."""
+    port = free_port()
+    server = start_cli("serve", "--port", str(port), cwd=tmp_path)
+    try:
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                get(f"http://127.0.0.1:{port}/")
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.2)
+        server.send_signal(sig)
+        _, stderr = server.communicate(timeout=20)
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.wait()
+    assert server.returncode == 0, stderr
+    assert "error" not in stderr.lower()
+    assert stderr.splitlines() == [f"digest: stopped ({sig.name})"]
 
 
 # -- slow and idle clients ----------------------------------------------------------------------

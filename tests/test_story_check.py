@@ -18,9 +18,10 @@ from digest.summarize.disputes import (
     texts_by_outlet,
 )
 from digest.summarize.figures import covers, one_sided
-from digest.summarize.llm import InvalidOutput
+from digest.summarize.llm import InvalidOutput, build_summary
+from digest.summarize.output import restates_headline
 from digest.summarize.story import MIN_WORDS, build_story_summary, extractive_story_summary
-from digest.summarize.types import StoryInput, StorySource
+from digest.summarize.types import ArticleInput, StoryInput, StorySource
 from tests.llmserver import INVENTIONS, Document, fake_story, invented_sentence, sentences
 from tests.newsweb import ARTICLES, RETELLINGS
 
@@ -118,6 +119,48 @@ def test_a_short_summary_whose_claims_are_all_found_stands() -> None:
     short = f"{sentences(TEXTS[1])[-1]} [2]"  # 15 words, nothing invented
     made = build_story_summary(reply([short]), STORY, TEXTS, "llm:m")
     assert made.summary == short and made.summarizer == "llm:m"
+
+
+# -- a "summary" that only restates the headline (issue 39) ---------------------------------------
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        CHIP.title,
+        f"{CHIP.title}.",
+        f"{CHIP.title} [1]",
+        f"{CHIP.title.upper()} - Example News",
+        f"Example News: {CHIP.title}",
+        f"{WIRE.title} (Wire Service)",
+    ],
+)
+def test_a_summary_that_only_restates_the_headline_is_refused(said: str) -> None:
+    with pytest.raises(InvalidOutput, match="only restates the headline"):
+        build_story_summary(reply([said]), STORY, TEXTS, "llm:m")
+
+
+def test_a_summary_that_says_more_than_the_headline_stands() -> None:
+    said = f"{CHIP.title}. {sentences(TEXTS[1])[-1]} [2]"
+    made = build_story_summary(reply([said]), STORY, TEXTS, "llm:m")
+    assert made.summarizer == "llm:m"
+
+
+def test_an_article_summary_that_only_restates_its_headline_is_refused() -> None:
+    article = ArticleInput("https://a.example/chip", f"{CHIP.title} - Example News", TEXTS[0])
+    data = {"title": CHIP.title, "summary": f"{CHIP.title} | Example News", "brief_summary": ""}
+    with pytest.raises(InvalidOutput, match="only restates the headline"):
+        build_summary(data, replace(article, source="Example News"), "llm:m")
+    data["summary"] = " ".join(sentences(TEXTS[0])[:2])
+    assert build_summary(data, article, "llm:m").summary
+
+
+@given(st.text(max_size=120), st.lists(st.text(max_size=60), max_size=3))
+def test_a_headline_restates_itself_and_more_words_do_not(headline: str, names: list[str]) -> None:
+    if not restates_headline(headline, [headline], names):
+        return  # nothing but punctuation, or only the names' words: no words to compare
+    assert restates_headline(f"  {headline} [1].  ", [headline], names)
+    assert not restates_headline(f"{headline} zqxvw", [headline], names)
 
 
 # -- outlets that disagree on a figure (issue 31) ----------------------------------------------

@@ -45,14 +45,19 @@ def setup(tmp_path: Path, web: NewsWeb, llm: LLMServer, **llm_config: object) ->
     return script
 
 
-def deepen(tmp_path: Path, *args: str) -> dict:
-    result = run_cli("deepen", "--top", "3", *args, cwd=tmp_path, env=KEY)
+def deepen(tmp_path: Path, *args: str, log_level: str = "warning") -> dict:
+    result = run_cli("--log-level", log_level, "deepen", "--top", "3", *args, cwd=tmp_path, env=KEY)
     assert result.code == 0, result.stderr + result.stdout
     with sqlite3.connect(tmp_path / "digest.db") as conn:
         counts, errors = conn.execute(
             "select counts, errors from runs where kind = 'deepen' order by id desc limit 1"
         ).fetchone()
-    return {"counts": json.loads(counts), "errors": json.loads(errors), "out": result.stdout}
+    return {
+        "counts": json.loads(counts),
+        "errors": json.loads(errors),
+        "out": result.stdout,
+        "log": result.stderr,
+    }
 
 
 def stories(tmp_path: Path) -> list[dict]:
@@ -198,7 +203,7 @@ def test_the_budget_leaves_the_last_stories_extractive_and_the_run_says_so(
     llm = threaded_llm_server
     llm.delay, llm.serial = 1.0, True  # a local server: one request at a time, a second each
     setup(tmp_path, threaded_news_web, llm, budget=1.5)
-    run = deepen(tmp_path)
+    run = deepen(tmp_path, log_level="info")
     counts = run["counts"]
     assert counts["llm"] >= 1 and counts["over_budget"] >= 1
     assert counts["llm"] + counts["over_budget"] == counts["summarized"]
@@ -210,6 +215,12 @@ def test_the_budget_leaves_the_last_stories_extractive_and_the_run_says_so(
     ]
     status = run_cli("status", cwd=tmp_path).stdout
     assert "[llm] budget spent" in status and "budget of 1.5 s" in status
+    # A line per story, with the budget left; and, once the first reply measured the server,
+    # one line saying the budget will not hold them all.
+    told = [line for line in run["log"].splitlines() if " summarized (" in line]
+    assert len(told) == counts["summarized"] and "story 1 of " in told[0]
+    assert all("[llm] budget" in line and " s left" in line for line in told)
+    assert run["log"].count("will likely hold") == 1
 
 
 def test_an_updated_story_is_told_what_its_earlier_summary_said_and_which_outlets_are_new(

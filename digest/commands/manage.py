@@ -9,13 +9,44 @@ import asyncio
 from datetime import UTC, date, datetime
 
 from digest.app import App
-from digest.config import Config
+from digest.config import STARTER, Config
 from digest.deliver.ledger import Delivery
 from digest.errors import DigestError, SubscriberExistsError
 from digest.models import Subscriber
 from digest.store import SqlLedger, normalize_email, open_store
 from digest.store.alert_admin import AlertRow
 from digest.subscribers.preferences import PreferenceChanges, apply_changes, defaults
+
+# STARTER's `crawl.executable_path` line, which `starter` fills in.
+STARTER_BROWSER = (
+    "# executable_path = \"/usr/bin/chromium\"   # unset: Playwright's download, else the system's"
+)
+
+
+def starter() -> tuple[str, str]:
+    """`digest init`'s config file, with the browser the deep crawl will use on this machine
+    (`digest.crawl.browser.browser_candidates`) in its `executable_path` comment, and that
+    browser in a few words. The setting stays commented: unset, the same browser is found
+    wherever the file is used (a container, another machine)."""
+    from digest.crawl.browser import playwright_download, system_browser
+
+    own, system = playwright_download(), system_browser()
+    if own is not None:
+        found = f"Playwright's Chromium ({own})"
+    elif system is not None:
+        found = f"the system's {system}"
+    else:
+        found = ""
+    if found:
+        line = f'# executable_path = "{system or "/usr/bin/chromium"}"   # unset: {found}'
+        said = f"deep crawl browser: {found}"
+    else:
+        line = (
+            '# executable_path = "/usr/bin/chromium"   # none found: apt-get install chromium, '
+            "or playwright install chromium"
+        )
+        said = "no browser found: pages are read over HTTP (apt-get install chromium)"
+    return STARTER.replace(STARTER_BROWSER, line), said
 
 
 def upgrade_database(config: Config) -> None:

@@ -223,13 +223,17 @@ def print_deepen_report(report: DeepenReport) -> None:
 def print_publish_report(report: PublishReport) -> None:
     console = _console()
     c = report.counts
+    emails = (  # no "sent" count: sending was not asked for (--no-send, a cycle without news)
+        f"{c['sent']} sent, {c.get('already_sent', 0)} already sent, "
+        f"{c.get('retrying', 0)} to retry, {c.get('failed', 0)} failed"
+        if "sent" in c
+        else "none sent"
+    )
     console.print(
         f"publish run {report.run_id}: {report.status} · edition {report.day} "
         f"({report.edition_state}; {c.get('stories', 0)} stories, "
         f"{c.get('headlines', 0)} headlines) · archive: {report.pages_written} pages written, "
-        f"{report.pages_unchanged} unchanged · emails: {c.get('sent', 0)} sent, "
-        f"{c.get('already_sent', 0)} already sent, {c.get('retrying', 0)} to retry, "
-        f"{c.get('failed', 0)} failed · {report.elapsed:.1f} s"
+        f"{report.pages_unchanged} unchanged · emails: {emails} · {report.elapsed:.1f} s"
     )
     for e in report.errors:
         console.print(f"[red]failed[/red] {_e(e.source)}: {_e(e.error)}")

@@ -18,6 +18,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import shutil
 import sys
 import tempfile
 import time
@@ -89,6 +90,50 @@ class Rendered:
     status: int | None = None
     error: str | None = None
     elapsed: float = 0.0
+
+
+# A system's Chromium or Chrome: these names on PATH, then these usual places.
+BROWSER_NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
+USUAL_PLACES = (
+    "/usr/bin/chromium",
+    "/usr/bin/chromium-browser",
+    "/usr/bin/google-chrome",
+    "/snap/bin/chromium",
+    "/Applications/Chromium.app/Contents/MacOS/Chromium",
+    "/Applications/Google Chrome.app/Contents/MacOS/Google Chrome",
+)
+
+
+def playwright_download() -> Path | None:
+    """The folder of a Chromium that `playwright install chromium` downloaded, or None."""
+    root = os.environ.get("PLAYWRIGHT_BROWSERS_PATH", "")
+    if root in ("", "0"):  # "0": in the package; unknown here, so Playwright is tried anyway
+        cache = "Library/Caches" if sys.platform == "darwin" else ".cache"
+        root = str(Path.home() / cache / "ms-playwright")
+    found = sorted(Path(root).glob("chromium*-*")) if os.path.isdir(root) else []
+    return found[-1] if found else None
+
+
+def system_browser() -> str | None:
+    """The system's Chromium or Chrome (PATH, then the usual places), or None."""
+    for name in BROWSER_NAMES:
+        path = shutil.which(name)
+        if path:
+            return path
+    return next((p for p in USUAL_PLACES if _executable(p)), None)
+
+
+def browser_candidates(executable_path: str | None) -> list[tuple[str | None, str]]:
+    """The browsers to try, in order, each (path, what it is); a path of None is Playwright's
+    own download. `crawl.executable_path`, when set, is the one choice. Unset: Playwright's
+    download when there is one, else the system's Chromium or Chrome; Playwright is tried
+    last even when no download was seen (its folder may be elsewhere)."""
+    if executable_path:
+        return [(executable_path, "crawl.executable_path")]
+    system = system_browser()
+    own: list[tuple[str | None, str]] = [(None, "Playwright's Chromium")]
+    theirs: list[tuple[str | None, str]] = [(system, "the system's browser")] if system else []
+    return own + theirs if playwright_download() else theirs + own
 
 
 def default_work_dir() -> Path:
@@ -179,6 +224,7 @@ class Browser:
         self.proxy = EgressProxy(policy, max_body_bytes=config.max_page_bytes)
         self._crawler: Any = None
         self._c4: ModuleType | None = None
+        self.executable: str | None = None  # the Chromium started; None: Playwright's own
         self.pids: frozenset[int] = frozenset()  # Chromium processes this browser started
 
     async def __aenter__(self) -> Browser:
@@ -189,13 +235,28 @@ class Browser:
         await self.close()
 
     async def start(self) -> None:
-        """Launch Chromium; BrowserUnavailableError (with the reason) when it cannot start."""
+        """Launch Chromium, the first of `browser_candidates` that starts (`executable`: its
+        path, None for Playwright's own); BrowserUnavailableError, with each one's reason, when
+        none does."""
         path = self.config.executable_path
         if path and not _executable(path):
             raise BrowserUnavailableError(f"browser executable not found: {path}")
         c4 = await asyncio.to_thread(import_crawl4ai, self.work_dir)  # ~1 s of imports
-        install_executable_hook(path)
         self._c4 = c4
+        reasons = []
+        for candidate, what in browser_candidates(path):
+            try:
+                await self._launch(c4, candidate)
+            except BrowserUnavailableError as err:
+                reasons.append(f"{what}: {err}" if not path else str(err))
+                continue
+            self.executable = candidate
+            return
+        raise BrowserUnavailableError("; ".join(reasons))
+
+    async def _launch(self, c4: ModuleType, path: str | None) -> None:
+        """Launch the Chromium at `path` (None: Playwright's own)."""
+        install_executable_hook(path)
         before = set(chromium_processes())
         await self.proxy.start()
         browser_config = c4.BrowserConfig(

@@ -134,20 +134,21 @@ class Crawler:
             if self.config.mode == "browser":
                 raise
             hint = (
-                "set crawl.executable_path (e.g. /usr/bin/chromium)"
+                "install one (apt-get install chromium, or `playwright install chromium`) or "
+                "set crawl.executable_path"
                 if not self.config.executable_path
-                else "check crawl.executable_path"
+                else "check crawl.executable_path, or remove it to use the one found"
             )
             self.mode = "http"
             self.mode_reason = (
                 f"no browser ({err}); pages are read over plain HTTP without JavaScript. "
-                f"To use Chromium: {hint} or run `playwright install chromium`"
+                f"To use Chromium: {hint}"
             )
             log.warning("deep crawl in HTTP mode: %s", self.mode_reason)
             return
         self._browser, self._owns_browser = browser, True
         self.mode = "browser"
-        self.mode_reason = f"Chromium via crawl4ai ({self.config.executable_path or 'Playwright'})"
+        self.mode_reason = f"Chromium via crawl4ai ({browser.executable or 'Playwright'})"
 
     async def close(self) -> None:
         browser, self._browser = self._browser, None

@@ -51,7 +51,7 @@ def _lede(header: dict[str, Any], body: bytes) -> dict[str, Any]:
     from digest.fetch.lede import find_lede
 
     lede = find_lede(decode_html(body, header.get("charset")), int(header["max_chars"]))
-    return {"text": lede.text, "kind": lede.kind, "site": lede.site}
+    return {"text": lede.text, "kind": lede.kind, "site": lede.site, "title": lede.title}
 
 
 def _main_text(header: dict[str, Any], body: bytes) -> dict[str, Any]:

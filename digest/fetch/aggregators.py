@@ -22,6 +22,17 @@ and the item's article is on the named outlet's own site (`independent`: the hos
 through Google that names no article is taken on Google's word only in a feed fetched from
 Google itself; a planet or a bundle spanning many sites is one outlet too.
 
+Once its page is read, a feed's item may still count as its publisher (`page_outlet`, issue
+39): when the service itself read the publisher's own page, on the publisher's registrable
+domain, that page names that domain as its site (`og:site_name` or JSON-LD publisher: "Reuters"
+on reuters.com, "The Guardian" on theguardian.com), the item links there itself and the page's
+own headline is the item's (`own_page`). That is the publisher's word, not the feed's: a feed of
+several publishers' pages counts each, and a feed linking to many domains it controls gets at
+most one outlet per registrable domain, each for a headline that domain published (subdomains
+of one site naming other outlets are still the feed's). A name not the domain's own in one word
+("BBC News" on bbc.co.uk: one label, two words, so a site could name itself several ways and
+count as several) is shown relayed, as is any page that fails a test.
+
 An item is from an aggregator when it has a `<source>`, when the feed or its links are Google
 News' (`news.google.com`) or Bing News' (`bing.com/news`), or when the feed's links span many
 sites: at least `MANY_HOSTS` registrable hosts, none holding more than half of the items (a
@@ -64,7 +75,7 @@ from dataclasses import dataclass
 from urllib.parse import parse_qs, urlsplit
 
 from digest.render.headlines import SECTION_LABELS
-from digest.stories.rank import registrable_host, relayed, through_aggregator
+from digest.stories.rank import outlet, registrable_host, relayed, relayed_by, through_aggregator
 from digest.stories.tokens import fold
 
 __all__ = [
@@ -78,6 +89,7 @@ __all__ = [
     "echoes_headline",
     "independent",
     "known_aggregator",
+    "own_page",
     "page_outlet",
     "split_publisher",
     "split_site",
@@ -241,21 +253,68 @@ def split_site(title: str, *, names: Sequence[str] = (), hosts: Sequence[str] = 
     return head
 
 
-def page_outlet(source: str, *, feed: str, feed_url: str, url: str, site_name: str) -> str:
-    """The outlet an ordinary feed's item is shown as once its page is read: the publisher
-    the page names itself (`site_name`, its `og:site_name`), relayed by the feed ("Reuters (via
-    Yahoo News)", still counted as the feed), when the item shows the feed's own name (`source`
-    is `feed`), its page is not on the feed's site and `site_name` names the page's site;
-    `source` otherwise."""
+def page_outlet(
+    source: str,
+    *,
+    feed: str,
+    feed_url: str,
+    url: str,
+    site_name: str,
+    link: str = "",
+    title: str = "",
+    page_title: str = "",
+) -> str:
+    """The outlet a feed's item is shown as once its page (at `url`, after redirects; `link`
+    is the item's own) is read, when the item shows its feed's name or a name only the feed
+    gives (`source`), its page is not on the feed's site and the page names that site
+    (`site_name`: its `og:site_name` or JSON-LD publisher): `source` otherwise.
+
+    The publisher counts as itself (`own_page`: its name is its registrable domain's,
+    "Reuters" on reuters.com, the item links there itself, and the page's own headline,
+    `page_title`, is the item's `title`): the service read the publisher's page on the
+    publisher's domain, so no feed's word is taken, and a feed linking to many domains it
+    controls gets at most one outlet per registrable domain, each for a headline that domain
+    published. Otherwise it is shown relayed by the feed ("Reuters (via Yahoo News)") and
+    counts as the feed."""
     name = " ".join(site_name.split())
-    if not (feed and name and source == feed and _short(name)):
+    if not (feed and name and _short(name)) or source not in (feed, *_relayed_by(source, feed)):
         return source
     host = _hostname(url)
     if not host or registrable_host(url) == registrable_host(feed_url):
         return source
     if _same_name(name, feed) or not _names_host(name, host):
         return source
+    if own_page(name, url, link=link or url, title=title, page_title=page_title):
+        return name
     return relayed(name, feed)
+
+
+def own_page(name: str, url: str, *, link: str, title: str, page_title: str) -> bool:
+    """Whether a page read at `url` is the publisher `name`'s own telling of the item headed
+    `title`: `name` is its registrable domain's (its outlet is the domain's first label, less a
+    leading "the": "The Guardian" on theguardian.com, never "BBC News" on bbc.co.uk nor a
+    subdomain's "Reuters" on reuters.hostile.example), the item's `link` is on that domain too
+    (no redirect from another site), and the page's own headline is the item's."""
+    site = registrable_host(url)
+    label = site.split(".")[0]
+    if not _WORD.search(label) or label.isdigit() or registrable_host(link) != site:
+        return False
+    if outlet(name, "") != (label.removeprefix("the") if label.startswith("the") else label):
+        return False
+    return bool(_headline_forms(title) & _headline_forms(page_title))
+
+
+def _headline_forms(title: str) -> set[str]:
+    """A headline compared: compact, and compact without a suffix after its last separator."""
+    forms = {_compact(title)}
+    if split := _SUFFIXED.fullmatch(title):
+        forms.add(_compact(split.group(1)))
+    return forms - {""}
+
+
+def _relayed_by(source: str, feed: str) -> tuple[str, ...]:
+    """`source` when it is a name relayed by `feed` ("Reuters (via Feed)"), else nothing."""
+    return (source,) if feed and relayed_by(source) == " ".join(feed.split()) else ()
 
 
 def publisher_url(entry: Entry) -> str:

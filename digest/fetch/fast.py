@@ -6,8 +6,9 @@ Pages are read adaptively: the article's first paragraph sits a median 53 KB int
 (p90 181 KB), so `find_lede` is tried after 64 KB, then at every doubling up to
 `fetch.max_page_bytes`, and reading stops at the first article lede.
 
-The page's `og:site_name` comes with its lede: an ordinary feed's item whose page is another
-site's is shown as that publisher, relayed by the feed (`digest.fetch.aggregators.page_outlet`).
+The page's own name (`og:site_name`, JSON-LD publisher) and headline come with its lede: a feed's
+item whose page is its publisher's own counts as that publisher, any other page another site's
+is shown relayed by the feed (`digest.fetch.aggregators.page_outlet`).
 """
 
 from __future__ import annotations
@@ -367,6 +368,7 @@ class FastExtractor:
             bytes_read=len(page.buf),
             elapsed=round(elapsed, 4),
             site_name=page.lede.site if page.lede is not None else "",
+            page_title=page.lede.title if page.lede is not None else "",
         )
 
     def _remember(self, page: _Page) -> None:
@@ -388,13 +390,16 @@ class FastExtractor:
 
 
 def _named_by_page(headline: Headline, extract: Extract) -> Headline:
-    """The headline with the outlet its page names (`page_outlet`), relayed by its feed."""
+    """The headline with the outlet its page names (`page_outlet`): its own, or relayed."""
     source = page_outlet(
         headline.source,
         feed=headline.feed,
         feed_url=headline.origin.removeprefix("feed:"),
         url=extract.final_url or headline.url,
         site_name=extract.site_name,
+        link=headline.url,
+        title=headline.title,
+        page_title=extract.page_title,
     )
     return headline if source == headline.source else headline.with_(source=source)
 

@@ -17,6 +17,7 @@ lede, reaching back for first paragraphs kept in a sibling element but not into 
 from __future__ import annotations
 
 import functools
+import json
 import re
 from dataclasses import dataclass
 from typing import Literal
@@ -32,16 +33,21 @@ LedeKind = Literal["article", "meta", ""]
 class Lede:
     """The opening of a page's article (`kind` "article"), its description meta tag ("meta"), or
     nothing (""; `text` is then empty). `site`: the publisher the page names itself
-    (`og:site_name`), "" when none: an ordinary feed that relays several publishers' pages is
+    (`og:site_name`, else the JSON-LD `publisher`'s name), "" when none, and `title` its own
+    headline (`og:title`, else `<title>`): a feed that relays several publishers' pages is
     shown naming each (`digest.fetch.aggregators.page_outlet`)."""
 
     text: str
     kind: LedeKind
     site: str = ""
+    title: str = ""
 
 
 NO_LEDE = Lede("", "")
 _MAX_SITE_NAME = 80
+_MAX_TITLE = 400
+_MAX_JSON_LD = 8  # JSON-LD blocks (and objects in one) looked at for a publisher
+_MAX_JSON_LD_CHARS = 200_000
 
 # Removed before anything else: never visible text. `rt`/`rp` are ruby annotations (furigana),
 # which would otherwise be read inline with the characters they annotate.
@@ -182,12 +188,12 @@ def find_lede(html: str, max_chars: int = 300) -> Lede:
         return NO_LEDE
     html = bound_html(html)
     tree = LexborHTMLParser(html)
-    site = _site_name(tree)
+    site, title = _site_name(tree), _page_title(tree)
     paragraphs = _article_paragraphs(tree, html, max_chars)
     if paragraphs:
         text = _cut(" ".join(paragraphs), max_chars)
         if text:
-            return Lede(text, "article", site)
+            return Lede(text, "article", site, title)
     head = tree.head
     if head is not None:
         for selector in _META_SELECTORS:
@@ -195,16 +201,53 @@ def find_lede(html: str, max_chars: int = 300) -> Lede:
             if node is not None:
                 text = _cut(node.attributes.get("content") or "", max_chars)
                 if text:
-                    return Lede(text, "meta", site)
-    return Lede("", "", site)
+                    return Lede(text, "meta", site, title)
+    return Lede("", "", site, title)
 
 
 def _site_name(tree: LexborHTMLParser) -> str:
-    """The page's `og:site_name`, whitespace collapsed; "" when none or too long to be one."""
+    """The page's `og:site_name`, else its JSON-LD `publisher`'s name, whitespace collapsed;
+    "" when none or too long to be one."""
     head = tree.head
     node = head.css_first('meta[property="og:site_name"]') if head is not None else None
     name = " ".join((node.attributes.get("content") or "").split()) if node is not None else ""
+    if not name:
+        name = _publisher(tree)
     return name if len(name) <= _MAX_SITE_NAME else ""
+
+
+def _publisher(tree: LexborHTMLParser) -> str:
+    """The `publisher.name` of the page's first JSON-LD block that gives one ("" when none)."""
+    for node in tree.css('script[type="application/ld+json"]')[:_MAX_JSON_LD]:
+        try:
+            data = json.loads(node.text(deep=True)[:_MAX_JSON_LD_CHARS])
+        except (ValueError, RecursionError):
+            continue
+        blocks = data if isinstance(data, list) else [data]
+        for block in blocks[:_MAX_JSON_LD]:
+            if isinstance(block, dict) and isinstance(block.get("@graph"), list):
+                blocks = [*blocks, *block["@graph"][:_MAX_JSON_LD]]
+        for block in blocks:
+            publisher = block.get("publisher") if isinstance(block, dict) else None
+            if isinstance(publisher, list) and publisher:
+                publisher = publisher[0]
+            name = publisher.get("name") if isinstance(publisher, dict) else None
+            if isinstance(name, str) and name.strip():
+                return " ".join(name.split())
+    return ""
+
+
+def _page_title(tree: LexborHTMLParser) -> str:
+    """The page's own headline: `og:title`, else its `<title>`; "" when none or too long."""
+    head = tree.head
+    if head is None:
+        return ""
+    node = head.css_first('meta[property="og:title"]')
+    title = (node.attributes.get("content") or "") if node is not None else ""
+    if not title.strip() and (node := head.css_first("title")) is not None:
+        title = node.text(deep=True)
+    title = " ".join(title.split())
+    return title if len(title) <= _MAX_TITLE else ""
 
 
 @dataclass(slots=True)

@@ -138,8 +138,13 @@ class ParserPool:
         kind = answer.get("kind")
         if kind not in _KINDS or not isinstance(answer.get("text"), str):
             raise ParseError("the parser answered nonsense")
-        site = answer.get("site")
-        return Lede(answer["text"], kind, site if isinstance(site, str) else "")
+        site, title = answer.get("site"), answer.get("title")
+        return Lede(
+            answer["text"],
+            kind,
+            site if isinstance(site, str) else "",
+            title if isinstance(title, str) else "",
+        )
 
     async def main_text(
         self,

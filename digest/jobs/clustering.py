@@ -127,14 +127,20 @@ def top_stories(
     return [ranked[i] for i in picks]
 
 
-def stories(store: Store, category: str | None, *, since: datetime) -> list[StoryView]:
-    """Stories seen since `since`, of one category or (None) of all: by category, best first."""
-    return by_category(store.stories_since(category, since=since))
+def stories(
+    store: Store, category: str | None, *, since: datetime, order: Sequence[str] = ()
+) -> list[StoryView]:
+    """Stories seen since `since`, of one category or (None) of all: by category (in `order`,
+    the configured one), best first."""
+    return by_category(store.stories_since(category, since=since), order)
 
 
-def by_category(found: Sequence[StoryView]) -> list[StoryView]:
-    """`found` by category (in name order), each category's best first."""
-    categories = sorted({s.category for s in found})
+def by_category(found: Sequence[StoryView], order: Sequence[str] = ()) -> list[StoryView]:
+    """`found` by category, each category's best first: the categories of `order` (the
+    configured ones) in its order, then any other (no longer configured) in name order."""
+    present = {s.category for s in found}
+    categories = [c for c in dict.fromkeys(order) if c in present]
+    categories += sorted(present - set(categories))
     return [s for c in categories for s in best_first(v for v in found if v.category == c)]
 
 

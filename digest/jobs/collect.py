@@ -191,12 +191,33 @@ def _failed(state: FeedState | None, feed, error: str, now: datetime) -> FeedSta
     return replace(state, error_count=state.error_count + 1, last_error=error, last_checked_at=now)
 
 
+SEARCH = "ddg:news"
+
+
+def one_search_failure(failures: list[Failure], categories: Sequence[str]) -> list[Failure]:
+    """DuckDuckGo failing for every category of a pass (offline, blocked) is one cause, told
+    once, as the source "ddg:news" with the first category's reason; when only some
+    categories failed, each is its own line."""
+    searched = [f for f in failures if f.source.startswith(f"{SEARCH}:")]
+    if len(categories) < 2 or {f.source for f in searched} != {f"{SEARCH}:{c}" for c in categories}:
+        return failures
+    first = searched[0]
+    reason = first.error.split(") failed: ", 1)[-1]  # "news search for 'x' (ddgs: ...) failed: "
+    told = Failure(
+        SEARCH,
+        f"news search failed for all {len(categories)} categories "
+        f"({first.source.removeprefix(f'{SEARCH}:')}: {reason})",
+    )
+    at = failures.index(first)
+    return [*failures[:at], told, *(f for f in failures[at:] if f not in searched)]
+
+
 async def search_headlines(app: App, category: str, failures: list[Failure]) -> list[Headline]:
     """The category's DuckDuckGo news; a failure is added to `failures`."""
     try:
         return await app.ddg.news(category, max_results=app.config.sources.results_per_category)
     except DigestError as err:
-        failures.append(Failure(f"ddg:news:{category}", str(err)))
+        failures.append(Failure(f"{SEARCH}:{category}", str(err)))
         metrics.source_failures.labels("ddg").inc()
         return []
 
@@ -403,6 +424,7 @@ async def collect(
                     per_unit=app.config.queue.sources_per_task,
                 )
             reports += await _categories(app, runner, plans, run.errors, failing_hosts, progress)
+            run.errors[:] = one_search_failure(run.errors, cats)
             run.status = run_status(sum(r.headlines for r in reports), len(run.errors))
         finally:
             run.counts = {

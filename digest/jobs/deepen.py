@@ -42,10 +42,12 @@ from digest.runtime import metrics
 from digest.runtime.progress import NO_PROGRESS, Progress
 from digest.store import content_hash
 from digest.stories import credited
+from digest.summarize.fallbacks import tally as fallback_causes
 from digest.summarize.llm import counted_calls
 
 if TYPE_CHECKING:
     from digest.app import App
+    from digest.summarize.llm import LLMClient
 
 log = logging.getLogger(__name__)
 
@@ -350,7 +352,10 @@ async def _read_stories(app: App, stories: list[StoryView], progress: Progress) 
     progress.step("summarizing stories", len(units))
     runner = await app.runner()
     budget = app.config.llm.budget if app.config.llm else None
-    with shared_budget(budget):
+    shared = _Budget(budget, stories=len(units))
+    if budget is not None and units:
+        shared.foresee((await app.summarizer()).llm)
+    with shared_budget(shared):
         outcomes = await runner.run(units, ended=lambda u: progress.advance(1, shown[u.story]))
     tally, summarized, mode, reason = DeepenTally(), 0, "", ""
     errors: list[Failure] = []
@@ -379,13 +384,10 @@ async def _read_stories(app: App, stories: list[StoryView], progress: Progress) 
         tally.sentences_removed,
     )
     if fallbacks:
-        n = len(fallbacks)
-        errors.append(
-            Failure(
-                "llm",
-                f"{n} summar{'y' if n == 1 else 'ies'} fell back to extractive: {fallbacks[0]}",
-            )
-        )
+        # Every cause once, counted: the first one named for all hid the others.
+        n, causes = len(fallbacks), fallback_causes(fallbacks)
+        summaries = f"{n} summar{'y' if n == 1 else 'ies'}"
+        errors.append(Failure("llm", f"{summaries} fell back to extractive: {causes}"))
     if tally.over_budget:
         n = tally.over_budget
         errors.append(
@@ -417,15 +419,63 @@ async def _stale_pages(app: App, stories: Sequence[StoryView]) -> set[int]:
 
 @dataclass(slots=True)
 class _Budget:
-    """The `[llm] budget` of a deepen's summaries: it starts at the first LLM summary."""
+    """The `[llm] budget` of a deepen's summaries: it starts at the first LLM summary. It hears
+    of each story's summary (one log line each: how long, how much budget is left), and says
+    once how many stories the model will likely write when the budget cannot hold them all."""
 
     seconds: float | None
     deadline: float | None = None
+    stories: int = 0  # the deepen's stories (0: a story on a worker, alone)
+    done: int = 0
+    foreseen: bool = False
 
     def begin(self) -> float | None:
         if self.deadline is None and self.seconds is not None:
             self.deadline = asyncio.get_running_loop().time() + self.seconds
         return self.deadline
+
+    def left(self) -> float | None:
+        if self.seconds is None:
+            return None
+        if self.deadline is None:
+            return self.seconds
+        return max(0.0, self.deadline - asyncio.get_running_loop().time())
+
+    def foresee(self, llm: LLMClient | None, each: float | None = None) -> None:
+        """Say once, when the stories left would take longer than the budget left, how many
+        the model will likely write: at `each` seconds a story, else at the server's measured
+        speeds (nothing is said from speeds only assumed: a guess is no forecast)."""
+        left, waiting = self.left(), self.stories - self.done
+        if self.foreseen or left is None or llm is None or waiting <= 0:
+            return
+        if each is None:
+            from digest.summarize.check import story_estimate
+
+            facts = llm.known_facts
+            if facts is None or not (facts.speeds.prompt_speed and facts.speeds.write_speed):
+                return
+            each = story_estimate(facts, llm.config.max_input_chars)[1]
+        if not each or waiting * each <= left:
+            return
+        self.foreseen = True
+        likely = min(waiting, int(left // each))
+        log.warning(
+            "the [llm] budget (%.0f s left) will likely hold %d of the %d stor%s still to "
+            "summarize, at about %.0f s each as measured; the rest will be extractive",
+            left,
+            likely,
+            waiting,
+            "y" if waiting == 1 else "ies",
+            each,
+        )
+
+    def ended(self, title: str, how: str, took: float) -> None:
+        """One line per story: which it was, how its summary was made and in how long."""
+        self.done += 1
+        of = f" {self.done} of {self.stories}" if self.stories else ""
+        left = self.left()
+        budget = f"; [llm] budget {left:.0f} s left" if left is not None else ""
+        log.info("story%s summarized (%s) in %.0f s%s: %s", of, how, took, budget, title)
 
 
 # The budget shared by the story units of one deepen that run in its process; a unit on a
@@ -434,8 +484,8 @@ _budget: ContextVar[_Budget | None] = ContextVar("deepen_budget", default=None)
 
 
 @contextmanager
-def shared_budget(seconds: float | None) -> Iterator[None]:
-    token = _budget.set(_Budget(seconds))
+def shared_budget(budget: _Budget) -> Iterator[None]:
+    token = _budget.set(budget)
     try:
         yield
     finally:
@@ -541,6 +591,7 @@ async def _summarize_story(
     if known is not None:
         return DeepenTally(reused=1), True, None
     over = DeepenTally()
+    began = time.monotonic()
     try:
         deadline = budget.begin()
         if deadline is not None:
@@ -549,12 +600,18 @@ async def _summarize_story(
         else:
             outcome = await summarize_story(llm, item)
         summary, reason = outcome.summary, outcome.fallback_reason
+        how = "by the model" if summary.summarizer != "extractive" else "extractive"
+        if reason:
+            how = f"extractive: {fallback_causes([reason])}"
     except TimeoutError:
         note = f"the [llm] budget of {budget.seconds:g} s for this deepen was spent"
         max_chars = llm.config.max_input_chars if llm else 12_000
         summary = extractive_story_summary(item, max_chars, note)
-        reason = None
+        reason, how = None, "extractive: the [llm] budget was spent"
         over = DeepenTally(over_budget=1)
+    budget.ended(story.title, how, time.monotonic() - began)
+    if llm is not None:
+        budget.foresee(llm)  # the speeds its first summary measured
     summary = replace(summary, created_at=datetime.now(UTC))
     await asyncio.to_thread(store.save_story_summary, story.id, key, summary)
     return over + _count(summary, len(item.sources)), True, reason or None

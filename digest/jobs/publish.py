@@ -32,6 +32,7 @@ from digest.models import (
     EditionSection,
     EditionStory,
     Failure,
+    Item,
     Outlet,
     StoryView,
 )
@@ -41,6 +42,7 @@ from digest.store import Store
 from digest.stories import best_first
 from digest.stories.language import detect_language
 from digest.stories.novelty import Telling, outlet_key, whats_new
+from digest.stories.repeats import REPEAT_SIMILARITY, cosine, story_vectors
 from digest.summarize.output import strip_links
 
 if TYPE_CHECKING:
@@ -206,15 +208,62 @@ def day_bounds(day: date, tz: str) -> tuple[datetime, datetime]:
     return start, start + timedelta(days=1)
 
 
+def more_headlines(
+    stories: Sequence[StoryView], loose: Sequence[Item], above: Sequence[StoryView]
+) -> list[EditionHeadline]:
+    """A section's "More headlines": its `stories` not shown `above`, best first, one line
+    each with all its outlets, then the articles no story holds yet (`loose`, collected since
+    the last clustering), newest first. A line that repeats a story shown above or a line
+    before it (its titles as close as a clustering join, `digest.stories.repeats`) is left
+    out: a reader sees each story once. At most `HEADLINES_PER_SECTION` lines."""
+    shown = {s.id for s in above}
+    lines: list[tuple[list[str], EditionHeadline]] = []
+    for story in best_first(s for s in stories if s.id not in shown and s.articles):
+        first = story.articles[0]
+        names = tuple({a.outlet: a.source or a.outlet for a in story.articles}.values())
+        line = EditionHeadline(
+            title=story.title,
+            url=first.url,
+            source=names[0],
+            lede=first.lede,
+            published=story.newest,
+            outlets=names,
+        )
+        lines.append(([a.title for a in story.articles], line))
+    for item in loose:
+        h = item.headline
+        line = EditionHeadline(
+            title=h.title,
+            url=h.url,
+            source=h.source,
+            lede=item.extract.full_content or h.snippet,
+            published=h.published,
+        )
+        lines.append(([h.title], line))
+    vectors = story_vectors([[a.title for a in s.articles] for s in above] + [t for t, _ in lines])
+    kept = vectors[: len(above)]
+    out: list[EditionHeadline] = []
+    for vector, (_, line) in zip(vectors[len(above) :], lines, strict=True):
+        if len(out) >= HEADLINES_PER_SECTION:
+            break
+        if any(cosine(vector, k) >= REPEAT_SIMILARITY for k in kept):
+            continue
+        kept.append(vector)
+        out.append(line)
+    return out
+
+
 async def build_edition(app: App, day: date, *, now: datetime | None = None) -> Edition:
     """The edition of `day` from what the store holds: per category, its top stories (each
     told against its latest appearance in an earlier edition) and the ledes of the day's other
     headlines. An event collected under several categories is one story, in its best category
     (`digest.stories.across`), and a mention in the others; a category's top stories are
-    counted after such stories have moved out, and their articles are not its headlines."""
+    counted after such stories have moved out. Its "More headlines" are its other stories,
+    once each, none repeating a story shown in any section (`more_headlines`)."""
     config = app.config
     store = await app.store()
     start, end = day_bounds(day, config.schedule.timezone)
+    everything = await asyncio.to_thread(store.stories_since, None, since=start, until=end)
     day_stories = await asyncio.to_thread(
         across_categories,
         store,
@@ -222,29 +271,29 @@ async def build_edition(app: App, day: date, *, now: datetime | None = None) -> 
         config.sources.categories,
         since=start,
         until=end,
+        found=everything,
     )
     by_id = {s.id: s for s in day_stories.stories}
     layout = placed(day_stories, config.sources.categories, top=config.stories.top)
+    above = [by_id[i] for c in config.sources.categories for i in layout.shown[c]]
+    moved = {i for c in config.sources.categories for i in layout.moved[c]}
     found: list[tuple[str, list[StoryView], list[EditionHeadline]]] = []
+    in_stories = {a.url for s in everything for a in s.articles}
     for category in config.sources.categories:
         stories = [by_id[i] for i in layout.shown[category]]
-        moved = [by_id[i] for i in layout.moved[category]]
-        in_stories = {a.url for s in (*stories, *moved) for a in s.articles}
+        told = sum(len(s.articles) for s in everything if s.category == category)
         items = await asyncio.to_thread(
-            store.headlines, category, since=start, limit=HEADLINES_PER_SECTION + len(in_stories)
+            store.headlines, category, since=start, limit=HEADLINES_PER_SECTION + told
         )
-        headlines = [
-            EditionHeadline(
-                title=i.headline.title,
-                url=i.headline.url,
-                source=i.headline.source,
-                lede=i.extract.full_content or i.headline.snippet,
-                published=i.headline.published,
-            )
+        loose = [
+            i
             for i in items
             if i.headline.url not in in_stories
             and (i.headline.published is None or i.headline.published < end)
-        ][:HEADLINES_PER_SECTION]
+        ]
+        # Its stories told above under another category (`layout.moved`) are not its lines.
+        others = [s for s in everything if s.category == category and s.id not in moved]
+        headlines = await asyncio.to_thread(more_headlines, others, loose, above)
         if stories or headlines or layout.mentions[category]:
             found.append((category, stories, headlines))
     earlier = await earlier_appearances(store, day, {s.id for _, ss, _ in found for s in ss})
@@ -591,9 +640,11 @@ async def publish(
     due_only: bool = False,
     run_key: str | None = None,
     progress: Progress = NO_PROGRESS,
+    note: str = "",
 ) -> PublishReport:
     """Build the edition of `day` (default: today), render the archive, send the emails;
-    `progress` hears of each step and of each message sent."""
+    `progress` hears of each step and of each message sent. `note`: why nothing came in (a
+    cycle whose collection failed), which an edition without stories says on its page."""
     started = clock.monotonic()
     now = datetime.now(UTC)
     day = day or edition_day(now, app.config.schedule.timezone)
@@ -602,7 +653,10 @@ async def publish(
     async with recorded_run(app, "publish", run_key, started=started) as run:
         counts, errors = run.counts, run.errors
         progress.step("building the edition")
-        edition, state = await save_edition(app, await build_edition(app, day, now=now))
+        built = await build_edition(app, day, now=now)
+        if note and not built.sections:
+            built = replace(built, note=note)
+        edition, state = await save_edition(app, built)
         counts["stories"] = sum(len(s.stories) for s in edition.sections)
         counts["headlines"] = sum(len(s.headlines) for s in edition.sections)
         try:

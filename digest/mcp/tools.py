@@ -11,10 +11,11 @@ The latest edition is the resource digest://editions/latest (any day: digest://e
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+import inspect
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from datetime import date
-from typing import Any
+from typing import Any, TypeVar
 
 from mcp.server import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError
@@ -28,6 +29,7 @@ from digest.mcp.quoting import quoted
 READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True)
 LIVE = ToolAnnotations(read_only_hint=True, destructive_hint=False, open_world_hint=True)
 MAX_LIMIT = 50
+_F = TypeVar("_F", bound=Callable[..., Any])
 
 INSTRUCTIONS = (
     "A self-hosted news digest: its archive of stories (each told by several outlets, "
@@ -55,6 +57,19 @@ _BRIEF_KEYS = (
 )
 
 
+def _tool(server: MCPServer, annotations: ToolAnnotations) -> Callable[[_F], _F]:
+    """`server.tool`, its description the function's docstring without the source's indentation
+    (an assistant reads it as plain text: "in\\n        order" is noise to it)."""
+
+    def register(fn: _F) -> _F:
+        description = inspect.cleandoc(fn.__doc__ or "")
+        return server.tool(
+            description=description, annotations=annotations, structured_output=False
+        )(fn)
+
+    return register
+
+
 def build_server(app: App) -> MCPServer:
     """The MCP server over `app` (open for the server's lifetime)."""
     server: MCPServer = MCPServer(
@@ -65,7 +80,7 @@ def build_server(app: App) -> MCPServer:
         log_level="WARNING",  # only where nothing set up logging: the CLI and daemon did
     )
 
-    @server.tool(annotations=READ_ONLY, structured_output=False)
+    @_tool(server, READ_ONLY)
     async def search_archive(
         query: str, category: str | None = None, since: str | None = None, limit: int = 10
     ) -> CallToolResult:
@@ -83,7 +98,7 @@ def build_server(app: App) -> MCPServer:
         data = [h.to_json() for h in hits]
         return _result(f"{len(data)} stories in the archive match {text!r}, best first.", data)
 
-    @server.tool(annotations=READ_ONLY, structured_output=False)
+    @_tool(server, READ_ONLY)
     async def todays_stories(category: str, limit: int = 10) -> CallToolResult:
         """Today's stories of a category, best first: each with its headline, a brief
         summary, how many outlets carry it and their links. `top` marks those the edition
@@ -95,7 +110,7 @@ def build_server(app: App) -> MCPServer:
         data = [{k: s[k] for k in _BRIEF_KEYS if k in s} for s in found[: _limit(limit)]]
         return _result(f"{len(data)} of today's {category} stories, best first.", data)
 
-    @server.tool(annotations=READ_ONLY, structured_output=False)
+    @_tool(server, READ_ONLY)
     async def story(story_id: int) -> CallToolResult:
         """One story by its id (from search_archive or todays_stories): its summary, the
         claims checked against its sources, every outlet with its link, and its timeline
@@ -108,7 +123,7 @@ def build_server(app: App) -> MCPServer:
             raise ToolError(f"there is no story {story_id}")
         return _result(f"Story {story_id}: {len(found['timeline'])} timeline entries.", found)
 
-    @server.tool(annotations=LIVE, structured_output=False)
+    @_tool(server, LIVE)
     async def quick_answer(question: str, deep: bool = False, limit: int = 6) -> CallToolResult:
         """What is the news on a subject: what the archive knows, then a live web search whose
         results each come with a lede from their page (about a second). deep=true crawls and

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 from dataclasses import replace
 from datetime import datetime
+from functools import partial
 from typing import Any
 
 from digest.app import App
@@ -47,7 +48,8 @@ async def todays_stories(app: App, category: str | None = None) -> list[StoryVie
 
     cat = app.config.check_category(category) if category else None
     store = await app.store(create=False)
-    return await asyncio.to_thread(stories, store, cat, since=app.config.today_start())
+    since, order = app.config.today_start(), app.config.sources.categories
+    return await asyncio.to_thread(partial(stories, store, cat, since=since, order=order))
 
 
 async def todays_stories_json(app: App, category: str | None = None) -> list[dict[str, Any]]:
@@ -62,7 +64,7 @@ async def todays_stories_json(app: App, category: str | None = None) -> list[dic
     since = app.config.today_start()
     categories = app.config.sources.categories
     read = await asyncio.to_thread(store.stories_since, None, since=since)
-    found = by_category(read)
+    found = by_category(read, categories)
     day = await asyncio.to_thread(
         across_categories, store, app.config.stories, categories, since=since, found=read
     )

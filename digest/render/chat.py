@@ -284,7 +284,7 @@ def _story(
 
 
 def _headline(headline: EditionHeadline, language: str = "en") -> _Headline:
-    title = _headline_line(headline.title, (headline.source,))
+    title = _headline_line(headline.title, headline.names)
     return _Headline(title or untitled(language), safe_url(headline.url))
 
 

@@ -9,7 +9,8 @@ are http(s) only (`safe_url`). `digest.deliver` builds and sends messages from t
 
 An edition leads: after the masthead, "Top stories" (the edition's `lead`: the highest ranked
 across the reader's categories, each a linked headline and the first sentence of its brief;
-none for a reader of one category, which opens with them already), then the contents (each
+none for a reader of one category, which opens with them already; the first of them, or
+without them the first story, set larger: headline and brief), then the contents (each
 category with its story count, linking to its heading in the mail), then the categories. A
 lead story keeps its whole entry in its category, so a reader who jumps to a category from the
 contents misses nothing; the lead is a short preview of it. Headlines
@@ -46,7 +47,7 @@ from digest.models import (
     WhatsNew,
 )
 from digest.render.corrections import correction_line, dispute_line, short_day
-from digest.render.headlines import clean_headline, first_sentence
+from digest.render.headlines import clean_headline, first_sentence, outlets_line
 from digest.render.layout import category_path, category_slug, edition_path, relative, story_path
 from digest.render.sanitize import clean_text, safe_url
 from digest.render.templating import clip, lead_stories, reader_environment
@@ -525,9 +526,9 @@ def since_last(
 
 def _headline(headline: EditionHeadline, language: str = "en") -> _HeadlineView:
     return _HeadlineView(
-        title=headline_line(headline.title, (headline.source,), TITLE_CHARS) or untitled(language),
+        title=headline_line(headline.title, headline.names, TITLE_CHARS) or untitled(language),
         url=safe_url(headline.url),
-        source=text_line(headline.source, NAME_CHARS),
+        source=outlets_line([text_line(n, NAME_CHARS) for n in headline.names], language=language),
         lede=text_line(headline.lede, LEDE_CHARS),
     )
 
@@ -616,7 +617,7 @@ def _inliner() -> css_inline.CSSInliner:
 _KEPT_CLASSES = frozenset(
     {
         *("frame", "masthead", "notice", "section", "story-title", "archive", "footer", "empty"),
-        *("lead", "lead-title", "contents"),
+        *("lead", "lead-title", "contents", "lead-top", "story-top", "top-text"),
     }
 )
 _CLASS_ATTR = re.compile(r' class="([^"]*)"')

@@ -34,7 +34,7 @@ from digest.models import (
     WhatsNew,
 )
 from digest.render import corrections, layout
-from digest.render.headlines import clean_headline, first_sentence
+from digest.render.headlines import clean_headline, first_sentence, outlets_line
 from digest.render.sanitize import clean_text, needs_cleaning, safe_url
 from digest.schedule import known_zone
 from digest.stories.language import RIGHT_TO_LEFT, language_name
@@ -137,6 +137,7 @@ def _build(extensions: Sequence[str] = ()) -> jinja2.Environment:
         language_name=language_name,
         plural=plural,
         first_sentence=first_sentence,
+        outlets_line=outlets_line,
         wrap=wrap,
         md=md,
         md_url=md_url,
@@ -489,14 +490,18 @@ def _clean_outlet(outlet: Outlet) -> Outlet:
 
 
 def _clean_headline(headline: EditionHeadline) -> EditionHeadline:
-    if not any(map(needs_cleaning, (headline.title, headline.source, headline.lede))):
-        title = clean_headline(headline.title, (headline.source,))
+    texts = (headline.title, headline.source, headline.lede, *headline.outlets)
+    if not any(map(needs_cleaning, texts)):
+        title = clean_headline(headline.title, headline.names)
         return headline if title == headline.title else replace(headline, title=title)
+    outlets = tuple(map(clean_text, headline.outlets))
+    source = clean_text(headline.source)
     return replace(
         headline,
-        title=clean_headline(clean_text(headline.title), (clean_text(headline.source),)),
-        source=clean_text(headline.source),
+        title=clean_headline(clean_text(headline.title), outlets or (source,)),
+        source=source,
         lede=clean_text(headline.lede),
+        outlets=outlets,
     )
 
 

@@ -124,17 +124,8 @@ async def check(llm: LLMClient) -> ServerCheck:
         await llm.complete_json(request)
     except SummarizeError as err:  # the speeds were measured all the same
         reply_error = str(err)
-    # A story's request: the sources `max_input_chars` allows, the instructions, within the
-    # window (its reply kept free).
-    room = facts.window - STORY_REPLY_TOKENS - window.MARGIN - window.REPAIR_ROOM
-    story_prompt = min(room, window.estimate_tokens("x" * config.max_input_chars) + INSTRUCTIONS)
+    story_prompt, seconds = story_estimate(facts, config.max_input_chars)
     prompt_speed, write_speed = facts.speeds.prompt_speed, facts.speeds.write_speed
-    # What was not measured (a reply of a few chunks) is taken at the speeds assumed of a CPU.
-    seconds: float | None = story_prompt / (prompt_speed or window.PRIOR_PROMPT_SPEED) + (
-        STORY_REPLY_TYPICAL / (write_speed or window.PRIOR_WRITE_SPEED)
-    )
-    if story_prompt < INSTRUCTIONS:  # no room for a story's sources: no estimate to give
-        story_prompt, seconds = 0, None
     return ServerCheck(
         base_url=config.base_url,
         model=config.model,
@@ -149,6 +140,22 @@ async def check(llm: LLMClient) -> ServerCheck:
         story_prompt_tokens=story_prompt,
         story_seconds=seconds,
     )
+
+
+def story_estimate(facts: window.ServerFacts, max_input_chars: int) -> tuple[int, float | None]:
+    """A story's request at most (the sources `max_input_chars` allows and the instructions,
+    within the window, its reply kept free) and the seconds it takes at the server's speeds
+    (those not measured taken at the speeds assumed of a CPU); (0, None) when no story's
+    sources fit."""
+    room = facts.window - STORY_REPLY_TOKENS - window.MARGIN - window.REPAIR_ROOM
+    story_prompt = min(room, window.estimate_tokens("x" * max_input_chars) + INSTRUCTIONS)
+    if story_prompt < INSTRUCTIONS:
+        return 0, None
+    prompt_speed, write_speed = facts.speeds.prompt_speed, facts.speeds.write_speed
+    seconds = story_prompt / (prompt_speed or window.PRIOR_PROMPT_SPEED) + (
+        STORY_REPLY_TYPICAL / (write_speed or window.PRIOR_WRITE_SPEED)
+    )
+    return story_prompt, seconds
 
 
 async def _model_is_there(llm: LLMClient) -> None:

@@ -41,7 +41,13 @@ from digest.errors import SummarizeError
 from digest.models import Summary
 from digest.runtime import metrics
 from digest.summarize import extractive, prompts, window
-from digest.summarize.output import one_line, parse_json_object, strip_links
+from digest.summarize.output import (
+    RESTATES_HEADLINE,
+    one_line,
+    parse_json_object,
+    restates_headline,
+    strip_links,
+)
 from digest.summarize.text import content_terms, length, searchable, split_sentences
 from digest.summarize.types import ArticleInput
 from digest.summarize.window import ServerFacts
@@ -60,6 +66,9 @@ UNSUPPORTED_STATUS = frozenset({400, 422, 500, 501})
 MAX_OUTPUT_TOKENS = 1200
 # A small window may leave a reply less room than asked, down to this share of it.
 REPLY_FLOOR = 0.7
+# The tokens of text a request's sources keep, in all, before room to ask once more after an
+# unusable reply is given up (about an English lede from each of three outlets).
+TEXT_FLOOR = 150
 SUMMARY_TOKENS = 800  # room for an article's summary: 300 words, a brief, keywords, in JSON
 MAX_SUMMARY_WORDS = 450
 MAX_KEYWORDS = 8
@@ -255,6 +264,12 @@ class LLMClient:
             )
         return self._http
 
+    @property
+    def known_facts(self) -> ServerFacts | None:
+        """What was learned of the server so far (None before the first request): its speeds
+        as measured, without asking it anything."""
+        return self._facts
+
     async def facts(self) -> ServerFacts:
         """What the server is and how much it reads, learned once (and again when stale)."""
         if self._facts is None or self._facts.stale:
@@ -314,9 +329,11 @@ class LLMClient:
         self, request: JSONRequest[T], facts: ServerFacts, *, below: int | None = None
     ) -> _Sized[T]:
         """The request cut to fit the window with room for its reply (and, after the server
-        refused it, to under `below` tokens as well): its sources shorter first, aiming to
-        leave room for a repair request too; then, with every source down to its lede, a
-        reply room down to `REPLY_FLOOR` of what was asked."""
+        refused it, to under `below` tokens as well), counted in tokens, not characters (an
+        outlet's text in Hangul takes several times the tokens of one in English): its sources
+        shorter first, leaving room for a repair request too while they keep `TEXT_FLOOR`
+        tokens; then without that room; then with a reply down to `REPLY_FLOOR` of what was
+        asked and the sources down to their headlines if need be."""
         asked = request.reply_tokens
 
         def room(reply: int, repair: int) -> int:
@@ -324,27 +341,42 @@ class LLMClient:
             return limit if below is None else min(limit, int(below * 0.8))
 
         tokens, exact = await self.count(request.messages)
-        for _ in range(6):
-            target = room(asked, window.REPAIR_ROOM)
-            if tokens <= target:
-                return _Sized(request, tokens, exact)
-            if request.resize is None or target <= 0:
-                break
-            chars = int(request.chars * max(0.1, target / tokens) * 0.95)
-            smaller = request.resize(chars)
-            if smaller.chars >= request.chars:
-                break  # every source is down to its lede
-            request = smaller
-            tokens, exact = await self.count(request.messages)
-        if tokens <= room(asked, 0):
+        fixed: int | None = None  # the tokens of everything but the sources' texts
+
+        async def shrink(target: int, floor: int) -> bool:
+            """Cut the sources until the request takes `target` tokens at most, its texts
+            keeping `floor` tokens (or what they have, if less): whether it fits."""
+            nonlocal request, tokens, exact, fixed
+            for _ in range(6):
+                if tokens <= target:
+                    return True
+                if request.resize is None or target <= 0:
+                    return False
+                if fixed is None:
+                    fixed = (await self.count(request.resize(0).messages))[0]
+                texts = max(1, tokens - fixed)
+                # The texts' share shrinks; the instructions and headlines stay.
+                share = max(target - fixed, min(floor, texts)) / texts
+                chars = max(0, int(request.chars * min(share, 1.0) * 0.95))
+                smaller = request.resize(chars)
+                if smaller.chars >= request.chars:
+                    return False  # cut as far as the floor allows
+                request = smaller
+                tokens, exact = await self.count(request.messages)
+            return tokens <= target
+
+        if await shrink(room(asked, window.REPAIR_ROOM), TEXT_FLOOR):
+            return _Sized(request, tokens, exact)
+        if await shrink(room(asked, 0), TEXT_FLOOR):
             return _Sized(request, tokens, exact)  # no room to ask again after a bad reply
-        reply = facts.window - window.MARGIN - tokens
-        if reply >= asked * REPLY_FLOOR and tokens <= room(reply, 0):
+        least = int(asked * REPLY_FLOOR)
+        if await shrink(room(least, 0), 0):
+            reply = min(asked, facts.window - window.MARGIN - tokens)
             return _Sized(replace(request, max_tokens=reply), tokens, exact)
         raise SummarizeError(
             f"the request does not fit the model's context window: about {tokens} tokens, and "
             f"{self.config.model} reads {facts.window} ({facts.window_source}) with "
-            f"{int(asked * REPLY_FLOOR)} at least kept for its reply"
+            f"{least} at least kept for its reply"
         )
 
     async def _complete(self, sized: _Sized[T], facts: ServerFacts) -> Completion[T]:
@@ -1050,6 +1082,8 @@ def build_summary(data: dict[str, Any], article: ArticleInput, model_name: str) 
     summary = _cap_words(strip_links(reply.summary, allowed), MAX_SUMMARY_WORDS)
     if length(summary) < 3:
         raise InvalidOutput("the summary is empty once links and markup are removed")
+    if restates_headline(summary, [article.title], [article.source]):
+        raise InvalidOutput(RESTATES_HEADLINE)
     if not _on_topic(summary, article):
         raise InvalidOutput("the summary does not describe the article between the markers")
     title = one_line(strip_links(reply.title, allowed), 200) or one_line(article.title, 200)

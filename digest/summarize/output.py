@@ -2,6 +2,10 @@
 
 Everything here is pure and total: arbitrary text in, never an exception out (the property tests
 in tests/test_summarize.py hold it to that).
+
+A "summary" that only restates the headline, perhaps with the site's name before or after it
+(`restates_headline`), tells a reader nothing the headline does not: it is refused like any
+unusable reply (`RESTATES_HEADLINE`), and the story falls back to its extractive summary.
 """
 
 from __future__ import annotations
@@ -398,3 +402,33 @@ def clean_citations(text: str, count: int) -> tuple[str, tuple[int, ...]]:
 def _is_valid(m: re.Match[str], count: int) -> bool:
     group = m.group(1)
     return group.isdigit() and len(group) <= 6 and 1 <= int(group) <= count
+
+
+RESTATES_HEADLINE = "the summary only restates the headline"
+# A citation mark a summary carries ("[1]", "[1, 2]", "[1-3]"): no word of what it says.
+_CITATION_MARK = re.compile(r"\[\s*\d+(?:\s*[,;\u2013-]\s*\d+)*\s*\]")
+_SITE_SUFFIX = re.compile(r"(.*\S)\s+[-\u2013\u2014|:]\s+\S.*", re.S)
+_FOLDED_WORD = re.compile(r"[^\W_]+")
+
+
+def restates_headline(summary: str, headlines: Iterable[str], names: Iterable[str] = ()) -> bool:
+    """Whether `summary` says only what one of `headlines` says: the same words in the same
+    order (case, accents, punctuation, citation marks and spacing aside), a site's name after
+    a headline (" - Reuters") aside, and the words of `names` (the outlets' names) anywhere."""
+    skip = {w for name in names for w in _folded_words(name)}
+    said = [w for w in _folded_words(_CITATION_MARK.sub(" ", summary)) if w not in skip]
+    if not said:
+        return False
+    for headline in headlines:
+        forms = [_CITATION_MARK.sub(" ", headline)]
+        if split := _SITE_SUFFIX.fullmatch(forms[0]):
+            forms.append(split.group(1))
+        if any(said == [w for w in _folded_words(f) if w not in skip] for f in forms):
+            return True
+    return False
+
+
+def _folded_words(text: str) -> list[str]:
+    decomposed = unicodedata.normalize("NFKD", text.casefold())
+    plain = "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+    return _FOLDED_WORD.findall(plain)

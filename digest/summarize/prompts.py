@@ -33,9 +33,12 @@ def _neutralize(text: str, nonce: str) -> str:
 
 
 def cut(text: str, limit: int) -> str:
-    """At most `limit` characters, ending at a paragraph or sentence boundary when one is near."""
+    """At most `limit` characters, ending at a paragraph or sentence boundary when one is near
+    (nothing at all for a limit of 0)."""
     if len(text) <= limit:
         return text
+    if limit <= 0:
+        return ""
     head = text[:limit]
     for sep in ("\n\n", "\n", ". ", " "):
         at = head.rfind(sep)
@@ -143,16 +146,18 @@ STORY_SCHEMA: dict[str, Any] = {
 }
 
 
-# What each outlet keeps at the least, however small the model's window: its lede.
+# What each source of an answer keeps at the least: its lede.
 LEDE_CHARS = 160
 
 
 def story_texts(story: StoryInput, max_chars: int) -> list[str]:
     """Each source's text as the model sees it: `max_chars` shared among them, so a long
     article cannot crowd out the others (what it leaves unused goes to the rest). However
-    small `max_chars`, every outlet keeps its lede: a story is told from all its outlets."""
+    small `max_chars`, every outlet is there with its headline and an equal share: a story is
+    told from all its outlets (in a small window, a Korean outlet's 160 characters are 400
+    tokens or more, so the share is what the window leaves, down to none)."""
     left, out = max_chars, []
-    floor = min(400, max(LEDE_CHARS, max_chars // max(1, len(story.sources))))
+    floor = min(400, max_chars // max(1, len(story.sources)))
     for i, source in enumerate(story.sources):
         share = max(floor, left // (len(story.sources) - i))
         text = cut(source.text, share)

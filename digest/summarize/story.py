@@ -39,7 +39,13 @@ from digest.summarize.llm import (
     LLMClient,
     written_keywords,
 )
-from digest.summarize.output import clean_citations, one_line, strip_links
+from digest.summarize.output import (
+    RESTATES_HEADLINE,
+    clean_citations,
+    one_line,
+    restates_headline,
+    strip_links,
+)
 from digest.summarize.text import length, split_sentences
 from digest.summarize.types import ArticleInput, StoryInput, StoryOutcome
 
@@ -129,6 +135,9 @@ def build_story_summary(
     summary = _cap(_clean(reply.summary, story), MAX_WORDS)
     if length(summary) < 3:
         raise InvalidOutput("the summary is empty once links and markup are removed")
+    headlines = [story.title, *(s.title for s in story.sources)]
+    if restates_headline(summary, headlines, [s.outlet for s in story.sources]):
+        raise InvalidOutput(RESTATES_HEADLINE)
     index = _index(story, texts)
     checked = index.check(summary)
     if checked.removed:

@@ -11,8 +11,10 @@ the first request, from where each server says it:
   sets one); requests then go through its native API, which asks for that window (`ollama.py`);
 - vLLM (`max_model_len`), OpenRouter and others (`context_length`, `context_window`,
   `max_context_length`) in `/v1/models`; LM Studio in `/api/v0/models`;
-- else `[llm] context_tokens`, else an assumed `DEFAULT_WINDOW` (llama-cpp-python's server and
-  old Ollama keep 2,048 by default, and do not say).
+- llama-cpp-python's server names its window only when it refuses a prompt longer than it:
+  one such prompt (65,536 words, refused once tokenized) is sent to learn it;
+- else `[llm] context_tokens`, else an assumed `DEFAULT_WINDOW` (old Ollama keeps 2,048 by
+  default, and does not say).
 
 What a server says is untrusted like what it writes: a window or a count is a whole number in
 a sane range (`count`), and anything else (Infinity, NaN, 1e309 read as infinity, 0, -1, 0.5,
@@ -65,6 +67,9 @@ MARGIN = 32
 # start shown back, and a sentence).
 REPAIR_ROOM = 160
 PROBE_TIMEOUT = 5.0
+# Words of the prompt that makes llama-cpp-python's server name its window (`_refused_window`):
+# more tokens than any window it is likely started with, tokenized in a fraction of a second.
+WINDOW_PROBE_WORDS = 65_536
 # Facts are learned again after this long: a server may be restarted with another window.
 FACTS_TTL = 900.0
 # Speeds assumed before the first reply of a server was measured: a 7B model on a laptop CPU.
@@ -74,20 +79,25 @@ MIN_MEASURED_PROMPT = 150  # a shorter prompt's time to first token is mostly fi
 
 
 def estimate_tokens(text: str) -> int:
-    """An estimate that errs on the safe side for common tokenizers: a digit is a token
-    (several tokenizers split numbers into digits), other ASCII three characters a token
-    (English runs at four or more), an accented letter a token, and a character of a script
-    written in three or four bytes (Chinese, Japanese, Korean, emoji) two."""
-    digits = other = wide = 0
+    """An estimate that errs on the safe side for common tokenizers, small ones too (measured
+    with SmolLM2-135M's, a 49k vocabulary: tokens a character were English 0.23, German 0.38,
+    Russian 0.69, Arabic 0.97, Hebrew 1.06, Hindi 1.10, Thai 1.85, Japanese 1.84, Chinese 1.91,
+    Korean 2.12): a digit is a token (several tokenizers split numbers into digits), other ASCII
+    2.9 characters a token, a character of two bytes in UTF-8 (accented Latin, Greek, Cyrillic,
+    Arabic, Hebrew) 1.3 tokens, a Hangul syllable 3 (one a byte), another character of three
+    bytes (Han, kana, Thai, Devanagari) 2.2 and one of four (emoji) 4. Where the server counts,
+    its count is used instead (`count_messages`)."""
+    total = 0.0
     for ch in text:
         if ch.isascii():
-            if ch.isdigit():
-                digits += 1
-            else:
-                other += 1
+            total += 1.0 if ch.isdigit() else 0.35
+        elif ch <= "\u07ff":
+            total += 1.3
+        elif "\uac00" <= ch <= "\ud7a3" or "\u1100" <= ch <= "\u11ff" or "\u3130" <= ch <= "\u318f":
+            total += 3.0
         else:
-            wide += 1 if ch <= "\u07ff" else 2
-    return digits + math.ceil(other / 3) + wide
+            total += 2.2 if ch <= "\uffff" else 4.0
+    return math.ceil(total)
 
 
 def cut_to_tokens(text: str, tokens: int) -> str:
@@ -190,6 +200,10 @@ async def discover(
     unnamed = facts.tokenizer is None and facts.kind == "openai-compatible"
     if unnamed and await _counts(http, root, "llama-cpp-python", model) is not None:
         facts.kind, facts.tokenizer = "llama-cpp-python", "llama-cpp-python"
+        if facts.window_source.startswith("assumed") and context_tokens is None:
+            learned = await _refused_window(http, base_url, model)
+            if learned is not None:
+                facts.window, facts.window_source = learned
     assumed = facts.window_source.startswith("assumed")
     if context_tokens is not None and (assumed or context_tokens < facts.window):
         # The operator's figure stands where the server says nothing, and may only lower what
@@ -347,6 +361,54 @@ async def _listed(http: httpx.AsyncClient, base_url: str, root: str, model: str)
         DEFAULT_WINDOW,
         f"assumed: the server does not say (set [llm] context_tokens), {DEFAULT_WINDOW}",
     )
+
+
+# Servers (base URL, model) that read the window probe rather than refuse it, or took longer
+# than `PROBE_TIMEOUT` over it: a window that large costs a long read, so it is not asked again.
+_READS_LONG: dict[tuple[str, str], tuple[int, str] | None] = {}
+
+
+async def _refused_window(
+    http: httpx.AsyncClient, base_url: str, model: str
+) -> tuple[int, str] | None:
+    """llama-cpp-python's window, which its server names only in refusing a longer prompt
+    ("Requested tokens (N) exceed context window of 4096", sent as "maximum context length is
+    4096 tokens"): one prompt of `WINDOW_PROBE_WORDS` words, refused as soon as it is tokenized
+    (0.6 s for SmolLM2 on two busy cores). A server started with a larger window reads it (once:
+    see `_READS_LONG`) and reads at least what it read; None when it says neither. Not asked
+    where `[llm] context_tokens` is set: the operator's figure stands."""
+    import httpx
+
+    if (base_url, model) in _READS_LONG:
+        return _READS_LONG[(base_url, model)]
+    body = {
+        "model": model,
+        "messages": [{"role": "user", "content": " x" * WINDOW_PROBE_WORDS}],
+        "max_tokens": 1,
+        "stream": False,
+    }
+    try:
+        response = await http.post(
+            f"{base_url.rstrip('/')}/chat/completions", json=body, timeout=PROBE_TIMEOUT
+        )
+        data = response.json()
+    except httpx.TimeoutException:
+        _READS_LONG[(base_url, model)] = None  # reading it, most likely: not asked twice
+        return None
+    except (httpx.HTTPError, ValueError):
+        return None
+    if response.status_code == 200:
+        usage = data.get("usage") if isinstance(data, dict) else None
+        read = window_size(usage.get("prompt_tokens")) if isinstance(usage, dict) else None
+        said = (read, f"at least {read}: it read a prompt that long") if read else None
+        _READS_LONG[(base_url, model)] = said
+        return said
+    inner = data.get("error", data) if isinstance(data, dict) else None
+    message = inner.get("message") if isinstance(inner, dict) else inner
+    exceeded, named = context_exceeded(message if isinstance(message, str) else "", inner)
+    if exceeded and named is not None:
+        return named, "named by its refusal of a longer prompt"
+    return None
 
 
 async def _counts(http: httpx.AsyncClient, root: str, tokenizer: str, model: str) -> int | None:
