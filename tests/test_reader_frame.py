@@ -16,6 +16,7 @@ from digest.deliver.message import _subject
 from digest.models import Edition, NewFact, WhatsNew
 from digest.render.chat import render_notification
 from digest.render.email import render_email
+from digest.render.headlines import outlets_line
 from tests.editions import make_edition
 
 DAY = date(2026, 12, 3)  # a Thursday
@@ -216,3 +217,11 @@ def test_the_subject_names_the_day_in_the_readers_language() -> None:
     edition = reader_copy()
     assert _subject("digest", edition, "fr").startswith("digest, jeudi 3 décembre 2026: ")
     assert _subject("digest", edition).startswith("digest, Thursday 3 December 2026: ")
+
+
+def test_a_headlines_outlets_are_counted_in_the_readers_language() -> None:
+    names = ["BBC", "Reuters", "AP", "AFP"]
+    assert outlets_line(names, 2) == "BBC, Reuters and 2 more"
+    assert outlets_line(names, 2, language="de") == "BBC, Reuters und 2 weitere"
+    assert outlets_line(names, 2, language="es") == "BBC, Reuters y 2 más"
+    assert outlets_line(names[:2], 2, language="fr") == "BBC, Reuters"
