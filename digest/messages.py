@@ -23,6 +23,7 @@ from datetime import date
 from functools import cache
 from importlib import resources
 
+from babel import Locale
 from babel.dates import format_date
 from babel.messages import mofile, pofile
 
@@ -34,6 +35,8 @@ __all__ = [
     "counted",
     "day_month",
     "edition_language",
+    "language_called",
+    "long_day",
     "names",
     "subject_phrase",
 ]
@@ -121,3 +124,19 @@ def day_month(day: date, language: str | None = "en") -> str:
     # TRANSLATORS: a CLDR date pattern for a day and its month ("d. MMMM" in German).
     pattern = catalogue(code).gettext("d MMMM")
     return format_date(day, pattern, locale=code)
+
+
+def long_day(day: date, language: str | None = "en") -> str:
+    """ "Monday 7 December 2026", "Montag, 7. Dezember 2026", "lunes, 7 de diciembre de
+    2026", "lundi 7 décembre 2026": the day of an edition as its reader's copy names it."""
+    code = edition_language(language)
+    # TRANSLATORS: a CLDR date pattern for a weekday, day, month and year.
+    pattern = catalogue(code).gettext("EEEE d MMMM y")
+    return format_date(day, pattern, locale=code)
+
+
+def language_called(code: str, language: str | None = "en") -> str:
+    """The name of language `code` as a reader of `language` calls it ("Englisch" to a German
+    reader, "inglés" to a Spanish one), from CLDR (Babel); "" for a code it does not know."""
+    name = Locale(edition_language(language)).languages.get(code.strip().lower(), "")
+    return str(name)

@@ -143,7 +143,7 @@ def test_their_digest_on_every_channel_at_their_time_once_across_restarts(
             assert title in body
         for title in DROPPED:
             assert title not in body
-        assert "(translated from English by the model)" in body  # into French, once
+        assert "(traduit par le modèle, original en anglais)" in body  # into French, once
         assert "[fr]" in body.replace("\\[", "[").replace("\\]", "]")  # Markdown escapes it
         assert "preferences?token=" in body
     rows = query(tmp_path, "select channel, state, attempts from deliveries order by channel")

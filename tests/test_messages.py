@@ -13,7 +13,7 @@ import pytest
 from babel.messages.extract import extract_from_dir
 from babel.messages.pofile import read_po
 
-from digest import messages
+from digest import messages, templates
 from digest.deliver.follow_alert import alert_text
 from digest.models import Correction, Disagreement, Reported, StoryEvent
 from digest.render.corrections import correction_line, dispute_line
@@ -245,19 +245,34 @@ def test_an_unknown_subject_is_left_out_of_an_alert() -> None:
 # -- the catalogue is complete -----------------------------------------------------------------
 
 ROOT = Path(messages.__file__).parent
+TEMPLATES = Path(templates.__path__[0])  # this checkout's (tests/conftest.py)
 KEYWORDS = {"gettext": None, "ngettext": (1, 2), "N_": None, "say": None}
+# The templates' marks (jinja2.ext.i18n): `_`, `gettext` and `ngettext`, as a reader's copy
+# renders them (`templating.reader_environment`: the same whitespace options).
+TEMPLATE_KEYWORDS = {"_": None, "gettext": None, "ngettext": (1, 2)}
+TEMPLATE_OPTIONS = {"trim_blocks": "true", "lstrip_blocks": "true", "newstyle_gettext": "true"}
 PLACEHOLDER = re.compile(r"%\(\w+\)s")
 
 
 def messages_in_code() -> dict[str | tuple[str, str], str]:
-    """Every message the code marks, with where (Babel's extractor over digest/)."""
+    """Every message the code and the templates mark, with where (Babel's extractors over
+    digest/ and templates/: Python's, and Jinja's for the templates)."""
+    kinds = ("html", "txt", "md", "xml")
     found: dict[str | tuple[str, str], str] = {}
-    for name, line, message, _, _ in extract_from_dir(
-        ROOT, [("**.py", "python")], keywords=KEYWORDS
-    ):
-        if isinstance(message, tuple):
-            message = (message[0], message[1])
-        found.setdefault(message, f"{name}:{line}")
+    marked = [
+        extract_from_dir(ROOT, [("**.py", "python")], keywords=KEYWORDS),
+        extract_from_dir(
+            TEMPLATES,
+            [(f"**.{kind}", "jinja2") for kind in kinds],
+            keywords=TEMPLATE_KEYWORDS,
+            options_map={f"**.{kind}": TEMPLATE_OPTIONS for kind in kinds},
+        ),
+    ]
+    for extracted in marked:
+        for name, line, message, _, _ in extracted:
+            if isinstance(message, tuple):
+                message = (message[0], message[1])
+            found.setdefault(message, f"{name}:{line}")
     return found
 
 
@@ -266,6 +281,15 @@ def test_the_extractor_sees_the_lines() -> None:
     assert "Correction: %(what)s was %(now)s, not %(said)s, as reported on %(day)s." in found
     assert ("Covered by %(n)s outlet", "Covered by %(n)s outlets") in found
     assert "the death toll" in found and "An update" in found
+
+
+def test_the_extractor_sees_the_templates_frame() -> None:
+    """The email's parts and the chat digest are extracted too (issue 38's frame)."""
+    found = messages_in_code()
+    for message in ("Top stories", "More headlines", "Unsubscribe", "Your preferences"):
+        assert found.get(message, "").startswith(("email/", "notify/")), message
+    assert ("%(num)s outlet", "%(num)s outlets") in found
+    assert "Since your last digest (%(day)s):" in found
 
 
 @pytest.mark.parametrize("language", [lang for lang in messages.LANGUAGES if lang != "en"])
@@ -295,3 +319,29 @@ def test_every_message_in_code_has_a_translation_in_each_catalogue(language: str
         if m.id and (m.id[0] if isinstance(m.id, tuple) else m.id) not in said
     ]
     assert stale == []
+
+
+@pytest.mark.parametrize("language", [lang for lang in messages.LANGUAGES if lang != "en"])
+def test_the_chat_digests_translations_are_plain_text_in_markdown(language: str) -> None:
+    """The Markdown digest puts its translated words in as they are (its values are escaped):
+    a translation with a character Markdown reads (`*`, `_`, `[`...) would turn into markup."""
+    markdown = {
+        message if isinstance(message, str) else (message[0], message[1])
+        for _, _, message, _, _ in extract_from_dir(
+            TEMPLATES / "notify",
+            [("**.md", "jinja2")],
+            keywords=TEMPLATE_KEYWORDS,
+            options_map={"**.md": TEMPLATE_OPTIONS},
+        )
+    }
+    assert "Follow this story" in markdown
+    special = re.compile(r"[\\`*_{}\[\]()<>#+!|~]")
+    for message in markdown:
+        if isinstance(message, tuple):
+            strings = tuple(
+                messages.catalogue(language).ngettext(message[0], message[1], n) for n in (1, 2)
+            )
+        else:
+            strings = (messages.catalogue(language).gettext(message),)
+        for text in strings:
+            assert special.findall(PLACEHOLDER.sub("", text)) == [], (language, text)

@@ -145,9 +145,10 @@ async def test_a_story_not_in_the_readers_language_is_sent_as_written_and_marked
     await subscribe(app, "fr@example.org", language="fr", categories=("finance",))
     await send_edition(app, await edition(app), now=NOON)
     mail = outbox(app)["fr@example.org"]
-    # make_edition's finance stories lead with Der Spiegel (German) or an English outlet.
-    assert "(Deutsch)" in mail or "(English)" in mail
-    assert "translated from" not in mail
+    # make_edition's finance stories lead with Der Spiegel (German) or an English outlet; the
+    # mark names the language as a French reader does (issue 38).
+    assert "(Allemand)" in mail or "(Anglais)" in mail
+    assert "traduit" not in mail and "translated from" not in mail
 
 
 class CountingTranslator:
@@ -185,7 +186,7 @@ async def test_a_translator_is_asked_once_per_story_and_language(app: App, monke
     )
     mail = outbox(app)
     assert "[fr] Flood barrier holds" in mail["a@example.org"]
-    assert "translated from English by the model" in mail["a@example.org"]
+    assert "traduit par le modèle, original en anglais" in mail["a@example.org"]
 
 
 async def test_untranslated_stories_are_marked_only_when_not_in_the_readers_language() -> None:

@@ -35,7 +35,14 @@ from tests.smtpserver import SmtpServer
 
 DAY = date(2026, 11, 29)
 NOON = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
-MARK = "translated from English by the model"
+# What a reader's copy says of a story the model translated for them, and of one sent in its
+# own language, in the reader's (issue 38): a German reader's, unless said otherwise.
+MARKS = {
+    "de": "vom Modell übersetzt, Original auf Englisch",
+    "fr": "traduit par le modèle, original en anglais",
+}
+MARK = MARKS["de"]
+SENT_AS_IS = {"de": "(Englisch)", "fr": "(Anglais)"}
 
 llm_server = llmserver.llm_server
 
@@ -204,7 +211,7 @@ async def test_with_no_llm_the_original_is_sent_marked_with_its_language(tmp_pat
         mail = outbox(app)["de@example.org"]
         for title in titles(await stored(app), "world"):
             assert title in mail
-        assert mail.count("(English)") == 3 and "translated" not in mail
+        assert mail.count(SENT_AS_IS["de"]) == 3 and "übersetzt" not in mail
 
 
 async def test_a_translation_that_invents_a_number_is_refused_and_the_original_sent(
@@ -231,7 +238,7 @@ async def test_a_translation_that_invents_a_number_is_refused_and_the_original_s
     mail = outbox(app)["de@example.org"]
     assert invented.split()[-3] not in mail  # the invented figure
     assert f"[de] {story.title}" not in mail and mail.count(MARK) == 2
-    assert f"{story.title}\n   (English)" in mail
+    assert f"{story.title}\n   {SENT_AS_IS['de']}" in mail
     kept = store.translation(text_hash(story), "de", "llm:fake-model")
     assert kept is not None and kept.error and "number “7,319”" in kept.error
     assert "refused" in caplog.text and "7,319" in caplog.text
@@ -253,7 +260,7 @@ async def test_other_untrustworthy_translations_are_refused(
     await subscribe(app, "fr@example.org", language="fr", categories=("finance",))
     _, stats = await send(app)
     mail = outbox(app)["fr@example.org"]
-    assert "[fr]" not in mail and "translated" not in mail and "(English)" in mail
+    assert "[fr]" not in mail and "traduit" not in mail and SENT_AS_IS["fr"] in mail
     assert stats.refused == 3 and stats.translated == 0
 
 
@@ -269,7 +276,7 @@ async def test_a_failing_llm_sends_the_originals_and_is_not_asked_for_every_stor
     assert len(report.sent) == 1
     stories = sum(len(s.stories) for s in (await stored(app)).sections)
     mail = outbox(app)["de@example.org"]
-    assert mail.count("(English)") == stories and "translated" not in mail
+    assert mail.count(SENT_AS_IS["de"]) == stories and "übersetzt" not in mail
     assert stats.failed == stories and "HTTP 500" in (stats.last_error or "")
     assert stats.counts() == {"translations_failed": stories}
     # The first calls negotiate (three probes each), then it gives up for this run.
@@ -328,7 +335,7 @@ async def test_a_planted_instruction_the_model_obeys_does_not_reach_the_reader(
 
     mail = outbox(app)["de@example.org"]
     assert "Gewinnen" not in mail and "Quillfeather" not in mail
-    assert f"{story.title}\n   (English)" in mail
+    assert f"{story.title}\n   {SENT_AS_IS['de']}" in mail
     assert stats.refused == 1 and "9.999" in (stats.last_error or "")
 
 
@@ -382,7 +389,7 @@ async def test_readers_of_two_languages_get_their_versions_by_smtp_and_on_a_chan
     for title in world:
         # Markdown, its brackets escaped
         assert f"\\[de\\] {title}" in hook.message and f"\\[fr\\] {title}" in push.message
-    assert MARK in hook.message and MARK in push.message
+    assert MARKS["de"] in hook.message and MARKS["fr"] in push.message
     assert len(llm_server.translations()) == 2 * len(world)
 
 

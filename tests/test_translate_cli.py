@@ -22,7 +22,8 @@ from tests.newsweb import ARTICLES, NewsWeb
 pytestmark = pytest.mark.slow
 
 WORLD = [a for a in ARTICLES if a.category == "world"]
-MARK = "(translated from English by the model)"
+# The mark a German reader reads on a story the model translated for them (issue 38).
+MARK = "(vom Modell übersetzt, Original auf Englisch)"
 
 
 def setup(tmp_path: Path, web: NewsWeb, llm: LLMServer) -> None:
@@ -75,8 +76,8 @@ def test_a_readers_digest_is_translated_and_the_run_says_so(
         assert f"[de] {headline}" in german and headline in english
     # The news web's world pages are in English, French and Japanese: each summary is
     # translated from its own language.
-    assert german.count("by the model)") == len(asked) and MARK in german
-    assert "(translated from Français by the model)" in german
+    assert german.count("(vom Modell übersetzt, Original auf ") == len(asked) and MARK in german
+    assert "(vom Modell übersetzt, Original auf Französisch)" in german
     assert "translated" not in english
     status, counts, errors = publish_run(tmp_path)
     assert status == "ok" and errors == []
@@ -97,7 +98,7 @@ def test_an_invented_figure_is_refused_and_the_run_records_why(
 
     assert published.code == 0, published.stderr + published.stdout
     german = mails(tmp_path)["leser@example.org"]
-    assert "[de]" not in german and "translated" not in german and "(English)" in german
+    assert "[de]" not in german and "übersetzt" not in german and "(Englisch)" in german
     status, counts, errors = publish_run(tmp_path)
     assert status == "partial" and counts["translations_refused"] >= 1
     assert [e["source"] for e in errors] == ["translate"]

@@ -26,7 +26,7 @@ from digest.config import EmailConfig
 from digest.deliver import mime
 from digest.deliver.address import check_address
 from digest.errors import AddressError, InvalidRecipientError
-from digest.messages import edition_language
+from digest.messages import edition_language, long_day
 from digest.models import Edition
 from digest.render.email import (
     HEADLINES_PER_CATEGORY,
@@ -36,7 +36,7 @@ from digest.render.email import (
     text_line,
 )
 from digest.render.sanitize import safe_url
-from digest.render.templating import clip, long_date
+from digest.render.templating import clip
 from digest.schedule import known_zone
 
 __all__ = ["HTML_BUDGET", "Recipient", "build_message", "message_id", "sender_domain"]
@@ -149,7 +149,7 @@ def build_message(
     msg = EmailMessage(policy=mime.POLICY)
     msg["From"] = sender
     msg["To"] = to
-    msg["Subject"] = _subject(title, mine)
+    msg["Subject"] = _subject(title, mine, subscriber.language)
     msg["Date"] = format_datetime(_aware(dated or edition.generated_at).astimezone(tz))
     msg["Message-ID"] = mid = message_id(edition.day, subscriber.email, sender)
     msg["List-Id"] = f"{_header_text(title)} <digest.{_domain(sender)}>"
@@ -278,10 +278,11 @@ def _header_text(value: str) -> str:
     return text_line(value, SUBJECT_CHARS).replace('"', "'").replace("<", "(").replace(">", ")")
 
 
-def _subject(title: str, edition: Edition) -> str:
+def _subject(title: str, edition: Edition, language: str | None = "en") -> str:
     """ "digest, Friday 4 December 2026: <the top story's headline>", the headline clean (no
-    outlet after it, no section label before it) like the email's own."""
-    head = f"{_header_text(title) or 'digest'}, {long_date(edition.day)}"
+    outlet after it, no section label before it) like the email's own, the day in the
+    reader's language ("Freitag, 4. Dezember 2026")."""
+    head = f"{_header_text(title) or 'digest'}, {long_day(edition.day, language)}"
     top = edition.lead(1)
     if not top:
         return head

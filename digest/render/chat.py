@@ -13,7 +13,8 @@ characters (the service's limit, and a compact digest's): stories are dropped fr
 each category, then whole categories, and the message says how many are in the archive.
 Scraped text is cleaned (`text_line`: tag-like `<!channel>` and `<@123>` go with the tags),
 Markdown's special characters are escaped, and mentions are broken (`quiet_mentions`), so a
-headline saying "@everyone" pings no one; links are http(s) only (`safe_url`).
+headline saying "@everyone" pings no one; links are http(s) only (`safe_url`). Its words and
+its date are in the reader's language, as the email's are (`templating.reader_environment`).
 """
 
 from __future__ import annotations
@@ -25,9 +26,16 @@ from functools import lru_cache
 
 from digest import messages
 from digest.models import Edition, EditionHeadline, EditionStory
-from digest.render.email import archive_page, headline_line, since_last, story_mark, text_line
+from digest.render.email import (
+    archive_page,
+    headline_line,
+    since_last,
+    story_mark,
+    text_line,
+    untitled,
+)
 from digest.render.sanitize import safe_url
-from digest.render.templating import environment, long_date, md_url
+from digest.render.templating import md_url, reader_environment
 
 __all__ = ["COMPACT_CHARS", "quiet_mentions", "render_notification"]
 
@@ -116,6 +124,7 @@ class _View:
     archive_url: str | None
     preferences_url: str
     left_out: int = 0
+    language: str = "en"  # the reader's: the words around the stories (`reader_environment`)
 
 
 def render_notification(
@@ -152,7 +161,8 @@ def render_notification(
         bool(follow),
         messages.edition_language(language),
     )
-    head = f"{text_line(title, 80) or 'digest'}, {long_date(edition.day)}"
+    day = messages.long_day(edition.day, language)
+    head = f"{text_line(title, 80) or 'digest'}, {day}"
     md_fills = {_PREFERENCES_SLOT: md_url(link), _FOLLOW_SLOT: md_url(start)}
     text_fills = {_PREFERENCES_SLOT: link, _FOLLOW_SLOT: start}
     md_fills[_FOLLOW_END_SLOT], text_fills[_FOLLOW_END_SLOT] = md_url(end), end
@@ -231,10 +241,10 @@ def _view(
             _story(s, archive_page(archive, edition.day, s.id), follow, language)
             for s in section.stories
         )
-        headlines = () if stories else tuple(_headline(h) for h in section.headlines)
+        headlines = () if stories else tuple(_headline(h, language) for h in section.headlines)
         mentions = tuple(
             _Mention(
-                quiet_mentions(headline_line(m.title, (), TITLE_CHARS)) or "(untitled)",
+                quiet_mentions(headline_line(m.title, (), TITLE_CHARS)) or untitled(language),
                 _capital(text_line(m.category, NAME_CHARS)),
                 m.outlet_count,
                 archive_page(archive, edition.day, m.story_id),
@@ -244,7 +254,7 @@ def _view(
         if stories or headlines or mentions:
             name = _capital(text_line(section.category, NAME_CHARS))
             sections.append(_Section(name, stories, headlines[:HEADLINES_SHOWN], mentions))
-    return _View(tuple(sections), archive, _PREFERENCES_SLOT)
+    return _View(tuple(sections), archive, _PREFERENCES_SLOT, language=language)
 
 
 def _capital(name: str) -> str:
@@ -261,10 +271,10 @@ def _story(
             links.append(_Link(_line(outlet.name, NAME_CHARS) or "source", url))
     since = since_last(story.whats_new, facts=1, language=language)
     return _Story(
-        title=_headline_line(story.title, (o.name for o in story.outlets)) or "(untitled)",
+        title=_headline_line(story.title, (o.name for o in story.outlets)) or untitled(language),
         url=page or (links[0].url if links else None),
         brief="" if since else _line(story.brief_summary or story.summary, BRIEF_CHARS),
-        mark=story_mark(story),
+        mark=story_mark(story, language),
         outlets=tuple(links[:OUTLETS_SHOWN]),
         more_outlets=len(story.outlets) - len(links[:OUTLETS_SHOWN]),
         since_line=quiet_mentions(since.line) if since else "",
@@ -273,13 +283,13 @@ def _story(
     )
 
 
-def _headline(headline: EditionHeadline) -> _Headline:
+def _headline(headline: EditionHeadline, language: str = "en") -> _Headline:
     title = _headline_line(headline.title, headline.names)
-    return _Headline(title or "(untitled)", safe_url(headline.url))
+    return _Headline(title or untitled(language), safe_url(headline.url))
 
 
 def _render(view: _View) -> tuple[str, str]:
-    env = environment()
+    env = reader_environment(view.language)
     markdown = env.get_template("notify/digest.md").render(v=view)
     text = env.get_template("notify/digest.txt").render(v=view)
     return _tidy(markdown), _tidy(text)

@@ -18,6 +18,11 @@ are shown without their outlet's name after them or a section label before them
 (`digest.render.headlines`), and link to the story's page in the archive when the archive has
 a URL, else to the first outlet. Each category shows a bounded number of "More headlines", and
 counts the rest, linked to its page in the archive.
+
+Everything the email itself says is in the reader's language when the message catalogue has it
+(`digest.messages`, issue 38): the templates' marked words (`templating.reader_environment`),
+the lines built here and the dates; English is the catalogue's msgids, so an English reader's
+email is what it was.
 """
 
 from __future__ import annotations
@@ -45,7 +50,7 @@ from digest.render.corrections import correction_line, dispute_line, short_day
 from digest.render.headlines import clean_headline, first_sentence, outlets_line
 from digest.render.layout import category_path, category_slug, edition_path, relative, story_path
 from digest.render.sanitize import clean_text, safe_url
-from digest.render.templating import clip, environment, lead_stories, long_date
+from digest.render.templating import clip, lead_stories, reader_environment
 from digest.stories.language import language_name
 
 __all__ = [
@@ -58,6 +63,7 @@ __all__ = [
     "since_last",
     "story_mark",
     "text_line",
+    "untitled",
 ]
 
 # The defaults of [publish] lead_stories and headlines_per_category.
@@ -236,6 +242,7 @@ class _EmailView:
     shown_stories: int = 0
     shown_headlines: int = 0
     disagree: str = "Outlets disagree."  # before each disagreement, in the reader's language
+    language: str = "en"  # the reader's edition language: the frame's and the dates'
 
     @property
     def contents(self) -> str:
@@ -265,22 +272,24 @@ def _view(
             stories=tuple(
                 _story(st, archive_page(archive, day, st.id), follow, language) for st in s.stories
             ),
-            headlines=tuple(_headline(h) for h in s.headlines[:headlines]),
+            headlines=tuple(_headline(h, language) for h in s.headlines[:headlines]),
             anchor=f"c-{category_slug(s.category)}",
             all_headlines=len(s.headlines),
             archive_url=archive_page(archive, day, category=s.category),
-            mentions=tuple(_mention(m, day, archive) for m in s.mentions),
+            mentions=tuple(_mention(m, day, archive, language) for m in s.mentions),
         )
         for s in edition.sections
     )
-    top = tuple(_lead(s, archive_page(archive, day, s.id)) for s in lead_stories(edition, lead))
+    top = tuple(
+        _lead(s, archive_page(archive, day, s.id), language) for s in lead_stories(edition, lead)
+    )
     stories = sum(len(s.stories) for s in sections)
     shown = sum(len(s.headlines) for s in sections)
     preview = [t.title for t in top] or [st.title for s in sections for st in s.stories]
     compiled = _aware(edition.generated_at).astimezone(tz)
     return _EmailView(
         title=text_line(title, 80) or "digest",
-        day=long_date(edition.day),
+        day=messages.long_day(edition.day, language),
         compiled=f"{compiled:%H:%M} {compiled.tzname() or ''}".rstrip(),
         preheader=clip(" · ".join(preview[:3]), 140),
         categories=", ".join(categories or ()),
@@ -295,6 +304,7 @@ def _view(
         shown_stories=stories,
         shown_headlines=shown,
         disagree=messages.catalogue(language).gettext("Outlets disagree."),
+        language=language,
     )
 
 
@@ -329,21 +339,21 @@ def _story(
     since = since_last(story.whats_new, language=language)
     disputes = _disputes(story, language)
     n = len(story.outlets)
+    title = headline_line(story.title, (o.name for o in outlets), TITLE_CHARS) or untitled(language)
     covered = messages.catalogue(language).ngettext(
         "Covered by %(n)s outlet", "Covered by %(n)s outlets", n
     )
     follow_url = follow.replace("{story}", str(story.id)) if follow else None
     if since is not None:  # what is new to this reader, not the whole summary again
         return _StoryView(
-            title=headline_line(story.title, (o.name for o in outlets), TITLE_CHARS)
-            or "(untitled)",
+            title=title,
             url=page or first,
             brief="",
             outlet_count=len(story.outlets),
             outlets=tuple(followable[:OUTLETS_SHOWN]),
             more_outlets=len(outlets) - len(followable[:OUTLETS_SHOWN]),
             updated=story.updated,
-            mark=story_mark(story),
+            mark=story_mark(story, language),
             lang=story.language if language_name(story.language) else "",
             page=page,
             since=since,
@@ -352,9 +362,9 @@ def _story(
             follow_url=follow_url,
             coverage=covered % {"n": n},
         )
-    new = _new_line(story.whats_new)
+    new = _new_line(story.whats_new, language)
     return _StoryView(
-        title=headline_line(story.title, (o.name for o in outlets), TITLE_CHARS) or "(untitled)",
+        title=title,
         url=page or first,
         brief=text_line(story.brief_summary or story.summary, BRIEF_CHARS),
         outlet_count=len(story.outlets),
@@ -365,7 +375,7 @@ def _story(
         new_outlets=new.get("new_outlets", ""),
         new_fact=new.get("new_fact", ""),
         new_lang=new.get("new_lang", ""),
-        mark=story_mark(story),
+        mark=story_mark(story, language),
         lang=story.language if language_name(story.language) else "",
         page=page,
         disputes=disputes,
@@ -388,7 +398,7 @@ def _corrections(corrections: Iterable[Correction], language: str) -> tuple[str,
     return tuple(line for line in lines if line)
 
 
-def _lead(story: EditionStory, page: str | None) -> _LeadView:
+def _lead(story: EditionStory, page: str | None, language: str = "en") -> _LeadView:
     first = next((u for o in story.outlets if (u := safe_url(o.url))), None)
     brief = text_line(story.brief_summary or story.summary, 4 * LEAD_LINE_CHARS)
     news = story.whats_new
@@ -396,7 +406,7 @@ def _lead(story: EditionStory, page: str | None) -> _LeadView:
         brief = text_line(news.facts[0].text if news.facts else "", 4 * LEAD_LINE_CHARS)
     return _LeadView(
         title=headline_line(story.title, (o.name for o in story.outlets), TITLE_CHARS)
-        or "(untitled)",
+        or untitled(language),
         url=page or first,
         line=clip(first_sentence(brief), LEAD_LINE_CHARS),
         section=_category_name(story.category),
@@ -405,24 +415,46 @@ def _lead(story: EditionStory, page: str | None) -> _LeadView:
     )
 
 
-def story_mark(story: EditionStory) -> str:
+def untitled(language: str = "en") -> str:
+    """What a story or headline without a title is called, in the reader's language."""
+    return messages.catalogue(language).gettext("(untitled)")
+
+
+def story_mark(story: EditionStory, language: str | None = "en") -> str:
     """What a reader's copy says about a story's language: "translated from English by the
     model" when the LLM translated it for them, "English" when it is not in their language and
-    was not translated, else ""."""
+    was not translated, else "". An English reader reads a language by its own name
+    ("Deutsch"); a reader of a catalogued language by theirs for it ("Englisch",
+    `messages.language_called`)."""
+    code = messages.edition_language(language)
     if story.translated_from and language_name(story.translated_from):
-        return f"translated from {language_name(story.translated_from)} by the model"
-    return language_name(story.language) if story.language else ""
+        if code == "en":
+            return f"translated from {language_name(story.translated_from)} by the model"
+        say = messages.catalogue(code).gettext
+        called = messages.language_called(story.translated_from, code)
+        return say("translated from %(language)s by the model") % {"language": called}
+    if not story.language or not language_name(story.language) or code == "en":
+        return language_name(story.language) if story.language else ""
+    called = messages.language_called(story.language, code)
+    return called[:1].upper() + called[1:]
 
 
-def _new_line(news: WhatsNew | None) -> dict[str, str]:
+def _outlet_names(names: list[str], language: str) -> str:
+    """ "Reuters, AP, AFP and 2 more": the first `NEW_OUTLETS_SHOWN`, the rest counted."""
+    shown = ", ".join(names[:NEW_OUTLETS_SHOWN])
+    if len(names) > NEW_OUTLETS_SHOWN:
+        more = messages.catalogue(language).gettext("%(names)s and %(n)s more")
+        shown = more % {"names": shown, "n": len(names) - NEW_OUTLETS_SHOWN}
+    return shown
+
+
+def _new_line(news: WhatsNew | None, language: str = "en") -> dict[str, str]:
     """The parts of a story's "New:" line: the outlets that joined it since its earlier edition
     and the first fact they add."""
     if news is None or not news.outlets:
         return {}
     names = [text_line(o.name, NAME_CHARS) or _host(o.url) for o in news.outlets]
-    shown = ", ".join(names[:NEW_OUTLETS_SHOWN])
-    if len(names) > NEW_OUTLETS_SHOWN:
-        shown += f" and {len(names) - NEW_OUTLETS_SHOWN} more"
+    shown = _outlet_names(names, language)
     first = news.facts[0] if news.facts else None
     return {
         "new_outlets": shown,
@@ -431,10 +463,12 @@ def _new_line(news: WhatsNew | None) -> dict[str, str]:
     }
 
 
-def _mention(mention: EditionMention, day: date, archive: str | None) -> _MentionView:
+def _mention(
+    mention: EditionMention, day: date, archive: str | None, language: str = "en"
+) -> _MentionView:
     """The mention's link is the story's archive page, next to the edition's (`archive`)."""
     return _MentionView(
-        title=headline_line(mention.title, (), TITLE_CHARS) or "(untitled)",
+        title=headline_line(mention.title, (), TITLE_CHARS) or untitled(language),
         category=_category_name(mention.category),
         outlet_count=mention.outlet_count,
         url=archive_page(archive, day, mention.story_id),
@@ -451,12 +485,16 @@ class SinceLast:
     outlets: str = ""  # who joined: "Reuters, AP"
     facts: tuple[_Fact, ...] = ()
     corrections: tuple[str, ...] = ()
+    language: str = "en"  # the reader's: the words around the outlets and facts
 
     @property
     def line(self) -> str:
-        parts = [f"New: {self.outlets}"] if self.outlets else []
+        say = messages.catalogue(self.language).gettext
+        new = say("New:")
+        parts = [f"{new} {self.outlets}"] if self.outlets else []
         parts += (f.text for f in self.facts)
-        return " ".join([f"Since your last digest ({self.day}):", " — ".join(parts)]).strip()
+        since = say("Since your last digest (%(day)s):") % {"day": self.day}
+        return " ".join([since, " — ".join(parts)]).strip()
 
 
 @dataclass(frozen=True, slots=True)
@@ -473,26 +511,24 @@ def since_last(
     if news is None or not news.for_reader:
         return None
     names = [text_line(o.name, NAME_CHARS) or _host(o.url) for o in news.outlets]
-    shown = ", ".join(names[:NEW_OUTLETS_SHOWN])
-    if len(names) > NEW_OUTLETS_SHOWN:
-        shown += f" and {len(names) - NEW_OUTLETS_SHOWN} more"
     return SinceLast(
-        day=short_day(news.since),
-        outlets=shown,
+        day=short_day(news.since, language),
+        outlets=_outlet_names(names, language),
         facts=tuple(
             _Fact(t, f.language if language_name(f.language) else "")
             for f in news.facts[:facts]
             if (t := text_line(f.text, FACT_CHARS))
         ),
         corrections=_corrections(news.corrections, language),
+        language=language,
     )
 
 
-def _headline(headline: EditionHeadline) -> _HeadlineView:
+def _headline(headline: EditionHeadline, language: str = "en") -> _HeadlineView:
     return _HeadlineView(
-        title=headline_line(headline.title, headline.names, TITLE_CHARS) or "(untitled)",
+        title=headline_line(headline.title, headline.names, TITLE_CHARS) or untitled(language),
         url=safe_url(headline.url),
-        source=outlets_line([text_line(n, NAME_CHARS) for n in headline.names]),
+        source=outlets_line([text_line(n, NAME_CHARS) for n in headline.names], language=language),
         lede=text_line(headline.lede, LEDE_CHARS),
     )
 
@@ -596,7 +632,7 @@ def _drop_inlined_classes(page: str) -> str:
 
 
 def _render_page(view: _EmailView) -> str:
-    return environment().get_template("email/digest.html").render(v=view)
+    return reader_environment(view.language).get_template("email/digest.html").render(v=view)
 
 
 def _render_html(view: _EmailView) -> str:
@@ -604,7 +640,7 @@ def _render_html(view: _EmailView) -> str:
 
 
 def _render_text(view: _EmailView) -> str:
-    text = environment().get_template("email/digest.txt").render(v=view)
+    text = reader_environment(view.language).get_template("email/digest.txt").render(v=view)
     return re.sub(r"\n{3,}", "\n\n", text).strip() + "\n"
 
 

@@ -23,6 +23,8 @@ import re
 import unicodedata
 from collections.abc import Iterable, Sequence
 
+from digest import messages
+
 __all__ = ["OUTLETS_NAMED", "SECTION_LABELS", "clean_headline", "first_sentence", "outlets_line"]
 
 # A headline, a separator and a suffix; the head is greedy, so the last separator is the one.
@@ -84,12 +86,16 @@ def clean_headline(title: str, outlets: Iterable[str] = ()) -> str:
 OUTLETS_NAMED = 3  # outlets named on a "More headlines" line; the rest are counted
 
 
-def outlets_line(names: Sequence[str], shown: int = OUTLETS_NAMED) -> str:
-    """Who told a headline's story, in one line: "BBC, Reuters and 2 more"; "" for none."""
+def outlets_line(
+    names: Sequence[str], shown: int = OUTLETS_NAMED, *, language: str | None = "en"
+) -> str:
+    """Who told a headline's story, in one line: "BBC, Reuters and 2 more" (in `language`, a
+    reader's: "BBC, Reuters und 2 weitere"); "" for none."""
     names = [n for n in dict.fromkeys(" ".join(n.split()) for n in names) if n]
     if len(names) <= shown:
         return ", ".join(names)
-    return f"{', '.join(names[:shown])} and {len(names) - shown} more"
+    more = messages.catalogue(language).gettext("%(names)s and %(n)s more")
+    return more % {"names": ", ".join(names[:shown]), "n": len(names) - shown}
 
 
 def first_sentence(text: str) -> str:

@@ -23,6 +23,7 @@ from urllib.parse import urlsplit
 import jinja2
 from markupsafe import Markup, escape
 
+from digest import messages
 from digest.models import (
     Disagreement,
     Edition,
@@ -44,6 +45,7 @@ __all__ = [
     "clean_edition",
     "environment",
     "inline_style_csp",
+    "reader_environment",
     "search_script",
     "stylesheet",
 ]
@@ -73,8 +75,27 @@ def inline_style_csp(css: str) -> str:
 
 @cache
 def environment() -> jinja2.Environment:
+    """The archive's environment: operator-facing pages, in English."""
+    return _build()
+
+
+@cache
+def reader_environment(language: str | None) -> jinja2.Environment:
+    """The environment of what is sent to a reader (the email's parts, the chat digest): the
+    archive's, with the i18n extension and the message catalogue of the reader's language
+    (`messages.catalogue`), so that `_()` and `ngettext()` in those templates say the frame in
+    it. English is the msgids themselves, so an English reader's copy is what it was."""
+    env = _build(("jinja2.ext.i18n",))
+    env.install_gettext_translations(  # type: ignore[attr-defined]
+        messages.catalogue(language), newstyle=True
+    )
+    return env
+
+
+def _build(extensions: Sequence[str] = ()) -> jinja2.Environment:
     # Templates are installed as the package `digest.templates` (pyproject maps templates/ there).
     env = jinja2.Environment(
+        extensions=list(extensions),
         loader=jinja2.PackageLoader("digest.templates", ""),
         # Everything is escaped (HTML, Atom, strings) but the plain-text parts and the compact
         # digest's Markdown (its own filter, `md`, escapes that).
