@@ -143,7 +143,9 @@ from digest.render.corrections import correction_line, dispute_line, subject_phr
 from digest.render.templating import attributed  # noqa: E402
 from digest.store import Store, open_store  # noqa: E402
 from digest.stories.tokens import fold  # noqa: E402
+from digest.summarize import figures  # noqa: E402
 from digest.summarize.claims import numbers_in  # noqa: E402
+from digest.summarize.figures import QUANTITIES  # noqa: E402
 from digest.summarize.story import extractive_story_summary  # noqa: E402
 from digest.summarize.types import StoryInput, StorySource  # noqa: E402
 
@@ -259,7 +261,8 @@ def quantity_of(subject: str) -> str | None:
 
 
 def values_of(written: str) -> frozenset[Decimal]:
-    return frozenset(v for n in numbers_in(written) for v in n.values)
+    """The values of a figure as written, read as the service reads them ("medio centenar")."""
+    return figures.values_of(written)
 
 
 # -- the replay ---------------------------------------------------------------------------------
@@ -674,6 +677,8 @@ def score_lines(said: Said) -> tuple[int, int, list[str]]:
     foreign = sum(1 for line, lang, _ in said.lines if lang != "en" and _FIXED_EN.search(line))
     not_words = []
     for _, e in said.facts:
+        if e.subject in QUANTITIES:
+            continue  # a quantity's key, said in the reader's language by the catalogue
         words = {w.casefold() for w in re.findall(r"\w+", e.text)}
         if e.subject.casefold() not in words and not any(
             w.startswith(e.subject.casefold()) for w in words
@@ -732,6 +737,8 @@ def run_language(source: Source, lang: str, show_wrong: int, held_out: bool = Fa
     print(f"  headlines rewritten: {len(rewritten)} of {len(said.titles)}")
     print(f"  reader lines not in the story's language: {foreign} of {lines}")
     print(f"  subjects shown that are not a word of their sentence: {len(not_words)}")
+    shown = [len(e.text) for _, e in said.facts + said.revisions]
+    print(f"  longest figure text shown: {max(shown, default=0)} characters")
     one, n1 = lasting(said)
     four, n4 = lasting(said4)
     print(f"  stories lasting past a day: {one} of {n1} (one collect a day), {four} of {n4} (four)")
