@@ -594,3 +594,16 @@ def test_every_figure_counts_a_quantity_of_the_closed_vocabulary(
         assert f.written and f.written in f.sentence
         assert f.written in f.clause and f.clause in f.sentence
         assert f.unit == "" and f.value >= 0
+
+
+def test_every_quantity_is_one_a_readers_edition_can_say_in_its_language() -> None:
+    """The keys are what the catalogue renders: a key it did not know would give no line."""
+    from digest import messages
+
+    assert set(QUANTITIES) == set(messages.SUBJECTS)
+    assert [
+        f.subject for f in figures_of("Les rebelles détiennent 12 otages, 3 ont été tués.")
+    ] == [
+        "hostages",
+        "dead",
+    ]

@@ -11,9 +11,10 @@ language (issue 38: on real reporting the free content word next to a number was
 in 100: "persona", "ano", "asciende", "según"):
 
 - **Quantities** (`QUANTITIES`, the keys `Figure.subject` carries; a reader's edition says
-  them in its own language): dead, injured, missing, arrested, evacuated, displaced, refugees,
-  protesters, missiles. Nothing else is a figure: no "$48 million fine", no "7.1% inflation",
-  no "500 jobs", no "victims" (dead or hurt?), no amount or percentage at all.
+  them in its own language, `digest.messages.SUBJECTS`): dead, injured, missing, arrested,
+  evacuated, displaced, refugees, protesters, hostages, rescued, missiles. Nothing else is a
+  figure: no "$48 million fine", no "7.1% inflation", no "500 jobs", no "victims" (dead or
+  hurt?), no amount or percentage at all.
 - **Words, per language** (`_SAYS`, folded as the text is): English (dead, killed, died,
   deaths, toll, fatalities, lives, bodies; injured, wounded, hurt; missing; arrested,
   detained; evacuated; displaced; refugees; protesters; missiles), German (Tote, getötet,
@@ -26,7 +27,8 @@ in 100: "persona", "ano", "asciende", "según"):
   "Menschen") and auxiliaries ("12 people were killed", "70 personas han muerto", "six
   personnes ont péri"), then before it over linking words ("killing 12", "death toll rose to
   30", "ha matado a más de 70", "elevaba el balance de víctimas mortales a 150", "tuant près de
-  50"). Protesters are who, not what happened: "12 manifestantes detenidos" are arrested.
+  50"). Protesters and hostages are who, not what happened: "12 manifestantes detenidos" are
+  arrested.
 - **Not a count**: the word after the number is a time, a month, a weekday or a unit ("12
   years", "18 días", "âgé de 44 ans", "5 abr", "25 km"); a label word before it ("artículo
   76", "résolution 2118"); a part of the count after it ("11 niños" among 58 dead, "cuatro
@@ -155,6 +157,8 @@ QUANTITIES = (
     "displaced",
     "refugees",
     "protesters",
+    "hostages",
+    "rescued",
     "missiles",
 )
 
@@ -172,6 +176,8 @@ _SAYS: dict[str, dict[str, str]] = {
         "displaced": "displaced",
         "refugees": "refugees",
         "protesters": "protesters protestors demonstrators",
+        "hostages": "hostages",
+        "rescued": "rescued",
         "missiles": "missiles",
     },
     "de": {
@@ -185,6 +191,8 @@ _SAYS: dict[str, dict[str, str]] = {
         "displaced": "vertriebene vertriebenen",
         "refugees": "flüchtlinge flüchtlingen geflüchtete geflüchteten",
         "protesters": "demonstranten",
+        "hostages": "geiseln",
+        "rescued": "gerettet gerettete geretteten",
         "missiles": "raketen marschflugkörper",
     },
     "es": {
@@ -199,6 +207,8 @@ _SAYS: dict[str, dict[str, str]] = {
         "displaced": "desplazados desplazadas desplazó desplazaron",
         "refugees": "refugiados",  # not "refugiadas": "personas refugiadas en sótanos" sheltered
         "protesters": "manifestantes",
+        "hostages": "rehenes",
+        "rescued": "rescatados rescatadas rescatado rescatada",
         "missiles": "misiles",
     },
     "fr": {
@@ -212,6 +222,8 @@ _SAYS: dict[str, dict[str, str]] = {
         "displaced": "déplacés déplacées",
         "refugees": "réfugiés réfugiées",
         "protesters": "manifestants manifestantes",
+        "hostages": "otages",
+        "rescued": "secourus secourues",
         "missiles": "missiles",
     },
 }
@@ -450,7 +462,7 @@ _CLAUSE_CHARS = 160  # the most of a clause shown with a figure
 _TOTALS = Decimal(10_000)  # a count this large is background (`_background`)
 _ANY_SIZE = frozenset({"protesters", "missiles"})
 # Quantities that name who rather than what happened: an outcome after them wins.
-_POPULATIONS = frozenset({"protesters"})
+_POPULATIONS = frozenset({"protesters", "hostages"})
 _IN_A_YEAR = re.compile(r"(?<![^\W_])(?:en un (?:an|año|ano)|in (?:a|one) year)(?![^\W_])", re.I)
 _YEAR = re.compile(r"(?<![\d.,'])(?:1[89]|20)\d\d(?![\d.,']\d|\d)")
 _ATTRIBUTION = re.compile(
@@ -572,6 +584,8 @@ def _clause_span(
         right = cut if cut >= 0 else right
     while left < start and sentence[left].isspace():
         left += 1
+    while right > end and sentence[right - 1].isspace():
+        right -= 1
     return left, right
 
 
