@@ -338,7 +338,10 @@ _AFTER_A_COUNT = frozenset(
 )
 # "tres de los fallecidos", "two of the dead": a part of the count.
 _PARTITIVE_OF = frozenset("of de d von".split())
-_PARTITIVE_THE = frozenset("the those these them los las ellos ellas estos les eux ces".split())
+_PARTITIVE_THE = frozenset(
+    """the those these them its their his her our los las ellos ellas estos su sus nuestros les
+    eux ces ses leurs nos""".split()
+)
 
 
 def _folded(words: str) -> frozenset[str]:
@@ -459,6 +462,7 @@ _STOP = re.compile(r"[,;:()\[\]{}—–\"“”«»!?\d]|\.(?:\s|$)")
 # What ends the clause a figure is shown in: punctuation that ends a clause.
 _CLAUSE_STOP = re.compile(r"[;:()\[\]{}—–\"“”«»!?]|,\s|\.(?:\s|$)|\s-\s")
 _CLAUSE_CHARS = 160  # the most of a clause shown with a figure
+_IF = re.compile(r"(?:if|si|wenn|falls)\s", re.IGNORECASE)
 _TOTALS = Decimal(10_000)  # a count this large is background (`_background`)
 _ANY_SIZE = frozenset({"protesters", "missiles"})
 # Quantities that name who rather than what happened: an outcome after them wins.
@@ -474,11 +478,11 @@ _ATTRIBUTION = re.compile(
 )
 
 
-def _clause(words: list[str]) -> list[str]:
+def _clause(words: list[str], look: int = _LOOK) -> list[str]:
     for i, w in enumerate(words):
         if w in _BOUNDARY_WORDS:
-            return words[:i][:_LOOK]
-    return words[:_LOOK]
+            return words[:i][:look]
+    return words[:look]
 
 
 def _joined(words: list[str]) -> list[str]:
@@ -500,11 +504,11 @@ def _joined(words: list[str]) -> list[str]:
 _PHRASE_OF = {"_".join(p): q for p, q in _PHRASES.items()}
 
 
-def _after(text: str, end: int) -> list[str]:
+def _after(text: str, end: int, look: int = _LOOK) -> list[str]:
     """The folded words after a number, up to where its clause stops."""
     stop = _STOP.search(text, end)
     words = _WORD.findall(text[end : stop.start() if stop else len(text)])
-    return _clause(_joined([fold(w) for w in words]))
+    return _clause(_joined([fold(w) for w in words]), look)
 
 
 def _before(text: str, start: int) -> list[str]:
@@ -539,6 +543,9 @@ def _subject(text: str, start: int, end: int, lang: str) -> str:
         if w in _PARTS_OF[lang]:
             part = True  # "cuatro soldados sirios muertos": not the toll
         elif not (w in everyone or w in aux or w in _PARTITIVE_OF):
+            far = {_quantity(x, lang) for x in _after(text, end, 3 * _LOOK)}
+            if population and far - _POPULATIONS - {""}:
+                return ""  # "40 manifestants pro-Morsi ont été tués": a part, or who is it?
             break
     if part or (after and after[0] in _PARTS_OF[lang]):
         return ""
@@ -676,9 +683,9 @@ def _figures_in(sentence: str, lang: str | None = "") -> list[Figure]:
         before = sentence[max(0, n.start - 2) : n.start]
         after = sentence[n.end : n.end + 2]
         if re.search(r"[^\W\d_][-.]$|\d[-–:./]$|[#№/]\s*$", before) or re.match(
-            r"\s?[-–]|[:/]\d", after
+            r"\s?[-–]|[:/]\d|\+", after
         ):
-            continue  # "COVID-19", "12-year-old", "10:30", "5–6", "23- Leonel", "so.2", "#1"
+            continue  # "COVID-19", "12-year-old", "10:30", "5–6", "23- Leonel", "#1", "100+"
         if re.fullmatch(r"\d+(?:[.,]\d+){2,}", bare) and not re.fullmatch(
             r"\d{1,3}(?:([.,])\d{3})(?:\1\d{3})*", bare
         ):
@@ -701,6 +708,8 @@ def _figures_in(sentence: str, lang: str | None = "") -> list[Figure]:
             continue  # what it was before: "up from 12", "von 12 auf 30"
         if not subject or not n.values or n.unit:
             continue  # a count only: no percentage, no amount of money
+        if _IF.match(sentence, _clause_span(sentence, start, n.end)[0]):
+            continue  # "Si nous avions tué trois cents personnes": what did not happen
         if _background(sentence, start, n.end, subject, max(n.values)):
             continue  # a year, a war, a "since": not the story's event
         left, right = _clause_span(sentence, start, n.end)
