@@ -494,7 +494,7 @@ def test_spanish_and_french_figures_are_read_with_their_quantity_and_qualifier(
         "La guerre a fait plus de 100.000 morts.",
         "Hay casi 674.000 muertos por coronavirus en el mundo.",
         # what did not happen, a part of a group, a count written "100+"
-        "Si nous avions tué trois cents personnes, on le saurait.",
+        "Cela aurait été excessif si nous avions tué trois cents personnes.",
         "Este lunes fueron detenidos seis de sus reporteros.",
         "Plus de 40 manifestants pro-Morsi ont été tués lundi au Caire.",
         "Des centaines de manifestants, 100+ arrêtés au Caire.",

@@ -462,7 +462,7 @@ _STOP = re.compile(r"[,;:()\[\]{}—–\"“”«»!?\d]|\.(?:\s|$)")
 # What ends the clause a figure is shown in: punctuation that ends a clause.
 _CLAUSE_STOP = re.compile(r"[;:()\[\]{}—–\"“”«»!?]|,\s|\.(?:\s|$)|\s-\s")
 _CLAUSE_CHARS = 160  # the most of a clause shown with a figure
-_IF = re.compile(r"(?:if|si|wenn|falls)\s", re.IGNORECASE)
+_IF = re.compile(r"(?<![^\W_])(?:if|si|wenn|falls)\s", re.IGNORECASE)
 _TOTALS = Decimal(10_000)  # a count this large is background (`_background`)
 _ANY_SIZE = frozenset({"protesters", "missiles"})
 # Quantities that name who rather than what happened: an outcome after them wins.
@@ -708,7 +708,7 @@ def _figures_in(sentence: str, lang: str | None = "") -> list[Figure]:
             continue  # what it was before: "up from 12", "von 12 auf 30"
         if not subject or not n.values or n.unit:
             continue  # a count only: no percentage, no amount of money
-        if _IF.match(sentence, _clause_span(sentence, start, n.end)[0]):
+        if _IF.search(sentence, _clause_span(sentence, start, n.end)[0], start):
             continue  # "Si nous avions tué trois cents personnes": what did not happen
         if _background(sentence, start, n.end, subject, max(n.values)):
             continue  # a year, a war, a "since": not the story's event
