@@ -138,8 +138,8 @@ Wrong lines left: es "missiles: ocho" <- "haber lanzado los ocho misiles contra 
 Palmira" (a past strike, labelled background); "dead: Al menos 38" <- "Al menos 38 personas mueren
 tras un ataque suicida contra un autobús en Irak" (a sidebar); "protesters: 200,000" <- "Se
 estiman 200,000 manifestantes hoy en Ibb" (another city: background); the disagreement "Cuatro
-(ext_65); seis (ext_66)" (the opposition's six are of another place); fr "dead: 15" <- "15 ont été assassinés à Gaza
-jusqu'à maintenant" (a tweet of another story quoted on the page), "dead: moins de 5000" (a
+(ext_65); seis (ext_66)" (the opposition's six are of another place); fr "dead: 15" <- "15
+ont été assassinés à Gaza jusqu'à maintenant" (a tweet of another story quoted on the page), "dead: moins de 5000" (a
 reader's comment on Libya), "dead: 45" <- "faisant 45 tués" (Tripoli's bombing seen ten days
 later: background); held-out fr "dead: moins de 20" (a reader's comment), "injured: 70" <-
 "Cinq morts et 70 blessés dans la province de Fayoum" (another place). Disagreements are
