@@ -128,29 +128,28 @@ Irak", a yemen city's toll labelled background, a reader's comment, a quoted twe
 
 Right lines (`figures_of` on the dev texts, each labelled): "dead: al menos 58" and "injured:
 170" <- "murieron al menos 58 civiles y 170 resultaron heridos"; "dead: más de 70" <- "ha matado
-a más de 70 personas"; "injured: al menos a 400" <- "y ha herido al menos a 400"; "missiles:
-más de medio centenar" <- "el ataque con más de medio centenar de misiles Tomahawk"; "dead:
-46", "injured: más de 500" <- "dejando 46 muertos y más de 500 heridos"; fr "dead: sept" <-
-"dont le bilan serait de six soldats et de sept civils tués" (the six soldiers are a part: no
-figure); "dead: 45", "injured: quelque 280" <- "à Tripoli a fait 45 morts et quelque 280
-blessés"; "dead: plus de 1 400" <- "l'attaque du 21 août qui a fait plus de 1 400 morts".
-Wrong lines left: es "missiles: ocho" <- "haber lanzado los ocho misiles contra esta base próxima a
-Palmira" (a past strike, labelled background); "dead: Al menos 38" <- "Al menos 38 personas mueren
-tras un ataque suicida contra un autobús en Irak" (a sidebar); "protesters: 200,000" <- "Se
-estiman 200,000 manifestantes hoy en Ibb" (another city: background); the disagreement "Cuatro
-(ext_65); seis (ext_66)" (the opposition's six are of another place); fr "dead: 15" <- "15
-ont été assassinés à Gaza jusqu'à maintenant" (a tweet of another story quoted on the page), "dead: moins de 5000" (a
+a más de 70 personas"; "injured: al menos a 400" <- "y ha herido al menos a 400"; "missiles: más
+de medio centenar" <- "el ataque con más de medio centenar de misiles Tomahawk"; "dead: 46",
+"injured: más de 500" <- "dejando 46 muertos y más de 500 heridos"; fr "dead: sept" <- "dont le
+bilan serait de six soldats et de sept civils tués" (the six soldiers are a part: no figure);
+"dead: 45", "injured: quelque 280" <- "à Tripoli a fait 45 morts et quelque 280 blessés"; "dead:
+plus de 1 400" <- "l'attaque du 21 août qui a fait plus de 1 400 morts". Wrong lines left: es
+"missiles: ocho" <- "haber lanzado los ocho misiles contra esta base próxima a Palmira" (a past
+strike, labelled background); "dead: Al menos 38" <- "Al menos 38 personas mueren tras un ataque
+suicida contra un autobús en Irak" (a sidebar); "protesters: 200,000" <- "Se estiman 200,000
+manifestantes hoy en Ibb" (another city: background); the disagreement "Cuatro (ext_65); seis
+(ext_66)" (the opposition's six are of another place); fr "dead: 15" <- "15 ont été assassinés à
+Gaza jusqu'à maintenant" (a tweet of another story quoted on the page), "dead: moins de 5000" (a
 reader's comment on Libya), "dead: 45" <- "faisant 45 tués" (Tripoli's bombing seen ten days
-later: background); held-out fr "dead: moins de 20" (a reader's comment), "injured: 70" <-
-"Cinq morts et 70 blessés dans la province de Fayoum" (another place). Disagreements are
-missed because an outlet
-whose text gives two values for a quantity ("al menos 70 ... el Observatorio elevó la cifra a
-86") reports none (`figures.per_subject`: which is that outlet's?), and a part of the count
-("11 niños", "seis militares") is no figure. Misses also: tolls split by place ("24 civils ont
-péri à Idleb, dont..."), counts with their outcome in another clause. Synthetic figures: see
-below the tables of a run; with the closed vocabulary few of extraction-dev's pages (web pages,
-mostly German, few casualty reports) have a figure at all (5 of 300, was 144): fines, prices
-and percentages are no longer disputed.
+later: background); held-out fr "dead: moins de 20" (a reader's comment), "injured: 70" <- "Cinq
+morts et 70 blessés dans la province de Fayoum" (another place). Disagreements are missed
+because an outlet whose text gives two values for a quantity ("al menos 70 ... el Observatorio
+elevó la cifra a 86") reports none (`figures.per_subject`: which is that outlet's?), and a part
+of the count ("11 niños", "seis militares") is no figure. Misses also: tolls split by place ("24
+civils ont péri à Idleb, dont..."), counts with their outcome in another clause. Synthetic
+figures: see below the tables of a run; with the closed vocabulary few of extraction-dev's pages
+(web pages, mostly German, few casualty reports) have a figure at all (5 of 300, was 144):
+fines, prices and percentages are no longer disputed.
 
 Limits: one label set by one person, in one pass; outlets told by boilerplate can split one site
 (two copies of a page of one day share no line of two days) or, rarely, join two; the title
