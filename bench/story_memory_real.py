@@ -97,6 +97,60 @@ personnes ont été tuées": no outcome, "au moins" dropped), "moin: 75%", "d'al
 "sept morts", "au moins six personnes ont péri", the Douma toll of 11-13 April 2018 (40, 42,
 43, 46, 70 from five outlets) disputed nowhere.
 
+After (branch figures-langs: a figure is a quantity of a closed vocabulary, `figures.QUANTITIES`,
+read by per-language rules; Spanish and French on, Italian off; a figure shows its clause), the
+dev set as it is now (syria and yemen) and the held-out check (`--held-out`: egypt, libya):
+
+                         dev es (93 art.)        dev fr (48)             dev it (no rules)
+    figure entries       0.83 / 0.25 (39 8 116)  0.75 / 0.23 (9 3 30)    - / 0.00 (0 0 39)
+      qualifier let pass 0.85 / 0.26 (40 7 111)  0.75 / 0.24 (9 3 29)    - / 0.00 (0 0 39)
+    disagreements        0.50 / 0.05 (1 1 20)    - / 0.00 (0 0 1)        - / 0.00 (0 0 1)
+    revisions            - / 0.00 (0 0 5)        - / 0.00 (0 0 1)        - / -
+    corrections          - / - (0 0 0)           - / -                   - / -
+    lines not in the
+      story's language   0 of 2                  0 of 0                  0 of 0
+    subjects not a word
+      of their sentence  0 (subjects are keys)   0                       0
+    longest figure text  149 characters          167                     -
+
+                         held-out es (39 art.)   held-out fr (41)
+    figure entries       0.75 / 0.15 (6 2 35)    0.85 / 0.17 (11 2 55)
+      qualifier let pass 0.75 / 0.15 (6 2 34)    0.92 / 0.18 (12 1 54)
+    disagreements        - / 0.00 (0 0 3)        0.50 / 0.20 (1 1 4)
+    revisions            - / 0.00 (0 0 2)        - / 0.00 (0 0 2)
+    corrections          - / -                   - / -
+
+No headline rewritten anywhere. On the syria articles alone (the "before" table's set): es 0.96
+/ 0.25 (25 1 76), fr 0.67 / 0.19 (6 3 25), the one es disagreement right. The 0.9 target is met
+on none but syria es: what is left wrong is mostly scope the rules cannot see (another place or
+story on the same page: "Al menos 38 personas mueren tras un ataque suicida contra un autobús en
+Irak", a yemen city's toll labelled background, a reader's comment, a quoted tweet).
+
+Right lines (`figures_of` on the dev texts, each labelled): "dead: al menos 58" and "injured:
+170" <- "murieron al menos 58 civiles y 170 resultaron heridos"; "dead: más de 70" <- "ha matado
+a más de 70 personas"; "injured: al menos a 400" <- "y ha herido al menos a 400"; "missiles: más
+de medio centenar" <- "el ataque con más de medio centenar de misiles Tomahawk"; "dead: 46",
+"injured: más de 500" <- "dejando 46 muertos y más de 500 heridos"; fr "dead: sept" <- "dont le
+bilan serait de six soldats et de sept civils tués" (the six soldiers are a part: no figure);
+"dead: 45", "injured: quelque 280" <- "à Tripoli a fait 45 morts et quelque 280 blessés"; "dead:
+plus de 1 400" <- "l'attaque du 21 août qui a fait plus de 1 400 morts". Wrong lines left: es
+"missiles: ocho" <- "haber lanzado los ocho misiles contra esta base próxima a Palmira" (a past
+strike, labelled background); "dead: Al menos 38" <- "Al menos 38 personas mueren tras un ataque
+suicida contra un autobús en Irak" (a sidebar); "protesters: 200,000" <- "Se estiman 200,000
+manifestantes hoy en Ibb" (another city: background); the disagreement "Cuatro (ext_65); seis
+(ext_66)" (the opposition's six are of another place); fr "dead: 15" <- "15 ont été assassinés à
+Gaza jusqu'à maintenant" (a tweet of another story quoted on the page), "dead: moins de 5000" (a
+reader's comment on Libya), "dead: 45" <- "faisant 45 tués" (Tripoli's bombing seen ten days
+later: background); held-out fr "dead: moins de 20" (a reader's comment), "injured: 70" <- "Cinq
+morts et 70 blessés dans la province de Fayoum" (another place). Disagreements are missed
+because an outlet whose text gives two values for a quantity ("al menos 70 ... el Observatorio
+elevó la cifra a 86") reports none (`figures.per_subject`: which is that outlet's?), and a part
+of the count ("11 niños", "seis militares") is no figure. Misses also: tolls split by place ("24
+civils ont péri à Idleb, dont..."), counts with their outcome in another clause. Synthetic
+figures: see below the tables of a run; with the closed vocabulary few of extraction-dev's pages
+(web pages, mostly German, few casualty reports) have a figure at all (5 of 300, was 144):
+fines, prices and percentages are no longer disputed.
+
 Limits: one label set by one person, in one pass; outlets told by boilerplate can split one site
 (two copies of a page of one day share no line of two days) or, rarely, join two; the title
 rule sometimes takes a photo caption; fr and it have about one article a day, so few stories
@@ -143,7 +197,9 @@ from digest.render.corrections import correction_line, dispute_line, subject_phr
 from digest.render.templating import attributed  # noqa: E402
 from digest.store import Store, open_store  # noqa: E402
 from digest.stories.tokens import fold  # noqa: E402
+from digest.summarize import figures  # noqa: E402
 from digest.summarize.claims import numbers_in  # noqa: E402
+from digest.summarize.figures import QUANTITIES  # noqa: E402
 from digest.summarize.story import extractive_story_summary  # noqa: E402
 from digest.summarize.types import StoryInput, StorySource  # noqa: E402
 
@@ -261,7 +317,8 @@ def quantity_of(subject: str) -> str | None:
 
 
 def values_of(written: str) -> frozenset[Decimal]:
-    return frozenset(v for n in numbers_in(written) for v in n.values)
+    """The values of a figure as written, read as the service reads them ("medio centenar")."""
+    return figures.values_of(written)
 
 
 # -- the replay ---------------------------------------------------------------------------------
@@ -678,6 +735,8 @@ def score_lines(said: Said) -> tuple[int, int, list[str]]:
     foreign = sum(1 for line, lang, _ in said.lines if lang != "en" and _FIXED_EN.search(line))
     not_words = []
     for _, e in said.facts:
+        if e.subject in QUANTITIES:
+            continue  # a quantity's key, said in the reader's language by the catalogue
         words = {w.casefold() for w in re.findall(r"\w+", e.text)}
         if e.subject.casefold() not in words and not any(
             w.startswith(e.subject.casefold()) for w in words
@@ -757,6 +816,8 @@ def run_language(source: Source, lang: str, show_wrong: int, held_out: bool = Fa
     print(f"  headlines rewritten: {len(rewritten)} of {len(said.titles)}")
     print(f"  reader lines not in the story's language: {foreign} of {lines}")
     print(f"  subjects shown that are not a word of their sentence: {len(not_words)}")
+    shown = [len(e.text) for _, e in said.facts + said.revisions]
+    print(f"  longest figure text shown: {max(shown, default=0)} characters")
     one, n1 = lasting(said)
     four, n4 = lasting(said4)
     print(f"  stories lasting past a day: {one} of {n1} (one collect a day), {four} of {n4} (four)")

@@ -64,6 +64,7 @@ SUBJECTS: dict[str, tuple[str, str]] = {
     "protesters": (N_("the number of protesters"), N_("protesters")),
     "hostages": (N_("the number of hostages"), N_("hostages")),
     "rescued": (N_("the number rescued"), N_("rescued")),
+    "missiles": (N_("the number of missiles"), N_("missiles")),
 }
 # Older spellings of a key (stored events, editions made before the keys were closed).
 _ALIASES = {"deaths": "dead", "killed": "dead"}

@@ -32,15 +32,16 @@ MORE = (
     "The regional government opened shelters in schools and sports halls for those displaced.",
 )
 LINKS = HOSTILE_LINKS
-# What the hostile outlet reports each hour: a figure no one gave before, and a link.
+# What the hostile outlet reports each hour: a figure no one gave before (a quantity of
+# `figures.QUANTITIES`: since issue 38 "300 tents" is no figure), and a link.
 HOURLY = (
-    "Relief teams reached 14 villages near the epicentre, donate at {link} today.",
-    "Volunteers delivered 300 tents to the mountain valleys, details at {link} for donors.",
-    "Doctors treated 85 patients in the field hospital overnight, write to {link} to help.",
-    "Engineers inspected 40 bridges along the northern road, updates at {link} for donors.",
-    "Trucks carried 60 generators to the shelters in the north, see {link} for more.",
-    "Crews cleared 25 roads into the northern valleys, see {link} for more.",
-    "Pilots flew 9 helicopters over the northern valleys, see {link} for more.",
+    "Relief teams rescued 14 people near the epicentre, donate at {link} today.",
+    "Volunteers evacuated 300 people from the mountain valleys, details at {link} for donors.",
+    "Doctors treated 85 injured in the field hospital overnight, write to {link} to help.",
+    "Engineers said 40 people are missing along the northern road, updates at {link} for donors.",
+    "Police arrested 60 looters at the shelters in the north, see {link} for more.",
+    "Officials said 25 people were displaced in the northern valleys, see {link} for more.",
+    "Pilots flew 9 hostages out of the northern valleys, see {link} for more.",
 )
 
 

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from digest.models import Disagreement, Reported
 from digest.summarize.figures import (
+    QUANTITIES,
     Figure,
     agree,
     corrections,
@@ -40,9 +41,6 @@ def _one(text: str) -> Figure:
         ("More than 40 were wounded.", "injured", "40", "more than", "More than 40"),
         ("Police arrested 14 people.", "arrested", "14", "", "14"),
         ("Nearly 3 are still missing.", "missing", "3", "nearly", "Nearly 3"),
-        ("The regulator imposed a $48 million fine.", "fine", "48000000", "", "$48 million"),
-        ("Inflation rose to 7.1% in March 2025.", "inflation", "7.1", "", "7.1%"),
-        ("The company will cut 500 jobs.", "job", "500", "", "500"),
         ("More than 300 people were evacuated.", "evacuated", "300", "more than", "More than 300"),
         (
             "Bei dem Unglück kamen mindestens 12 Menschen ums Leben.",
@@ -52,8 +50,6 @@ def _one(text: str) -> Figure:
             "mindestens 12",
         ),
         ("Es gab rund 30 Verletzte.", "injured", "30", "about", "rund 30"),
-        ("Die Inflation stieg auf 7,1 Prozent.", "inflation", "7.1", "", "7,1 Prozent"),
-        ("Er zahlt eine Strafe von 3,2 Mrd. Euro.", "strafe", "3200000000", "", "3,2 Mrd. Euro"),
     ],
 )
 def test_a_figure_is_read_with_what_it_counts(
@@ -153,6 +149,7 @@ def test_figures_in_units_that_cannot_be_one_quantity_do_not_disagree() -> None:
         _outlets(A="Inflation rose to 7.1%.", B="Inflation rose to 7.1 percentage points.")
     )
     assert found == []
+    assert disagreements(_outlets(A="12 dead.", B="12% dead.")) == []
 
 
 def test_what_an_outlet_reports_per_subject_leaves_out_subjects_it_gives_two_values() -> None:
@@ -161,8 +158,8 @@ def test_what_an_outlet_reports_per_subject_leaves_out_subjects_it_gives_two_val
 
 
 def test_a_revised_figure_is_the_old_and_the_new_value() -> None:
-    old = figures_of("12 dead in the blast. A $5 million fine.")
-    new = figures_of("The death toll rose to 30. A $5 million fine.")
+    old = figures_of("12 dead in the blast. 40 injured.")
+    new = figures_of("The death toll rose to 30. 40 injured.")
     assert [(a.written, b.written) for a, b in revisions(old, new)] == [("12", "30")]
     assert revisions(old, old) == []
 
@@ -232,16 +229,32 @@ def test_a_higher_toll_later_is_an_update_not_an_error(
 @pytest.mark.parametrize(
     "text",
     [
-        "Al menos 12 personas murieron y 30 resultaron heridas en 2011, hace 18 días.",
-        "Au moins 12 personnes sont mortes et 200 000 ont manifesté mercredi.",
-        "Almeno 12 persone sono morte e 30 sono rimaste ferite nel 2011.",
+        "Almeno 12 persone sono morte e 30 sono rimaste ferite a Idlib.",
+        "Ad Aleppo 15 persone sono state uccise.",
     ],
 )
 def test_a_language_without_rules_has_no_figures(text: str) -> None:
-    """English rules on Spanish read "años" as a count and "según" as a subject: nothing is
-    better than that."""
+    """English or Spanish rules on Italian would read its words as theirs: nothing is better
+    than that."""
     assert figures_of(text) == []
-    assert figures_of(text, "es") == []
+    assert figures_of(text, "it") == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The regulator imposed a $48 million fine.",
+        "Inflation rose to 7.1% in March.",
+        "The company will cut 500 jobs.",
+        "Die Inflation stieg auf 7,1 Prozent.",
+        "Er zahlt eine Strafe von 3,2 Mrd. Euro.",
+        "Three villages were shelled.",
+    ],
+)
+def test_a_number_that_counts_no_quantity_is_no_figure(text: str) -> None:
+    """Only the closed vocabulary (`QUANTITIES`): on real reporting the free content word
+    next to a number was wrong 98 times in 100 ("persona", "ano", "asciende")."""
+    assert figures_of(text) == []
 
 
 def test_a_figure_sent_is_corrected_when_two_newer_reports_agree_on_another() -> None:
@@ -370,3 +383,232 @@ def test_two_outlets_over_two_days_disagree_then_update_the_sent_toll() -> None:
     assert correction_line(c) == (
         "Update: the death toll is now 30, up from 12 reported on 3 December."
     )
+
+
+# -- Spanish and French (issue 38: real reporting, CL-TLS's syria dev articles) ---------------
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            'En el ataque "químico" murieron al menos 58 civiles y 170 resultaron heridos.',
+            [("dead", "58", "at least", "al menos 58"), ("injured", "170", "", "170")],
+        ),
+        (
+            "Un presunto bombardeo con armas químicas ha matado a más de 70 personas, entre "
+            "ellas varios niños, y ha herido al menos a 400, según ha informado la UOSSM.",
+            [
+                ("dead", "70", "more than", "más de 70"),
+                ("injured", "400", "at least", "al menos a 400"),
+            ],
+        ),
+        (
+            "Al menos 70 personas murieron y más de 200 fueron heridas en un ataque.",
+            [
+                ("dead", "70", "at least", "Al menos 70"),
+                ("injured", "200", "more than", "más de 200"),
+            ],
+        ),
+        (
+            "Un tuit de los Cascos Blancos elevaba el balance de víctimas mortales a 150.",
+            [("dead", "150", "", "150")],
+        ),
+        ("El ataque ha provocado seis muertos.", [("dead", "6", "", "seis")]),
+        (
+            "Los medios locales informaron de catorce fallecidos en Duma.",
+            [("dead", "14", "", "catorce")],
+        ),
+        (
+            "Fue una muerte lenta, agregó en referencia a la muerte de más de 80 personas.",
+            [("dead", "80", "more than", "más de 80")],
+        ),
+        (
+            "El ataque con más de medio centenar de misiles Tomahawk dejó una decena de heridos.",
+            [
+                ("missiles", "50", "more than", "más de medio centenar"),
+                ("injured", "10", "about", "una decena"),
+            ],
+        ),
+        ("Más de 250 personas murieron.", [("dead", "250", "more than", "Más de 250")]),
+        (
+            "Par ailleurs, au moins six personnes ont péri lundi dans des violences.",
+            [("dead", "6", "at least", "au moins six")],
+        ),
+        (
+            "Au lendemain du violent pilonnage qui a fait sept morts, l'armée a bombardé Rastane.",
+            [("dead", "7", "", "sept")],
+        ),
+        (
+            "Les forces syriennes ont lancé des assauts tuant près de 50 civils à Idleb.",
+            [("dead", "50", "nearly", "près de 50")],
+        ),
+        ("Trente-huit personnes ont été blessées.", [("injured", "38", "", "Trente-huit")]),
+        ("Le pilonnage a fait vingt-quatre morts.", [("dead", "24", "", "vingt-quatre")]),
+        (
+            "Plus de 200 000 manifestants ont défilé samedi.",
+            [("protesters", "200000", "more than", "Plus de 200 000")],
+        ),
+        (
+            "La police a interpellé environ 30 manifestants, dont 12 ont été arrêtés.",
+            [("arrested", "30", "about", "environ 30"), ("arrested", "12", "", "12")],
+        ),
+        (
+            "Douze manifestants ont été arrêtés samedi à Alep.",
+            [("arrested", "12", "", "Douze")],
+        ),
+    ],
+)
+def test_spanish_and_french_figures_are_read_with_their_quantity_and_qualifier(
+    text: str, expected: list[tuple[str, str, str, str]]
+) -> None:
+    found = [(f.subject, str(f.value), f.qualifier, f.written) for f in figures_of(text)]
+    assert found == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # a duration, an age, a date: never a count ("años", "ans", "días", "abr")
+        "Mario Paciolla, un cooperante internacional de 33 años, fue hallado muerto.",
+        "Ce dernier, âgé de 44 ans, est présenté comme le second homme fort du pays.",
+        "Los 18 días que tumbaron al régimen dejaron un país en vilo.",
+        "Redacción internacional, 5 abr (EFE).- La comunidad internacional vuelve a alarmarse.",
+        "J'ai été placé dans le dulab quotidiennement pendant 18 jours.",
+        # a verb or an adverb is no subject ("asciende", "según")
+        "La cifra asciende a 40, según el Observatorio.",
+        "Según la ONU, 12 de los heridos ya salieron del hospital.",
+        # a label, a part of the count, a partitive, another noun counted
+        "El artículo 76 de la Constitución fue reformado.",
+        "Activistas hablan de cuatro soldados sirios muertos.",
+        "Entre los muertos hay 11 niños.",
+        "Tras practicar autopsias a tres de los fallecidos, las autoridades turcas hablaron.",
+        "Murieron al menos siete paramilitares iraníes de la Fuerza Quds.",
+        "Une frappe de l'armée américaine tue 14 djihadistes.",
+        "El Gobierno lanzó 12.958 bombas.",
+        # background: a year, a war's total, "since", a count that large
+        "En 2013, un bombardeo cerca de Damasco causó más de 1.400 muertos.",
+        "Ya han muerto más de 320 personas desde marzo en el país.",
+        "La guerra ha causado más de 380 muertos en la región.",
+        "La répression a fait quelque 8500 victimes en un an.",
+        "La guerre a fait plus de 100.000 morts.",
+        "Hay casi 674.000 muertos por coronavirus en el mundo.",
+        # what did not happen, a part of a group, a count written "100+"
+        "Cela aurait été excessif si nous avions tué trois cents personnes.",
+        "Este lunes fueron detenidos seis de sus reporteros.",
+        "Plus de 40 manifestants pro-Morsi ont été tués lundi au Caire.",
+        "Des centaines de manifestants, 100+ arrêtés au Caire.",
+    ],
+)
+def test_spanish_and_french_misreadings_of_issue_38_give_no_figure(text: str) -> None:
+    assert figures_of(text) == []
+
+
+def test_personas_is_who_is_counted_not_what_happened_to_them() -> None:
+    (dead,) = figures_of("Murieron 58 personas en Jan Sheijun.")
+    (injured,) = figures_of("En Al Manzul resultaron heridas 7 personas.")
+    assert (dead.subject, dead.value, injured.subject, injured.value) == ("dead", 58, "injured", 7)
+
+
+def test_a_number_grouped_by_spaces_or_dots_is_one_count() -> None:
+    (fr,) = figures_of("Selon les organisateurs, 200 000 manifestants ont défilé.")
+    (es,) = figures_of("Hubo 1.400 muertos en el bombardeo de la ciudad.")
+    assert (fr.value, es.value) == (200000, 1400)
+
+
+def test_one_toll_in_spanish_and_french_outlets_agrees_and_two_disagree() -> None:
+    """Keys, not words: an outlet in Spanish and one in French report one quantity."""
+    es = figures_of("Al menos 70 personas murieron en el ataque químico.")
+    fr = figures_of("Au moins 70 personnes ont été tuées dans l'attaque chimique.")
+    other = figures_of("Au moins 42 personnes ont été tuées dans l'attaque chimique.")
+    assert disagreements({"ES": es, "FR": fr}) == []
+    (dispute,) = disagreements({"ES": es, "FR": other})
+    assert dispute.subject == "dead"
+    assert {r.value for r in dispute.reported} == {"Al menos 70", "Au moins 42"}
+
+
+def test_a_lower_bound_below_a_sent_lower_bound_corrects_nothing() -> None:
+    """Issue 38: "the death toll was Al menos 48, not al menos 70" (two sources' bounds)."""
+    sent = [(DAY1, "Al menos 70 personas murieron este sábado en Duma.")]
+    now = _outlets(
+        B="Al menos 48 personas murieron en Duma.", C="Al menos 48 personas murieron en Duma."
+    )
+    assert corrections(sent, now) == []
+
+
+def test_a_figure_shows_its_clause_not_a_page_long_sentence() -> None:
+    """A scraped page can be one sentence of 1,800 characters: a figure shows its clause."""
+    filler = "la comunidad internacional volvió a reunirse en Ginebra sin acuerdo alguno " * 12
+    sentence = f"Según la ONU, {filler}y al menos 70 personas murieron en el ataque de {filler}."
+    (f,) = figures_of(sentence)
+    assert f.written == "al menos 70"
+    assert f.written in f.clause and f.clause in f.sentence
+    assert len(f.clause) <= 200 < len(f.sentence)
+
+
+_ES_FR_PIECES = st.sampled_from(
+    [
+        "murieron",
+        "al menos",
+        "más de",
+        "personas",
+        "heridos",
+        "años",
+        "según",
+        "asciende a",
+        "medio centenar de",
+        "una decena de",
+        "seis",
+        "catorce",
+        "muertos",
+        "víctimas mortales",
+        "de los",
+        "niños",
+        "mil 500 millones",
+        "674.000",
+        "au moins",
+        "plus de",
+        "personnes ont péri",
+        "blessés",
+        "Trente-huit",
+        "ans",
+        "200 000",
+        "manifestants",
+        "jusqu'à",
+        "morts",
+        "2013",
+        "y",
+        "et",
+        ",",
+        ".",
+        "-",
+        "12",
+        "70",
+    ]
+)
+_ES_FR_TEXT = st.one_of(st.text(max_size=200), st.lists(_ES_FR_PIECES, max_size=30).map(" ".join))
+
+
+@settings(max_examples=300, deadline=None)
+@given(_ES_FR_TEXT | _TEXT, st.sampled_from([None, "en", "de", "es", "fr", "it"]))
+def test_every_figure_counts_a_quantity_of_the_closed_vocabulary(
+    text: str, lang: str | None
+) -> None:
+    for f in figures_of(text, lang):
+        assert f.subject in QUANTITIES
+        assert f.written and f.written in f.sentence
+        assert f.written in f.clause and f.clause in f.sentence
+        assert f.unit == "" and f.value >= 0
+
+
+def test_every_quantity_is_one_a_readers_edition_can_say_in_its_language() -> None:
+    """The keys are what the catalogue renders: a key it did not know would give no line."""
+    from digest import messages
+
+    assert set(QUANTITIES) == set(messages.SUBJECTS)
+    assert [
+        f.subject for f in figures_of("Les rebelles détiennent 12 otages, 3 ont été tués.")
+    ] == [
+        "hostages",
+        "dead",
+    ]

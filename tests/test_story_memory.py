@@ -229,6 +229,40 @@ def test_a_timeline_records_an_outlets_sentences_without_their_links(link: str) 
         assert not [bad for bad in ("evil", "203.0.113.5", "press@") if bad in e.text + e.key]
 
 
+def test_two_outlets_that_give_twelve_and_at_least_fifteen_dead_disagree_on_day_one() -> None:
+    """Issue 38's English case: "Twelve people died, and 12 bodies have been recovered" (A)
+    beside "At least 15 people died" (B) is a disagreement, recorded on the story's timeline."""
+    from digest.memory.timeline import OutletText, story_events
+
+    a = "Twelve people died, and 12 bodies have been recovered from the river."
+    b = "At least 15 people died when the Harbourton bridge collapsed, the fire service said."
+    events = story_events(
+        [
+            OutletText("A", "https://a.example/bridge", "Bridge collapse kills 12", NOW, a, a),
+            OutletText("B", "https://b.example/bridge", "Bridge collapses", NOW, b, b),
+        ],
+        {},
+        now=NOW,
+    )
+    (dispute,) = [e for e in events if e.kind == "disagreement"]
+    assert dispute.subject == "dead"
+    assert dispute.detail["reported"] == [["12", ["A"]], ["At least 15", ["B"]]]
+
+
+def test_a_figure_on_the_timeline_shows_its_clause_in_the_outlets_words() -> None:
+    """A scraped page's sentence can run to 1,800 characters: the figure's entry shows the
+    clause that says it (issue 38), in the outlet's language, under a quantity key."""
+    from digest.memory.timeline import OutletText, story_events
+
+    filler = "la comunidad internacional volvió a reunirse en Ginebra sin acuerdo alguno " * 20
+    text = f"Según la ONU, {filler}y al menos 70 personas murieron en el ataque químico de Duma."
+    outlet = OutletText("El Diario", "https://diario.example/duma", "Ataque en Duma", NOW, text)
+    (fact,) = [e for e in story_events([outlet], {}, now=NOW) if e.kind == "fact"]
+    assert (fact.subject, fact.value) == ("dead", "al menos 70")
+    assert "al menos 70 personas murieron en el ataque químico de Duma" in fact.text
+    assert fact.text in text and len(fact.text) <= 200
+
+
 def test_what_is_new_is_told_from_ledes_without_their_links(store: Store) -> None:
     """The "New:" line and "Since your last digest" take their facts from the ledes as
     `tellings_of` hands them to novelty: without a link but the article's own."""

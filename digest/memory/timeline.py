@@ -8,7 +8,9 @@ and records what this returns (`Store.record_events`, once per key whatever runs
   outlet had not reported before (key `fact:<outlet>:<subject>:<value>`), and, for an outlet
   that joined after the first, the sentences of its lede that the story's known text did not
   say (`digest.stories.novelty.new_facts`, the rule "what's new" uses: cheap, and it errs
-  towards saying less); a figure names its subject and value;
+  towards saying less); a figure names its subject (a quantity key, `figures.QUANTITIES`) and
+  value, and its text is the figure's clause as the outlet wrote it (`Figure.clause`, at most
+  about 160 characters), not its whole sentence, which on a scraped page can run to 1,800;
 - "revision": an outlet's figure for a subject changed since it was recorded (the outlet
   updated its article): `previous` -> `value`;
 - "disagreement": outlets report different values for the same subject now (key by subject and
@@ -135,7 +137,7 @@ def _figure_event(
         at,
         outlet=o.outlet,
         url=o.url,
-        text=f.sentence,
+        text=f.clause or f.sentence,  # the figure's clause: a sentence can run to a page
         subject=f.subject,
         value=f.written,
         detail={
@@ -205,7 +207,7 @@ def story_events(
                     )
                 )
     # New checked facts without figures: what the joined outlets' ledes add.
-    told = {(e.outlet, e.text) for e in events if e.kind == "fact"}
+    told = {(outlet, f.sentence) for outlet, figures in current.items() for f in figures}
     for fact in new_facts(known_text, joined):
         o = next(x for x in outlets if x.outlet == fact.outlet)
         if (o.outlet, fact.text) in told:

@@ -2,36 +2,62 @@
 figure, and where something already sent is now contradicted (issue 31, story memory).
 
 Pure, no I/O. The numbers are read as the claim check reads them (`claims.numbers_in`: thousands
-separators, decimal commas, scale words, currencies, percentages; dates taken out first, so that
-a day or a year of a date is no figure). What this module adds is the *subject*: what the number
-counts or measures, from the words next to it, by a few rules in English and German:
+separators, "200 000" grouped by a space, "674.000", decimal commas, scale words, "mil 500
+millones", number words in the text's language by text2num: "seis", "Trente-huit"; dates taken
+out first, so that a day or a year of a date is no figure), plus counts written as nouns ("medio
+centenar" 50, "una decena"/"une dizaine" about 10, "medio millón"). What this module adds is the
+*quantity*: what the number counts and what happened to it, from a closed vocabulary, per
+language (issue 38: on real reporting the free content word next to a number was wrong 98 times
+in 100: "persona", "ano", "asciende", "según"):
 
-- **casualties** by a small synonym table (the only one): dead (dead, killed, killing, died,
-  deaths, death toll, toll, fatalities, lives; Tote, getötet, starben, ums Leben, Todesopfer),
-  injured (injured, wounded, hurt; Verletzte, verletzt), missing (missing; vermisst), arrested
-  (arrested, detained; festgenommen, verhaftet, Festnahmen). Looked for in the few words after
-  the number ("12 dead", "12 people were killed", "30 Menschen kamen ums Leben": people and
-  auxiliaries skipped), then before it ("killing 12", "death toll rose to 30", "a toll of 30");
-- otherwise **the content word right after the number** ("$48 million fine" → fine, "500 jobs"
-  → job), then **the nearest content word before it**, over linking words ("inflation rose to
-  7.1%" → inflation, "eine Strafe von 48 Millionen Euro" → strafe). The word is folded as
-  `digest.stories.tokens` folds (case, accents) with an English plural dropped, and kept
-  readable (not cut to a stem) because it is shown. In German text it must be capitalized (a
-  noun); elsewhere a capitalized word inside a sentence is a name, not a subject ("Anthony, 10",
-  "23 Leonel Moreira"). A time unit ("12 years"), a unit of measure or a currency word ("25 km",
-  "Euro 431"), a stopword, an adverb or participle ("respectively", "happened") or nothing found
-  gives no subject, and such a number is no figure here.
+- **Quantities** (`QUANTITIES`, the keys `Figure.subject` carries; a reader's edition says
+  them in its own language, `digest.messages.SUBJECTS`): dead, injured, missing, arrested,
+  evacuated, displaced, refugees, protesters, hostages, rescued, missiles. Nothing else is a
+  figure: no "$48 million fine", no "7.1% inflation", no "500 jobs", no "victims" (dead or
+  hurt?), no amount or percentage at all.
+- **Words, per language** (`_SAYS`, folded as the text is): English (dead, killed, died,
+  deaths, toll, fatalities, lives, bodies; injured, wounded, hurt; missing; arrested,
+  detained; evacuated; displaced; refugees; protesters; missiles), German (Tote, getötet,
+  starben, ums Leben, Todesopfer; Verletzte; vermisst; festgenommen; ...), Spanish (muertos,
+  murieron, fallecidos, víctimas mortales, perdieron la vida, muerte, matado; heridos;
+  desaparecidos; detenidos; evacuados; desplazados; refugiados; manifestantes; misiles) and
+  French (morts, tués, ont péri, décès, martyrs; blessés; disparus; arrêtés, interpellés;
+  évacués; déplacés; réfugiés; manifestants; missiles). Looked for in the few words after the
+  number, over who is counted when it is everyone (people, "personas", "civiles", "personnes",
+  "Menschen") and auxiliaries ("12 people were killed", "70 personas han muerto", "six
+  personnes ont péri"), then before it over linking words ("killing 12", "death toll rose to
+  30", "ha matado a más de 70", "elevaba el balance de víctimas mortales a 150", "tuant près de
+  50"). Protesters and hostages are who, not what happened: "12 manifestantes detenidos" are
+  arrested.
+- **Not a count**: the word after the number is a time, a month, a weekday or a unit ("12
+  years", "18 días", "âgé de 44 ans", "5 abr", "25 km"); a label word before it ("artículo
+  76", "résolution 2118"); a part of the count after it ("11 niños" among 58 dead, "cuatro
+  soldados", "14 djihadistes": not the toll the others report); a partitive ("tres de los
+  fallecidos"); in Spanish and French, another noun right after it ("murieron siete
+  paramilitares": the number counts that noun).
+- **Scope**: a figure of the story's background is left out: a year in its sentence ("En
+  2013, ... 1.400 muertos"), a war, "since", "ago", "another", "in a year" in its clause
+  ("desde marzo de 2011", "la guerra ha causado", "otro ataque", "en un an"), and ten
+  thousand or more of anything but protesters and missiles (a war's, an epidemic's or a
+  country's total; a day's event is counted in fewer, and a disaster that is not is left
+  unsaid rather than misreported).
+- **What a reader sees** is the figure's clause (`Figure.clause`): the sentence between the
+  punctuation around the figure, at most about 160 characters, in the outlet's words (a
+  scraped sentence can run to 1,800 characters).
 
-A context stops at punctuation, another number and "and"/"or"/"but" ("killing 12 and injuring
-30" is 12 dead and 30 injured). Qualifiers before the number are normalised: at least
-(mindestens, wenigstens), more than (over, über, mehr als), less than (under, fewer than,
-weniger als), nearly (almost, fast, knapp), about (around, roughly, some, rund, etwa, circa), up
-to (as many as, bis zu). A former value is not what the text reports: "up from 12", "rose from 12
-to 30", "von 12 auf 30" give 30 only (with the subject read at 12). Left out, to err toward
-saying less: a 4-digit whole number that can be a year, ordinals, times (10:30), ranges and
-lists ("5–6", "23- Leonel"), numbers glued to a word ("12-year-old", "COVID-19", "libz.so.1"),
-versions and addresses ("0.9.7", "127.0.0.1"), and a number that is part of a name: right after
-a capitalized word inside the sentence ("Rocket Pass 4", "GTX 1650", "Artikel 5", "#1").
+A context stops at punctuation, another number and "and"/"y"/"et"/"und" ("killing 12 and
+injuring 30" is 12 dead and 30 injured; "murieron 58 civiles y 170 resultaron heridos").
+Qualifiers before the number are normalised: at least (mindestens, al menos, por lo menos, au
+moins), more than (over, über, mehr als, más de, plus de), less than (under, fewer than,
+weniger als, menos de, moins de), nearly (almost, fast, knapp, casi, cerca de, près de,
+presque), about (around, roughly, some, rund, etwa, unos, alrededor de, environ, quelque), up
+to (as many as, bis zu, hasta, jusqu'à; not "elevó la cifra hasta 9", a toll raised to). A
+former value is not what the text reports: "up from 12", "rose from 12 to 30", "von 12 auf 30"
+give 30 only (with the subject read at 12). Left out, to err toward saying less: a 4-digit
+whole number that can be a year, ordinals, times (10:30), ranges and lists ("5–6", "23-
+Leonel"), numbers glued to a word ("12-year-old", "COVID-19"), versions and addresses, and a
+number that is part of a name: right after a capitalized word inside the sentence ("Rocket
+Pass 4", "GTX 1650", "Artikel 5", "#1").
 
 Decisions:
 
@@ -49,15 +75,17 @@ Decisions:
   Any attribution counts, not only to an outlet: "45 died, the mayor said" is not stated as
   fact (`digest.summarize.disputes` still adds the outlets' values after it).
 - `corrections`: a sent figure that was a bound and still holds ("at least 12" when 30 is
-  reported now) was not wrong and is not corrected; a value some current outlet still reports is
-  a disagreement, not a correction; one outlet's revision alone is not enough (a mistake or a
-  hostile page would reach every reader): the new value needs a second outlet. A count that
-  grows as an event goes on (dead, injured, arrested) and is higher now is an update
+  reported now), or that a bound of the same side now meets ("al menos 70" sent, "al menos
+  48" now: two sources' floors), was not wrong and is not corrected; a value some current
+  outlet still reports is a disagreement, not a correction; one outlet's revision alone is not
+  enough (a mistake or a hostile page would reach every reader): the new value needs a second
+  outlet. A count that grows as an event goes on (dead, injured, arrested, displaced,
+  refugees, evacuated) and is higher now is an update
   (`rising`: "now 30, up from 12"), not an error corrected.
-- **Languages**: the rules above are English and German (`LANGUAGES`); a text in another
-  language has no figures here: saying nothing beats applying English rules to Spanish ("años"
-  read as a count, "según" as a subject). A text too short to tell ("30 dead.") keeps only the
-  casualty subjects, whose words are no other language's.
+- **Languages**: the rules above are English, German, Spanish and French (`LANGUAGES`); a
+  text in another language (Italian) has no figures here: saying nothing beats applying
+  another language's rules ("años" read as a count, "según" as a subject). A text too short
+  to tell ("30 dead.") is read with every language's words at once and no number words.
 """
 
 from __future__ import annotations
@@ -70,8 +98,9 @@ from datetime import date
 from decimal import Decimal, InvalidOperation
 
 from digest.models import Correction, Disagreement, Reported
-from digest.stories.tokens import STOPWORDS, fold
+from digest.stories.tokens import fold
 from digest.summarize.claims import (
+    WORD_LANGUAGES,
     WrittenNumber,
     compatible_units,
     numbers_in,
@@ -80,6 +109,8 @@ from digest.summarize.claims import (
 )
 
 __all__ = [
+    "LANGUAGES",
+    "QUANTITIES",
     "Figure",
     "agree",
     "corrections",
@@ -90,6 +121,7 @@ __all__ = [
     "per_subject",
     "revisions",
     "rising",
+    "values_of",
 ]
 
 
@@ -104,100 +136,272 @@ class Figure:
     sentence: str  # the sentence it is in
     unit: str = ""  # a currency ("$", "EUR"), "%" or "pp"; "" for a count
     values: frozenset[Decimal] = field(default=frozenset(), compare=False, repr=False)
+    # the few words of the sentence that say it, as the outlet wrote them: what a reader sees
+    clause: str = field(default="", compare=False, repr=False)
 
 
 # -- vocabulary ------------------------------------------------------------------------------
 
 # The languages the rules below are written for.
-LANGUAGES = frozenset({"en", "de"})
+LANGUAGES = frozenset({"en", "de", "es", "fr"})
 
-_CASUALTIES: dict[str, str] = {}
-for _kind, _words in (
-    (
-        "dead",
-        "dead killed killing kills kill died dies deaths death toll tolls fatalities fatality "
-        "lives dead body bodies corpses tote toten totet totete getotet starben gestorben "
-        "sterben todesopfer todesopfern todesfalle todesfallen leichen",
-    ),
-    (
-        "injured",
-        "injured injuring injures injuries wounded wounding hurt verletzt verletzte verletzten "
-        "schwerverletzte schwerverletzten leichtverletzte leichtverletzten verwundet verwundete "
-        "verwundeten",
-    ),
-    ("missing", "missing vermisst vermisste vermissten"),
-    (
-        "arrested",
-        "arrested arrests arresting arrest detained detaining festgenommen verhaftet "
-        "festnahmen verhaftungen",
-    ),
-):
-    for _w in _words.split():
-        _CASUALTIES[_w] = _kind
-_KINDS = frozenset(_CASUALTIES.values())
-# Who is counted, skipped on the way to the casualty word ("12 people were killed").
-_COUNTED = frozenset(
-    """people persons person others more further additional civilians soldiers children men
-    women residents passengers workers menschen personen weitere kinder zivilisten soldaten
-    frauen manner bewohner passagiere""".split()
+# What a figure can count: the thing counted and what happened to it. `Figure.subject` is one
+# of these keys, never a word of the text, so that a reader's edition can say it in its own
+# language (a message catalogue) and two outlets in two languages compare.
+QUANTITIES = (
+    "dead",
+    "injured",
+    "missing",
+    "arrested",
+    "evacuated",
+    "displaced",
+    "refugees",
+    "protesters",
+    "hostages",
+    "rescued",
+    "missiles",
 )
-_AUXILIARIES = frozenset(
-    """were was are is have has had been be being reportedly now also already confirmed
-    reported believed feared thought presumed left so far still remain remained noch
-    weiterhin wurden wurde sind waren ist
-    worden kamen kam seien bislang bisher mindestens inzwischen nun ums""".split()
-)
-# Between a subject and its number: "inflation rose to 7.1%", "a toll of 30".
-_LINKING = frozenset(
-    """rose risen rise rises climbed climbs jumped jumps surged soared fell fallen falls dropped
-    drops declined declines slipped increased decreased grew grown reached reaches hit hits
-    stood stands stands totalled totaled totals amounted amounts came comes was were is are
-    has have had been be now further to at of by from about around some nearly almost over
-    than more less least up its their his her the a an this that which with estimated
-    reportedly put stieg steigt sank sinkt fiel fallt lag liegt betrug betragt erreichte
-    kletterte wuchs auf um bei von vom mit der die das des dem den ein eine einer eines
-    einem ist sind war waren wurde wurden hat haben nun bereits""".split()
-)
-_TIME_UNITS = frozenset(
-    """year years yr yrs month months week weeks day days hour hours minute minutes second
+
+# Per language, per quantity: the words that say it, written as outlets write them (folded at
+# import, as the text is). Read after the number ("12 dead", "58 civiles y 170 resultaron
+# heridos") or before it ("killing 12", "ha matado a más de 70 personas").
+_SAYS: dict[str, dict[str, str]] = {
+    "en": {
+        "dead": "dead killed killing kills kill died dies deaths death toll tolls fatalities "
+        "fatality lives bodies corpses",
+        "injured": "injured injuring injures injuries wounded wounding hurt",
+        "missing": "missing",
+        "arrested": "arrested arrests arresting arrest detained detaining",
+        "evacuated": "evacuated evacuees",
+        "displaced": "displaced",
+        "refugees": "refugees",
+        "protesters": "protesters protestors demonstrators",
+        "hostages": "hostages",
+        "rescued": "rescued",
+        "missiles": "missiles",
+    },
+    "de": {
+        "dead": "tote toten tötet tötete getötet starben gestorben sterben todesopfer "
+        "todesopfern todesfälle todesfällen leichen",
+        "injured": "verletzt verletzte verletzten schwerverletzte schwerverletzten "
+        "leichtverletzte leichtverletzten verwundet verwundete verwundeten",
+        "missing": "vermisst vermisste vermissten",
+        "arrested": "festgenommen verhaftet festnahmen verhaftungen",
+        "evacuated": "evakuiert",
+        "displaced": "vertriebene vertriebenen",
+        "refugees": "flüchtlinge flüchtlingen geflüchtete geflüchteten",
+        "protesters": "demonstranten",
+        "hostages": "geiseln",
+        "rescued": "gerettet gerettete geretteten",
+        "missiles": "raketen marschflugkörper",
+    },
+    "es": {
+        "dead": "muertos muertas muerto muerta murieron murió mueren morir muerte muertes "
+        "fallecidos fallecidas fallecido fallecida fallecieron falleció matado mató mataron "
+        "asesinados asesinadas asesinado asesinaron cadáveres vidas",
+        "injured": "heridos heridas herido herida hirió hirieron lesionados lesionadas",
+        "missing": "desaparecidos desaparecidas",
+        "arrested": "detenidos detenidas detenido detenida detuvo detuvieron arrestados "
+        "arrestadas arrestó arrestaron",
+        "evacuated": "evacuados evacuadas evacuado evacuada",
+        "displaced": "desplazados desplazadas desplazó desplazaron",
+        "refugees": "refugiados",  # not "refugiadas": "personas refugiadas en sótanos" sheltered
+        "protesters": "manifestantes",
+        "hostages": "rehenes",
+        "rescued": "rescatados rescatadas rescatado rescatada",
+        "missiles": "misiles",
+    },
+    "fr": {
+        "dead": "morts mortes mort tués tuées tué tuée tuant tuer péri périssent décès "
+        "décédés décédées martyrs massacrés assassinés vies",
+        "injured": "blessés blessées blessé blessée blessant blessures",
+        "missing": "disparus disparues",
+        "arrested": "arrêtés arrêtées arrêté arrêtée interpellés interpellées interpellé "
+        "interpellations arrestations",
+        "evacuated": "évacués évacuées évacué",
+        "displaced": "déplacés déplacées",
+        "refugees": "réfugiés réfugiées",
+        "protesters": "manifestants manifestantes",
+        "hostages": "otages",
+        "rescued": "secourus secourues",
+        "missiles": "missiles",
+    },
+}
+# Words that say a quantity only together (folded, joined by "_" when read).
+_PHRASES: dict[tuple[str, ...], str] = {
+    ("ums", "leben"): "dead",
+    ("victimas", "mortales"): "dead",
+    ("perdieron", "la", "vida"): "dead",
+    ("perdio", "la", "vida"): "dead",
+    ("perdido", "la", "vida"): "dead",
+    ("pierden", "la", "vida"): "dead",
+    ("perdu", "la", "vie"): "dead",
+    ("victimes", "mortelles"): "dead",
+}
+# Who is counted when it is everyone: skipped on the way to the outcome ("12 people were
+# killed", "58 civiles", "six personnes ont péri").
+_EVERYONE = {
+    "en": "people persons person civilians others residents passengers",
+    "de": "menschen personen zivilisten weitere",
+    "es": "personas persona civiles",
+    "fr": "personnes personne civils",
+}
+# A part of the count ("11 niños" among 58 dead, "six soldats"): no figure, it is not the toll
+# the others report and would read as a disagreement with it.
+_PARTS = {
+    "en": "children child kids soldiers troops women men boys girls students prisoners police "
+    "policemen officers rebels fighters militants",
+    "de": "kinder soldaten frauen männer studenten polizisten",
+    "es": "niños niñas menores bebés soldados militares mujeres hombres estudiantes presos "
+    "policías agentes rebeldes combatientes milicianos paramilitares yihadistas",
+    "fr": "enfants soldats militaires femmes hommes étudiants prisonniers détenus policiers "
+    "rebelles combattants paramilitaires jihadistes djihadistes",
+}
+# Skipped after the number on the way to the outcome ("70 personas han muerto").
+_AUX = {
+    "en": "were was are is have has had been be being reportedly now also already confirmed "
+    "reported believed feared thought presumed left so far still remain remained",
+    "de": "noch weiterhin wurden wurde sind waren ist worden kamen kam seien bislang bisher "
+    "mindestens inzwischen nun",
+    "es": "ha han había habían habría habrían hay fueron fue son eran era sido resultaron "
+    "resultado resultó quedaron ya también todavía",
+    "fr": "ont a avaient avait auraient aurait sont étaient était été seraient serait déjà "
+    "également encore",
+}
+# Between an outcome said before the number and the number: "death toll rose to 30", "ha
+# matado a más de 70", "elevaba el balance de víctimas mortales a 150", "tuant près de 50".
+_LINK = {
+    "en": "rose risen rise rises climbed climbs jumped jumps surged soared reached reaches hit "
+    "hits stood stands totalled totaled totals amounted amounts came comes was were is are "
+    "has have had been be now further to at of by from about around some nearly almost over "
+    "than more less least up its their his her the a an this that which with estimated "
+    "reportedly put",
+    "de": "stieg steigt lag liegt betrug beträgt erreichte kletterte wuchs auf um bei von vom "
+    "mit der die das des dem den ein eine einer eines einem ist sind war waren wurde wurden "
+    "hat haben nun bereits",
+    "es": "a al de del la el los las un una en cifra balance total número eleva elevó elevaba "
+    "elevado asciende ascendía ascendió alcanza alcanzó llega llegó sube subió es son fue "
+    "fueron ha han ya",
+    "fr": "à au aux de d des du la le les l un une s'élève atteint atteignait passé porté est "
+    "sont était ont a déjà bilan nombre chiffre total",
+}
+# The number's next word is a time, a unit, a month or a weekday: a duration, an age, a date,
+# a length, never a count ("18 días", "âgé de 44 ans", "5 abr (EFE)").
+_NOT_COUNTED = """
+    year years yr yrs month months week weeks day days hour hours minute minutes second
     seconds decade decades century centuries time times am pm jahr jahre jahren jahres monat
-    monate monaten woche wochen tag tage tagen stunde stunden minute minuten sekunden uhr mal
-    jahrzehnt jahrzehnte""".split()
-)
-# Units of measure: "25 km", "30 Millimetern" measure something the words do not name.
-_MEASURES = frozenset(
-    """mm cm km kg mg gb mb tb kb kw kwh mw mwh gw gwh mph kmh ps hz ghz mhz metre metres meter
+    monate monaten woche wochen tag tage tagen stunde stunden minuten sekunden uhr mal
+    jahrzehnt jahrzehnte año años mes meses día días semana semanas hora horas minuto minutos
+    segundo segundos década décadas siglo siglos vez veces an ans année années mois jour jours
+    semaine semaines heure heures seconde secondes décennie décennies siècle siècles fois
+    enero febrero marzo abril mayo junio julio agosto septiembre setiembre octubre noviembre
+    diciembre ene feb mar abr jun jul ago sep oct nov dic janvier février mars avril mai juin
+    juillet août septembre octobre novembre décembre lunes martes miércoles jueves viernes
+    sábado domingo lundi mardi mercredi jeudi vendredi samedi dimanche
+    mm cm km kg mg gb mb tb kb kw kwh mw mwh gw gwh mph kmh ps hz ghz mhz metre metres meter
     meters kilometre kilometres kilometer kilometers kilometern millimeter millimetern
-    zentimeter zentimetern mile miles foot feet inch inches gram grams grams gramm kilogram
+    zentimeter zentimetern mile miles foot feet inch inches gram grams gramm kilogram
     kilograms kilogramm ton tons tonne tonnes tonnen degree degrees grad celsius fahrenheit
     litre litres liter liters litern pound euro euros dollar dollars cent cents franken pfund
-    yen yuan rupee rupees""".split()
+    yen yuan rupee rupees kilómetro kilómetros metro metros kilo kilos kilogramos toneladas
+    grados litros dólar dólares libras kilomètre kilomètres mètre mètres tonnes degrés
+    livres
+"""
+# A number right after one of these is a label, not a count ("artículo 76", "résolution 2118").
+_LABEL_WORDS = """
+    article articles artikel artículo artículos resolution resolución résolution number
+    número numéro nummer chapter capítulo chapitre kapitel section sección law ley loi
+    gesetz paragraph párrafo paragraphe absatz point punto page página seite no nº n°
+    apartado tome tomo volume band route ruta
+"""
+# A clause with one of these is background, not the story's event: the war's totals, a past
+# event ("desde marzo de 2011", "depuis le début", "in a war that has killed"), and so is a
+# sentence with a year in it ("En 2013, ... causó más de 1.400 muertos").
+_BACKGROUND = """
+    since war wars conflict history ago another previous seit krieg krieges konflikt desde
+    guerra guerras conflicto hace historia otro otra otros otras anterior depuis guerre
+    guerres conflit histoire autre autres précédent précédente coronavirus covid
+"""
+_BOUNDARY = """
+    and or but while whereas as und oder aber sowie während y e o u pero mientras aunque et
+    ou mais tandis alors dont
+"""
+# In Spanish and French the word after a number is the noun it counts unless it is one of
+# these ("mató a 70 en Duma", "tuant 12 dans la ville"): an outcome said before the number
+# ("murieron siete paramilitares iraníes") is then of that noun, which may be a part.
+_NOUN_FIRST = frozenset({"es", "fr"})
+_AFTER_A_COUNT = frozenset(
+    fold(w)
+    for w in """en a al por para con sin sobre tras según hoy ayer este esta anoche más
+    dans à au aux par pour avec sans sur selon lors hier ce cette cet plus
+    de d del du des le la les los las el""".split()
 )
-# Function words of the other languages pages come in (tokens.STOPWORDS has English and German).
-_OTHER_FUNCTION_WORDS = frozenset(
-    """de la le les un une des du au aux et ou en sur par pour dans avec el los las y con por
-    para que del al una unos unas il lo gli della delle dei nel nella di da het een van op voor
-    met na ao os dos das em na no com""".split()
+# "tres de los fallecidos", "two of the dead": a part of the count.
+_PARTITIVE_OF = frozenset("of de d von".split())
+_PARTITIVE_THE = frozenset(
+    """the those these them its their his her our los las ellos ellas estos su sus nuestros les
+    eux ces ses leurs nos""".split()
 )
-_BOUNDARY_WORDS = frozenset("and or but while whereas as und oder aber sowie wahrend".split())
+
+
+def _folded(words: str) -> frozenset[str]:
+    return frozenset(fold(w) for w in words.split())
+
+
+def _per_language(table: dict[str, str]) -> dict[str, frozenset[str]]:
+    """Folded word sets per language, and under "" all of them (a text whose language
+    cannot be told, "30 dead.": every language's words at once)."""
+    out = {lang: _folded(words) for lang, words in table.items()}
+    out[""] = frozenset().union(*out.values())
+    return out
+
+
+_QUANTITY_OF: dict[str, dict[str, str]] = {
+    lang: {fold(w): q for q, words in table.items() for w in words.split()}
+    for lang, table in _SAYS.items()
+}
+_QUANTITY_OF[""] = {w: q for table in list(_QUANTITY_OF.values()) for w, q in table.items()}
+_EVERYONE_OF = _per_language(_EVERYONE)
+_PARTS_OF = _per_language(_PARTS)
+_AUX_OF = _per_language(_AUX)
+_LINK_OF = _per_language(_LINK)
+_NOT_COUNTED_WORDS = _folded(_NOT_COUNTED)
+_LABEL_WORDS_SET = _folded(_LABEL_WORDS)
+_BACKGROUND_WORDS = _folded(_BACKGROUND)
+_BOUNDARY_WORDS = _folded(_BOUNDARY)
+
+
 _QUALIFIERS: dict[str, str] = {
     "at least": "at least",
     "no fewer than": "at least",
     "mindestens": "at least",
     "wenigstens": "at least",
+    "al menos": "at least",
+    "por lo menos": "at least",
+    "como mínimo": "at least",
+    "au moins": "at least",
+    "au minimum": "at least",
     "more than": "more than",
     "over": "more than",
     "mehr als": "more than",
-    "uber": "more than",
     "über": "more than",
+    "más de": "more than",
+    "plus de": "more than",
     "fewer than": "less than",
     "less than": "less than",
     "under": "less than",
     "weniger als": "less than",
+    "menos de": "less than",
+    "moins de": "less than",
     "nearly": "nearly",
     "almost": "nearly",
     "fast": "nearly",
     "knapp": "nearly",
+    "casi": "nearly",
+    "cerca de": "nearly",
+    "près de": "nearly",
+    "presque": "nearly",
+    "quasi": "nearly",
     "about": "about",
     "around": "about",
     "roughly": "about",
@@ -207,18 +411,47 @@ _QUALIFIERS: dict[str, str] = {
     "etwa": "about",
     "circa": "about",
     "ca.": "about",
-    "ungefahr": "about",
     "ungefähr": "about",
+    "unos": "about",
+    "unas": "about",
+    "alrededor de": "about",
+    "aproximadamente": "about",
+    "environ": "about",
+    "quelque": "about",
     "up to": "up to",
     "as many as": "up to",
     "bis zu": "up to",
+    "hasta": "up to",
+    "jusqu'à": "up to",
+    "jusqu’à": "up to",
 }
+_QUALIFIER_FOLDED = {fold(q): v for q, v in _QUALIFIERS.items()}
 _QUALIFIER = re.compile(
     r"(?<![^\W_])("
-    + "|".join(re.escape(q) for q in sorted(_QUALIFIERS, key=len, reverse=True))
-    + r")\s+$",
+    + "|".join(
+        re.escape(q) for q in sorted(set(_QUALIFIERS) | set(_QUALIFIER_FOLDED), key=len)[::-1]
+    )
+    + r")(?:\s+a)?\s+$",  # "al menos a 400"
     re.IGNORECASE,
 )
+# "hasta"/"jusqu'à" after a toll raised is "to", not "up to": "elevó la cifra hasta 9".
+_RAISED = re.compile(
+    r"(?<![^\W_])(?:cifra|balance|bilan|elev\w*|aument\w*|sub\w*|porté|passé)\s+$", re.IGNORECASE
+)
+# Counts written as nouns: "medio centenar" 50, "una decena" about 10, "medio millón" 500,000.
+_COUNT_NOUN = re.compile(
+    r"(?<![^\W_])(medio|media|demi|un|una|une)[\s-]+"
+    r"(centenar|decena|dizaine|centaine|millón|millon|million)(?![^\W_])",
+    re.IGNORECASE,
+)
+_COUNT_NOUNS = {
+    "centenar": Decimal(100),
+    "centaine": Decimal(100),
+    "decena": Decimal(10),
+    "dizaine": Decimal(10),
+    "millon": Decimal(10**6),
+    "million": Decimal(10**6),
+}
 _LOOK = 5  # words looked at on each side of a number
 # A capitalized word right before a number, not first in its sentence: the number is part of a
 # name ("Rocket Pass 4", "GTX 1650", "Volume 1", "Artikel 5", "im Jahr 1619").
@@ -226,117 +459,141 @@ _LABEL = re.compile(r"\S\s+(?:[^\W\d_]*[A-ZÄÖÜ][^\W_]*|[Nn][or]\.)\s*$")
 _WORD = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)*")
 # What ends a number's context: punctuation that ends a clause, and digits (another number).
 _STOP = re.compile(r"[,;:()\[\]{}—–\"“”«»!?\d]|\.(?:\s|$)")
+# What ends the clause a figure is shown in: punctuation that ends a clause.
+_CLAUSE_STOP = re.compile(r"[;:()\[\]{}—–\"“”«»!?]|,\s|\.(?:\s|$)|\s-\s")
+_CLAUSE_CHARS = 160  # the most of a clause shown with a figure
+_IF = re.compile(r"(?<![^\W_])(?:if|si|wenn|falls)\s", re.IGNORECASE)
+_TOTALS = Decimal(10_000)  # a count this large is background (`_background`)
+_ANY_SIZE = frozenset({"protesters", "missiles"})
+# Quantities that name who rather than what happened: an outcome after them wins.
+_POPULATIONS = frozenset({"protesters", "hostages"})
+_IN_A_YEAR = re.compile(r"(?<![^\W_])(?:en un (?:an|año|ano)|in (?:a|one) year)(?![^\W_])", re.I)
+_YEAR = re.compile(r"(?<![\d.,'])(?:1[89]|20)\d\d(?![\d.,']\d|\d)")
 _ATTRIBUTION = re.compile(
     r"(?<![^\W_])(according to|said|says|say|reported|reports|reporting|told|citing|cited|"
     r"claimed|claims|estimated|laut|zufolge|berichtet|berichtete|berichten|sagte|sagten|"
-    r"meldete|meldeten|nach angaben|teilte|erklarte|erklärte)(?![^\W_])",
+    r"meldete|meldeten|nach angaben|teilte|erklarte|erklärte|según|segun|informó|dijo|"
+    r"afirmó|selon|d'après|a indiqué|a affirmé|a précisé)(?![^\W_])",
     re.IGNORECASE,
 )
 
 
-def _key(word: str) -> str:
-    """A word as a subject: folded, without a possessive or an English plural."""
-    w = fold(word).replace("’", "'")
-    if w.endswith("'s"):
-        w = w[:-2]
-    w = w.rstrip("'")
-    if len(w) > 4 and w.endswith("ies"):
-        return w[:-3] + "y"
-    if len(w) > 4 and w.endswith("sses"):
-        return w[:-2]
-    if len(w) > 3 and w.endswith("s") and not w.endswith(("ss", "us", "is")):
-        return w[:-1]
-    return w
-
-
-def _content(word: str) -> bool:
-    return (
-        len(word) > 1
-        and word not in STOPWORDS
-        and word not in _OTHER_FUNCTION_WORDS
-        and word not in _TIME_UNITS
-    )
-
-
-def _clause(words: list[str]) -> list[str]:
+def _clause(words: list[str], look: int = _LOOK) -> list[str]:
     for i, w in enumerate(words):
-        if fold(w) in _BOUNDARY_WORDS:
-            return words[:i][:_LOOK]
-    return words[:_LOOK]
+        if w in _BOUNDARY_WORDS:
+            return words[:i][:look]
+    return words[:look]
 
 
-def _after(text: str, end: int) -> list[str]:
-    """The words after a number, up to where its clause stops."""
+def _joined(words: list[str]) -> list[str]:
+    """Folded words with the phrases that say a quantity only together joined by "_"."""
+    out: list[str] = []
+    i = 0
+    while i < len(words):
+        for phrase in _PHRASES:
+            if tuple(words[i : i + len(phrase)]) == phrase:
+                out.append("_".join(phrase))
+                i += len(phrase)
+                break
+        else:
+            out.append(words[i])
+            i += 1
+    return out
+
+
+_PHRASE_OF = {"_".join(p): q for p, q in _PHRASES.items()}
+
+
+def _after(text: str, end: int, look: int = _LOOK) -> list[str]:
+    """The folded words after a number, up to where its clause stops."""
     stop = _STOP.search(text, end)
-    return _clause(_WORD.findall(text[end : stop.start() if stop else len(text)]))
+    words = _WORD.findall(text[end : stop.start() if stop else len(text)])
+    return _clause(_joined([fold(w) for w in words]), look)
 
 
 def _before(text: str, start: int) -> list[str]:
-    """The words before a number, nearest first, back to where its clause starts."""
+    """The folded words before a number, nearest first, back to where its clause starts."""
     head = text[:start]
     begin = max((m.end() for m in _STOP.finditer(head)), default=0)
-    return _clause(_WORD.findall(head[begin:])[::-1])
+    return _clause(_joined([fold(w) for w in _WORD.findall(head[begin:])])[::-1])
 
 
-def _casualty(words: Sequence[str], *, after: bool) -> str:
-    for i, w in enumerate(words):
-        if w in _CASUALTIES:
-            return _CASUALTIES[w]
-        if w == "leben" and i and words[i - 1] == "ums":
-            return "dead"
-        if after and (w in _COUNTED or w in _AUXILIARIES):
+def _quantity(word: str, lang: str) -> str:
+    return _PHRASE_OF.get(word) or _QUANTITY_OF[lang].get(word, "")
+
+
+def _subject(text: str, start: int, end: int, lang: str) -> str:
+    """The quantity (a key of QUANTITIES) the number at text[start:end] counts, "" when that
+    cannot be told or it counts something else (`lang`: the text's language, "" unknown)."""
+    after, before = _after(text, end), _before(text, start)
+    if after and (after[0] in _NOT_COUNTED_WORDS or len(after[0]) == 1):
+        return ""  # a duration, an age, a date, a length: "12 years", "18 días", "1 p.m."
+    if before and before[0] in _LABEL_WORDS_SET:
+        return ""  # a label: "artículo 76"
+    if len(after) > 1 and after[0] in _PARTITIVE_OF and after[1] in _PARTITIVE_THE:
+        return ""  # "tres de los fallecidos": a part of the count
+    everyone, aux = _EVERYONE_OF[lang], _AUX_OF[lang]
+    part, population = False, ""
+    for w in after:
+        if (q := _quantity(w, lang)) and q in _POPULATIONS and not population:
+            population = q  # "12 manifestantes detenidos": what happened to them, if said
             continue
-        if not after and (w in _LINKING or w in _AUXILIARIES):
-            continue
+        elif q:
+            return "" if part else q
+        if w in _PARTS_OF[lang]:
+            part = True  # "cuatro soldados sirios muertos": not the toll
+        elif not (w in everyone or w in aux or w in _PARTITIVE_OF):
+            far = {_quantity(x, lang) for x in _after(text, end, 3 * _LOOK)}
+            if population and far - _POPULATIONS - {""}:
+                return ""  # "40 manifestants pro-Morsi ont été tués": a part, or who is it?
+            break
+    if part or (after and after[0] in _PARTS_OF[lang]):
         return ""
-    return ""
+    known = everyone | aux | _AFTER_A_COUNT
+    if lang in _NOUN_FIRST and after and after[0] not in known and not _quantity(after[0], lang):
+        return ""  # "murieron siete paramilitares": it counts the noun after it
+    link = _LINK_OF[lang]
+    for w in before:
+        if q := _quantity(w, lang):
+            return q if q not in _POPULATIONS or not population else population
+        if w not in link and w not in aux:
+            break
+    return population  # "interpellé 30 manifestants": arrested; "200 000 manifestants"
 
 
-def _subject(text: str, start: int, end: int, lang: str | None) -> str:
-    """What the number at text[start:end] counts, "" when that cannot be told (`lang`: the
-    text's language when known: German subjects are capitalized nouns, and elsewhere a
-    capitalized word before a number inside a sentence is a name, not a subject)."""
-    german, names = lang == "de", lang not in (None, "de")
-    after_written, before_written = _after(text, end), _before(text, start)
-    after = [fold(w) for w in after_written]
-    before = [fold(w) for w in before_written]
-    if after and (after[0] in _TIME_UNITS or after[0] in _MEASURES or len(after[0]) == 1):
-        return ""  # a duration, an age, a length: "12 years", "3 days", "25 km", "1 p.m."
-    if after and after[0] == "leben" and before[:1] == ["ums"]:
-        return "dead"
-    found = _casualty(after, after=True) or _casualty(before, after=False)
-    if found:
-        return found
-    if after and after[0] in _COUNTED:
-        # "300 people were evacuated" counts the evacuated; "300 people" alone says nothing
-        rest = [w for w in after if w not in _COUNTED and w not in _AUXILIARIES]
-        return _key(rest[0]) if rest and _content(rest[0]) else ""
-    if after and names and after_written[0][:1].isupper():
-        return ""  # "23 Leonel Moreira": a number before a name
-    if after and _noun(after[0], after_written[0], german):
-        return _key(after[0])
-    for w, written in zip(before, before_written, strict=True):
-        if w in _LINKING or w in _AUXILIARIES:
-            continue
-        if w in _MEASURES or (names and written[:1].isupper() and _inside(text, written)):
-            return ""  # "Euro 431", a name: "Anthony ... 10"
-        return _key(w) if _noun(w, written, german) and w not in _COUNTED else ""
-    return ""
+def _background(sentence: str, start: int, end: int, subject: str, value: Decimal) -> bool:
+    """Whether a figure is of the story's background, not its event: a year in its sentence;
+    a war, a "since", an "ago", "in a year" in its clause; ten thousand or more of anything but
+    protesters and missiles (a war's, an epidemic's or a country's total: a day's event in the
+    news is counted in fewer; a disaster that is not is left unsaid, not misreported)."""
+    if _YEAR.search(sentence) or (subject not in _ANY_SIZE and value >= _TOTALS):
+        return True
+    left, right = _clause_span(sentence, start, end, limit=len(sentence))
+    clause = sentence[left:right]
+    return bool(_IN_A_YEAR.search(clause)) or any(
+        fold(w) in _BACKGROUND_WORDS for w in _WORD.findall(clause)
+    )
 
 
-def _inside(text: str, word: str) -> bool:
-    """Whether `word` occurs in `text` other than as its first word."""
-    return not text.lstrip(" \"'“„‘«-–—").startswith(word) or text.count(word) > 1
-
-
-def _noun(word: str, written: str, german: bool) -> bool:
-    """Whether a word can name what a number counts: a content word, not an English adverb or
-    past participle ("respectively", "happened"), in German a capitalized one (a noun)."""
-    if not _content(word) or word in _COUNTED:
-        return False
-    if german:
-        return written[:1].isupper()
-    return not word.endswith(("ly", "ed"))
+def _clause_span(
+    sentence: str, start: int, end: int, *, limit: int = _CLAUSE_CHARS
+) -> tuple[int, int]:
+    """Where the clause of the figure at sentence[start:end] starts and ends: between the
+    punctuation around it, cut to about `limit` characters at words."""
+    left = max((m.end() for m in _CLAUSE_STOP.finditer(sentence, 0, start)), default=0)
+    stop = _CLAUSE_STOP.search(sentence, end)
+    right = stop.start() if stop else len(sentence)
+    if right - left > limit:
+        half = max(0, (limit - (end - start)) // 2)
+        cut = sentence.rfind(" ", left, max(left, start - half))
+        left = cut + 1 if cut >= 0 else left
+        cut = sentence.find(" ", min(right, end + half), right)
+        right = cut if cut >= 0 else right
+    while left < start and sentence[left].isspace():
+        left += 1
+    while right > end and sentence[right - 1].isspace():
+        right -= 1
+    return left, right
 
 
 def _year_like(written: str, values: frozenset[Decimal]) -> bool:
@@ -381,6 +638,28 @@ def _end_of(sentence: str, start: int) -> int:
     return next((n.end for n in numbers_in(sentence) if n.start >= start), start)
 
 
+def _counts_in(sentence: str, lang: str | None) -> list[tuple[WrittenNumber, str]]:
+    """The numbers of a sentence as the claim check reads them (number words in `lang`), and
+    the counts written as nouns ("medio centenar" 50, "una decena" about 10), each with the
+    qualifier its writing implies."""
+    nouns: list[tuple[WrittenNumber, str]] = []
+    for m in _COUNT_NOUN.finditer(sentence):
+        half, noun = fold(m.group(1)) in ("medio", "media", "demi"), fold(m.group(2))
+        if half == (noun in ("decena", "dizaine")) or (not half and noun.startswith("mil")):
+            continue  # "un millón" is the claim check's; "medio decena" is no count
+        value = _COUNT_NOUNS[noun] / 2 if half else _COUNT_NOUNS[noun]
+        nouns.append((WrittenNumber(m.start(), m.end(), frozenset({value}), None, False), ""))
+        if not half:
+            nouns[-1] = (nouns[-1][0], "about")  # "una decena de heridos": about 10
+    language = lang if lang in WORD_LANGUAGES else ("und" if lang else None)
+    read = [
+        (n, "")
+        for n in numbers_in(sentence, language)
+        if not any(w.start < n.end and n.start < w.end for w, _ in nouns)
+    ]
+    return sorted(nouns + read, key=lambda found: found[0].start)
+
+
 def _figures_in(sentence: str, lang: str | None = "") -> list[Figure]:
     """The figures of one sentence (`lang`: the language of its text, None when unknown; from
     the sentence itself when not told)."""
@@ -388,10 +667,12 @@ def _figures_in(sentence: str, lang: str | None = "") -> list[Figure]:
         lang = text_language(sentence)
     if lang is not None and lang not in LANGUAGES:
         return []
+    rules = lang or ""
     out: list[Figure] = []
-    numbers = numbers_in(sentence)
+    found = _counts_in(sentence, lang)
+    numbers = [n for n, _ in found]
     carried = ""  # the subject of a former value: "rose from 12 to 30" gives it to 30
-    for k, n in enumerate(numbers):
+    for k, (n, implied) in enumerate(found):
         given, carried = carried, ""
         digits = sentence[n.start : n.end]
         bare = re.sub(r"^\D+|\D+$", "", digits)
@@ -402,9 +683,9 @@ def _figures_in(sentence: str, lang: str | None = "") -> list[Figure]:
         before = sentence[max(0, n.start - 2) : n.start]
         after = sentence[n.end : n.end + 2]
         if re.search(r"[^\W\d_][-.]$|\d[-–:./]$|[#№/]\s*$", before) or re.match(
-            r"\s?[-–]|[:/]\d", after
+            r"\s?[-–]|[:/]\d|\+", after
         ):
-            continue  # "COVID-19", "12-year-old", "10:30", "5–6", "23- Leonel", "so.2", "#1"
+            continue  # "COVID-19", "12-year-old", "10:30", "5–6", "23- Leonel", "#1", "100+"
         if re.fullmatch(r"\d+(?:[.,]\d+){2,}", bare) and not re.fullmatch(
             r"\d{1,3}(?:([.,])\d{3})(?:\1\d{3})*", bare
         ):
@@ -412,24 +693,26 @@ def _figures_in(sentence: str, lang: str | None = "") -> list[Figure]:
         if _LABEL.search(sentence, 0, n.start):
             continue  # a name's number: "Rocket Pass 4", "GTX 1650", "Volume 1", "Nummer 1"
         start = n.start
-        qualifier = ""
-        if q := _QUALIFIER.search(sentence, max(0, start - 20), start):
-            qualifier = _QUALIFIERS.get(q.group(1).casefold()) or _QUALIFIERS.get(
-                fold(q.group(1)), ""
-            )
+        qualifier = implied
+        if (q := _QUALIFIER.search(sentence, max(0, start - 24), start)) and not (
+            _QUALIFIER_FOLDED.get(fold(q.group(1))) == "up to"
+            and _RAISED.search(sentence, max(0, q.start() - 30), q.start())
+        ):
+            qualifier = _QUALIFIER_FOLDED.get(fold(q.group(1)), "")
             start = q.start()
-        subject = _subject(sentence, start, n.end, lang)
+        subject = _subject(sentence, start, n.end, rules)
         if given and not subject and _TO.fullmatch(sentence, numbers[k - 1].end, start):
             subject = given
         if _former(sentence, start, numbers[k + 1] if k + 1 < len(numbers) else None):
             carried = subject
             continue  # what it was before: "up from 12", "von 12 auf 30"
-        if not subject or not n.values:
-            continue
-        if lang is None and subject not in _KINDS:
-            continue  # a language not told: only the casualty words, which are no other's
-        if subject not in _KINDS and not any(ch.isdigit() for ch in digits):
-            continue  # in words, only a toll is a figure: "three villages" is prose
+        if not subject or not n.values or n.unit:
+            continue  # a count only: no percentage, no amount of money
+        if _IF.search(sentence, _clause_span(sentence, start, n.end)[0], start):
+            continue  # "Si nous avions tué trois cents personnes": what did not happen
+        if _background(sentence, start, n.end, subject, max(n.values)):
+            continue  # a year, a war, a "since": not the story's event
+        left, right = _clause_span(sentence, start, n.end)
         out.append(
             Figure(
                 subject=subject,
@@ -437,8 +720,8 @@ def _figures_in(sentence: str, lang: str | None = "") -> list[Figure]:
                 qualifier=qualifier,
                 written=sentence[start : n.end],
                 sentence=sentence,
-                unit=n.unit or "",
                 values=n.values,
+                clause=sentence[left:right],
             )
         )
     return out
@@ -541,8 +824,14 @@ def revisions(old: Sequence[Figure], new: Sequence[Figure]) -> list[tuple[Figure
     ]
 
 
-def _values_of(written: str) -> frozenset[Decimal]:
-    return frozenset(v for n in numbers_in(written) for v in n.values)
+def values_of(written: str) -> frozenset[Decimal]:
+    """The values a figure as written gives ("at least 30", "medio centenar": 50, "Twelve"; a
+    few words are too few to tell their language: the first of LANGUAGES that reads them)."""
+    for lang in (text_language(written), *sorted(LANGUAGES)):
+        found = frozenset(v for n, _ in _counts_in(written, lang) for v in n.values)
+        if found:
+            return found
+    return frozenset()
 
 
 def one_sided(sentence: str, disputes: Sequence[Disagreement]) -> bool:
@@ -559,7 +848,7 @@ def one_sided(sentence: str, disputes: Sequence[Disagreement]) -> bool:
 def covers(sentence: str, dispute: Disagreement) -> bool:
     """Whether `sentence` gives two or more of the disputed values (a range, or each value)."""
     stated = frozenset(v for n in numbers_in(sentence) for v in n.values)
-    values = [_values_of(r.value) for r in dispute.reported]
+    values = [values_of(r.value) for r in dispute.reported]
     return sum(1 for v in values if not v.isdisjoint(stated)) >= 2
 
 
@@ -567,7 +856,7 @@ def covers(sentence: str, dispute: Disagreement) -> bool:
 
 
 # Counts that grow while an event goes on: a higher one later is news, not an error.
-_GROWING = frozenset({"dead", "injured", "arrested"})
+_GROWING = frozenset({"dead", "injured", "arrested", "displaced", "refugees", "evacuated"})
 
 
 def rising(subject: str, said: str, now: str) -> bool:
@@ -576,12 +865,18 @@ def rising(subject: str, said: str, now: str) -> bool:
     corrected."""
     if subject not in _GROWING:
         return False
-    before, after = _values_of(said), _values_of(now)
+    before, after = values_of(said), values_of(now)
     return bool(before and after) and min(after) > max(before)
 
 
 def _still_holds(said: Figure, now: Figure) -> bool:
-    """Whether a sent bound is still true of the value reported now."""
+    """Whether a sent bound is still true of the value reported now (or the value now is a
+    bound of the same side: "at least 48" says nothing against a sent "at least 70")."""
+    lower, upper = ("at least", "more than"), ("up to", "less than")
+    if (said.qualifier in lower and now.qualifier in lower) or (
+        said.qualifier in upper and now.qualifier in upper
+    ):
+        return True
     if said.qualifier in ("at least", "more than"):
         return now.value >= said.value
     if said.qualifier in ("up to", "less than"):
