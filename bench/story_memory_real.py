@@ -120,6 +120,20 @@ dev set as it is now (syria and yemen) and the held-out check (`--held-out`: egy
     revisions            - / 0.00 (0 0 2)        - / 0.00 (0 0 2)
     corrections          - / -                   - / -
 
+Then the lead (`figures.lead`: figures read from a report's opening paragraphs, about 1,000
+characters, only), chosen on the dev set, checked once on the held-out one:
+
+                         dev es                  dev fr                  held-out es  held-out fr
+    figure entries       0.95 / 0.12 (18 1 137)  0.75 / 0.16 (6 2 32)    0.40 (2 3)   1.00 (6 0)
+    disagreements        - / 0.00 (0 0 21)       - / 0.00 (0 0 1)        - (0 0 3)    - (0 0 5)
+
+Wrong entries said fall from 11 to 3 on the dev set and from 4 to 3 on the held-out one; right
+ones halve. The held-out Spanish three are pages that look back from years later (filed under
+their 2011 day in the collection: "dejó 850 muertos" of Mubarak's trial, "murieron 23 personas
+y 90 resultaron heridas" beside a 2020 boilerplate): their lead is the look back, which no
+position rule sees. Every disagreement is now left unsaid (were 1 right, 2 wrong, dev; 1 and 1,
+held-out).
+
 No headline rewritten anywhere. On the syria articles alone (the "before" table's set): es 0.96
 / 0.25 (25 1 76), fr 0.67 / 0.19 (6 3 25), the one es disagreement right. The 0.9 target is met
 on none but syria es: what is left wrong is mostly scope the rules cannot see (another place or

@@ -11,12 +11,14 @@ from hypothesis import strategies as st
 
 from digest.models import Disagreement, Reported
 from digest.summarize.figures import (
+    LEAD_CHARS,
     QUANTITIES,
     Figure,
     agree,
     corrections,
     disagreements,
     figures_of,
+    lead,
     one_sided,
     per_subject,
     revisions,
@@ -612,3 +614,47 @@ def test_every_quantity_is_one_a_readers_edition_can_say_in_its_language() -> No
         "hostages",
         "dead",
     ]
+
+
+# A report opens with its own event; further down, a look back at another one (the dev set's
+# wrong entries were there: "dejando 250 muertos" of Libya in a Yemen report).
+_OPENING = (
+    "Al menos 12 personas murieron este viernes en Adén durante las protestas contra el "
+    "gobierno, según fuentes médicas."
+)
+_CONTEXT = (
+    "Las protestas comenzaron hace semanas en varias ciudades del país y se han extendido a "
+    "las universidades, donde los estudiantes se reúnen cada mañana frente a las puertas. "
+) * 8
+_LOOK_BACK = "En Libia, la represión dejó 250 muertos la semana pasada."
+
+
+def test_the_story_memory_reads_figures_from_a_reports_lead_not_a_look_back_further_down() -> None:
+    from digest.memory.timeline import reported
+    from digest.summarize.disputes import story_disputes
+
+    page = "\n".join([_OPENING, _CONTEXT, _LOOK_BACK])
+    assert [(f.subject, f.value) for f in figures_of(page)] == [
+        ("dead", Decimal(12)),
+        ("dead", Decimal(250)),
+    ]  # both are read where the page says them ...
+    assert lead(page).startswith(_OPENING) and _LOOK_BACK not in lead(page)
+    # ... the memory and the disputes take the opening one only: 12, not "12 or 250"
+    assert [(f.subject, f.value) for f in reported(lead(page), "es")] == [("dead", Decimal(12))]
+    other = "Al menos 15 personas murieron en Adén el viernes, según la oposición."
+    (dispute,) = story_disputes({"A": page, "B": other})
+    assert {r.value for r in dispute.reported} == {"Al menos 12", "Al menos 15"}
+    # A look back alone is no dispute with the other outlet's event.
+    looked_back = "\n".join([_OPENING.replace("12", "15"), _CONTEXT, _LOOK_BACK])
+    assert story_disputes({"A": looked_back, "B": other}) == []
+
+
+@given(st.lists(st.text(alphabet=st.characters(blacklist_characters="\n"), max_size=400)))
+@settings(max_examples=200)
+def test_a_lead_is_the_first_paragraphs_whole(paragraphs: list[str]) -> None:
+    text = "\n".join(paragraphs)
+    kept = lead(text).split("\n") if lead(text) else []
+    nonblank = [p for p in paragraphs if p.strip()]
+    assert kept == nonblank[: len(kept)]  # whole paragraphs, in order, from the start
+    assert sum(map(len, kept[:-1])) < LEAD_CHARS  # it stops once it holds LEAD_CHARS
+    assert len(kept) == len(nonblank) or sum(map(len, kept)) >= LEAD_CHARS

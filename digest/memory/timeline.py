@@ -38,6 +38,7 @@ from digest.summarize.figures import (
     Figure,
     disagreements,
     figures_of,
+    lead,
     per_subject,
     revisions,
 )
@@ -186,7 +187,7 @@ def story_events(
             joined.append(Joined(o.outlet, o.language, (o.lede or o.text,)))
     current: dict[str, list[Figure]] = {}
     for o in outlets:
-        figures = reported(o.text, o.language)
+        figures = reported(lead(o.text), o.language)
         current[o.outlet] = figures
         for f in figures:
             before = latest.get((o.outlet, f.subject))

@@ -28,7 +28,7 @@ from functools import cache
 from digest import messages
 from digest.models import Disagreement, StorySummary
 from digest.summarize.claims import sentences_of, text_language
-from digest.summarize.figures import covers, disagreements, figures_of, one_sided
+from digest.summarize.figures import covers, disagreements, figures_of, lead, one_sided
 from digest.summarize.text import join_sentences
 from digest.summarize.types import StoryInput
 
@@ -44,8 +44,10 @@ def texts_by_outlet(story: StoryInput) -> dict[str, str]:
 
 
 def story_disputes(by_outlet: Mapping[str, str]) -> list[Disagreement]:
-    """Where the outlets' texts (outlet → text) disagree on a figure."""
-    return disagreements({outlet: figures_of(text) for outlet, text in by_outlet.items()})
+    """Where the outlets' texts (outlet → text) disagree on a figure, as their leads tell it
+    (`figures.lead`: what a page says further down is often another event's; an outlet with
+    several sources is read by the first's lead)."""
+    return disagreements({outlet: figures_of(lead(text)) for outlet, text in by_outlet.items()})
 
 
 @cache

@@ -41,6 +41,14 @@ in 100: "persona", "ano", "asciende", "según"):
   thousand or more of anything but protesters and missiles (a war's, an epidemic's or a
   country's total; a day's event is counted in fewer, and a disaster that is not is left
   unsaid rather than misreported).
+- **The lead**: a report's own event is told in its opening paragraphs (news is written top
+  down); what comes later is context, a look back, a sidebar or readers' comments, and on real
+  pages that is where the wrong figures were. The story memory and a summary's disputes read
+  figures from `lead(text)` only: whole paragraphs up to about `LEAD_CHARS` (1,000)
+  characters. Measured on the dev set (`bench/story_memory_real.py`, no model), figure entries
+  went from 0.83 / 0.25 (precision / recall) to 0.95 / 0.12 in Spanish and stayed 0.75 in
+  French on few entries (6 right, 2 wrong); at 400 characters Spanish was 0.93 / 0.09, at
+  1,500 0.90 / 0.17. Recall is what is given up.
 - **What a reader sees** is the figure's clause (`Figure.clause`): the sentence between the
   punctuation around the figure, at most about 160 characters, in the outlet's words (a
   scraped sentence can run to 1,800 characters).
@@ -117,6 +125,7 @@ __all__ = [
     "covers",
     "disagreements",
     "figures_of",
+    "lead",
     "one_sided",
     "per_subject",
     "revisions",
@@ -725,6 +734,24 @@ def _figures_in(sentence: str, lang: str | None = "") -> list[Figure]:
             )
         )
     return out
+
+
+LEAD_CHARS = 1000
+
+
+def lead(text: str) -> str:
+    """The paragraphs `text` opens with, whole, until they hold `LEAD_CHARS` characters: where
+    a report states its own event's figures (see "The lead" above)."""
+    kept: list[str] = []
+    size = 0
+    for paragraph in text.split("\n"):
+        if not paragraph.strip():
+            continue
+        if size >= LEAD_CHARS:
+            break
+        kept.append(paragraph)
+        size += len(paragraph)
+    return "\n".join(kept)
 
 
 def figures_of(text: str, lang: str | None = None) -> list[Figure]:
