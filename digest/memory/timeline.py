@@ -37,8 +37,8 @@ from digest.stories.novelty import Joined, new_facts
 from digest.summarize.figures import (
     Figure,
     disagreements,
-    figures_of,
-    lead,
+    lead_figures,
+    opening,
     per_subject,
     revisions,
 )
@@ -123,10 +123,12 @@ def revised(latest: Latest) -> dict[str, list[tuple[Figure, Figure]]]:
     return found
 
 
-def reported(text: str, lang: str = "") -> list[Figure]:
-    """The figures a text reports, one per subject: a subject the text gives several values
-    is left out (what it says is not clear). `lang`: the text's language when known."""
-    return list(per_subject(figures_of(text, lang or None)).values())
+def reported(text: str, lang: str = "", title: str = "") -> list[Figure]:
+    """The figures a report gives its own event (`figures.lead_figures`), one per subject: a
+    subject the text gives several values keeps its opening sentence's, else is left out
+    (what it says is not clear). `lang`: the text's language when known."""
+    figures = lead_figures(text, title, lang or None)
+    return list(per_subject(figures, opening(text)).values())
 
 
 def _figure_event(
@@ -187,7 +189,7 @@ def story_events(
             joined.append(Joined(o.outlet, o.language, (o.lede or o.text,)))
     current: dict[str, list[Figure]] = {}
     for o in outlets:
-        figures = reported(lead(o.text), o.language)
+        figures = reported(o.text, o.language, o.title)
         current[o.outlet] = figures
         for f in figures:
             before = latest.get((o.outlet, f.subject))

@@ -126,7 +126,9 @@ __all__ = [
     "disagreements",
     "figures_of",
     "lead",
+    "lead_figures",
     "one_sided",
+    "opening",
     "per_subject",
     "revisions",
     "rising",
@@ -754,6 +756,46 @@ def lead(text: str) -> str:
     return "\n".join(kept)
 
 
+def opening(text: str) -> str:
+    """The sentence `text` opens with: where an outlet puts its own headline figure."""
+    first = sentences_of(text.strip())
+    return first[0] if first else ""
+
+
+# An uncounted quantity ("Decenas de muertos", "dozens killed", "des centaines de blessés"): a
+# lead that says it has its count further down (`lead_figures`).
+_UNCOUNTED = re.compile(
+    r"(?<![^\W_])(?:decenas|docenas|cientos|centenares|dozens|scores|hundreds|dizaines|"
+    r"centaines|dutzende|hunderte)(?:\s+(?:de|of|d['’]))?\s*",
+    re.IGNORECASE,
+)
+
+
+def _uncounted(text: str, lang: str) -> set[str]:
+    """The quantities `text` names without a count ("Decenas de muertos": dead)."""
+    return {q for m in _UNCOUNTED.finditer(text) if (q := _subject(text, m.start(), m.end(), lang))}
+
+
+def lead_figures(text: str, title: str = "", lang: str | None = None) -> list[Figure]:
+    """The figures a report gives its own event: its lead's (`lead`), and for a quantity its
+    headline or lead names without a count ("Decenas de muertos"), the first figure of that
+    quantity further on, where such a report gives its count ("Al menos 48 personas
+    murieron")."""
+    lang = lang or text_language(text)
+    opened = lead(text)
+    found = figures_of(opened, lang)
+    if lang not in LANGUAGES:
+        return found
+    wanted = _uncounted(title, lang) - {f.subject for f in found}
+    last = opened.rsplit("\n", 1)[-1]
+    rest = text[text.find(last) + len(last) :] if last else ""
+    for f in figures_of(rest, lang) if wanted else []:
+        if f.subject in wanted:
+            wanted.discard(f.subject)
+            found.append(f)
+    return found
+
+
 def figures_of(text: str, lang: str | None = None) -> list[Figure]:
     """The figures of `text` whose subject can be told, in order (rules in the docstring);
     none in a language without rules (`lang`: the text's, when the caller knows it)."""
@@ -787,13 +829,24 @@ def _in_words(f: Figure) -> bool:
     return not any(ch.isdigit() for ch in f.written)
 
 
-def per_subject(figures: Sequence[Figure]) -> dict[str, Figure]:
-    """Each subject's one figure in a text (what an outlet reports for it, e.g. to record),
-    subjects the text gives several values left out."""
+def per_subject(figures: Sequence[Figure], opening: str = "") -> dict[str, Figure]:
+    """Each subject's one figure in a text (what an outlet reports for it, e.g. to record). A
+    subject the text gives several values keeps the one value its `opening` (the text's
+    opening, `opening(text)`) gives it, the outlet's own headline figure; else it is left out."""
     grouped: dict[str, list[Figure]] = {}
     for f in figures:
         grouped.setdefault(f.subject, []).append(f)
-    return {s: one for s, fs in grouped.items() if (one := _single(fs)) is not None}
+    out: dict[str, Figure] = {}
+    for s, fs in grouped.items():
+        one = _single(fs)
+        if one is None and opening:
+            first = [f for f in fs if f.sentence and f.sentence in opening]
+            one = _single(first) if first else None
+        if one is None and len({f.value for f in fs}) == 2:
+            one = _single([f for f in fs if f.sentence == fs[0].sentence])
+        if one is not None:
+            out[s] = one
+    return out
 
 
 def _groups(said: Sequence[tuple[str, Figure]]) -> list[list[tuple[str, Figure]]]:
