@@ -830,9 +830,11 @@ def _in_words(f: Figure) -> bool:
 
 
 def per_subject(figures: Sequence[Figure], opening: str = "") -> dict[str, Figure]:
-    """Each subject's one figure in a text (what an outlet reports for it, e.g. to record). A
-    subject the text gives several values keeps the one value its `opening` (the text's
-    opening, `opening(text)`) gives it, the outlet's own headline figure; else it is left out."""
+    """Each subject's one figure in a text (what an outlet reports for it, e.g. to record).
+    Given the report's `opening` (`opening(text)`), a subject it gives several values keeps
+    the outlet's own headline figure: the opening sentence's, else the first of exactly two
+    values (more is a roundup of several events: nothing); without it, or else, the subject
+    is left out (which value is the outlet's?)."""
     grouped: dict[str, list[Figure]] = {}
     for f in figures:
         grouped.setdefault(f.subject, []).append(f)
@@ -842,8 +844,8 @@ def per_subject(figures: Sequence[Figure], opening: str = "") -> dict[str, Figur
         if one is None and opening:
             first = [f for f in fs if f.sentence and f.sentence in opening]
             one = _single(first) if first else None
-        if one is None and len({f.value for f in fs}) == 2:
-            one = _single([f for f in fs if f.sentence == fs[0].sentence])
+            if one is None and len({f.value for f in fs}) == 2:
+                one = _single([f for f in fs if f.sentence == fs[0].sentence])
         if one is not None:
             out[s] = one
     return out
