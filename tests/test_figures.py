@@ -664,6 +664,8 @@ def test_a_lead_is_the_first_paragraphs_whole(paragraphs: list[str]) -> None:
 # outlets wrote them.
 _BBC = "\n".join(
     [
+        "Siria: organizaciones de ayuda humanitaria informan de supuesto ataque químico que "
+        "deja decenas de muertos en Duma, Guta Oriental",
         "Equipos médicos y de rescate en Siria dijeron que al menos 70 personas murieron este "
         "sábado después de que supuestamente se lanzara un ataque químico en Duma.",
         "Un tuit de los Cascos Blancos -posteriormente eliminado- elevaba el balance de "
@@ -691,7 +693,8 @@ def _recorded(text: str, title: str = "") -> list[Figure]:
 
 
 def test_outlets_that_report_different_tolls_of_one_attack_are_said_to_disagree() -> None:
-    # The BBC gives 70 and a deleted tweet's 150: its own figure is the first, not none;
+    # The BBC's lead gives 70 and a deleted tweet's 150 (its headline neither): its own
+    # figure is the first, not none;
     # CNN's headline says "Decenas de muertos" and gives its count further down than its lead.
     assert "Al menos 48" not in lead(_CNN)
     found = disagreements(
@@ -700,6 +703,8 @@ def test_outlets_that_report_different_tolls_of_one_attack_are_said_to_disagree(
     assert [(d.subject, [(r.value, r.outlets) for r in d.reported]) for d in found] == [
         ("dead", [("48", ("AFP", "CNN")), ("al menos 70", ("BBC",))])
     ]  # "at least 48" and 48 agree: one is exactly the other
+    # Read without the report (figures alone), an outlet's two values still give nothing.
+    assert disagreements({"BBC": figures_of(_BBC), "AFP": figures_of(_AFP)}) == []
 
 
 def test_a_roundup_of_several_events_gives_no_figure_to_disagree_on() -> None:

@@ -5,9 +5,11 @@ and records what this returns (`Store.record_events`, once per key whatever runs
 - "first": the story's first article (outlet, URL, headline; at its publication time);
 - "outlet": each outlet after the first, at its first article's time;
 - "fact": each figure (`digest.summarize.figures`) an outlet's text reports for a subject the
-  outlet had not reported before (key `fact:<outlet>:<subject>:<value>`), and, for an outlet
-  that joined after the first, the sentences of its lede that the story's known text did not
-  say (`digest.stories.novelty.new_facts`, the rule "what's new" uses: cheap, and it errs
+  outlet had not reported before (from its lead, its own figure where it gives two, and a
+  count further down that an uncounted headline asks for: `figures.lead_figures`; key
+  `fact:<outlet>:<subject>:<value>`), and, for an outlet that joined after the first, the
+  sentences of its lede that the story's known text did not say
+  (`digest.stories.novelty.new_facts`, the rule "what's new" uses: cheap, and it errs
   towards saying less); a figure names its subject (a quantity key, `figures.QUANTITIES`) and
   value, and its text is the figure's clause as the outlet wrote it (`Figure.clause`, at most
   about 160 characters), not its whole sentence, which on a scraped page can run to 1,800;

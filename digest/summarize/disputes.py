@@ -54,7 +54,8 @@ def texts_by_outlet(story: StoryInput) -> dict[str, str]:
 def story_disputes(by_outlet: Mapping[str, str]) -> list[Disagreement]:
     """Where the outlets' texts (outlet → text) disagree on a figure, as their leads tell it
     (`figures.lead`: what a page says further down is often another event's; an outlet with
-    several sources is read by the first's lead)."""
+    several sources is read by the first's lead), each outlet's own figure where its lead
+    gives two (`figures.per_subject` with the text's opening)."""
     return disagreements(
         {
             outlet: list(per_subject(figures_of(lead(text)), opening(text)).values())
