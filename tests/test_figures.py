@@ -737,3 +737,12 @@ def test_a_count_of_another_place_further_down_is_not_the_reports_toll() -> None
     )
     assert _recorded(page, title) == []
     assert disagreements({"A": _recorded(page, title), "B": _recorded(_AFP)}) == []
+
+
+def test_a_bound_and_the_value_it_is_exactly_are_no_disagreement() -> None:
+    # CNN's "Al menos 48" and AFP's 48 (Douma, 8 April 2018) are one figure; a bound below
+    # another outlet's value is two values, each said with its outlet ("at least 40", 42).
+    assert disagreements({"CNN": _recorded(_CNN, _CNN_TITLE), "AFP": _recorded(_AFP)}) == []
+    other = "Al menos 42 personas murieron en el ataque contra Duma, según la OMS."
+    (dispute,) = disagreements({"CNN": _recorded(_CNN, _CNN_TITLE), "OMS": _recorded(other)})
+    assert {r.value for r in dispute.reported} == {"Al menos 48", "Al menos 42"}
