@@ -658,3 +658,91 @@ def test_a_lead_is_the_first_paragraphs_whole(paragraphs: list[str]) -> None:
     assert kept == nonblank[: len(kept)]  # whole paragraphs, in order, from the start
     assert sum(map(len, kept[:-1])) < LEAD_CHARS  # it stops once it holds LEAD_CHARS
     assert len(kept) == len(nonblank) or sum(map(len, kept)) >= LEAD_CHARS
+
+
+# Issue 38, dev set (CL-TLS syria es, the Douma attack of 7 April 2018): sentences as the
+# outlets wrote them.
+_BBC = "\n".join(
+    [
+        "Siria: organizaciones de ayuda humanitaria informan de supuesto ataque químico que "
+        "deja decenas de muertos en Duma, Guta Oriental",
+        "Equipos médicos y de rescate en Siria dijeron que al menos 70 personas murieron este "
+        "sábado después de que supuestamente se lanzara un ataque químico en Duma.",
+        "Un tuit de los Cascos Blancos -posteriormente eliminado- elevaba el balance de "
+        "víctimas mortales a 150.",
+    ]
+)
+_CNN_TITLE = "Decenas de muertos en posible ataque con gas en Siria"
+_CNN = "\n".join(
+    [
+        "(CNN) — Decenas de sirios murieron y cientos más resultaron afectados por un ataque "
+        "en Duma, en las afueras de la capital, Damasco, de acuerdo con denuncias hechas el "
+        "domingo por trabajadores de rescate y un grupo de ayuda en Siria.",
+        *["El Gobierno sirio y Rusia negaron cualquier involucramiento en el ataque." * 3] * 6,
+        "Al menos 48 personas murieron y 500 más mostraron síntomas similares a la exposición "
+        "a un «gas tóxico» en el área de Duma el sábado, dijo el grupo Cascos Blancos.",
+    ]
+)
+_AFP = "Los Cascos Blancos afirman que 48 personas murieron en este ataque con gas tóxico."
+
+
+def _recorded(text: str, title: str = "") -> list[Figure]:
+    from digest.memory.timeline import reported
+
+    return reported(text, "es", title)
+
+
+def test_outlets_that_report_different_tolls_of_one_attack_are_said_to_disagree() -> None:
+    # The BBC's lead gives 70 and a deleted tweet's 150 (its headline neither): its own
+    # figure is the first, not none;
+    # CNN's headline says "Decenas de muertos" and gives its count further down than its lead.
+    assert "Al menos 48" not in lead(_CNN)
+    found = disagreements(
+        {"BBC": _recorded(_BBC), "CNN": _recorded(_CNN, _CNN_TITLE), "AFP": _recorded(_AFP)}
+    )
+    assert [(d.subject, [(r.value, r.outlets) for r in d.reported]) for d in found] == [
+        ("dead", [("48", ("AFP", "CNN")), ("al menos 70", ("BBC",))])
+    ]  # "at least 48" and 48 agree: one is exactly the other
+    # Read without the report (figures alone), an outlet's two values still give nothing.
+    assert disagreements({"BBC": figures_of(_BBC), "AFP": figures_of(_AFP)}) == []
+
+
+def test_a_roundup_of_several_events_gives_no_figure_to_disagree_on() -> None:
+    # fr, "Les principaux événements dans le monde en 2011": four tolls of four countries.
+    roundup = (
+        "Révoltes dans le monde arabe et catastrophe de Fukushima figurent parmi les "
+        "événements marquants de l'année 2011.\n"
+        "- 14 jan: TUNISIE - Le président Ben Ali fuit en Arabie saoudite (300 morts selon "
+        "l'ONU).\n- 11 fév: EGYPTE - Près de 850 civils tués pendant la révolte.\n"
+        "- 23 nov: BAHREIN - La Commission fait état de 35 morts."
+    )
+    assert {f.value for f in figures_of(roundup, "fr")} == {300, 850, 35}
+    from digest.memory.timeline import reported
+
+    assert reported(roundup, "fr", "Les principaux événements dans le monde en 2011") == []
+
+
+def test_a_count_of_another_place_further_down_is_not_the_reports_toll() -> None:
+    # The lead's "decenas de manifestantes han muerto" is Syria's; the 20 further down are of
+    # Sanamein: only a headline without a count sends the memory looking further down.
+    title = "Las revueltas árabes prenden el polvorín de Oriente Medio en otro Viernes de la Ira"
+    page = "\n".join(
+        [
+            "Las revueltas han entrado en una nueva fase tras un nuevo viernes de la ira en el "
+            "que decenas de manifestantes han muerto por la represión policial en Siria.",
+            *["Partidarios y detractores del presidente se han enfrentado en las calles." * 3] * 6,
+            "Un testigo ha desvelado que las fuerzas de seguridad han matado a 20 personas en "
+            "la vecina localidad de Sanamein.",
+        ]
+    )
+    assert _recorded(page, title) == []
+    assert disagreements({"A": _recorded(page, title), "B": _recorded(_AFP)}) == []
+
+
+def test_a_bound_and_the_value_it_is_exactly_are_no_disagreement() -> None:
+    # CNN's "Al menos 48" and AFP's 48 (Douma, 8 April 2018) are one figure; a bound below
+    # another outlet's value is two values, each said with its outlet ("at least 40", 42).
+    assert disagreements({"CNN": _recorded(_CNN, _CNN_TITLE), "AFP": _recorded(_AFP)}) == []
+    other = "Al menos 42 personas murieron en el ataque contra Duma, según la OMS."
+    (dispute,) = disagreements({"CNN": _recorded(_CNN, _CNN_TITLE), "OMS": _recorded(other)})
+    assert {r.value for r in dispute.reported} == {"Al menos 48", "Al menos 42"}

@@ -5,9 +5,11 @@ and records what this returns (`Store.record_events`, once per key whatever runs
 - "first": the story's first article (outlet, URL, headline; at its publication time);
 - "outlet": each outlet after the first, at its first article's time;
 - "fact": each figure (`digest.summarize.figures`) an outlet's text reports for a subject the
-  outlet had not reported before (key `fact:<outlet>:<subject>:<value>`), and, for an outlet
-  that joined after the first, the sentences of its lede that the story's known text did not
-  say (`digest.stories.novelty.new_facts`, the rule "what's new" uses: cheap, and it errs
+  outlet had not reported before (from its lead, its own figure where it gives two, and a
+  count further down that an uncounted headline asks for: `figures.lead_figures`; key
+  `fact:<outlet>:<subject>:<value>`), and, for an outlet that joined after the first, the
+  sentences of its lede that the story's known text did not say
+  (`digest.stories.novelty.new_facts`, the rule "what's new" uses: cheap, and it errs
   towards saying less); a figure names its subject (a quantity key, `figures.QUANTITIES`) and
   value, and its text is the figure's clause as the outlet wrote it (`Figure.clause`, at most
   about 160 characters), not its whole sentence, which on a scraped page can run to 1,800;
@@ -37,8 +39,8 @@ from digest.stories.novelty import Joined, new_facts
 from digest.summarize.figures import (
     Figure,
     disagreements,
-    figures_of,
-    lead,
+    lead_figures,
+    opening,
     per_subject,
     revisions,
 )
@@ -123,10 +125,12 @@ def revised(latest: Latest) -> dict[str, list[tuple[Figure, Figure]]]:
     return found
 
 
-def reported(text: str, lang: str = "") -> list[Figure]:
-    """The figures a text reports, one per subject: a subject the text gives several values
-    is left out (what it says is not clear). `lang`: the text's language when known."""
-    return list(per_subject(figures_of(text, lang or None)).values())
+def reported(text: str, lang: str = "", title: str = "") -> list[Figure]:
+    """The figures a report gives its own event (`figures.lead_figures`), one per subject: a
+    subject the text gives several values keeps its opening sentence's, else is left out
+    (what it says is not clear). `lang`: the text's language when known."""
+    figures = lead_figures(text, title, lang or None)
+    return list(per_subject(figures, opening(text)).values())
 
 
 def _figure_event(
@@ -187,7 +191,7 @@ def story_events(
             joined.append(Joined(o.outlet, o.language, (o.lede or o.text,)))
     current: dict[str, list[Figure]] = {}
     for o in outlets:
-        figures = reported(lead(o.text), o.language)
+        figures = reported(o.text, o.language, o.title)
         current[o.outlet] = figures
         for f in figures:
             before = latest.get((o.outlet, f.subject))
