@@ -247,7 +247,9 @@ def test_collect_with_every_source_down_fails_but_records_the_run(tmp_path):
     offline = write_script(tmp_path / "offline.json", fail="offline")
     result = run_cli("collect", cwd=tmp_path, ddgs_script=offline)
     assert result.code == 1
-    assert "news search for 'technology' (ddgs: " in result.stdout
+    # DuckDuckGo down for every category is one failure, naming the first category's cause.
+    assert "news search failed for all 6 categories (technology: " in result.stdout
+    assert result.stdout.count("failed ddg:") == 1
     assert "nothing collected" in result.stderr
     status = rows(tmp_path / "digest.db", "select status from runs")
     assert status == [("failed",)]

@@ -221,7 +221,8 @@ def test_a_reader_changes_their_preferences_and_the_next_edition_follows(
     assert (
         "Chipmaker" not in mail and "Central bank holds rates" not in mail
     )  # not world / "spring"
-    assert "(English)" in mail  # not in French, and no translator: marked
+    # not in French, and no translator: marked, in the reader's language
+    assert "(anglais)" in mail.lower() and "(English)" not in mail
     (message,) = receivers.of("from-the-page")
     assert "Flood barrier holds" in message.message and site.url() in message.message
     assert len(report.sent) == 2
