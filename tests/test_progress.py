@@ -171,3 +171,17 @@ def test_piped_collect_prints_its_report_and_no_progress(
     for shown in (result.stdout, result.stderr):
         assert "\x1b" not in shown and "\r" not in shown
         assert "gathering categories" not in shown
+
+
+async def test_a_story_done_names_the_llm_budget_left_once_it_has_started() -> None:
+    """On a terminal, each story summarized says how much of `[llm] budget` is left (the bar
+    shows the time spent); before the first LLM summary, and with no budget, just the story."""
+    from digest.jobs.deepen import _Budget
+
+    assert _Budget(None, stories=3).progress_detail("https://a.example/1") == "https://a.example/1"
+    budget = _Budget(900.0, stories=3)
+    assert budget.progress_detail("https://a.example/1") == "https://a.example/1"  # not begun
+    budget.begin()
+    detail = budget.progress_detail("https://a.example/2")
+    assert detail.startswith("https://a.example/2 · [llm] budget ")
+    assert detail.endswith(" s left") and 898 <= int(detail.split()[-3]) <= 900

@@ -356,7 +356,9 @@ async def _read_stories(app: App, stories: list[StoryView], progress: Progress) 
     if budget is not None and units:
         shared.foresee((await app.summarizer()).llm)
     with shared_budget(shared):
-        outcomes = await runner.run(units, ended=lambda u: progress.advance(1, shown[u.story]))
+        outcomes = await runner.run(
+            units, ended=lambda u: progress.advance(1, shared.progress_detail(shown[u.story]))
+        )
     tally, summarized, mode, reason = DeepenTally(), 0, "", ""
     errors: list[Failure] = []
     fallbacks: list[str] = []
@@ -468,6 +470,14 @@ class _Budget:
             "y" if waiting == 1 else "ies",
             each,
         )
+
+    def progress_detail(self, story: str) -> str:
+        """What a terminal's progress line names for a story done: the story, and the budget
+        left once it has started (the bar beside it shows the time spent)."""
+        left = self.left()
+        if left is None or self.deadline is None:
+            return story
+        return f"{story} · [llm] budget {left:.0f} s left"
 
     def ended(self, title: str, how: str, took: float) -> None:
         """One line per story: which it was, how its summary was made and in how long."""
