@@ -39,9 +39,7 @@ from digest.stories.novelty import Joined, new_facts
 from digest.summarize.figures import (
     Figure,
     disagreements,
-    lead_figures,
-    opening,
-    per_subject,
+    reported,
     revisions,
 )
 from digest.summarize.output import strip_links
@@ -125,14 +123,6 @@ def revised(latest: Latest) -> dict[str, list[tuple[Figure, Figure]]]:
     return found
 
 
-def reported(text: str, lang: str = "", title: str = "") -> list[Figure]:
-    """The figures a report gives its own event (`figures.lead_figures`), one per subject: a
-    subject the text gives several values keeps its opening sentence's, else is left out
-    (what it says is not clear). `lang`: the text's language when known."""
-    figures = lead_figures(text, title, lang or None)
-    return list(per_subject(figures, opening(text)).values())
-
-
 def _figure_event(
     kind: str, key: str, o: OutletText, f: Figure, at: datetime, **extra: Any
 ) -> NewEvent:
@@ -191,7 +181,7 @@ def story_events(
             joined.append(Joined(o.outlet, o.language, (o.lede or o.text,)))
     current: dict[str, list[Figure]] = {}
     for o in outlets:
-        figures = reported(o.text, o.language, o.title)
+        figures = reported(o.text, o.language or None, o.title)
         current[o.outlet] = figures
         for f in figures:
             before = latest.get((o.outlet, f.subject))

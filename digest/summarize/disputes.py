@@ -28,15 +28,7 @@ from functools import cache
 from digest import messages
 from digest.models import Disagreement, StorySummary
 from digest.summarize.claims import sentences_of, text_language
-from digest.summarize.figures import (
-    covers,
-    disagreements,
-    figures_of,
-    lead,
-    one_sided,
-    opening,
-    per_subject,
-)
+from digest.summarize.figures import covers, disagreements, figures_of, one_sided, reported
 from digest.summarize.text import join_sentences
 from digest.summarize.types import StoryInput
 
@@ -55,13 +47,8 @@ def story_disputes(by_outlet: Mapping[str, str]) -> list[Disagreement]:
     """Where the outlets' texts (outlet → text) disagree on a figure, as their leads tell it
     (`figures.lead`: what a page says further down is often another event's; an outlet with
     several sources is read by the first's lead), each outlet's own figure where its lead
-    gives two (`figures.per_subject` with the text's opening)."""
-    return disagreements(
-        {
-            outlet: list(per_subject(figures_of(lead(text)), opening(text)).values())
-            for outlet, text in by_outlet.items()
-        }
-    )
+    gives two: `figures.reported`, what the story memory records of an outlet too."""
+    return disagreements({outlet: reported(text) for outlet, text in by_outlet.items()})
 
 
 @cache

@@ -151,6 +151,7 @@ __all__ = [
     "one_sided",
     "opening",
     "per_subject",
+    "reported",
     "revisions",
     "rising",
     "values_of",
@@ -815,6 +816,14 @@ def lead_figures(text: str, title: str = "", lang: str | None = None) -> list[Fi
             wanted.discard(f.subject)
             found.append(f)
     return found
+
+
+def reported(text: str, lang: str | None = None, title: str = "") -> list[Figure]:
+    """The figures a report gives its own event (`lead_figures`), one per subject: a subject
+    the text gives several values keeps its opening sentence's (`per_subject`), else is left
+    out (what it says is not clear). What the story memory records of an outlet and what a
+    summary's disputes compare. `lang`: the text's language when known."""
+    return list(per_subject(lead_figures(text, title, lang), opening(text)).values())
 
 
 def figures_of(text: str, lang: str | None = None) -> list[Figure]:
