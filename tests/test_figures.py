@@ -746,3 +746,146 @@ def test_a_bound_and_the_value_it_is_exactly_are_no_disagreement() -> None:
     other = "Al menos 42 personas murieron en el ataque contra Duma, según la OMS."
     (dispute,) = disagreements({"CNN": _recorded(_CNN, _CNN_TITLE), "OMS": _recorded(other)})
     assert {r.value for r in dispute.reported} == {"Al menos 48", "Al menos 42"}
+
+
+# -- whose event, and when (issue 38, es and fr) ----------------------------------------------
+
+
+def _memory(text: str, lang: str, title: str = "", published: date | None = None) -> list:
+    from digest.memory.timeline import reported
+
+    return [(f.subject, f.written) for f in reported(text, lang, title, published)]
+
+
+def test_a_social_post_quoted_on_the_page_is_not_the_outlets_toll() -> None:
+    # Global Voices, 11 March 2012: net-citizens' tweets quoted under a photo of the bombing.
+    page = "\n".join(
+        [
+            "Les net-citoyens de Gaza ont tweeté durant les attaques :",
+            "@MaathMusleh: 15 ont été assassinés à Gaza jusqu'à maintenant, mais NE VOUS EN "
+            "FAITES PAS, ce ne sont que des Palestiniens !! #GazaUnderAttack",
+        ]
+    )
+    assert [f.value for f in figures_of(page, "fr")] == [15]  # read where it is written ...
+    assert _memory(page, "fr") == []  # ... but nobody reports it: no entry
+    # Spanish, a hashtag in the sentence; the outlet's own sentence above it stays.
+    page = "\n".join(
+        [
+            "Al menos 12 personas murieron este viernes en Adén, según fuentes médicas.",
+            "Un activista escribió: «Ya son 30 los muertos en Adén #YemenRevolution».",
+        ]
+    )
+    assert _memory(page, "es") == [("dead", "Al menos 12")]
+
+
+def test_a_toll_of_another_country_than_the_reports_is_left_out() -> None:
+    # L'Express, 3 September 2013: a Syria piece recalls the Tripoli (Lebanon) bombing.
+    title = "Syrie. Assad, l'ami des islamistes"
+    page = (
+        "La propagande syrienne a réussi à faire passer Bachar El-Assad pour un président "
+        "laïc. Les renseignements ont découvert que le double attentat qui a ensanglanté la "
+        "capitale du nord du Liban, faisant 45 tués, est l'œuvre des services syriens."
+    )
+    assert [f.value for f in figures_of(page, "fr")] == [45]
+    assert _memory(page, "fr", title) == []
+    # The same toll in a report about Lebanon is its own.
+    assert _memory(page, "fr", "Liban : 45 tués dans un double attentat à Tripoli") == [
+        ("dead", "45")
+    ]
+    # Spanish: a sidebar's Iraq toll under a Syria headline; Syria's own toll stays.
+    title = "Siria denuncia un ataque de Estados Unidos contra una base aérea"
+    page = (
+        "El ejército sirio dijo que seis personas murieron en la ofensiva.\n"
+        "En Irak, al menos 38 personas murieron en un ataque suicida contra un autobús."
+    )
+    assert _memory(page, "es", title) == [("dead", "seis")]
+    # A headline naming no country cannot tell: the figure stays (its adjective is the name's).
+    assert _memory(page, "es", "Seis muertos en la ofensiva") == [("dead", "seis")]
+    assert _memory(page.split("\n")[1], "es", "El ejército iraquí responde") == [
+        ("dead", "al menos 38")
+    ]
+
+
+def test_a_report_that_looks_back_at_its_event_gives_no_toll_as_news() -> None:
+    fr = (
+        "Un an après, les habitants de Houla se souviennent du massacre. Le 25 mai, 108 "
+        "personnes avaient été tuées, dont 49 enfants."
+    )
+    assert [f.value for f in figures_of(fr, "fr")] != []
+    assert _memory(fr, "fr", "Houla, un an après le massacre") == []
+    es = (
+        "Se cumplen diez años de la matanza de la plaza. Aquel día murieron 52 personas y "
+        "más de 200 resultaron heridas."
+    )
+    assert _memory(es, "es") == []
+    es = "Hace nueve años murieron 23 personas en la plaza Tahrir durante la protesta."
+    assert _memory(es, "es", "La plaza que cambió Egipto") == []
+
+
+def test_a_page_rewritten_long_after_the_day_it_is_dated_gives_no_toll_of_that_day() -> None:
+    # Slate.fr, filed on 21 February 2011, "mis à jour le 20 janvier 2020".
+    page = (
+        "Eric Le Boucher — 21 février 2011 à 0h00 — mis à jour le 20 janvier 2020 à 16h14\n"
+        "Au moins 14 personnes ont été tuées lors des manifestations de vendredi."
+    )
+    assert _memory(page, "fr", published=date(2011, 2, 21)) == []
+    # Read the day it was rewritten, or with no day known, it is the page's toll.
+    assert _memory(page, "fr", published=date(2020, 1, 20)) == [("dead", "Au moins 14")]
+    assert _memory(page, "fr") == [("dead", "Au moins 14")]
+    # A date in the days after the report (a vote, a deadline) is no rewrite.
+    es = (
+        "Al menos 46 personas murieron en Saná, a una semana de la votación del 25 de marzo "
+        "de 2011."
+    )
+    assert _memory(es.replace(" de 2011", ""), "es", published=date(2011, 3, 18)) == [
+        ("dead", "Al menos 46")
+    ]
+
+
+_SCOPE_PIECES = st.sampled_from(
+    [
+        "@usuario:",
+        "#Siria",
+        "Siria",
+        "Liban",
+        "Syrie",
+        "Irak",
+        "en",
+        "au",
+        "al menos 12 personas murieron",
+        "au moins 30 personnes ont été tuées",
+        "hace diez años",
+        "un an après",
+        "31 février 2011",
+        "25 de marzo de 2030",
+        "29 février 2013",
+        "mis à jour le",
+        "\n",
+        ".",
+        ",",
+    ]
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(_SCOPE_PIECES, max_size=30).map(" ".join) | st.text(max_size=300),
+    st.lists(_SCOPE_PIECES, max_size=6).map(" ".join) | st.text(max_size=60),
+    st.sampled_from(["es", "fr"]),
+    st.none() | st.dates(min_value=date(1990, 1, 1), max_value=date(2040, 1, 1)),
+)
+def test_the_scope_rules_only_ever_leave_figures_out(
+    text: str, title: str, lang: str, published: date | None
+) -> None:
+    """Untrusted page text, headline and date: no rule raises (an impossible date, a stray
+    "@"), and what the memory records is one of the report's own lead figures, never in a
+    quoted post."""
+    from digest.memory.timeline import reported
+    from digest.summarize.figures import lead_figures
+
+    read = lead_figures(text, title, lang)
+    for f in reported(text, lang, title, published):
+        assert f in read
+        assert "#" not in f.sentence or not any(
+            w.startswith("#") and w[1:2].isalpha() for w in f.sentence.split()
+        )

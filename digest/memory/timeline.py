@@ -6,7 +6,9 @@ and records what this returns (`Store.record_events`, once per key whatever runs
 - "outlet": each outlet after the first, at its first article's time;
 - "fact": each figure (`digest.summarize.figures`) an outlet's text reports for a subject the
   outlet had not reported before (from its lead, its own figure where it gives two, and a
-  count further down that an uncounted headline asks for: `figures.lead_figures`; key
+  count further down that an uncounted headline asks for: `figures.lead_figures`; not a
+  quoted post's, another country's or a look back's, the outlet's first article's day
+  its date: `figures.reported`, "Whose event, and when"; key
   `fact:<outlet>:<subject>:<value>`), and, for an outlet that joined after the first, the
   sentences of its lede that the story's known text did not say
   (`digest.stories.novelty.new_facts`, the rule "what's new" uses: cheap, and it errs
@@ -181,7 +183,7 @@ def story_events(
             joined.append(Joined(o.outlet, o.language, (o.lede or o.text,)))
     current: dict[str, list[Figure]] = {}
     for o in outlets:
-        figures = reported(o.text, o.language or None, o.title)
+        figures = reported(o.text, o.language or None, o.title, o.at.date())
         current[o.outlet] = figures
         for f in figures:
             before = latest.get((o.outlet, f.subject))
