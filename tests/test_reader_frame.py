@@ -186,6 +186,15 @@ def test_a_shortened_email_says_so_in_the_readers_language(language: str) -> Non
     assert "This email is shortened" not in html + text
 
 
+def test_a_label_before_its_list_has_the_languages_colon() -> None:
+    """French sets a space before a colon, after "Couverte par 2 médias" as elsewhere."""
+    said = {lang: email(lang)[1] for lang in ("fr", "de", "en")}
+    assert "   Couverte par 2 médias :\n   - " in said["fr"]
+    assert "   Von 2 Medien berichtet:\n   - " in said["de"]
+    assert "   Covered by 2 outlets:\n   - " in said["en"]
+    assert "Couverte par 2 médias</span> : <a " in email("fr")[0]
+
+
 def test_an_english_readers_email_is_framed_as_before() -> None:
     """The English frame is the msgids themselves; a language the catalogue has not is English."""
     html, text = email(None)
