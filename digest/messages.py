@@ -10,6 +10,10 @@ LC_MESSAGES/digest.po`, compiled in memory by Babel the first time a language is
 `gettext`, `ngettext` or `N_` (a table's entries), so that Babel's extractor finds every message
 and `tests/test_messages.py` fails when one has no translation.
 
+The categories `digest init` writes are named in the reader's language too (`CATEGORIES`,
+`category_name`); one the operator named is shown as written, since the catalogue cannot know
+what it means.
+
 What is counted (`digest.summarize.figures.Figure.subject`) is named only for the known keys
 (`SUBJECTS`): a subject the catalogue does not know gets no line at all (`subject_phrase` and
 `counted` return ""), rather than a raw word shown to a reader.
@@ -28,10 +32,13 @@ from babel.dates import format_date
 from babel.messages import mofile, pofile
 
 __all__ = [
+    "CATEGORIES",
     "LANGUAGES",
     "N_",
     "SUBJECTS",
     "catalogue",
+    "categories_named",
+    "category_name",
     "counted",
     "day_month",
     "edition_language",
@@ -65,6 +72,24 @@ SUBJECTS: dict[str, tuple[str, str]] = {
     "hostages": (N_("the number of hostages"), N_("hostages")),
     "rescued": (N_("the number rescued"), N_("rescued")),
     "missiles": (N_("the number of missiles"), N_("missiles")),
+}
+# The categories `digest init` writes (`digest.config.DEFAULT_CATEGORIES`), as a sentence names
+# them ("top stories in technology"); a heading capitalizes the first letter ("Technology"). A
+# category the operator names otherwise is shown as they wrote it, in every language.
+CATEGORIES: dict[str, str] = {
+    # TRANSLATORS: a news category (a section of the digest) as a sentence names it; its
+    # heading is this with the first letter capitalized.
+    "technology": N_("technology"),
+    # TRANSLATORS: a news category (a section of the digest): markets, companies, the economy.
+    "finance": N_("finance"),
+    # TRANSLATORS: a news category (a section of the digest): film, music, television, stars.
+    "entertainment": N_("entertainment"),
+    # TRANSLATORS: a news category (a section of the digest).
+    "sports": N_("sports"),
+    # TRANSLATORS: a news category (a section of the digest): international news.
+    "world": N_("world"),
+    # TRANSLATORS: a news category (a section of the digest).
+    "health": N_("health"),
 }
 # Older spellings of a key (stored events, editions made before the keys were closed).
 _ALIASES = {"deaths": "dead", "killed": "dead"}
@@ -117,6 +142,24 @@ def names(items: list[str] | tuple[str, ...], language: str | None = "en") -> st
         return items[0]
     joined = catalogue(language).gettext("%(first)s and %(last)s")
     return joined % {"first": ", ".join(items[:-1]), "last": items[-1]}
+
+
+def category_name(category: str, language: str | None = "en") -> str:
+    """A category as a heading names it: "Technology", "Tecnología" to a Spanish reader; a
+    category the catalogue does not know ("us politics") as written, first letter capitalized."""
+    name = _category(category, language)
+    return name[:1].upper() + name[1:]
+
+
+def categories_named(categories: tuple[str, ...] | list[str], language: str | None = "en") -> str:
+    """Categories as a sentence names them, one after another: "technology, world";
+    "tecnología, internacional" to a Spanish reader."""
+    return ", ".join(_category(c, language) for c in categories)
+
+
+def _category(category: str, language: str | None) -> str:
+    known = CATEGORIES.get(category.strip().lower())
+    return catalogue(language).gettext(known) if known else category
 
 
 def day_month(day: date, language: str | None = "en") -> str:

@@ -23,6 +23,7 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
 from functools import lru_cache
+from urllib.parse import urlsplit
 
 from digest import messages
 from digest.models import Edition, EditionHeadline, EditionStory
@@ -245,20 +246,16 @@ def _view(
         mentions = tuple(
             _Mention(
                 quiet_mentions(headline_line(m.title, (), TITLE_CHARS)) or untitled(language),
-                _capital(text_line(m.category, NAME_CHARS)),
+                messages.category_name(text_line(m.category, NAME_CHARS), language),
                 m.outlet_count,
                 archive_page(archive, edition.day, m.story_id),
             )
             for m in section.mentions
         )
         if stories or headlines or mentions:
-            name = _capital(text_line(section.category, NAME_CHARS))
+            name = messages.category_name(text_line(section.category, NAME_CHARS), language)
             sections.append(_Section(name, stories, headlines[:HEADLINES_SHOWN], mentions))
     return _View(tuple(sections), archive, _PREFERENCES_SLOT, language=language)
-
-
-def _capital(name: str) -> str:
-    return name[:1].upper() + name[1:]
 
 
 def _story(
@@ -268,7 +265,9 @@ def _story(
     for outlet in story.outlets:
         url = safe_url(outlet.url)
         if url:
-            links.append(_Link(_line(outlet.name, NAME_CHARS) or "source", url))
+            # An outlet without a name is its link's host, as in the email (no English word).
+            host = (urlsplit(url).hostname or "").removeprefix("www.")
+            links.append(_Link(_line(outlet.name, NAME_CHARS) or host, url))
     since = since_last(story.whats_new, facts=1, language=language)
     return _Story(
         title=_headline_line(story.title, (o.name for o in story.outlets)) or untitled(language),

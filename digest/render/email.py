@@ -229,7 +229,7 @@ class _EmailView:
     day: str  # "Tuesday 4 March 2025"
     compiled: str  # "07:00 CET"
     preheader: str
-    categories: str  # "technology, world" or "" for all
+    categories: str  # "technology, world" ("tecnología, internacional") or "" for all
     sections: tuple[_SectionView, ...]
     archive_url: str | None
     unsubscribe_url: str
@@ -268,7 +268,7 @@ def _view(
     day = edition.day
     sections = tuple(
         _SectionView(
-            name=_category_name(s.category),
+            name=_category_name(s.category, language),
             stories=tuple(
                 _story(st, archive_page(archive, day, st.id), follow, language) for st in s.stories
             ),
@@ -292,7 +292,7 @@ def _view(
         day=messages.long_day(edition.day, language),
         compiled=f"{compiled:%H:%M} {compiled.tzname() or ''}".rstrip(),
         preheader=clip(" · ".join(preview[:3]), 140),
-        categories=", ".join(categories or ()),
+        categories=messages.categories_named(categories or (), language),
         sections=sections,
         lead=top,
         archive_url=archive,
@@ -409,7 +409,7 @@ def _lead(story: EditionStory, page: str | None, language: str = "en") -> _LeadV
         or untitled(language),
         url=page or first,
         line=clip(first_sentence(brief), LEAD_LINE_CHARS),
-        section=_category_name(story.category),
+        section=_category_name(story.category, language),
         outlet_count=len(story.outlets),
         lang=story.language if language_name(story.language) else "",
     )
@@ -469,7 +469,7 @@ def _mention(
     """The mention's link is the story's archive page, next to the edition's (`archive`)."""
     return _MentionView(
         title=headline_line(mention.title, (), TITLE_CHARS) or untitled(language),
-        category=_category_name(mention.category),
+        category=_category_name(mention.category, language),
         outlet_count=mention.outlet_count,
         url=archive_page(archive, day, mention.story_id),
     )
@@ -665,6 +665,7 @@ def _aware(moment: datetime) -> datetime:
     return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
 
 
-def _category_name(category: str) -> str:
-    name = text_line(category, NAME_CHARS)
-    return name[:1].upper() + name[1:]
+def _category_name(category: str, language: str = "en") -> str:
+    """A category's heading in the reader's language ("Tecnología"); one the operator named
+    freely, as written (`messages.category_name`)."""
+    return messages.category_name(text_line(category, NAME_CHARS), language)
