@@ -2,10 +2,19 @@
 
 No business logic lives here. Every `DigestError` becomes one line on stderr and exit status 1;
 Ctrl+C or SIGTERM during a command, "interrupted during STEP" and 130 or 143 (but for the
-servers, `digest run` and `digest serve`, for which a stop is what was asked: "stopped" and 0).
+servers, `digest run` and `digest serve`, for which a stop is what was asked: "stopped" and 0,
+from the program's first import on: `digest.runtime.stops`).
 """
 
 from __future__ import annotations
+
+import os
+import sys
+
+from digest.runtime import stops
+
+if os.path.basename(sys.argv[0]) == "digest":  # the program (not an import): before click
+    stops.catch_early()  # and the configuration load, a server's SIGTERM is held (main())
 
 import asyncio
 import atexit
@@ -13,7 +22,6 @@ import gc
 import json
 import logging
 import signal
-import sys
 from collections.abc import Awaitable, Callable
 from datetime import date, datetime
 from pathlib import Path
@@ -26,6 +34,8 @@ from digest.errors import DigestError, RunInterrupted
 
 T = TypeVar("T")
 log = logging.getLogger("digest")
+# The commands that run until stopped: SIGTERM is a stop asked, from their start (`stops`).
+SERVERS = ("serve", "run")
 
 
 class _Group(click.Group):
@@ -162,6 +172,9 @@ def cli(
 ) -> None:
     """digest: a self-hosted news digest. Headlines per topic, answers on demand."""
     from digest.commands.logs import setup_logging
+
+    if ctx.invoked_subcommand not in SERVERS:
+        stops.one_shot()  # SIGTERM as ever (`run` decides with its --once)
 
     setup_logging(log_level, log_format)
     ctx.obj = {
@@ -466,6 +479,7 @@ def publish(ctx: click.Context, day: str | None, no_send: bool) -> None:
 def serve(ctx: click.Context, port: int | None, host: str | None) -> None:
     """Serve the archive for a preview, and answer unsubscribe links. SIGTERM or Ctrl+C stops
     it: "stopped", exit status 0."""
+    stops.server()  # from here a SIGTERM is the stop asked, before the server's loop too
     from digest.serve import serve as serving
 
     config = _config(ctx).serve
@@ -840,6 +854,10 @@ def run(ctx: click.Context, once: bool) -> None:
     why (no email is sent), and the last line says what to do next. Ctrl+C or SIGTERM stops
     the cycle, naming the step on stderr, with exit status 130 (Ctrl+C) or 143 (SIGTERM).
     """
+    if once:  # a cycle cut short by SIGTERM names its step, as ever
+        stops.one_shot()
+    else:
+        stops.server()
     from digest.daemon import run_daemon
 
     config = _config(ctx)
@@ -914,7 +932,11 @@ def main() -> None:
     # to the process's end (the command closes its files and connections itself).
     gc.disable()
     atexit.register(gc.freeze)
-    cli(prog_name="digest")
+    stops.catch_early()  # held (as `digest` did from its first import) until the command is known
+    try:
+        cli(prog_name="digest")
+    finally:
+        stops.one_shot()  # no command ran (--help, a usage error): SIGTERM as ever
 
 
 def _collect_from_now_on() -> None:

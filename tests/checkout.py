@@ -22,6 +22,9 @@ def own_templates() -> None:
 
 
 if __name__ == "__main__":
+    from digest.runtime import stops
+
+    stops.catch_early()  # as `python -m digest` does first
     own_templates()
     from digest.cli import main
 

@@ -124,6 +124,10 @@ class ScriptedDDGS:
 
 
 if __name__ == "__main__":
+    from digest.runtime import stops
+
+    stops.catch_early()  # as `python -m digest` does first
+
     import ddgs
 
     from tests.checkout import own_templates

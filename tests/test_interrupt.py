@@ -5,15 +5,18 @@ asked for), and `digest status` shows the step's run as interrupted, not failed.
 from __future__ import annotations
 
 import json
+import os
 import signal
+import socket
 import sqlite3
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import run_cli, start_cli, wait_for
+from tests.conftest import free_port, run_cli, start_cli, wait_for
 from tests.test_daemon import freeze_when, kill_setup, logged, query, running
 
 pytestmark = pytest.mark.slow
@@ -234,3 +237,94 @@ def test_ctrl_c_during_deepen_run_alone_is_reported_and_recorded(tmp_path, threa
     assert "digest: error: interrupted during deepen (SIGINT)" in last_word(tmp_path)
     found, _ = status(tmp_path)
     assert found["last_runs"]["deepen"]["status"] == "interrupted"
+
+
+def catches_sigterm(pid: int) -> bool:
+    """Whether the process has a handler of its own for SIGTERM (Linux's /proc)."""
+    status = Path(f"/proc/{pid}/status").read_text()
+    caught = next(line.split()[1] for line in status.splitlines() if line.startswith("SigCgt:"))
+    return bool(int(caught, 16) & (1 << (signal.SIGTERM - 1)))
+
+
+def stopped(proc: subprocess.Popen[str]) -> tuple[int, str]:
+    """SIGTERM to `proc`: its exit status and stderr."""
+    try:
+        proc.send_signal(signal.SIGTERM)
+        _, stderr = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    return proc.returncode, stderr
+
+
+def stopped_while_importing(folder: Path, *args: str, after: float = 0.0) -> tuple[int, str]:
+    """`digest ARGS` sent SIGTERM `after` seconds from its start, and not before it catches the
+    signal (the interpreter's own start-up comes first, and cannot): its exit status and
+    stderr."""
+    started = time.monotonic()
+    proc = start_cli(*args, cwd=folder)
+    while proc.poll() is None and not catches_sigterm(proc.pid):
+        assert time.monotonic() < started + 20
+        time.sleep(0.002)
+    assert proc.poll() is None, proc.communicate()
+    time.sleep(max(0.0, started + after - time.monotonic()))
+    return stopped(proc)
+
+
+def stopped_while_reading_config(folder: Path, *args: str) -> tuple[int, str]:
+    """`digest --config FIFO ARGS` sent SIGTERM while it waits to read its configuration (a
+    file on a slow disk): its exit status and stderr."""
+    fifo = folder / f"slow-{len(list(folder.glob('slow-*')))}.toml"
+    os.mkfifo(fifo)
+    proc = start_cli("--config", str(fifo), *args, cwd=folder)
+    writer = None
+    try:
+        while writer is None:  # opens once the command opened it to read
+            try:
+                writer = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+            except OSError:
+                assert proc.poll() is None, proc.communicate()
+                time.sleep(0.01)
+        return stopped(proc)
+    finally:
+        if writer is not None:
+            os.close(writer)
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads /proc")
+@pytest.mark.parametrize("after", [0.0, 0.2], ids=["at-once", "after-0.2s"])
+@pytest.mark.parametrize("command", ["serve", "run"])
+def test_a_server_stopped_while_it_starts_says_stopped_once_and_exits_0(tmp_path, command, after):
+    """`systemctl stop` just after `start`: importing, reading its configuration or opening
+    its store, the server was asked to stop, as later (not killed: exit status 143, nothing
+    said)."""
+    port = free_port()
+    args = ("serve", "--port", str(port)) if command == "serve" else ("run",)
+    code, stderr = stopped_while_importing(tmp_path, *args, after=after)
+    assert code == 0, stderr
+    assert stderr.splitlines() == ["digest: stopped (SIGTERM)"]
+    if command == "serve":
+        with pytest.raises(OSError):  # it never served
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+
+
+@pytest.mark.parametrize("command", ["serve", "run"])
+def test_a_server_stopped_while_it_reads_its_configuration_says_stopped_once(tmp_path, command):
+    code, stderr = stopped_while_reading_config(tmp_path, command)
+    assert code == 0, stderr
+    assert stderr.splitlines() == ["digest: stopped (SIGTERM)"]
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads /proc")
+def test_a_one_shot_command_stopped_while_it_starts_ends_as_ever(tmp_path):
+    """A command that is no server (`run --once` neither) ends at SIGTERM as it always did
+    while it starts (the default action: exit status 143 as a shell tells it, nothing said),
+    whether the signal came while it imported (held until the command was known) or read its
+    configuration."""
+    code, stderr = stopped_while_importing(tmp_path, "status")
+    assert (code, stderr) == (-signal.SIGTERM, "")
+    code, stderr = stopped_while_reading_config(tmp_path, "status")
+    assert (code, stderr) == (-signal.SIGTERM, "")
+    code, stderr = stopped_while_reading_config(tmp_path, "run", "--once")
+    assert (code, stderr) == (-signal.SIGTERM, "")

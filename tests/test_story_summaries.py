@@ -27,6 +27,13 @@ KEY = {"TEST_LLM_KEY": "k"}
 
 
 def setup(tmp_path: Path, web: NewsWeb, llm: LLMServer, **llm_config: object) -> Path:
+    configure(tmp_path, llm, **llm_config)
+    script = write_script(tmp_path / "ddgs.json", news={"technology news": story_rows(web)})
+    assert run_cli("collect", cwd=tmp_path, ddgs_script=script).code == 0
+    return script
+
+
+def configure(tmp_path: Path, llm: LLMServer, **llm_config: object) -> None:
     write_config(
         tmp_path,
         sources={"categories": ["technology"]},
@@ -40,9 +47,6 @@ def setup(tmp_path: Path, web: NewsWeb, llm: LLMServer, **llm_config: object) ->
             **llm_config,
         },
     )
-    script = write_script(tmp_path / "ddgs.json", news={"technology news": story_rows(web)})
-    assert run_cli("collect", cwd=tmp_path, ddgs_script=script).code == 0
-    return script
 
 
 def deepen(tmp_path: Path, *args: str, log_level: str = "warning") -> dict:
@@ -221,6 +225,43 @@ def test_the_budget_leaves_the_last_stories_extractive_and_the_run_says_so(
     assert len(told) == counts["summarized"] and "story 1 of " in told[0]
     assert all("[llm] budget" in line and " s left" in line for line in told)
     assert run["log"].count("will likely hold") == 1
+
+
+def test_a_fresh_deepen_foresees_the_budget_from_the_speeds_an_earlier_one_measured(
+    tmp_path, threaded_news_web, threaded_llm_server
+):
+    """`digest deepen` in a new process knows nothing of the server before its first reply:
+    the speeds the last deepen measured of the same server and model, kept in its run record,
+    tell how many stories the budget will hold before the first story is summarized."""
+    llm = threaded_llm_server
+    llm.delay, llm.serial = 1.0, True  # a local server: one request at a time, a second each
+    setup(tmp_path, threaded_news_web, llm)
+    first = deepen(tmp_path, "--top", "1")  # no budget yet: the top story by the model
+    assert first["counts"]["llm"] == 1
+    measured = first["counts"]["llm_measured"]
+    assert (measured["base_url"], measured["model"]) == (llm.url, "fake-model")
+
+    configure(tmp_path, llm, budget=2.0)
+    again = deepen(tmp_path, log_level="info")  # the top 3: the first kept, 2 to summarize
+    assert again["counts"]["reused"] == 1 and again["counts"]["summarized"] == 2
+    lines = again["log"].splitlines()
+    first_story = next(i for i, line in enumerate(lines) if " summarized (" in line)
+    forecast = [i for i, line in enumerate(lines) if "will likely hold" in line]
+    assert len(forecast) == 1 and forecast[0] < first_story, again["log"]
+    said = lines[forecast[0]]
+    assert "(2 s left) will likely hold " in said
+    assert " of the 2 stories still to summarize, at about " in said
+    assert "each as measured in an earlier run; the rest will be extractive" in said
+    assert "story 1 of 2 summarized" in lines[first_story]
+
+    # Another model on the same server: what was measured of the first says nothing of it;
+    # the forecast waits for this model's own first reply.
+    configure(tmp_path, llm, budget=2.0, model="other-model")
+    other = deepen(tmp_path, log_level="info")
+    lines = other["log"].splitlines()
+    first_story = next(i for i, line in enumerate(lines) if " summarized (" in line)
+    assert not any("will likely hold" in line for line in lines[:first_story]), other["log"]
+    assert "earlier run" not in other["log"]
 
 
 def test_an_updated_story_is_told_what_its_earlier_summary_said_and_which_outlets_are_new(

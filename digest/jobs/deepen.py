@@ -262,6 +262,7 @@ async def deepen(
     mode, mode_reason = "", ""
     similarity = "embeddings" if embedder else "lexical"
     similarity_reason = "" if embedder else NO_EMBEDDINGS
+    measured: dict[str, Any] = {}
     with counted_calls() as own_calls:  # this run's, whatever else shares the client
         async with recorded_run(app, "deepen", started=started) as run:
             try:
@@ -303,6 +304,8 @@ async def deepen(
                 read = await _read_stories(app, stories, progress)
                 tally += read.tally
                 mode, mode_reason = read.crawl_mode, read.crawl_mode_reason
+                if read.measured is not None:
+                    measured = {MEASURED: read.measured}
                 run.errors += read.errors
                 own = [e for e in run.errors if e.source != EMBEDDINGS]  # pages and summaries
                 ok = read.summarized
@@ -316,6 +319,7 @@ async def deepen(
                     "crawl_mode_reason": mode_reason,
                     "similarity": similarity,
                     "similarity_reason": similarity_reason,
+                    **measured,
                 }
     await alert_followers(app, "deepen")  # the stories' new facts, to their followers
     return DeepenReport(
@@ -340,6 +344,7 @@ class _Read:
     errors: list[Failure]
     crawl_mode: str
     crawl_mode_reason: str
+    measured: dict[str, Any] | None = None  # the server's speeds (`_measured`)
 
 
 async def _read_stories(app: App, stories: list[StoryView], progress: Progress) -> _Read:
@@ -353,8 +358,14 @@ async def _read_stories(app: App, stories: list[StoryView], progress: Progress) 
     runner = await app.runner()
     budget = app.config.llm.budget if app.config.llm else None
     shared = _Budget(budget, stories=len(units))
-    if budget is not None and units:
-        shared.foresee((await app.summarizer()).llm)
+    llm = None if runner.remote else (await app.summarizer()).llm  # a worker's is its own
+    if budget is not None and llm is not None and units:
+        shared.counted = await _to_write(app, stories, units)
+        shared.stories = len(shared.counted)
+        if _measured(llm) is not None:
+            shared.foresee(llm)
+        elif (earlier := await _earlier_story_seconds(app, llm)) is not None:
+            shared.foresee(llm, earlier, EARLIER)  # a fresh process: nothing measured yet
     with shared_budget(shared):
         outcomes = await runner.run(
             units, ended=lambda u: progress.advance(1, shared.progress_detail(shown[u.story]))
@@ -399,7 +410,89 @@ async def _read_stories(app: App, stories: list[StoryView], progress: Progress) 
                 f"of {budget or 0:g} s for this deepen was spent",
             )
         )
-    return _Read(tally, summarized, errors, mode, reason)
+    return _Read(tally, summarized, errors, mode, reason, _measured(llm))
+
+
+# The run record's `counts` entry for the speeds the deepen measured of its LLM server, and
+# the forecast's words when it comes from them.
+MEASURED = "llm_measured"
+EARLIER = "as measured in an earlier run"
+# The deepens looked back on for them: the last one may have had nothing new to summarize.
+EARLIER_RUNS = 20
+
+
+def _measured(llm: LLMClient | None) -> dict[str, Any] | None:
+    """The speeds measured of the LLM server in this process (the slowest recent ones), with
+    the server and model they belong to and the window a story's request was fitted to; None
+    before both were measured."""
+    facts = llm.known_facts if llm is not None else None
+    if llm is None or facts is None:
+        return None
+    prompt, write = facts.speeds.prompt_speed, facts.speeds.write_speed
+    if not (prompt and write):
+        return None
+    return {
+        "base_url": llm.config.base_url,
+        "model": llm.config.model,
+        "window": facts.window,
+        "prompt_speed": round(prompt, 3),
+        "write_speed": round(write, 3),
+    }
+
+
+async def _earlier_story_seconds(app: App, llm: LLMClient) -> float | None:
+    """A story's seconds at the speeds the latest deepen that measured this server and model
+    recorded (`_measured`): a command's first story then need not be waited for to say what
+    the budget will hold. None when none did (speeds of another server or model say nothing
+    of this one)."""
+    from digest.summarize.check import story_estimate
+    from digest.summarize.window import ServerFacts, Speeds
+
+    store = await app.store()
+    for run in await asyncio.to_thread(store.recent_runs, EARLIER_RUNS, "deepen"):
+        seen = run.counts.get(MEASURED)
+        if not isinstance(seen, dict):
+            continue
+        if (seen.get("base_url"), seen.get("model")) != (llm.config.base_url, llm.config.model):
+            continue
+        try:
+            window = int(seen["window"])
+            prompt, write = float(seen["prompt_speed"]), float(seen["write_speed"])
+        except (KeyError, TypeError, ValueError):
+            continue
+        if not (window > 0 and prompt > 0 and write > 0):
+            continue
+        facts = ServerFacts("", window, "an earlier run's", speeds=Speeds([prompt], [write]))
+        return story_estimate(facts, llm.config.max_input_chars)[1]
+    return None
+
+
+async def _to_write(app: App, stories: Sequence[StoryView], units: Sequence[StoryUnit]) -> set[int]:
+    """The stories whose summary will likely be written: those with pages to read (their texts
+    may change), and those whose texts have no summary yet (the others keep theirs)."""
+    preferred = (await app.summarizer()).preferred
+    today = datetime.now(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
+    by_id = {s.id: s for s in stories}
+    out = set()
+    for unit in units:
+        if not unit.pages:
+            item = await story_input(app, by_id[unit.story], today)
+            if not item.sources or await _known(app, unit.story, item.content_hash, preferred):
+                continue
+        out.add(unit.story)
+    return out
+
+
+async def _known(app: App, story: int, key: str, preferred: str) -> bool:
+    """Whether the story's texts (`key`) have a summary to keep: the summarizer's, or the
+    extractive one made when the model's was not trusted."""
+    store = await app.store()
+    if await asyncio.to_thread(store.find_story_summary, story, key, preferred) is not None:
+        return True
+    if preferred == "extractive":
+        return False
+    other = await asyncio.to_thread(store.find_story_summary, story, key, "extractive")
+    return other is not None and other.note.startswith("claim check")
 
 
 async def _stale_pages(app: App, stories: Sequence[StoryView]) -> set[int]:
@@ -427,9 +520,17 @@ class _Budget:
 
     seconds: float | None
     deadline: float | None = None
-    stories: int = 0  # the deepen's stories (0: a story on a worker, alone)
+    stories: int = 0  # the deepen's stories to summarize (0: a story on a worker, alone)
     done: int = 0
     foreseen: bool = False
+    counted: set[int] = field(default_factory=set)  # the stories `stories` counts
+
+    def kept(self, story: int) -> None:
+        """A story counted as to summarize kept its summary after all (its pages read anew
+        had not changed)."""
+        if story in self.counted:
+            self.counted.discard(story)
+            self.stories -= 1
 
     def begin(self) -> float | None:
         if self.deadline is None and self.seconds is not None:
@@ -443,10 +544,13 @@ class _Budget:
             return self.seconds
         return max(0.0, self.deadline - asyncio.get_running_loop().time())
 
-    def foresee(self, llm: LLMClient | None, each: float | None = None) -> None:
+    def foresee(
+        self, llm: LLMClient | None, each: float | None = None, measured: str = "as measured"
+    ) -> None:
         """Say once, when the stories left would take longer than the budget left, how many
-        the model will likely write: at `each` seconds a story, else at the server's measured
-        speeds (nothing is said from speeds only assumed: a guess is no forecast)."""
+        the model will likely write: at `each` seconds a story (`measured` says where it came
+        from), else at the server's speeds measured in this process (nothing is said from
+        speeds only assumed: a guess is no forecast)."""
         left, waiting = self.left(), self.stories - self.done
         if self.foreseen or left is None or llm is None or waiting <= 0:
             return
@@ -463,12 +567,13 @@ class _Budget:
         likely = min(waiting, int(left // each))
         log.warning(
             "the [llm] budget (%.0f s left) will likely hold %d of the %d stor%s still to "
-            "summarize, at about %.0f s each as measured; the rest will be extractive",
+            "summarize, at about %.0f s each %s; the rest will be extractive",
             left,
             likely,
             waiting,
             "y" if waiting == 1 else "ies",
             each,
+            measured,
         )
 
     def progress_detail(self, story: str) -> str:
@@ -593,12 +698,8 @@ async def _summarize_story(
     if not item.sources:
         return DeepenTally(), False, None
     key = item.content_hash
-    known = await asyncio.to_thread(store.find_story_summary, story.id, key, preferred)
-    if known is None and preferred != "extractive":
-        other = await asyncio.to_thread(store.find_story_summary, story.id, key, "extractive")
-        if other is not None and other.note.startswith("claim check"):
-            known = other  # the model's summary of these texts was not trusted
-    if known is not None:
+    if await _known(app, story.id, key, preferred):
+        budget.kept(story.id)
         return DeepenTally(reused=1), True, None
     over = DeepenTally()
     began = time.monotonic()

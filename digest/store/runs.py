@@ -73,9 +73,11 @@ class RunsMixin(StoreBase):
             if result.rowcount == 0:
                 raise StoreError(f"no run with id {run_id}")
 
-    def recent_runs(self, limit: int) -> list[RunRecord]:
-        """The latest runs, newest first: what `digest status` shows."""
+    def recent_runs(self, limit: int, kind: str | None = None) -> list[RunRecord]:
+        """The latest runs (of one `kind`, or all), newest first: what `digest status` shows."""
         query = select(runs).order_by(runs.c.started_at.desc(), runs.c.id.desc()).limit(limit)
+        if kind is not None:
+            query = query.where(runs.c.kind == kind)
         with self._read() as conn:
             return [
                 RunRecord(

@@ -1,0 +1,80 @@
+"""SIGTERM while a server starts (`digest serve`, the daemon of `digest run`): before the event
+loop's own handlers are in place (the imports, the configuration), its default action would
+end the process at once, silently, with exit status 143, as if it had failed. A server stopped
+so was asked to stop, as later: "digest: stopped (SIGTERM)" once, exit status 0.
+
+The program's first import catches SIGTERM (`catch_early`), before the command is known, and
+only holds it; once the command is known it is a server (`server`: a held or later SIGTERM is
+the stop) or not (`one_shot`: SIGTERM as ever, a held one acted on now). Imported first of the
+program's own modules: only the standard library here."""
+
+from __future__ import annotations
+
+import signal
+import sys
+from types import FrameType
+from typing import Any
+
+
+class _Early:
+    """The early handler's state: installed (over `previous`), the command a server, a SIGTERM
+    held, the stop said."""
+
+    installed = False
+    previous: Any = signal.SIG_DFL
+    serving = False
+    held: int | None = None
+    said = False
+
+
+_early = _Early()
+
+
+def catch_early() -> None:
+    """Hold a SIGTERM until the command is known (no-op when caught already, or outside the main
+    thread, where no handler can be set)."""
+    if _early.installed:
+        return
+    try:
+        previous = signal.signal(signal.SIGTERM, _on_sigterm)
+    except ValueError:
+        return
+    _early.previous = signal.SIG_DFL if previous is None else previous  # None: not Python's
+    _early.installed = True
+
+
+def server() -> None:
+    """The command is a server: a SIGTERM held, or coming before the event loop's handlers take
+    over, stops it as asked."""
+    if _early.installed:
+        _early.serving = True
+        held, _early.held = _early.held, None
+        if held is not None:
+            _stop(held)
+
+
+def one_shot() -> None:
+    """The command is not a server (or none runs): SIGTERM does what it did before, and one
+    held meanwhile does it now (the default: the process ends, exit status 143)."""
+    if not _early.installed:
+        return
+    _early.installed = False
+    signal.signal(signal.SIGTERM, _early.previous)
+    if _early.held is not None:
+        signal.raise_signal(_early.held)
+
+
+def _on_sigterm(signum: int, frame: FrameType | None) -> None:
+    if _early.serving:
+        _stop(signum)
+    elif _early.held is None:
+        _early.held = signum
+
+
+def _stop(signum: int) -> None:
+    if _early.said:  # a second SIGTERM while the first unwinds: said once
+        return
+    _early.said = True
+    sys.stderr.write(f"digest: stopped ({signal.Signals(signum).name})\n")
+    sys.stderr.flush()
+    raise SystemExit(0)
