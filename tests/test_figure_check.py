@@ -254,3 +254,60 @@ def test_a_timelines_revision_and_disagreement_compare_the_outlets_words(store: 
     assert found[revision.id] == [pair("12 died.", A_NOW)]
     assert sorted(map(sorted, found[disputed.id])) == [sorted((A_NOW, C_NOW))]
     assert set(found) == {revision.id, disputed.id}
+
+
+# -- Through publish: the edition stored and sent, and the run's record. ----------------------
+
+
+@pytest.mark.parametrize("db_url", ["sqlite"], indirect=True)
+@pytest.mark.parametrize(
+    ("reply", "shown", "status", "error"),
+    [
+        ("Yes.", (1, 1, 1), "ok", None),
+        ("No.", (0, 0, 0), "ok", None),
+        ("Sure! Here is a comparison of the sentences", (0, 0, 0), "partial", "3 unclear reply"),
+    ],
+)
+async def test_publish_asks_the_configured_model_and_says_once_what_it_kept_out(
+    store: Store,
+    db_url: str,
+    tmp_path,
+    monkeypatch,
+    llm_server: LLMServer,
+    reply: str,
+    shown: tuple[int, int, int],
+    status: str,
+    error: str | None,
+) -> None:
+    from digest.app import App
+    from digest.config import parse_config
+    from digest.jobs.publish import publish
+
+    story, _ = a_developing_story(store)
+    llm_server.same_quantity = reply
+    monkeypatch.setenv("TEST_LLM_KEY", "k")
+    config = parse_config(
+        {
+            "database": {"url": db_url},
+            "sources": {"categories": ["world"], "ddg": False},
+            "schedule": {"timezone": "UTC"},
+            "archive": {"dir": str(tmp_path / "site")},
+            "email": {"outbox_dir": str(tmp_path / "outbox")},
+            "llm": llm_server.config(api_key_env="TEST_LLM_KEY").model_dump(),
+        }
+    )
+    async with App(config) as app:
+        report = await publish(app, DAY2, send=False)
+    [edition_story_] = [
+        s for sec in store.edition(DAY2).sections for s in sec.stories if s.id == story
+    ]
+    assert figure_lines(edition_story_) == shown
+    assert report.status == status, report.errors
+    assert report.counts["figure_checks"] == 3
+    assert report.counts["figure_lines_kept_out"] == 3 - sum(shown)
+    said = [e.error for e in report.errors if e.source == "figure check"]
+    if error is None:
+        assert said == []  # a "no" is the check at work, not a failure of the run
+    else:
+        [line] = said
+        assert line.endswith(f"figure check: {error}")

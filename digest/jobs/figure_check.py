@@ -44,6 +44,7 @@ class FigureCheck:
         self.llm = llm
         self.answers: dict[Pair, bool | None] = {}
         self.why: dict[Pair, str] = {}  # a pair not answered yes: in a few words, why
+        self.replies: dict[Pair, str] = {}  # what the model wrote, as it wrote it
         self.kept_out: list[str] = []  # one cause per line kept out
         self.asked = 0
 
@@ -64,7 +65,7 @@ class FigureCheck:
             log.info("figure check: no answer for %r: %s", p, err)
             return
         said = same_quantity.answer(reply)
-        self.answers[p] = said
+        self.answers[p], self.replies[p] = said, reply
         if said is None:
             self.why[p] = "refusal" if reply.startswith("(refused") else "unclear reply"
         elif not said:
