@@ -311,3 +311,32 @@ async def test_publish_asks_the_configured_model_and_says_once_what_it_kept_out(
     else:
         [line] = said
         assert line.endswith(f"figure check: {error}")
+
+
+# -- A summary's disagreement (deepen): attributed only when the model confirms it. ------------
+
+
+@pytest.mark.parametrize(("reply", "attributed"), [("Yes.", True), ("No.", False), ("?", False)])
+async def test_a_summary_attributes_the_values_only_of_a_disagreement_the_model_confirms(
+    llm_server: LLMServer, reply: str, attributed: bool
+) -> None:
+    from digest.jobs.deepen import confirmed_disputes
+    from digest.summarize.story import summarize_story
+    from tests.test_story_check import ATTRIBUTED, BLAST
+
+    llm_server.same_quantity = reply
+    client = LLMClient(llm_server.config(), "k")
+    try:
+        check = FigureCheck(client)
+        disputes = await confirmed_disputes(check, BLAST)
+        made = await summarize_story(client, BLAST, by_outlet=disputes)
+    finally:
+        await client.aclose()
+    assert len(llm_server.same_quantity_asked) == check.asked == 1
+    assert made.summary.summarizer == "llm:fake-model"
+    if attributed:
+        assert made.summary.summary.endswith(ATTRIBUTED) and not check.kept_out
+    else:
+        # As when the rules find no disagreement: the outlets' sentences, no attribution.
+        assert "according to" not in made.summary.summary
+        assert check.kept_out == ["answered no" if reply == "No." else "unclear reply"]

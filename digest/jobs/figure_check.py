@@ -18,6 +18,7 @@ from digest.memory.same_quantity import Pair
 from digest.summarize.fallbacks import cause
 
 if TYPE_CHECKING:
+    from digest.app import App
     from digest.summarize.llm import LLMClient
 
 log = logging.getLogger(__name__)
@@ -99,10 +100,23 @@ class FigureCheck:
 
     def report(self) -> str | None:
         """One line for the run when lines were kept out: how many, and why."""
-        if not self.kept_out:
-            return None
-        n = len(self.kept_out)
-        return (
-            f"{n} figure line{'' if n == 1 else 's'} (disagreement, revision or correction) "
-            f"kept out by the [llm] figure check: {same_quantity.tally(self.kept_out)}"
-        )
+        return kept_out_line(self.kept_out) if self.kept_out else None
+
+
+async def for_app(app: App) -> FigureCheck:
+    """The check a run of `app` makes: the model's when `[llm]` is configured with
+    `check_figures` (the default), else the rules alone."""
+    llm = app.config.llm
+    if llm is None or not llm.check_figures:
+        return FigureCheck(None)
+    return FigureCheck((await app.summarizer()).llm)
+
+
+def kept_out_line(causes: Sequence[str], what: str = "disagreement, revision or correction") -> str:
+    """The run's one line for the lines the check kept out, one cause each: how many, and
+    why."""
+    n = len(causes)
+    return (
+        f"{n} figure line{'' if n == 1 else 's'} ({what}) kept out by the [llm] figure "
+        f"check: {same_quantity.tally(causes)}"
+    )

@@ -22,7 +22,7 @@ from digest.deliver.sender import DeliveryReport
 from digest.errors import DigestError, InvalidEditionDayError, StoreError
 from digest.jobs.alerts import alert_followers
 from digest.jobs.clustering import across_categories, placed
-from digest.jobs.figure_check import ANSWERED_NO, FIGURE_CHECK, FigureCheck
+from digest.jobs.figure_check import ANSWERED_NO, FIGURE_CHECK, FigureCheck, for_app
 from digest.jobs.run import recorded_run
 from digest.jobs.story_memory import archive_corrections, with_memory
 from digest.jobs.units import Lost, Outcome, Runner, Unit, step
@@ -254,15 +254,6 @@ def more_headlines(
     return out
 
 
-async def figure_check(app: App) -> FigureCheck:
-    """The model's check of an edition's figure lines when `[llm]` is configured with
-    `check_figures` (the default); else one that leaves the rules alone to decide."""
-    llm = app.config.llm
-    if llm is None or not llm.check_figures:
-        return FigureCheck(None)
-    return FigureCheck((await app.summarizer()).llm)
-
-
 async def build_edition(
     app: App, day: date, *, now: datetime | None = None, check: FigureCheck | None = None
 ) -> Edition:
@@ -272,7 +263,7 @@ async def build_edition(
     (`digest.stories.across`), and a mention in the others; a category's top stories are
     counted after such stories have moved out. Its "More headlines" are its other stories,
     once each, none repeating a story shown in any section (`more_headlines`). Its figure
-    lines pass `check` (default: `figure_check`) before they are shown."""
+    lines pass `check` (default: the run's, `figure_check.for_app`) before they are shown."""
     config = app.config
     store = await app.store()
     start, end = day_bounds(day, config.schedule.timezone)
@@ -335,7 +326,7 @@ async def build_edition(
     now = now or datetime.now(UTC)
     built = await asyncio.to_thread(sections)
     # Each story's timeline, disputes and corrections (issue 31; digest.jobs.story_memory).
-    check = check or await figure_check(app)
+    check = check or await for_app(app)
     keep = check.from_thread(asyncio.get_running_loop())
     built = await asyncio.to_thread(with_memory, store, built, day, now, edition_story, keep)
     return Edition(day=day, timezone=config.schedule.timezone, sections=built, generated_at=now)
@@ -668,7 +659,7 @@ async def publish(
     async with recorded_run(app, "publish", run_key, started=started) as run:
         counts, errors = run.counts, run.errors
         progress.step("building the edition")
-        check = await figure_check(app)
+        check = await for_app(app)
         built = await build_edition(app, day, now=now, check=check)
         if check.on:
             counts["figure_checks"] = check.asked

@@ -21,7 +21,7 @@ from typing import Any
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
 
 from digest.errors import SummarizeError
-from digest.models import Outlet, StorySummary
+from digest.models import Disagreement, Outlet, StorySummary
 from digest.summarize import extractive, prompts
 from digest.summarize.claims import SourceIndex
 from digest.summarize.disputes import (
@@ -118,13 +118,24 @@ def _index(story: StoryInput, texts: Sequence[str]) -> SourceIndex:
     return SourceIndex(known)
 
 
+# What a summary's disagreements are judged on: the texts by outlet (the rules find them), or the
+# disagreements already found and kept (the model's check, `digest.jobs.figure_check`).
+Judged = Mapping[str, str] | Sequence[Disagreement]
+
+
+def _disputes(story: StoryInput, by_outlet: Judged | None) -> list[Disagreement]:
+    if by_outlet is None or isinstance(by_outlet, Mapping):
+        return story_disputes(texts_by_outlet(story) if by_outlet is None else by_outlet)
+    return list(by_outlet)
+
+
 def build_story_summary(
     data: dict[str, Any],
     story: StoryInput,
     texts: Sequence[str],
     model_name: str,
     *,
-    by_outlet: Mapping[str, str] | None = None,
+    by_outlet: Judged | None = None,
 ) -> StorySummary:
     """Validate a model's JSON into a checked StorySummary; InvalidOutput when nothing usable
     is left (the caller falls back to extractive and says why). Where the outlets' texts
@@ -142,7 +153,7 @@ def build_story_summary(
     checked = index.check(summary)
     if checked.removed:
         log.info("claim check of the summary of “%s”: %s", story.title, checked.describe())
-    disputes = story_disputes(texts_by_outlet(story) if by_outlet is None else by_outlet)
+    disputes = _disputes(story, by_outlet)
     sided = without_one_sided(checked.text, disputes)
     described = checked.describe()
     if sided.removed:
@@ -190,7 +201,7 @@ def _extractive_keywords(story: StoryInput, texts: Sequence[str]) -> list[str]:
 
 
 async def llm_story_summary(
-    llm: LLMClient, story: StoryInput, *, by_outlet: Mapping[str, str] | None = None
+    llm: LLMClient, story: StoryInput, *, by_outlet: Judged | None = None
 ) -> StorySummary:
     """The LLM's checked summary of the story, in one call (a repair request aside); raises
     SummarizeError when the server fails or nothing trustworthy is left of the reply."""
@@ -254,7 +265,7 @@ def extractive_story_summary(
     note: str = "",
     *,
     rejected: UnfoundClaims | None = None,
-    by_outlet: Mapping[str, str] | None = None,
+    by_outlet: Judged | None = None,
 ) -> StorySummary:
     """The best source's own sentences (the first source with a text), checked like any
     summary; `note` says why it is extractive, and a rejected LLM summary's counts are kept."""
@@ -287,11 +298,11 @@ def extractive_story_summary(
 
 
 async def summarize_story(
-    llm: LLMClient | None, story: StoryInput, *, by_outlet: Mapping[str, str] | None = None
+    llm: LLMClient | None, story: StoryInput, *, by_outlet: Judged | None = None
 ) -> StoryOutcome:
     """A checked summary that is always there: the LLM's, or an extractive one saying why.
     `by_outlet`: the texts (outlet → text) a figure's disagreement is judged on, the story's
-    sources when None (`digest.summarize.disputes`)."""
+    sources when None (`digest.summarize.disputes`), or the disagreements to attribute."""
     max_chars = llm.config.max_input_chars if llm else 12_000
     if llm is not None:
         try:
@@ -331,7 +342,7 @@ async def _extractive(
     note: str,
     *,
     rejected: UnfoundClaims | None = None,
-    by_outlet: Mapping[str, str] | None = None,
+    by_outlet: Judged | None = None,
 ) -> StorySummary:
     if sum(len(s.text) for s in story.sources) > _INLINE_CHARS:  # keep the loop free
         return await asyncio.to_thread(
