@@ -337,6 +337,9 @@ async def test_a_summary_attributes_the_values_only_of_a_disagreement_the_model_
     if attributed:
         assert made.summary.summary.endswith(ATTRIBUTED) and not check.kept_out
     else:
-        # As when the rules find no disagreement: the outlets' sentences, no attribution.
+        # No line saying they disagree, and neither toll stated alone: each is in doubt.
         assert "according to" not in made.summary.summary
+        assert "killed 12 people" not in made.summary.summary
+        assert "left 15 dead" not in made.summary.summary
+        assert "Rescuers searched the docks" in made.summary.summary  # the rest kept
         assert check.kept_out == ["answered no" if reply == "No." else "unclear reply"]

@@ -56,6 +56,7 @@ from digest.summarize.llm import counted_calls
 
 if TYPE_CHECKING:
     from digest.app import App
+    from digest.summarize.disputes import Confirmed
     from digest.summarize.llm import LLMClient
 
 log = logging.getLogger(__name__)
@@ -611,6 +612,7 @@ async def _summarize_story(
     story has a summary, and why the LLM's fell back to extractive if it did. Where its
     outlets disagree, the disagreements it attributes are those `check` confirms (the rules'
     alone without a model), asked within the `[llm] budget`."""
+    from digest.summarize.disputes import Confirmed, story_disputes, texts_by_outlet
     from digest.summarize.story import extractive_story_summary, summarize_story
 
     store = await app.store()
@@ -632,8 +634,8 @@ async def _summarize_story(
     over = DeepenTally()
     began = time.monotonic()
     check = check or FigureCheck(None)
-    # The disagreements the model confirmed; None: the rules' own, found as it is written.
-    disputes: list[Disagreement] | None = [] if check.on else None
+    # The disagreements the rules found and the model confirmed; None: the rules' own.
+    disputes: Confirmed | None = None
 
     async def summarized() -> Any:
         nonlocal disputes
@@ -655,6 +657,8 @@ async def _summarize_story(
     except TimeoutError:
         note = f"the [llm] budget of {budget.seconds:g} s for this deepen was spent"
         max_chars = llm.config.max_input_chars if llm else 12_000
+        if check.on and disputes is None:  # spent while the model was asked: none confirmed
+            disputes = Confirmed(tuple(story_disputes(texts_by_outlet(item))), ())
         summary = extractive_story_summary(item, max_chars, note, by_outlet=disputes)
         reason, how = None, "extractive: the [llm] budget was spent"
         over = DeepenTally(over_budget=1)
@@ -666,11 +670,11 @@ async def _summarize_story(
     return over + _count(summary, len(item.sources)), True, reason or None
 
 
-async def confirmed_disputes(check: FigureCheck, item: Any) -> list[Disagreement]:
-    """The disagreements the rules find in the story's texts (`disputes.story_disputes`)
-    that the model confirms, each asked of its outlets' clauses."""
+async def confirmed_disputes(check: FigureCheck, item: Any) -> Confirmed:
+    """The disagreements the rules find in the story's texts (`disputes.story_disputes`),
+    and those of them the model confirms, each asked of its outlets' clauses."""
     from digest.memory.same_quantity import disagreement_pairs
-    from digest.summarize.disputes import texts_by_outlet
+    from digest.summarize.disputes import Confirmed, texts_by_outlet
     from digest.summarize.figures import disagreements, reported
 
     def found() -> tuple[dict[str, Any], list[Disagreement]]:
@@ -678,9 +682,10 @@ async def confirmed_disputes(check: FigureCheck, item: Any) -> list[Disagreement
         return current, disagreements(current)
 
     current, candidates = await asyncio.to_thread(found)
-    return [
+    confirmed = [
         d for d in candidates if await check.passes("disagreement", disagreement_pairs(d, current))
     ]
+    return Confirmed(tuple(candidates), tuple(confirmed))
 
 
 def _count(summary: StorySummary, sources: int) -> DeepenTally:

@@ -21,13 +21,14 @@ from typing import Any
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
 
 from digest.errors import SummarizeError
-from digest.models import Disagreement, Outlet, StorySummary
+from digest.models import Outlet, StorySummary
 from digest.summarize import extractive, prompts
 from digest.summarize.claims import SourceIndex
 from digest.summarize.disputes import (
+    Confirmed,
     describe,
     dispute_summary,
-    story_disputes,
+    found_and_attributed,
     texts_by_outlet,
     with_attributions,
     without_one_sided,
@@ -119,14 +120,8 @@ def _index(story: StoryInput, texts: Sequence[str]) -> SourceIndex:
 
 
 # What a summary's disagreements are judged on: the texts by outlet (the rules find them), or the
-# disagreements already found and kept (the model's check, `digest.jobs.figure_check`).
-Judged = Mapping[str, str] | Sequence[Disagreement]
-
-
-def _disputes(story: StoryInput, by_outlet: Judged | None) -> list[Disagreement]:
-    if by_outlet is None or isinstance(by_outlet, Mapping):
-        return story_disputes(texts_by_outlet(story) if by_outlet is None else by_outlet)
-    return list(by_outlet)
+# disagreements the rules found and those the model confirmed (`digest.jobs.figure_check`).
+Judged = Mapping[str, str] | Confirmed
 
 
 def build_story_summary(
@@ -153,7 +148,9 @@ def build_story_summary(
     checked = index.check(summary)
     if checked.removed:
         log.info("claim check of the summary of “%s”: %s", story.title, checked.describe())
-    disputes = _disputes(story, by_outlet)
+    disputes, attributed = found_and_attributed(
+        texts_by_outlet(story) if by_outlet is None else by_outlet
+    )
     sided = without_one_sided(checked.text, disputes)
     described = checked.describe()
     if sided.removed:
@@ -173,7 +170,7 @@ def build_story_summary(
         keywords = _extractive_keywords(story, texts)
     return StorySummary(
         title=story.title,
-        summary=with_attributions(sided.text, disputes),
+        summary=with_attributions(sided.text, attributed),
         brief_summary=brief,
         keywords=tuple(keywords[:MAX_KEYWORDS]),
         summarizer=model_name,
@@ -302,7 +299,8 @@ async def summarize_story(
 ) -> StoryOutcome:
     """A checked summary that is always there: the LLM's, or an extractive one saying why.
     `by_outlet`: the texts (outlet → text) a figure's disagreement is judged on, the story's
-    sources when None (`digest.summarize.disputes`), or the disagreements to attribute."""
+    sources when None (`digest.summarize.disputes`), or those the rules found with those the
+    model confirmed (`Confirmed`)."""
     max_chars = llm.config.max_input_chars if llm else 12_000
     if llm is not None:
         try:
