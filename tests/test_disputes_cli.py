@@ -158,6 +158,41 @@ def test_two_outlets_that_disagree_give_a_summary_that_attributes_each_toll(
     assert "Earthquake in northern Valdoria kills 12 people" in page
 
 
+@pytest.mark.parametrize(("reply", "failed"), [("No.", False), ("Maybe, it depends.", True)])
+def test_tolls_the_model_does_not_confirm_are_neither_attributed_nor_stated_alone(
+    tmp_path, threaded_news_web, threaded_llm_server: LLMServer, reply: str, failed: bool
+):
+    """Issue 38: asked whether "12 dead" (A) and "15 dead" (B) count the same dead, the model
+    does not say yes: no line says the outlets disagree, and neither toll is stated alone; the
+    deepen and publish runs count what was kept out, and an unclear reply is their error."""
+    llm = threaded_llm_server
+    llm.same_quantity = reply
+    day1_news(
+        tmp_path,
+        threaded_news_web,
+        {
+            "base_url": llm.url,
+            "model": "fake-model",
+            "api_key_env": "TEST_LLM_KEY",
+            "timeout": 10.0,
+            "max_retries": 0,
+        },
+    )
+    seen = collect_deepen_publish(tmp_path)
+    assert llm.same_quantity_asked  # the model was asked
+    for text in seen:
+        assert "according to" not in text and "disagree" not in text.lower(), text
+        assert one_sided(text) == [], one_sided(text)
+    with sqlite3.connect(tmp_path / "digest.db") as conn:
+        runs = conn.execute("select kind, counts, errors from runs").fetchall()
+    for kind in ("deepen", "publish"):
+        [(counts, errors)] = [(json.loads(c), json.loads(e)) for k, c, e in runs if k == kind]
+        assert counts["figure_checks"] >= 1 and counts["figure_lines_kept_out"] >= 1, kind
+        said = [e["error"] for e in errors if e["source"] == "figure check"]
+        assert bool(said) == failed, (kind, errors)
+        assert all("unclear reply" in line for line in said)
+
+
 def test_with_no_model_the_extractive_summary_attributes_each_toll(tmp_path, threaded_news_web):
     day1_news(tmp_path, threaded_news_web, None)
     email_text, email_html, page = collect_deepen_publish(tmp_path)

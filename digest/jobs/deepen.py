@@ -410,7 +410,7 @@ async def _read_stories(app: App, stories: list[StoryView], progress: Progress) 
         summaries = f"{n} summar{'y' if n == 1 else 'ies'}"
         errors.append(Failure("llm", f"{summaries} fell back to extractive: {causes}"))
     if kept_out:
-        said = kept_out_line(kept_out, "summaries' disagreement")
+        said = kept_out_line(kept_out, "disagreements in summaries")
         log.info("%s", said)
         if any(c != ANSWERED_NO for c in kept_out):  # the model failed, not said no
             errors.append(Failure(FIGURE_CHECK, said))
