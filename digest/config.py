@@ -203,6 +203,10 @@ class LLMConfig(_Section):
     # Seconds for all the LLM summaries of one deepen; the stories left when it is spent are
     # summarized extractively (and the run says how many). None: no limit.
     budget: PositiveFloat | None = 900.0
+    # Before an edition shows a disagreement, revision or correction the rules found, ask the
+    # model once per pair of sentences whether they report the same quantity of the same event;
+    # only a clear "yes" shows it (`digest.jobs.figure_check`). False: the rules alone.
+    check_figures: bool = True
 
 
 class ArchiveConfig(_Section):
@@ -629,4 +633,5 @@ port = 9464                # workers sharing a host need a port each
 # stream = true                            # tells a slow server from one that does not answer
 # first_token_timeout = 30.0               # silence allowed past the prompt's reading time
 # budget = 900.0                           # seconds for one deepen's LLM summaries
+# check_figures = true                     # a figure line shows only if the model says yes
 """

@@ -76,6 +76,10 @@ and `.max_tokens` (`max_tokens`, else `max_completion_tokens`, else None) are re
   about what was left ("Here is some news about ..."); with only the user message's start gone,
   the reply is normal but made only of the sources (or the part of the article) still there.
 
+The figure check's question ("Do these two sentences report the same quantity ...", its
+prompt's start) gets `same_quantity` ("Yes." unless set: "No.", anything), and is listed in
+`same_quantity_asked`.
+
 A story (the prompt starts "Story:" and holds numbered sources) gets a summary made of the first
 two sentences of each source, each cited [n]; an invented sentence goes second, cited [1].
 
@@ -110,6 +114,7 @@ import pytest_asyncio
 from aiohttp import web
 
 from digest.config import LLMConfig
+from digest.memory.same_quantity import QUESTION as SAME_QUANTITY
 
 Fault = Literal[
     "rate_limit",
@@ -411,6 +416,10 @@ class LLMServer:
         self.cut_front_to: int | None = None  # Ollama: keeps this many prompt tokens, silently
         self.window_said: str | None = None  # JSON text told as the window, in its place
         self.huge_bytes = 50_000_000  # the length of a "huge" reply
+        # The reply to the figure check's question (`digest.memory.same_quantity`), and each
+        # such question received.
+        self.same_quantity = "Yes."
+        self.same_quantity_asked: list[str] = []
         self.huge_sent = 0  # bytes of "huge" replies written so far
         self._one_at_a_time = asyncio.Lock()
         self._script: deque[Fault] = deque()
@@ -785,6 +794,9 @@ class LLMServer:
         visible = "\n".join(str(m.get("content", "")) for m in shown if m.get("role") == "user")
         if lost_instructions:
             return lost_instructions_reply(visible)
+        if user.startswith(SAME_QUANTITY):
+            self.same_quantity_asked.append(user)
+            return self.same_quantity
         if fault == "prose":
             return "I'm sorry, but I think this article is about many interesting things."
         if fault == "invalid_json":

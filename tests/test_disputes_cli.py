@@ -158,6 +158,41 @@ def test_two_outlets_that_disagree_give_a_summary_that_attributes_each_toll(
     assert "Earthquake in northern Valdoria kills 12 people" in page
 
 
+@pytest.mark.parametrize(("reply", "failed"), [("No.", False), ("Maybe, it depends.", True)])
+def test_tolls_the_model_does_not_confirm_are_neither_attributed_nor_stated_alone(
+    tmp_path, threaded_news_web, threaded_llm_server: LLMServer, reply: str, failed: bool
+):
+    """Issue 38: asked whether "12 dead" (A) and "15 dead" (B) count the same dead, the model
+    does not say yes: no line says the outlets disagree, and neither toll is stated alone; the
+    deepen and publish runs count what was kept out, and an unclear reply is their error."""
+    llm = threaded_llm_server
+    llm.same_quantity = reply
+    day1_news(
+        tmp_path,
+        threaded_news_web,
+        {
+            "base_url": llm.url,
+            "model": "fake-model",
+            "api_key_env": "TEST_LLM_KEY",
+            "timeout": 10.0,
+            "max_retries": 0,
+        },
+    )
+    seen = collect_deepen_publish(tmp_path)
+    assert llm.same_quantity_asked  # the model was asked
+    for text in seen:
+        assert "according to" not in text and "disagree" not in text.lower(), text
+        assert one_sided(text) == [], one_sided(text)
+    with sqlite3.connect(tmp_path / "digest.db") as conn:
+        runs = conn.execute("select kind, counts, errors from runs").fetchall()
+    for kind in ("deepen", "publish"):
+        [(counts, errors)] = [(json.loads(c), json.loads(e)) for k, c, e in runs if k == kind]
+        assert counts["figure_checks"] >= 1 and counts["figure_lines_kept_out"] >= 1, kind
+        said = [e["error"] for e in errors if e["source"] == "figure check"]
+        assert bool(said) == failed, (kind, errors)
+        assert all("unclear reply" in line for line in said)
+
+
 def test_with_no_model_the_extractive_summary_attributes_each_toll(tmp_path, threaded_news_web):
     day1_news(tmp_path, threaded_news_web, None)
     email_text, email_html, page = collect_deepen_publish(tmp_path)
@@ -169,7 +204,9 @@ def test_with_the_real_model_and_the_default_llm_config_no_toll_is_stated_alone(
     tmp_path, threaded_news_web, real_llm: RealLLM
 ):
     """SmolLM2-135M writes what it likes: whatever it said (or the extractive summary it fell
-    back to), what a reader sees gives both tolls with their outlets and neither alone."""
+    back to), what a reader sees never gives one toll alone; both tolls with their outlets
+    where the model confirmed they count the same dead (issue 38's check, on by default),
+    else no line saying the outlets disagree."""
     llm = real_llm.defaults().model_dump()
     day1_news(tmp_path, threaded_news_web, {k: v for k, v in llm.items() if v is not None})
     email_text, email_html, page = collect_deepen_publish(tmp_path, timeout=1200)
@@ -181,4 +218,9 @@ def test_with_the_real_model_and_the_default_llm_config_no_toll_is_stated_alone(
     # story is extractive with its one-sided sentence removed too (about 10 s in all).
     print(f"\ndeepen: {counts}\nsummarizer: {[s['summarizer'] for s in stories]}\n{email_text}")
     assert counts["llm_calls"] >= 1  # the model was asked
-    assert_attributed(email_text, email_html, page)
+    assert counts["figure_checks"] >= 1  # and asked whether the two tolls are one quantity
+    seen = (email_text, email_html, page)
+    if counts["figure_lines_kept_out"] == 0:
+        assert_attributed(*seen)
+    for text in seen:
+        assert one_sided(text) == [], one_sided(text)

@@ -195,6 +195,7 @@ def test_the_tally_adds_up_and_keeps_the_run_record_s_count_names() -> None:
         *("stories", "crawled", "crawl_failed", "summarized", "reused", "llm", "extractive"),
         *("tokens", "embedded", "llm_calls", "sources_read", "claims", "claims_found"),
         *("sentences_removed", "claims_rejected", "over_budget", "summary_ms"),
+        *("figure_checks", "figure_lines_kept_out"),
     }
 
 

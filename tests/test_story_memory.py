@@ -517,6 +517,8 @@ async def test_a_developing_story_over_two_days_keeps_a_timeline_and_corrects_12
 
     day2 = await publish(app, days.day2)
     assert day2.status == "ok", day2.errors
+    # The model was asked of each figure line the rules found, and said yes (issue 38).
+    assert llm.same_quantity_asked and day2.counts["figure_lines_kept_out"] == 0
     [shown] = [
         s for sec in store.edition(days.day2).sections for s in sec.stories if s.id == story_id
     ]

@@ -34,10 +34,19 @@ from digest.jobs.clustering import (
     cluster_with_embeddings,
     shown_stories,
 )
+from digest.jobs.figure_check import ANSWERED_NO, FIGURE_CHECK, FigureCheck, for_app, kept_out_line
 from digest.jobs.run import recorded_run
 from digest.jobs.story_memory import record_stories
 from digest.jobs.units import Lost, Outcome, Unit, step
-from digest.models import ArticleView, Failure, Page, StorySummary, StoryView, Summary
+from digest.models import (
+    ArticleView,
+    Disagreement,
+    Failure,
+    Page,
+    StorySummary,
+    StoryView,
+    Summary,
+)
 from digest.runtime import metrics
 from digest.runtime.progress import NO_PROGRESS, Progress
 from digest.store import content_hash
@@ -47,6 +56,7 @@ from digest.summarize.llm import counted_calls
 
 if TYPE_CHECKING:
     from digest.app import App
+    from digest.summarize.disputes import Confirmed
     from digest.summarize.llm import LLMClient
 
 log = logging.getLogger(__name__)
@@ -81,6 +91,10 @@ class DeepenTally:
     sentences_removed: int = 0
     claims_rejected: int = 0
     over_budget: int = 0
+    # The model's questions of the summaries' disagreements, and those it did not confirm
+    # (`digest.jobs.figure_check`: the summary then attributes no values for them).
+    figure_checks: int = 0
+    figure_lines_kept_out: int = 0
     # The longest story's summary: stories are summarized at once (the LLM client lets
     # `[llm] concurrency` through), so the longest is about how long summarizing took.
     summary_ms: int = 0
@@ -181,6 +195,7 @@ class StoryOutcome(Outcome):
     fallback: str | None = None
     crawl_mode: str = ""
     crawl_mode_reason: str = ""
+    kept_out: tuple[str, ...] = ()  # why each disagreement the model did not confirm
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -190,6 +205,7 @@ class StoryOutcome(Outcome):
             "fallback": self.fallback,
             "crawl_mode": self.crawl_mode,
             "crawl_mode_reason": self.crawl_mode_reason,
+            "kept_out": list(self.kept_out),
         }
 
     @classmethod
@@ -201,6 +217,7 @@ class StoryOutcome(Outcome):
             data["fallback"],
             str(data["crawl_mode"]),
             str(data["crawl_mode_reason"]),
+            tuple(str(c) for c in data.get("kept_out", ())),
         )
 
 
@@ -373,6 +390,7 @@ async def _read_stories(app: App, stories: list[StoryView], progress: Progress) 
     tally, summarized, mode, reason = DeepenTally(), 0, "", ""
     errors: list[Failure] = []
     fallbacks: list[str] = []
+    kept_out: list[str] = []
     for unit, outcome in zip(units, outcomes, strict=True):
         if isinstance(outcome, Lost):
             errors.append(outcome.failure(str(unit.story)))
@@ -382,6 +400,7 @@ async def _read_stories(app: App, stories: list[StoryView], progress: Progress) 
         errors += outcome.failed_pages
         if outcome.fallback:
             fallbacks.append(outcome.fallback)
+        kept_out += outcome.kept_out
         mode = outcome.crawl_mode or mode
         reason = outcome.crawl_mode_reason or reason
     log.info(
@@ -401,6 +420,11 @@ async def _read_stories(app: App, stories: list[StoryView], progress: Progress) 
         n, causes = len(fallbacks), fallback_causes(fallbacks)
         summaries = f"{n} summar{'y' if n == 1 else 'ies'}"
         errors.append(Failure("llm", f"{summaries} fell back to extractive: {causes}"))
+    if kept_out:
+        said = kept_out_line(kept_out, "disagreements in summaries")
+        log.info("%s", said)
+        if any(c != ANSWERED_NO for c in kept_out):  # the model failed, not said no
+            errors.append(Failure(FIGURE_CHECK, said))
     if tally.over_budget:
         n = tally.over_budget
         errors.append(
@@ -625,12 +649,15 @@ async def read_story(app: App, unit: StoryUnit) -> StoryOutcome:
     views = await asyncio.to_thread(store.stories_by_id, [unit.story])
     budget = _budget.get() or _Budget(app.config.llm.budget if app.config.llm else None)
     summarized, fallback = False, None
+    check = await for_app(app)
     with counted_calls() as calls:  # this unit's own, whatever else runs beside it
         if views:
             began = time.monotonic()
-            made, summarized, fallback = await _summarize_story(app, views[0], budget)
+            made, summarized, fallback = await _summarize_story(app, views[0], budget, check)
             tally += made + DeepenTally(summary_ms=round((time.monotonic() - began) * 1000))
-    tally += DeepenTally(llm_calls=calls[0])
+    tally += DeepenTally(
+        llm_calls=calls[0], figure_checks=check.asked, figure_lines_kept_out=len(check.kept_out)
+    )
     # What the story's outlets as read now add to its timeline (recorded once each).
     await record_stories(store, views, datetime.now(UTC))
     return StoryOutcome(
@@ -640,6 +667,7 @@ async def read_story(app: App, unit: StoryUnit) -> StoryOutcome:
         fallback,
         crawler.mode if crawler else "",
         crawler.mode_reason if crawler else "",
+        tuple(check.kept_out),
     )
 
 
@@ -683,10 +711,13 @@ async def story_input(app: App, story: StoryView, today: datetime) -> Any:
 
 
 async def _summarize_story(
-    app: App, story: StoryView, budget: _Budget
+    app: App, story: StoryView, budget: _Budget, check: FigureCheck | None = None
 ) -> tuple[DeepenTally, bool, str | None]:
     """The story's summary, unless its texts' summary is known: what it counted, whether the
-    story has a summary, and why the LLM's fell back to extractive if it did."""
+    story has a summary, and why the LLM's fell back to extractive if it did. Where its
+    outlets disagree, the disagreements it attributes are those `check` confirms (the rules'
+    alone without a model), asked within the `[llm] budget`."""
+    from digest.summarize.disputes import Confirmed, story_disputes, texts_by_outlet
     from digest.summarize.story import extractive_story_summary, summarize_story
 
     store = await app.store()
@@ -703,13 +734,23 @@ async def _summarize_story(
         return DeepenTally(reused=1), True, None
     over = DeepenTally()
     began = time.monotonic()
+    check = check or FigureCheck(None)
+    # The disagreements the rules found and the model confirmed; None: the rules' own.
+    disputes: Confirmed | None = None
+
+    async def summarized() -> Any:
+        nonlocal disputes
+        if check.on:
+            disputes = await confirmed_disputes(check, item)
+        return await summarize_story(llm, item, by_outlet=disputes)
+
     try:
         deadline = budget.begin()
         if deadline is not None:
             async with asyncio.timeout_at(deadline):
-                outcome = await summarize_story(llm, item)
+                outcome = await summarized()
         else:
-            outcome = await summarize_story(llm, item)
+            outcome = await summarized()
         summary, reason = outcome.summary, outcome.fallback_reason
         how = "by the model" if summary.summarizer != "extractive" else "extractive"
         if reason:
@@ -717,7 +758,9 @@ async def _summarize_story(
     except TimeoutError:
         note = f"the [llm] budget of {budget.seconds:g} s for this deepen was spent"
         max_chars = llm.config.max_input_chars if llm else 12_000
-        summary = extractive_story_summary(item, max_chars, note)
+        if check.on and disputes is None:  # spent while the model was asked: none confirmed
+            disputes = Confirmed(tuple(story_disputes(texts_by_outlet(item))), ())
+        summary = extractive_story_summary(item, max_chars, note, by_outlet=disputes)
         reason, how = None, "extractive: the [llm] budget was spent"
         over = DeepenTally(over_budget=1)
     budget.ended(story.title, how, time.monotonic() - began)
@@ -726,6 +769,24 @@ async def _summarize_story(
     summary = replace(summary, created_at=datetime.now(UTC))
     await asyncio.to_thread(store.save_story_summary, story.id, key, summary)
     return over + _count(summary, len(item.sources)), True, reason or None
+
+
+async def confirmed_disputes(check: FigureCheck, item: Any) -> Confirmed:
+    """The disagreements the rules find in the story's texts (`disputes.story_disputes`),
+    and those of them the model confirms, each asked of its outlets' clauses."""
+    from digest.memory.same_quantity import disagreement_pairs
+    from digest.summarize.disputes import Confirmed, texts_by_outlet
+    from digest.summarize.figures import disagreements, reported
+
+    def found() -> tuple[dict[str, Any], list[Disagreement]]:
+        current = {o: reported(t) for o, t in texts_by_outlet(item).items()}
+        return current, disagreements(current)
+
+    current, candidates = await asyncio.to_thread(found)
+    confirmed = [
+        d for d in candidates if await check.passes("disagreement", disagreement_pairs(d, current))
+    ]
+    return Confirmed(tuple(candidates), tuple(confirmed))
 
 
 def _count(summary: StorySummary, sources: int) -> DeepenTally:

@@ -22,6 +22,7 @@ from digest.deliver.sender import DeliveryReport
 from digest.errors import DigestError, InvalidEditionDayError, StoreError
 from digest.jobs.alerts import alert_followers
 from digest.jobs.clustering import across_categories, placed
+from digest.jobs.figure_check import ANSWERED_NO, FIGURE_CHECK, FigureCheck, for_app
 from digest.jobs.run import recorded_run
 from digest.jobs.story_memory import archive_corrections, with_memory
 from digest.jobs.units import Lost, Outcome, Runner, Unit, step
@@ -253,13 +254,16 @@ def more_headlines(
     return out
 
 
-async def build_edition(app: App, day: date, *, now: datetime | None = None) -> Edition:
+async def build_edition(
+    app: App, day: date, *, now: datetime | None = None, check: FigureCheck | None = None
+) -> Edition:
     """The edition of `day` from what the store holds: per category, its top stories (each
     told against its latest appearance in an earlier edition) and the ledes of the day's other
     headlines. An event collected under several categories is one story, in its best category
     (`digest.stories.across`), and a mention in the others; a category's top stories are
     counted after such stories have moved out. Its "More headlines" are its other stories,
-    once each, none repeating a story shown in any section (`more_headlines`)."""
+    once each, none repeating a story shown in any section (`more_headlines`). Its figure
+    lines pass `check` (default: the run's, `figure_check.for_app`) before they are shown."""
     config = app.config
     store = await app.store()
     start, end = day_bounds(day, config.schedule.timezone)
@@ -322,7 +326,9 @@ async def build_edition(app: App, day: date, *, now: datetime | None = None) -> 
     now = now or datetime.now(UTC)
     built = await asyncio.to_thread(sections)
     # Each story's timeline, disputes and corrections (issue 31; digest.jobs.story_memory).
-    built = await asyncio.to_thread(with_memory, store, built, day, now, edition_story)
+    check = check or await for_app(app)
+    keep = check.from_thread(asyncio.get_running_loop())
+    built = await asyncio.to_thread(with_memory, store, built, day, now, edition_story, keep)
     return Edition(day=day, timezone=config.schedule.timezone, sections=built, generated_at=now)
 
 
@@ -653,7 +659,15 @@ async def publish(
     async with recorded_run(app, "publish", run_key, started=started) as run:
         counts, errors = run.counts, run.errors
         progress.step("building the edition")
-        built = await build_edition(app, day, now=now)
+        check = await for_app(app)
+        built = await build_edition(app, day, now=now, check=check)
+        if check.on:
+            counts["figure_checks"] = check.asked
+            counts["figure_lines_kept_out"] = len(check.kept_out)
+        if kept_out := check.report():
+            log.info("%s", kept_out)
+            if any(c != ANSWERED_NO for c in check.kept_out):  # the model failed, not said no
+                errors.append(Failure(FIGURE_CHECK, kept_out))
         if note and not built.sections:
             built = replace(built, note=note)
         edition, state = await save_edition(app, built)

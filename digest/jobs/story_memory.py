@@ -12,7 +12,9 @@ from dataclasses import replace
 from datetime import date, datetime
 from typing import TYPE_CHECKING
 
+from digest.jobs.figure_check import Keep, rules_alone
 from digest.memory.events import NewEvent
+from digest.memory.same_quantity import correction_pairs, disagreement_pairs, timeline_pairs
 from digest.memory.timeline import OutletText, by_outlet, revised, story_events
 from digest.models import Correction, Edition, EditionSection, EditionStory, StoryView
 from digest.render.corrections import Corrected
@@ -105,18 +107,30 @@ def remember(
     day: date,
     sent: Sequence[Edition],
     now: datetime,
+    keep: Keep = rules_alone,
 ) -> EditionStory:
     """The edition story with its memory: its timeline (the newest `EDITION_TIMELINE`
     entries), where its outlets disagree now, and the corrections this edition makes of what
     sent editions said of it. A correction is recorded as an event (once: its key names the
-    day it corrects and both values) and carried by the edition that first made it only."""
+    day it corrects and both values) and carried by the edition that first made it only.
+    `keep` has the last word on each disagreement, revision and correction the rules found
+    (the model's check, `digest.jobs.figure_check`): one it keeps out is neither shown nor
+    recorded."""
     from digest.summarize.figures import corrections, disagreements
 
     latest = store.latest_figures(shown.id)
     current = by_outlet(latest)
-    disputes = tuple(disagreements({o: f for o, f in current.items() if f}))
+    disputes = tuple(
+        d
+        for d in disagreements({o: f for o, f in current.items() if f})
+        if keep("disagreement", disagreement_pairs(d, current))
+    )
     said = sent_sentences(sent, shown.id)
-    made = corrections(said, current, revised(latest)) if said else []
+    made = [
+        c
+        for c in (corrections(said, current, revised(latest)) if said else [])
+        if keep("correction", correction_pairs(c, current))
+    ]
     events = [
         NewEvent(
             correction_key(c),
@@ -145,9 +159,11 @@ def remember(
         for e, detail in store.story_corrections(shown.id)
         if detail.get("in_edition") == day.isoformat()
     )
-    timeline = tuple(
+    entries = [
         e for e in store.story_timeline(shown.id, limit=EDITION_TIMELINE) if e.kind != "correction"
-    )
+    ]
+    compared = timeline_pairs(entries)  # its revisions and disagreements
+    timeline = tuple(e for e in entries if e.id not in compared or keep(e.kind, compared[e.id]))
     # The headline stays the outlet's words: a disagreement has its own line under the story.
     return replace(shown, timeline=timeline, disagreements=disputes, corrections=carried)
 
@@ -185,23 +201,25 @@ def with_memory(
     day: date,
     now: datetime,
     shown_as: Callable[[StoryView], EditionStory],
+    keep: Keep = rules_alone,
 ) -> tuple[EditionSection, ...]:
     """The edition's sections with each story's memory (`remember`). A story of a sent edition
     that fell out of today's top but has a correction today is carried all the same, at the end
-    of its category's section (`shown_as` makes it the edition story it is today)."""
+    of its category's section (`shown_as` makes it the edition story it is today). `keep`:
+    as `remember` has it."""
     sent = sent_editions(store, day)
     shown = {s.id for section in sections for s in section.stories}
     others = stories_to_correct(sent, shown)
     carried: dict[str, list[EditionStory]] = {}
     for view in store.stories_by_id(sorted(others)) if others else []:
-        story = remember(store, shown_as(view), day, sent, now)
+        story = remember(store, shown_as(view), day, sent, now, keep)
         if story.corrections:
             carried.setdefault(story.category, []).append(story)
     out = [
         replace(
             section,
             stories=(
-                *(remember(store, s, day, sent, now) for s in section.stories),
+                *(remember(store, s, day, sent, now, keep) for s in section.stories),
                 *carried.pop(section.category, ()),
             ),
         )

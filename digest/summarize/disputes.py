@@ -51,6 +51,29 @@ def story_disputes(by_outlet: Mapping[str, str]) -> list[Disagreement]:
     return disagreements({outlet: reported(text) for outlet, text in by_outlet.items()})
 
 
+@dataclass(frozen=True, slots=True)
+class Confirmed:
+    """The disagreements the rules found in a story's texts, and those of them the model
+    confirmed (`digest.jobs.figure_check`): a sentence taking one side of any is removed (the
+    figure is in doubt), the values of the confirmed alone are given attributed (one not
+    confirmed may be two events: better no line than a wrong one)."""
+
+    found: tuple[Disagreement, ...]
+    confirmed: tuple[Disagreement, ...]
+
+
+def found_and_attributed(
+    by_outlet: Mapping[str, str] | Sequence[Disagreement] | Confirmed,
+) -> tuple[list[Disagreement], list[Disagreement]]:
+    """The disagreements whose one-sided sentences go, and those given attributed: the
+    rules' own from texts by outlet or a list of disagreements (the same both), or a
+    `Confirmed`."""
+    if isinstance(by_outlet, Confirmed):
+        return list(by_outlet.found), list(by_outlet.confirmed)
+    found = story_disputes(by_outlet) if isinstance(by_outlet, Mapping) else list(by_outlet)
+    return found, found
+
+
 @cache
 def _attributed_sentence() -> re.Pattern[str]:
     """The shape of an attributed sentence in any catalogue language (ours, or a model's like
@@ -157,16 +180,14 @@ def describe(removed: Sequence[str], disputes: Sequence[Disagreement]) -> str:
 
 
 def dispute_summary(
-    summary: StorySummary, by_outlet: Mapping[str, str] | Sequence[Disagreement]
+    summary: StorySummary, by_outlet: Mapping[str, str] | Sequence[Disagreement] | Confirmed
 ) -> StorySummary:
     """`summary` where the outlets disagree: its one-sided sentences (summary and brief)
     removed and counted in `sentences_removed`, one attributed sentence per disagreement added.
-    `by_outlet`: the story's sources' texts by outlet, or the disagreements already found. An
-    attributed sentence the summary has is given again from these (its outlets kept current)."""
-    if isinstance(by_outlet, Mapping):
-        disputes = story_disputes(by_outlet)
-    else:
-        disputes = list(by_outlet)
+    `by_outlet`: the story's sources' texts by outlet, or the disagreements already found (or
+    those and the ones the model confirmed: only these are attributed). An attributed sentence
+    the summary has is given again from these (its outlets kept current)."""
+    disputes, attributed = found_and_attributed(by_outlet)
     if not disputes:
         return summary
     body = without_one_sided(unattributed(summary.summary), disputes)
@@ -174,7 +195,7 @@ def dispute_summary(
     removed = body.removed + brief.removed
     if removed:
         log.info("summary of “%s”: %s", summary.title, describe(removed, disputes))
-    text = with_attributions(body.text, disputes)
+    text = with_attributions(body.text, attributed)
     brief_text = brief.text or " ".join(sentences_of(text)[:2])
     return replace(
         summary,

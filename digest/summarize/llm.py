@@ -325,6 +325,27 @@ class LLMClient:
                     completion_tokens=again.completion_tokens,
                 ) from None
 
+    async def ask(self, messages: list[dict[str, str]], max_tokens: int) -> str:
+        """A short plain-text reply (no JSON asked for), under the same limits and gate as a
+        summary: a yes/no question about two sentences (`digest.jobs.figure_check`).
+        SummarizeError when the server fails or cannot read it all; a refusal comes back as
+        "(refused: ...)"."""
+        facts = await self.facts()
+        tokens, exact = await self.count(messages)
+        if tokens + max_tokens + window.MARGIN > facts.window:
+            raise SummarizeError(
+                f"the request does not fit the model's context window: about {tokens} tokens"
+            )
+
+        def unused(_: dict[str, Any]) -> None:
+            return None
+
+        request: JSONRequest[None] = JSONRequest(
+            messages, "answer", {}, unused, "", max_tokens=max_tokens
+        )
+        reply = await self._call("plain", messages, _Sized(request, tokens, exact))
+        return _content(reply)
+
     async def _fit(
         self, request: JSONRequest[T], facts: ServerFacts, *, below: int | None = None
     ) -> _Sized[T]:
@@ -684,7 +705,7 @@ class LLMClient:
                     window.root_of(self.config.base_url),
                     self.config.model,
                     messages,
-                    format=request.schema,
+                    format=request.schema or None,  # {}: free text (`ask`)
                     num_ctx=facts.ollama_num_ctx or facts.window,
                     num_predict=request.reply_tokens,
                     temperature=self.config.temperature,

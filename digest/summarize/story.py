@@ -25,9 +25,10 @@ from digest.models import Outlet, StorySummary
 from digest.summarize import extractive, prompts
 from digest.summarize.claims import SourceIndex
 from digest.summarize.disputes import (
+    Confirmed,
     describe,
     dispute_summary,
-    story_disputes,
+    found_and_attributed,
     texts_by_outlet,
     with_attributions,
     without_one_sided,
@@ -118,13 +119,18 @@ def _index(story: StoryInput, texts: Sequence[str]) -> SourceIndex:
     return SourceIndex(known)
 
 
+# What a summary's disagreements are judged on: the texts by outlet (the rules find them), or the
+# disagreements the rules found and those the model confirmed (`digest.jobs.figure_check`).
+Judged = Mapping[str, str] | Confirmed
+
+
 def build_story_summary(
     data: dict[str, Any],
     story: StoryInput,
     texts: Sequence[str],
     model_name: str,
     *,
-    by_outlet: Mapping[str, str] | None = None,
+    by_outlet: Judged | None = None,
 ) -> StorySummary:
     """Validate a model's JSON into a checked StorySummary; InvalidOutput when nothing usable
     is left (the caller falls back to extractive and says why). Where the outlets' texts
@@ -142,7 +148,9 @@ def build_story_summary(
     checked = index.check(summary)
     if checked.removed:
         log.info("claim check of the summary of “%s”: %s", story.title, checked.describe())
-    disputes = story_disputes(texts_by_outlet(story) if by_outlet is None else by_outlet)
+    disputes, attributed = found_and_attributed(
+        texts_by_outlet(story) if by_outlet is None else by_outlet
+    )
     sided = without_one_sided(checked.text, disputes)
     described = checked.describe()
     if sided.removed:
@@ -162,7 +170,7 @@ def build_story_summary(
         keywords = _extractive_keywords(story, texts)
     return StorySummary(
         title=story.title,
-        summary=with_attributions(sided.text, disputes),
+        summary=with_attributions(sided.text, attributed),
         brief_summary=brief,
         keywords=tuple(keywords[:MAX_KEYWORDS]),
         summarizer=model_name,
@@ -190,7 +198,7 @@ def _extractive_keywords(story: StoryInput, texts: Sequence[str]) -> list[str]:
 
 
 async def llm_story_summary(
-    llm: LLMClient, story: StoryInput, *, by_outlet: Mapping[str, str] | None = None
+    llm: LLMClient, story: StoryInput, *, by_outlet: Judged | None = None
 ) -> StorySummary:
     """The LLM's checked summary of the story, in one call (a repair request aside); raises
     SummarizeError when the server fails or nothing trustworthy is left of the reply."""
@@ -254,7 +262,7 @@ def extractive_story_summary(
     note: str = "",
     *,
     rejected: UnfoundClaims | None = None,
-    by_outlet: Mapping[str, str] | None = None,
+    by_outlet: Judged | None = None,
 ) -> StorySummary:
     """The best source's own sentences (the first source with a text), checked like any
     summary; `note` says why it is extractive, and a rejected LLM summary's counts are kept."""
@@ -287,11 +295,12 @@ def extractive_story_summary(
 
 
 async def summarize_story(
-    llm: LLMClient | None, story: StoryInput, *, by_outlet: Mapping[str, str] | None = None
+    llm: LLMClient | None, story: StoryInput, *, by_outlet: Judged | None = None
 ) -> StoryOutcome:
     """A checked summary that is always there: the LLM's, or an extractive one saying why.
     `by_outlet`: the texts (outlet → text) a figure's disagreement is judged on, the story's
-    sources when None (`digest.summarize.disputes`)."""
+    sources when None (`digest.summarize.disputes`), or those the rules found with those the
+    model confirmed (`Confirmed`)."""
     max_chars = llm.config.max_input_chars if llm else 12_000
     if llm is not None:
         try:
@@ -331,7 +340,7 @@ async def _extractive(
     note: str,
     *,
     rejected: UnfoundClaims | None = None,
-    by_outlet: Mapping[str, str] | None = None,
+    by_outlet: Judged | None = None,
 ) -> StorySummary:
     if sum(len(s.text) for s in story.sources) > _INLINE_CHARS:  # keep the loop free
         return await asyncio.to_thread(
