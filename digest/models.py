@@ -544,6 +544,85 @@ class Subscriber:
         return {"email": self.email, **self.preferences.to_json()}
 
 
+# -- The delivery ledger: what was sent to whom (its transitions: `digest.deliver.ledger`) ------
+
+DeliveryState = Literal["pending", "sending", "sent", "failed", "skipped"]
+EMAIL_CHANNEL = "email"  # a ledger row's channel for the email digest; others: `channel_key`
+
+
+@dataclass(frozen=True, slots=True)
+class Delivery:
+    """One row of the ledger: the message of one edition to one recipient on one channel.
+
+    `(edition_day, recipient, channel)` is the key (UNIQUE in the database); `channel` is
+    "email" or the key of one of the recipient's Apprise channels. `attempts` counts the times
+    the row was claimed for sending since it was created or last explicitly re-sent.
+    `last_reply` is the server's last reply (the mail server's, the service's HTTP status and
+    answer, or what happened to the connection; for a skipped row, why).
+    `message_id` is the Message-ID the row was (or is being) sent with.
+    """
+
+    edition_day: date
+    recipient: str
+    state: DeliveryState = "pending"
+    attempts: int = 0
+    next_attempt_at: datetime | None = None
+    last_reply: str | None = None
+    message_id: str | None = None
+    updated_at: datetime | None = None
+    channel: str = EMAIL_CHANNEL
+
+    @property
+    def key(self) -> tuple[date, str, str]:
+        return (self.edition_day, self.recipient, self.channel)
+
+    @property
+    def addressee(self) -> str:
+        """The recipient, and the channel when it is not email ("a@b.org (ntfy:1a2b3c4d5e6f)")."""
+        if self.channel == EMAIL_CHANNEL:
+            return self.recipient
+        return f"{self.recipient} ({self.channel})"
+
+    def to_json(self) -> dict[str, Any]:
+        """The row as `digest deliveries --json` prints it."""
+        return {
+            "edition": self.edition_day.isoformat(),
+            "recipient": self.recipient,
+            "channel": self.channel,
+            "state": self.state,
+            "attempts": self.attempts,
+            "next_attempt_at": self.next_attempt_at.isoformat() if self.next_attempt_at else None,
+            "reply": self.last_reply,
+            "message_id": self.message_id,
+            "updated_at": self.updated_at.isoformat() if self.updated_at else None,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Delivery:
+        """The row back from its `to_json` (a worker's delivery outcome crosses the queue so)."""
+
+        def moment(value: str | None) -> datetime | None:
+            return datetime.fromisoformat(value) if value else None
+
+        return cls(
+            edition_day=date.fromisoformat(data["edition"]),
+            recipient=data["recipient"],
+            state=data["state"],
+            attempts=int(data["attempts"]),
+            next_attempt_at=moment(data["next_attempt_at"]),
+            last_reply=data["reply"],
+            message_id=data["message_id"],
+            updated_at=moment(data["updated_at"]),
+            channel=data["channel"],
+        )
+
+    def due(self, now: datetime) -> bool:
+        """True when the row is pending and its retry time (if any) has come."""
+        return self.state == "pending" and (
+            self.next_attempt_at is None or self.next_attempt_at <= now
+        )
+
+
 @dataclass(frozen=True, slots=True)
 class RunRecord:
     """One run of a job (collect, deepen, publish, deliver) as the store recorded it."""
