@@ -39,10 +39,12 @@ __all__ = [
     "Survey",
     "abandon",
     "claim",
+    "give_up",
     "new",
     "plan",
     "record_failure",
     "record_sent",
+    "reopen",
     "resend",
     "skip",
     "stuck",
@@ -190,6 +192,18 @@ def abandon(
     _require(delivery, "abandon", "sending", "pending")
     reply = f"{reason} (last reply: {delivery.last_reply})" if delivery.last_reply else reason
     return replace(delivery, state="failed", last_reply=reply, next_attempt_at=None, updated_at=now)
+
+
+def reopen(rows: Iterable[Delivery], now: datetime) -> tuple[Delivery, ...]:
+    """An operator's request about one message (an alert's rows, one per channel): its stuck and
+    failed rows sent again (`resend`); its pending, sent and skipped ones stay as they are."""
+    return tuple(resend(d, now) for d in rows if d.state in ("sending", "failed"))
+
+
+def give_up(rows: Iterable[Delivery], now: datetime) -> tuple[Delivery, ...]:
+    """An operator's decision about one message: its stuck and pending rows are not sent
+    (`abandon`); those already done stay as they are."""
+    return tuple(abandon(d, now) for d in rows if d.state in ("sending", "pending"))
 
 
 def plan(deliveries: Iterable[Delivery], now: datetime) -> tuple[Delivery, ...]:
