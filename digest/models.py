@@ -10,12 +10,10 @@ depend on these types, never on the store.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import asdict, dataclass, field, fields, replace
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import Field, asdict, dataclass, field, fields, replace
 from datetime import date, datetime
-from typing import TYPE_CHECKING, Any, Literal
-
-if TYPE_CHECKING:
-    from digest.subscribers.preferences import Preferences
+from typing import Any, Literal
 
 ExtractStatus = Literal[
     "ok",  # a lede from the article's own paragraphs
@@ -520,6 +518,87 @@ class Channel:
 
     url: str
     key: str
+
+
+def _json(
+    key: str = "",
+    dump: Callable[[Any], Any] | None = None,
+    load: Callable[[Any], Any] | None = None,
+) -> dict[str, Any]:
+    """A preference's JSON when it is not its own name and value: its key, how it is written
+    and read back."""
+    return {"json": key, "dump": dump, "load": load}
+
+
+def _listed(value: Iterable[str] | None) -> list[str]:
+    return list(value or [])
+
+
+def _tuple_or_none(value: Iterable[str] | None) -> tuple[str, ...] | None:
+    return tuple(value or ()) or None
+
+
+def _channels_json(urls: tuple[str, ...]) -> list[dict[str, str]]:
+    return [{"url": u, "key": channel_key(u)} for u in urls]
+
+
+def _channels_from_json(listed: Iterable[Mapping[str, str]]) -> tuple[str, ...]:
+    return tuple(c["url"] for c in listed)
+
+
+def _same(value: Any) -> Any:
+    return value
+
+
+@dataclass(frozen=True, slots=True)
+class Preferences:
+    """What a subscriber chooses: categories (None: all), time zone, send time ("HH:MM"; None:
+    the schedule's `publish_at`), keyword rules (terms as `digest.stories.terms` reads them),
+    stories per category (None: all), language (ISO 639-1; None: as written), whether the email
+    comes at all, and Apprise URLs of further channels. How each is typed, shown, checked and
+    stored: its `Field` in `digest.subscribers.preferences.FIELDS`."""
+
+    categories: tuple[str, ...] | None = field(
+        default=None, metadata=_json(dump=_listed, load=_tuple_or_none)
+    )
+    timezone: str = "UTC"
+    send_at: str | None = None
+    include: tuple[str, ...] = field(default=(), metadata=_json(dump=list, load=tuple))
+    exclude: tuple[str, ...] = field(default=(), metadata=_json(dump=list, load=tuple))
+    max_stories: int | None = None
+    language: str | None = None
+    send_email: bool = field(default=True, metadata=_json("email_digest", load=bool))
+    channels: tuple[str, ...] = field(
+        default=(), metadata=_json(dump=_channels_json, load=_channels_from_json)
+    )
+
+    def to_json(self) -> dict[str, Any]:
+        """Every preference by its JSON key (channels with their ledger keys), as `digest
+        subscribers list --json` prints them."""
+        return {
+            _key(f): (f.metadata.get("dump") or _same)(getattr(self, f.name)) for f in fields(self)
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Preferences:
+        """The preferences `to_json` gave (a key left out: its default). Read as written, not
+        checked: what is new goes through `digest.subscribers.preferences.apply_changes`."""
+        return cls(
+            **{
+                f.name: (f.metadata.get("load") or _same)(data[_key(f)])
+                for f in fields(cls)
+                if _key(f) in data
+            }
+        )
+
+
+def _key(declared: Field[Any]) -> str:
+    return str(declared.metadata.get("json") or declared.name)
+
+
+def json_key(name: str) -> str:
+    """The JSON key of the preference `name` (`Preferences.to_json`)."""
+    return next(_key(f) for f in fields(Preferences) if f.name == name)
 
 
 @dataclass(frozen=True, slots=True)

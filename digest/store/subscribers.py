@@ -12,11 +12,10 @@ from typing import Any
 from sqlalchemy import Connection, select
 
 from digest.errors import AddressError, InvalidSubscriberError, SubscriberExistsError
-from digest.models import Subscriber, channel_key
+from digest.models import Preferences, Subscriber, channel_key
 from digest.schedule import known_zone
 from digest.store.base import CHUNK, StoreBase, insert, now
 from digest.store.schema import channels, subscribers
-from digest.subscribers.preferences import Preferences
 
 
 class SubscribersMixin(StoreBase):
