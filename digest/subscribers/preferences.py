@@ -44,6 +44,7 @@ __all__ = [
     "Option",
     "PreferenceChanges",
     "Preferences",
+    "Stored",
     "apply_changes",
     "channel_key",
     "cli_changes",
@@ -122,13 +123,32 @@ class Control:
     kind: Literal["checkboxes", "text", "number", "select", "time", "checkbox", "channels"]
 
 
+def _same(value: Any) -> Any:
+    return value
+
+
+@dataclass(frozen=True, slots=True)
+class Stored:
+    """Where the store keeps a preference: a column of the `subscribers` table
+    (`digest.store.schema` declares it from here; a new one comes with its migration) of
+    `type`, NOT NULL when `required` (`default`: what a row added without it holds; NULL
+    otherwise), and the value a row holds for it (`save`) and gives back (`load`)."""
+
+    column: str
+    type: Literal["string", "integer", "boolean", "json"]
+    required: bool = False
+    default: Any = None
+    save: Callable[[Any], Any] = _same
+    load: Callable[[Any], Any] = _same
+
+
 @dataclass(frozen=True, slots=True)
 class Field:
     """One preference in every form it takes (its type, default and JSON are its attribute's,
     `digest.models.Preferences`). `check` turns a change into the new value or raises with a
     message a reader can act on; `post` is what the page's form sends for a value (each pair a
     field of the form), `read` what the change is that a posted form asks for (given the
-    preferences before it); both by the control's name."""
+    preferences before it); both by the control's name; `stored` where the store keeps it."""
 
     name: str
     options: tuple[Option, ...]
@@ -136,6 +156,7 @@ class Field:
     check: Callable[[Any, Checking], Any]
     read: Callable[[Form, str, Preferences], Any]
     post: Callable[[str, Any], list[tuple[str, str]]]
+    stored: Stored | None  # None: the store keeps it in a table of its own (the channels)
 
     @property
     def json(self) -> str:
@@ -297,6 +318,10 @@ def _post_nothing(name: str, value: Any) -> list[tuple[str, str]]:
     return []
 
 
+def _terms(stored: list[str] | None) -> tuple[str, ...]:
+    return tuple(stored or ())
+
+
 def _split_categories(text: str | None) -> tuple[str, ...] | None:
     return tuple(c for c in text.split(",") if c.strip()) if text is not None else None
 
@@ -317,6 +342,12 @@ FIELDS: tuple[Field, ...] = (
         check=check_categories,
         read=_read_categories,
         post=_post_each,
+        stored=Stored(
+            "categories",  # NULL (not JSON null): every category
+            "json",
+            save=lambda chosen: list(chosen) if chosen is not None else None,
+            load=lambda listed: tuple(listed) if listed is not None else None,
+        ),
     ),
     Field(
         "timezone",
@@ -332,6 +363,7 @@ FIELDS: tuple[Field, ...] = (
         check=check_timezone,
         read=_read_timezone,
         post=_post_text,
+        stored=Stored("timezone", "string", required=True),
     ),
     Field(
         "send_at",
@@ -347,6 +379,7 @@ FIELDS: tuple[Field, ...] = (
         check=check_send_at,
         read=_read_text,
         post=_post_text,
+        stored=Stored("send_at", "string"),  # NULL: schedule.publish_at
     ),
     Field(
         "include",
@@ -362,6 +395,7 @@ FIELDS: tuple[Field, ...] = (
         check=check_terms,
         read=_read_text,
         post=_post_terms,
+        stored=Stored("include_terms", "json", required=True, default=list, save=list, load=_terms),
     ),
     Field(
         "exclude",
@@ -377,6 +411,7 @@ FIELDS: tuple[Field, ...] = (
         check=check_terms,
         read=_read_text,
         post=_post_terms,
+        stored=Stored("exclude_terms", "json", required=True, default=list, save=list, load=_terms),
     ),
     Field(
         "max_stories",
@@ -393,6 +428,7 @@ FIELDS: tuple[Field, ...] = (
         check=check_max_stories,
         read=_read_max_stories,
         post=_post_count,
+        stored=Stored("max_stories", "integer"),  # NULL: every story
     ),
     Field(
         "language",
@@ -408,6 +444,7 @@ FIELDS: tuple[Field, ...] = (
         check=check_language,
         read=_read_text,
         post=_post_text,
+        stored=Stored("language", "string"),  # NULL: each story as written
     ),
     Field(
         "channels",
@@ -433,6 +470,7 @@ FIELDS: tuple[Field, ...] = (
         check=check_channels,
         read=_read_channels,
         post=_post_nothing,  # kept unless ticked to go; the page never shows them
+        stored=None,  # one row each in the `channels` table, in the subscriber's order
     ),
     Field(
         "send_email",
@@ -449,6 +487,7 @@ FIELDS: tuple[Field, ...] = (
         check=check_send_email,
         read=_read_checkbox,
         post=_post_checkbox,
+        stored=Stored("send_email", "boolean", required=True, default=True, load=bool),
     ),
 )
 BY_NAME = {f.name: f for f in FIELDS}
