@@ -73,7 +73,6 @@ class PreferenceChanges:
     max_stories: int | None = None
     language: str | None = None
     send_email: bool | None = None
-    greeting: str | None = None
     channels: tuple[str, ...] | None = None
     add_channels: tuple[str, ...] = ()
 
@@ -489,17 +488,6 @@ FIELDS: tuple[Field, ...] = (
         read=_read_checkbox,
         post=_post_checkbox,
         stored=Stored("send_email", "boolean", required=True, default=True, load=bool),
-    ),
-)
-FIELDS += (
-    Field(
-        "greeting",
-        options=(Option("--greeting", "greeting", "How the email greets (SCRATCH).", "greeting"),),
-        control=Control("greeting", "Greeting", "text"),
-        check=lambda text, checking: text.strip() or None,
-        read=_read_text,
-        post=_post_text,
-        stored=Stored("greeting", "string"),
     ),
 )
 BY_NAME = {f.name: f for f in FIELDS}
