@@ -241,9 +241,9 @@ story_summaries = Table(
     Index("ix_story_summaries_created_at", "created_at"),
 )
 
-# Who gets the email digest: an address (lower-cased), its categories and time zone.
-_SQL_TYPES = {"string": String, "integer": Integer, "boolean": Boolean}
+_SQL_TYPES = {"string": String, "integer": Integer, "boolean": Boolean}  # a `Stored`'s type
 
+# Who gets the email digest: an address (lower-cased), and every preference but the channels.
 subscribers = Table(
     "subscribers",
     metadata,
