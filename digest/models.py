@@ -10,12 +10,10 @@ depend on these types, never on the store.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import asdict, dataclass, field, fields, replace
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import Field, asdict, dataclass, field, fields, replace
 from datetime import date, datetime
-from typing import TYPE_CHECKING, Any, Literal
-
-if TYPE_CHECKING:
-    from digest.subscribers.preferences import Preferences
+from typing import Any, Literal
 
 ExtractStatus = Literal[
     "ok",  # a lede from the article's own paragraphs
@@ -522,6 +520,87 @@ class Channel:
     key: str
 
 
+def _json(
+    key: str = "",
+    dump: Callable[[Any], Any] | None = None,
+    load: Callable[[Any], Any] | None = None,
+) -> dict[str, Any]:
+    """A preference's JSON when it is not its own name and value: its key, how it is written
+    and read back."""
+    return {"json": key, "dump": dump, "load": load}
+
+
+def _listed(value: Iterable[str] | None) -> list[str]:
+    return list(value or [])
+
+
+def _tuple_or_none(value: Iterable[str] | None) -> tuple[str, ...] | None:
+    return tuple(value or ()) or None
+
+
+def _channels_json(urls: tuple[str, ...]) -> list[dict[str, str]]:
+    return [{"url": u, "key": channel_key(u)} for u in urls]
+
+
+def _channels_from_json(listed: Iterable[Mapping[str, str]]) -> tuple[str, ...]:
+    return tuple(c["url"] for c in listed)
+
+
+def _same(value: Any) -> Any:
+    return value
+
+
+@dataclass(frozen=True, slots=True)
+class Preferences:
+    """What a subscriber chooses: categories (None: all), time zone, send time ("HH:MM"; None:
+    the schedule's `publish_at`), keyword rules (terms as `digest.stories.terms` reads them),
+    stories per category (None: all), language (ISO 639-1; None: as written), whether the email
+    comes at all, and Apprise URLs of further channels. How each is typed, shown, checked and
+    stored: its `Field` in `digest.subscribers.preferences.FIELDS`."""
+
+    categories: tuple[str, ...] | None = field(
+        default=None, metadata=_json(dump=_listed, load=_tuple_or_none)
+    )
+    timezone: str = "UTC"
+    send_at: str | None = None
+    include: tuple[str, ...] = field(default=(), metadata=_json(dump=list, load=tuple))
+    exclude: tuple[str, ...] = field(default=(), metadata=_json(dump=list, load=tuple))
+    max_stories: int | None = None
+    language: str | None = None
+    send_email: bool = field(default=True, metadata=_json("email_digest", load=bool))
+    channels: tuple[str, ...] = field(
+        default=(), metadata=_json(dump=_channels_json, load=_channels_from_json)
+    )
+
+    def to_json(self) -> dict[str, Any]:
+        """Every preference by its JSON key (channels with their ledger keys), as `digest
+        subscribers list --json` prints them."""
+        return {
+            _key(f): (f.metadata.get("dump") or _same)(getattr(self, f.name)) for f in fields(self)
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Preferences:
+        """The preferences `to_json` gave (a key left out: its default). Read as written, not
+        checked: what is new goes through `digest.subscribers.preferences.apply_changes`."""
+        return cls(
+            **{
+                f.name: (f.metadata.get("load") or _same)(data[_key(f)])
+                for f in fields(cls)
+                if _key(f) in data
+            }
+        )
+
+
+def _key(declared: Field[Any]) -> str:
+    return str(declared.metadata.get("json") or declared.name)
+
+
+def json_key(name: str) -> str:
+    """The JSON key of the preference `name` (`Preferences.to_json`)."""
+    return next(_key(f) for f in fields(Preferences) if f.name == name)
+
+
 @dataclass(frozen=True, slots=True)
 class Subscriber:
     """Who gets the digest, and how (`preferences`; what each is and how it is checked:
@@ -542,6 +621,85 @@ class Subscriber:
         """The subscriber as `digest subscribers list --json` prints it: every preference
         (channel URLs as stored, placeholders unresolved), never the token."""
         return {"email": self.email, **self.preferences.to_json()}
+
+
+# -- The delivery ledger: what was sent to whom (its transitions: `digest.deliver.ledger`) ------
+
+DeliveryState = Literal["pending", "sending", "sent", "failed", "skipped"]
+EMAIL_CHANNEL = "email"  # a ledger row's channel for the email digest; others: `channel_key`
+
+
+@dataclass(frozen=True, slots=True)
+class Delivery:
+    """One row of the ledger: the message of one edition to one recipient on one channel.
+
+    `(edition_day, recipient, channel)` is the key (UNIQUE in the database); `channel` is
+    "email" or the key of one of the recipient's Apprise channels. `attempts` counts the times
+    the row was claimed for sending since it was created or last explicitly re-sent.
+    `last_reply` is the server's last reply (the mail server's, the service's HTTP status and
+    answer, or what happened to the connection; for a skipped row, why).
+    `message_id` is the Message-ID the row was (or is being) sent with.
+    """
+
+    edition_day: date
+    recipient: str
+    state: DeliveryState = "pending"
+    attempts: int = 0
+    next_attempt_at: datetime | None = None
+    last_reply: str | None = None
+    message_id: str | None = None
+    updated_at: datetime | None = None
+    channel: str = EMAIL_CHANNEL
+
+    @property
+    def key(self) -> tuple[date, str, str]:
+        return (self.edition_day, self.recipient, self.channel)
+
+    @property
+    def addressee(self) -> str:
+        """The recipient, and the channel when it is not email ("a@b.org (ntfy:1a2b3c4d5e6f)")."""
+        if self.channel == EMAIL_CHANNEL:
+            return self.recipient
+        return f"{self.recipient} ({self.channel})"
+
+    def to_json(self) -> dict[str, Any]:
+        """The row as `digest deliveries --json` prints it."""
+        return {
+            "edition": self.edition_day.isoformat(),
+            "recipient": self.recipient,
+            "channel": self.channel,
+            "state": self.state,
+            "attempts": self.attempts,
+            "next_attempt_at": self.next_attempt_at.isoformat() if self.next_attempt_at else None,
+            "reply": self.last_reply,
+            "message_id": self.message_id,
+            "updated_at": self.updated_at.isoformat() if self.updated_at else None,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Delivery:
+        """The row back from its `to_json` (a worker's delivery outcome crosses the queue so)."""
+
+        def moment(value: str | None) -> datetime | None:
+            return datetime.fromisoformat(value) if value else None
+
+        return cls(
+            edition_day=date.fromisoformat(data["edition"]),
+            recipient=data["recipient"],
+            state=data["state"],
+            attempts=int(data["attempts"]),
+            next_attempt_at=moment(data["next_attempt_at"]),
+            last_reply=data["reply"],
+            message_id=data["message_id"],
+            updated_at=moment(data["updated_at"]),
+            channel=data["channel"],
+        )
+
+    def due(self, now: datetime) -> bool:
+        """True when the row is pending and its retry time (if any) has come."""
+        return self.state == "pending" and (
+            self.next_attempt_at is None or self.next_attempt_at <= now
+        )
 
 
 @dataclass(frozen=True, slots=True)

@@ -123,6 +123,22 @@ def test_abandon_gives_up_a_stuck_row_and_keeps_the_last_reply() -> None:
     assert gone.last_reply == "checked the mailbox: it arrived (last reply: 451 later)"
 
 
+def test_an_operator_resends_stuck_and_failed_rows_and_gives_up_stuck_and_pending() -> None:
+    later = T0 + timedelta(hours=1)
+    rows = [
+        row(channel=state, state=state, attempts=2, last_reply="451 busy")
+        for state in ("pending", "sending", "sent", "failed", "skipped")
+    ]
+    again = ledger.reopen(rows, later)
+    assert [(d.channel, d.state, d.attempts) for d in again] == [
+        ("sending", "pending", 0),
+        ("failed", "pending", 0),
+    ]
+    dropped = ledger.give_up(rows, later)
+    assert [(d.channel, d.state) for d in dropped] == [("pending", "failed"), ("sending", "failed")]
+    assert all("451 busy" in (d.last_reply or "") for d in dropped)  # the last reply is kept
+
+
 def test_plan_sends_the_oldest_retries_first() -> None:
     fresh = row(recipient="b@example.com")
     retry = row(recipient="c@example.com", next_attempt_at=T0 - timedelta(minutes=5))

@@ -113,6 +113,26 @@ ROOT = frozenset(
 )
 
 
+def test_the_domain_types_import_nothing_of_digest_not_even_for_the_type_checker() -> None:
+    """`digest.models` is what every package may import: a name it took from a package, even
+    under `if TYPE_CHECKING:`, is a loop the cycle check cannot see (Preferences was one)."""
+    tree = ast.parse(MODULES["digest.models"].read_text(encoding="utf-8"))
+    taken = [
+        ast.unparse(node)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom | ast.Import)
+        and any(
+            name.startswith("digest")
+            for name in (
+                [node.module or ""]
+                if isinstance(node, ast.ImportFrom)
+                else [a.name for a in node.names]
+            )
+        )
+    ]
+    assert taken == []
+
+
 def test_the_package_root_keeps_only_the_shells_and_the_domain() -> None:
     loose = sorted(p.stem for p in PACKAGE.glob("*.py") if p.stem not in ROOT)
     assert loose == [], f"modules in digest/ that belong in a folder: {loose}"

@@ -15,7 +15,8 @@ leaves evidence instead of a silent re-send:
   left their edition empty); terminal, `last_reply` says why. Never re-sent: a reader who
   changes their rules gets the next edition by them.
 
-Every function returns a new `Delivery` or raises `InvalidTransition`; none does I/O. The store
+Every function returns a new `Delivery` (a domain type of `digest.models`, which the store reads
+and writes) or raises `InvalidTransition`; none does I/O. The store
 (`digest.deliver.sender.LedgerStore`) persists rows, the sender drives the transitions.
 """
 
@@ -24,14 +25,35 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from datetime import date, datetime, timedelta
-from typing import Any, Literal
 
 from digest.config import EmailConfig
 from digest.errors import InvalidTransition
+from digest.models import EMAIL_CHANNEL, Delivery, DeliveryState
 
-State = Literal["pending", "sending", "sent", "failed", "skipped"]
+__all__ = [
+    "EMAIL",
+    "STATES",
+    "Delivery",
+    "RetryPolicy",
+    "State",
+    "Survey",
+    "abandon",
+    "claim",
+    "give_up",
+    "new",
+    "plan",
+    "record_failure",
+    "record_sent",
+    "reopen",
+    "resend",
+    "skip",
+    "stuck",
+    "survey",
+]
+
+State = DeliveryState
 STATES: tuple[State, ...] = ("pending", "sending", "sent", "failed", "skipped")
-EMAIL = "email"  # the channel of the email digest; the others are named by `models.channel_key`
+EMAIL = EMAIL_CHANNEL  # the channel of the email digest; the others are named by `channel_key`
 
 # The longest wait between two attempts, whatever the configured backoff and attempt count.
 MAX_RETRY_DELAY = timedelta(hours=12)
@@ -52,79 +74,6 @@ class RetryPolicy:
         """The wait after the `attempts`-th attempt failed temporarily: backoff, 2x, 4x..."""
         seconds = self.backoff * 2 ** max(0, min(attempts - 1, 30))
         return min(timedelta(seconds=seconds), MAX_RETRY_DELAY)
-
-
-@dataclass(frozen=True, slots=True)
-class Delivery:
-    """One row of the ledger: the message of one edition to one recipient on one channel.
-
-    `(edition_day, recipient, channel)` is the key (UNIQUE in the database); `channel` is
-    "email" or the key of one of the recipient's Apprise channels. `attempts` counts the times
-    the row was claimed for sending since it was created or last explicitly re-sent.
-    `last_reply` is the server's last reply (the mail server's, the service's HTTP status and
-    answer, or what happened to the connection; for a skipped row, why).
-    `message_id` is the Message-ID the row was (or is being) sent with.
-    """
-
-    edition_day: date
-    recipient: str
-    state: State = "pending"
-    attempts: int = 0
-    next_attempt_at: datetime | None = None
-    last_reply: str | None = None
-    message_id: str | None = None
-    updated_at: datetime | None = None
-    channel: str = EMAIL
-
-    @property
-    def key(self) -> tuple[date, str, str]:
-        return (self.edition_day, self.recipient, self.channel)
-
-    @property
-    def addressee(self) -> str:
-        """The recipient, and the channel when it is not email ("a@b.org (ntfy:1a2b3c4d5e6f)")."""
-        if self.channel == EMAIL:
-            return self.recipient
-        return f"{self.recipient} ({self.channel})"
-
-    def to_json(self) -> dict[str, Any]:
-        """The row as `digest deliveries --json` prints it."""
-        return {
-            "edition": self.edition_day.isoformat(),
-            "recipient": self.recipient,
-            "channel": self.channel,
-            "state": self.state,
-            "attempts": self.attempts,
-            "next_attempt_at": self.next_attempt_at.isoformat() if self.next_attempt_at else None,
-            "reply": self.last_reply,
-            "message_id": self.message_id,
-            "updated_at": self.updated_at.isoformat() if self.updated_at else None,
-        }
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> Delivery:
-        """The row back from its `to_json` (a worker's delivery outcome crosses the queue so)."""
-
-        def moment(value: str | None) -> datetime | None:
-            return datetime.fromisoformat(value) if value else None
-
-        return cls(
-            edition_day=date.fromisoformat(data["edition"]),
-            recipient=data["recipient"],
-            state=data["state"],
-            attempts=int(data["attempts"]),
-            next_attempt_at=moment(data["next_attempt_at"]),
-            last_reply=data["reply"],
-            message_id=data["message_id"],
-            updated_at=moment(data["updated_at"]),
-            channel=data["channel"],
-        )
-
-    def due(self, now: datetime) -> bool:
-        """True when the row is pending and its retry time (if any) has come."""
-        return self.state == "pending" and (
-            self.next_attempt_at is None or self.next_attempt_at <= now
-        )
 
 
 def new(
@@ -243,6 +192,18 @@ def abandon(
     _require(delivery, "abandon", "sending", "pending")
     reply = f"{reason} (last reply: {delivery.last_reply})" if delivery.last_reply else reason
     return replace(delivery, state="failed", last_reply=reply, next_attempt_at=None, updated_at=now)
+
+
+def reopen(rows: Iterable[Delivery], now: datetime) -> tuple[Delivery, ...]:
+    """An operator's request about one message (an alert's rows, one per channel): its stuck and
+    failed rows sent again (`resend`); its pending, sent and skipped ones stay as they are."""
+    return tuple(resend(d, now) for d in rows if d.state in ("sending", "failed"))
+
+
+def give_up(rows: Iterable[Delivery], now: datetime) -> tuple[Delivery, ...]:
+    """An operator's decision about one message: its stuck and pending rows are not sent
+    (`abandon`); those already done stay as they are."""
+    return tuple(abandon(d, now) for d in rows if d.state in ("sending", "pending"))
 
 
 def plan(deliveries: Iterable[Delivery], now: datetime) -> tuple[Delivery, ...]:

@@ -14,7 +14,7 @@ from zoneinfo import available_timezones
 from digest.models import Subscriber
 from digest.render.templating import category_name, environment
 from digest.stories.language import LANGUAGES
-from digest.subscribers.preferences import BY_NAME, FIELDS, REMOVE_CHANNEL, Control, form_pairs
+from digest.subscribers.preferences import FIELDS, REMOVE_CHANNEL, Control, form_pairs
 
 __all__ = ["PREFERENCES_CSP", "Followed", "preferences_css", "render_preferences"]
 
@@ -55,18 +55,14 @@ class _View:
     unsubscribe_action: str
     csrf: str
     controls: dict[str, Control]  # each preference's form field (name, label), by preference
+    # Each preference's value as its form field holds it ("" for none, "yes" for a ticked box),
+    # by preference; the categories ticked among those configured.
+    value: dict[str, str]
     categories: tuple[_Category, ...]
-    include: str
-    exclude: str
-    max_stories: str
     max_allowed: int
-    language: str
     languages: tuple[tuple[str, str], ...]
-    send_at: str
     default_time: str
-    timezone: str
     zones: tuple[str, ...]
-    send_email: bool
     remove: str  # the form field of the channels ticked to go
     channels: tuple[_Channel, ...]
     notice: str
@@ -98,8 +94,7 @@ def render_preferences(
     # What the form sends back unchanged, as each preference's values in it
     # (`digest.subscribers.preferences`).
     posted = form_pairs(prefs)
-    shown = {field: [v for n, v in posted if n == BY_NAME[field].control.name] for field in BY_NAME}
-    value = {field: values[0] for field, values in shown.items() if len(values) == 1}
+    shown = {f.name: [v for n, v in posted if n == f.control.name] for f in FIELDS}
     view = _View(
         title=text_line(title, 80) or "digest",
         email=sub.email,
@@ -108,20 +103,14 @@ def render_preferences(
         unsubscribe_action=unsubscribe_action,
         csrf=csrf,
         controls={f.name: f.control for f in FIELDS},
+        value={name: values[0] if len(values) == 1 else "" for name, values in shown.items()},
         categories=tuple(
             _Category(c, category_name(c), c in shown["categories"]) for c in categories
         ),
-        include=value["include"],
-        exclude=value["exclude"],
-        max_stories=value["max_stories"],
         max_allowed=max_stories,
-        language=value["language"],
         languages=tuple(sorted(LANGUAGES.items(), key=lambda kv: kv[1].casefold())),
-        send_at=value["send_at"],
         default_time=default_time,
-        timezone=value["timezone"],
         zones=_zones(prefs.timezone),
-        send_email=bool(shown["send_email"]),
         remove=REMOVE_CHANNEL,
         channels=tuple(_Channel(c.key, channels_shown.get(c.key, c.key)) for c in sub.channels),
         notice=notice,

@@ -1,16 +1,17 @@
 """An operator's view of the alert ledger and decisions about it (`digest alerts`): every row
-listed; the stuck and failed messages of an alert re-sent, or the stuck and pending ones given
-up, through the delivery ledger's own transitions (`digest.deliver.ledger.resend`, `abandon`)."""
+listed; an alert's rows sent again or given up as the delivery ledger's rules say
+(`digest.deliver.ledger.reopen`, `give_up`), this module only reading and writing them."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
 from sqlalchemy import Connection, func, select, update
 
+from digest.models import Delivery
 from digest.store.base import require_aware
 from digest.store.follow_alerts import AlertsMixin, _row, _save
 from digest.store.follows import Follow, _follow, _follow_query
@@ -58,9 +59,9 @@ class AlertAdminMixin(AlertsMixin):
             return [_alert_row(r) for r in conn.execute(query).mappings()]
 
     def resend_alerts(self, now: datetime) -> list[AlertRow]:
-        """An operator's request: the stuck (``sending``) and failed rows of each follow's
-        latest alert made pending again (`digest.deliver.ledger.resend`), for the next run to
-        send with the same Message-ID. A failed alert was closed: its follow's mark goes back to
+        """An operator's request: each follow's latest alert sent again as the ledger says
+        (`digest.deliver.ledger.reopen`: its stuck and failed rows pending again), by the next
+        run with the same Message-ID. A failed alert was closed: its follow's mark goes back to
         where the alert began (its previous alert, else what the follow began after), so that
         the alert tells the same facts. An older alert is not sent again (a newer one went out
         since), nor one of a follow that ended. Returns the rows reopened."""
@@ -70,14 +71,11 @@ class AlertAdminMixin(AlertsMixin):
         reopened = []
         with self._write() as conn:
             for follow_id, rows in _latest_alerts(conn).items():
-                undone = [r for r in rows if r.state in ("sending", "failed")]
-                if not undone:
+                again = ledger.reopen(_deliveries(rows, now), now)
+                if not again:
                     continue
+                reopened += _written(conn, rows, again)
                 through = rows[0].through
-                for row in undone:
-                    again = ledger.resend(_row(_mapping(row), now.date()), now)
-                    _save(conn, again)
-                    reopened.append(replace(row, state="pending", attempts=0, updated_at=now))
                 began = conn.execute(
                     select(func.max(follow_alerts.c.through_event)).where(
                         follow_alerts.c.follow_id == follow_id,
@@ -101,24 +99,41 @@ class AlertAdminMixin(AlertsMixin):
         return reopened
 
     def abandon_alerts(self, now: datetime) -> list[AlertRow]:
-        """An operator's decision: the stuck and pending rows of open alerts are not sent
-        (`digest.deliver.ledger.abandon`: failed, the reply says why); the alerts close."""
+        """An operator's decision: open alerts given up as the ledger says
+        (`digest.deliver.ledger.give_up`: stuck and pending rows failed, the reply says why);
+        the alerts close."""
         from digest.deliver import ledger
 
         require_aware(now, "now")
         given_up = []
         with self._write() as conn:
             for rows in _latest_alerts(conn).values():
-                for row in rows:
-                    if row.state not in ("sending", "pending"):
-                        continue
-                    row_now = ledger.abandon(_row(_mapping(row), now.date()), now)
-                    _save(conn, row_now)
-                    given_up.append(
-                        replace(row, state="failed", last_reply=row_now.last_reply, updated_at=now)
-                    )
+                given_up += _written(conn, rows, ledger.give_up(_deliveries(rows, now), now))
         self.close_alerts()
         return given_up
+
+
+def _deliveries(rows: list[AlertRow], now: datetime) -> list[Delivery]:
+    return [_row(_mapping(row), now.date()) for row in rows]
+
+
+def _written(conn: Connection, rows: list[AlertRow], changed: Sequence[Delivery]) -> list[AlertRow]:
+    """Save the rows of one alert that the ledger `changed` (one per channel); the rows as they
+    are now."""
+    by_channel = {row.channel: row for row in rows}
+    written = []
+    for d in changed:
+        _save(conn, d)
+        written.append(
+            replace(
+                by_channel[d.channel],
+                state=d.state,
+                attempts=d.attempts,
+                last_reply=d.last_reply,
+                updated_at=d.updated_at,
+            )
+        )
+    return written
 
 
 def _mapping(row: AlertRow) -> dict[str, Any]:

@@ -6,16 +6,14 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from datetime import date
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from sqlalchemy import Connection, Update, func, select, update
 
 from digest.errors import StoreError
+from digest.models import Delivery
 from digest.store.base import CHUNK, StoreBase, chunks, insert, require_aware
 from digest.store.schema import DELIVERY_STATES, deliveries
-
-if TYPE_CHECKING:
-    from digest.deliver.ledger import Delivery
 
 
 class LedgerMixin(StoreBase):
@@ -217,8 +215,6 @@ def _delivery_values(d: Delivery) -> dict[str, Any]:
 
 
 def _delivery(row: Mapping[Any, Any]) -> Delivery:
-    from digest.deliver.ledger import Delivery  # the mail code loads only when the ledger is used
-
     return Delivery(
         edition_day=row["edition_day"],
         recipient=row["recipient"],

@@ -8,18 +8,16 @@ import asyncio
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from sqlalchemy import Connection, exists, func, or_, select, update
 
 from digest.errors import StoreError
+from digest.models import Delivery
 from digest.store.base import insert, require_aware
 from digest.store.follows import ALERT_KINDS, Follow, FollowsMixin, _follow, _follow_query
 from digest.store.memory_tables import follow_alerts, follows, story_events
 from digest.store.schema import DELIVERY_STATES
-
-if TYPE_CHECKING:
-    from digest.deliver.ledger import Delivery
 
 __all__ = ["Alert", "AlertsMixin", "SqlAlertLedger", "alert_key", "parse_alert_key"]
 
@@ -277,8 +275,6 @@ def _values(d: Delivery) -> dict[str, Any]:
 
 
 def _row(row: Mapping[Any, Any], day: date) -> Delivery:
-    from digest.deliver.ledger import Delivery
-
     return Delivery(
         edition_day=day,
         recipient=alert_key(row["follow_id"], row["through_event"]),

@@ -35,6 +35,7 @@ from digest.store.tables_base import (
     UTCDateTime,
     metadata,
 )
+from digest.subscribers.preferences import FIELDS
 
 # One article, keyed by its canonical URL; seeing it again updates the row.
 articles = Table(
@@ -240,25 +241,28 @@ story_summaries = Table(
     Index("ix_story_summaries_created_at", "created_at"),
 )
 
-# Who gets the email digest: an address (lower-cased), its categories and time zone.
+_SQL_TYPES = {"string": String, "integer": Integer, "boolean": Boolean}  # a `Stored`'s type
+
+# Who gets the email digest: an address (lower-cased), and every preference but the channels.
 subscribers = Table(
     "subscribers",
     metadata,
     Column("id", Integer, primary_key=True),
     Column("email", String, nullable=False, unique=True),
-    # NULL (not JSON null): every category.
-    Column("categories", JSON(none_as_null=True)),
-    Column("timezone", String, nullable=False),
     Column("token", String, nullable=False, unique=True),  # the unsubscribe link's secret
     Column("created_at", UTCDateTime(), nullable=False),
-    # Preferences (digest.models.Preferences), since 0008. NULL send_at: schedule.publish_at;
-    # NULL max_stories: every story; NULL language: each story as written.
-    Column("send_at", String),
-    Column("include_terms", JSON, nullable=False, default=list),
-    Column("exclude_terms", JSON, nullable=False, default=list),
-    Column("max_stories", Integer),
-    Column("language", String),
-    Column("send_email", Boolean, nullable=False, default=True),
+    # Each preference's column, as its `Stored` in digest.subscribers.preferences.FIELDS says
+    # (categories and timezone since 0001, the others since 0008).
+    *(
+        Column(
+            s.column,
+            JSON(none_as_null=True) if s.type == "json" else _SQL_TYPES[s.type],
+            nullable=not s.required,
+            default=s.default,
+        )
+        for s in (f.stored for f in FIELDS)
+        if s is not None
+    ),
 )
 
 # A subscriber's channel besides email: an Apprise URL as given (placeholders unresolved).

@@ -1,22 +1,23 @@
 """Subscribers: who gets the digest, of which categories, when, in which zone, and on which
 channels (their preferences, `digest.models.Preferences`, decided and checked elsewhere:
-`digest.subscribers.preferences`)."""
+`digest.subscribers.preferences`, whose table `FIELDS` also says where each is kept)."""
 
 from __future__ import annotations
 
 import secrets
 from collections.abc import Collection, Mapping, Sequence
 from contextlib import suppress
+from dataclasses import replace
 from typing import Any
 
 from sqlalchemy import Connection, select
 
 from digest.errors import AddressError, InvalidSubscriberError, SubscriberExistsError
-from digest.models import Subscriber, channel_key
+from digest.models import Preferences, Subscriber, channel_key
 from digest.schedule import known_zone
 from digest.store.base import CHUNK, StoreBase, insert, now
 from digest.store.schema import channels, subscribers
-from digest.subscribers.preferences import Preferences
+from digest.subscribers.preferences import FIELDS
 
 
 class SubscribersMixin(StoreBase):
@@ -33,11 +34,10 @@ class SubscribersMixin(StoreBase):
         """
         address = normalize_email(email)
         zone = _check_timezone(timezone)
-        cats = _normalize_categories(categories)
+        prefs = Preferences(categories=_normalize_categories(categories), timezone=zone)
         values = {
             "email": address,
-            "categories": list(cats) if cats is not None else None,
-            "timezone": zone,
+            **_row_of(prefs),
             "token": secrets.token_urlsafe(24),
             "created_at": now(),
         }
@@ -54,19 +54,13 @@ class SubscribersMixin(StoreBase):
         included (their order kept; a channel removed and added again is the same channel);
         None when nobody has that address. The preferences were checked before
         (`digest.subscribers.preferences`); the time zone is checked again here."""
-        zone = _check_timezone(prefs.timezone)
-        cats = _normalize_categories(prefs.categories)
+        prefs = replace(
+            prefs,
+            timezone=_check_timezone(prefs.timezone),
+            categories=_normalize_categories(prefs.categories),
+        )
         urls = list(dict.fromkeys(u.strip() for u in prefs.channels if u.strip()))
-        values = {
-            "categories": list(cats) if cats is not None else None,
-            "timezone": zone,
-            "send_at": prefs.send_at,
-            "include_terms": list(prefs.include),
-            "exclude_terms": list(prefs.exclude),
-            "max_stories": prefs.max_stories,
-            "language": prefs.language,
-            "send_email": prefs.send_email,
-        }
+        values = _row_of(prefs)
         with self._write() as conn:
             row = (
                 conn.execute(
@@ -202,19 +196,19 @@ def _channels_of(conn: Connection, ids: Sequence[int]) -> dict[int, tuple[str, .
     return {sid: tuple(urls) for sid, urls in found.items()}
 
 
+# A preference's column, and its value there, are its `Stored` in FIELDS; the channels (no
+# column) have their own table.
+_STORED = tuple((f.name, f.stored) for f in FIELDS if f.stored is not None)
+
+
+def _row_of(prefs: Preferences) -> dict[str, Any]:
+    """The columns of a subscriber's row that hold `prefs`."""
+    return {s.column: s.save(getattr(prefs, name)) for name, s in _STORED}
+
+
 def _subscriber(row: Mapping[Any, Any], urls: tuple[str, ...] = ()) -> Subscriber:
-    categories = row["categories"]
-    prefs = Preferences(
-        categories=tuple(categories) if categories is not None else None,
-        timezone=row["timezone"],
-        send_at=row["send_at"],
-        include=tuple(row["include_terms"] or ()),
-        exclude=tuple(row["exclude_terms"] or ()),
-        max_stories=row["max_stories"],
-        language=row["language"],
-        send_email=bool(row["send_email"]),
-        channels=urls,
-    )
+    values = {name: s.load(row[s.column]) for name, s in _STORED}
+    prefs = Preferences(**values, channels=urls)
     return Subscriber(
         email=row["email"], token=row["token"], created_at=row["created_at"], preferences=prefs
     )

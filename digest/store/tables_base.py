@@ -4,9 +4,12 @@ the UTC datetime type and the allowed values of state columns."""
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import get_args
 
 from sqlalchemy import DateTime, Dialect, MetaData
 from sqlalchemy.types import TypeDecorator
+
+from digest.models import DeliveryState
 
 NAMING_CONVENTION = {
     "ix": "ix_%(table_name)s_%(column_0_N_name)s",
@@ -17,8 +20,7 @@ NAMING_CONVENTION = {
 }
 
 RUN_STATUSES = ("running", "ok", "partial", "failed", "interrupted")
-# digest.deliver.ledger.STATES (not imported: the store does not load the mail code).
-DELIVERY_STATES = ("pending", "sending", "sent", "failed", "skipped")
+DELIVERY_STATES: tuple[str, ...] = get_args(DeliveryState)  # a ledger row's states
 FEED_ORIGINS = ("cli", "opml")  # digest.models.FeedOrigin
 
 

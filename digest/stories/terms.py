@@ -1,7 +1,7 @@
 """The terms of a keyword rule: read as a reader types them ("word, a phrase"), shown back.
 
 Apart from the rules (`digest.stories.rules`), which need the edition's types, so that the
-preferences (`digest.subscribers.preferences`, below the models) can read and show them.
+preferences (`digest.subscribers.preferences`) can read and show them.
 """
 
 from __future__ import annotations

@@ -1,10 +1,11 @@
 """What a subscriber may choose, as one table: `FIELDS`, a `Field` per preference.
 
-A field names its attribute (of `Preferences` and of `PreferenceChanges`), its JSON key, its
-options of `digest subscribers add/set` (`digest.cli` builds them from here), its control on
-the preferences page (`digest.render.preferences_page` shows it, `read_form` reads it back) and the
-one check a new value passes, whichever of them it came from: the CLI and the page refuse a
-bad value with the same message (InvalidPreferenceError, UnknownCategoryError).
+A field names its attribute (of `digest.models.Preferences`, which declares its type, default
+and JSON, and of `PreferenceChanges`), its options of `digest subscribers add/set` (`digest.cli`
+builds them from here), its control on the preferences page (`digest.render.preferences_page`
+shows it, `read_form` reads it back) and the one check a new value passes, whichever of them it
+came from: the CLI and the page refuse a bad value with the same message
+(InvalidPreferenceError, UnknownCategoryError).
 
 A change names only what it changes (`PreferenceChanges`, None: unchanged); `apply_changes`
 checks it against the configuration and gives the subscriber's new `Preferences`. Channels
@@ -12,19 +13,19 @@ typed on the preferences page are checked more strictly than the operator's
 (`digest.deliver.channels.check_channel`); a channel kept from before is not checked again.
 Changes take effect from the next edition: one already sent or skipped stays as it was.
 
-This module sits below the models (a `Subscriber` holds one `Preferences`) and imports little
-when loaded: the CLI builds its options from the table before any command runs. What a check
-needs (the language list, the rules' terms, Apprise) is imported when it runs.
-"""
+This module sits above the models (a `Subscriber` holds one `Preferences`, a domain type like
+the others) and imports little when loaded: the CLI builds its options from the table before any
+command runs. What a check needs (the language list, the rules' terms, Apprise) is imported
+when it runs."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, fields, replace
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from digest.errors import InvalidPreferenceError
-from digest.models import channel_key
+from digest.models import Preferences, channel_key, json_key
 from digest.schedule import known_zone, parse_clock
 
 if TYPE_CHECKING:
@@ -43,7 +44,9 @@ __all__ = [
     "Option",
     "PreferenceChanges",
     "Preferences",
+    "Stored",
     "apply_changes",
+    "channel_key",
     "cli_changes",
     "defaults",
     "form_pairs",
@@ -54,39 +57,6 @@ MAX_CHANNELS = 10
 MAX_STORIES = 100
 # A form value longer than this is cut before it is checked (the page's inputs say 2000).
 MAX_FORM_TEXT = 2000
-
-
-@dataclass(frozen=True, slots=True)
-class Preferences:
-    """What a subscriber chooses: categories (None: all), time zone, send time ("HH:MM"; None:
-    the schedule's `publish_at`), keyword rules (terms as `digest.stories.terms` reads them),
-    stories per category (None: all), language (ISO 639-1; None: as written), whether the email
-    comes at all, and Apprise URLs of further channels. `FIELDS` says how each is typed,
-    shown and checked."""
-
-    categories: tuple[str, ...] | None = None
-    timezone: str = "UTC"
-    send_at: str | None = None
-    include: tuple[str, ...] = ()
-    exclude: tuple[str, ...] = ()
-    max_stories: int | None = None
-    language: str | None = None
-    send_email: bool = True
-    channels: tuple[str, ...] = ()
-
-    def to_json(self) -> dict[str, Any]:
-        """Every preference by its JSON key (channels with their ledger keys), as `digest
-        subscribers list --json` prints them."""
-        # In the order of the fields above, as the JSON always had them (the table's order is
-        # the command line's).
-        table = [BY_NAME[declared.name] for declared in fields(self)]
-        return {f.json: f.dump(getattr(self, f.name)) for f in table}
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> Preferences:
-        """The preferences `to_json` gave (a key left out: its default). Read as written, not
-        checked: what is new goes through `apply_changes`."""
-        return cls(**{f.name: f.load(data[f.json]) for f in FIELDS if f.json in data})
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,23 +123,45 @@ class Control:
     kind: Literal["checkboxes", "text", "number", "select", "time", "checkbox", "channels"]
 
 
+def _same(value: Any) -> Any:
+    return value
+
+
+@dataclass(frozen=True, slots=True)
+class Stored:
+    """Where the store keeps a preference: a column of the `subscribers` table
+    (`digest.store.schema` declares it from here; a new one comes with its migration) of
+    `type`, NOT NULL when `required` (`default`: what a row added without it holds; NULL
+    otherwise), and the value a row holds for it (`save`) and gives back (`load`)."""
+
+    column: str
+    type: Literal["string", "integer", "boolean", "json"]
+    required: bool = False
+    default: Any = None
+    save: Callable[[Any], Any] = _same
+    load: Callable[[Any], Any] = _same
+
+
 @dataclass(frozen=True, slots=True)
 class Field:
-    """One preference in every form it takes. `check` turns a change into the new value or
-    raises with a message a reader can act on; `dump`/`load` are its JSON, `post` what the
-    page's form sends for a value (each pair a field of the form), `read` what the change is
-    that a posted form asks for (given the preferences before it); both by the control's
-    name."""
+    """One preference in every form it takes (its type, default and JSON are its attribute's,
+    `digest.models.Preferences`). `check` turns a change into the new value or raises with a
+    message a reader can act on; `post` is what the page's form sends for a value (each pair a
+    field of the form), `read` what the change is that a posted form asks for (given the
+    preferences before it); both by the control's name; `stored` where the store keeps it."""
 
     name: str
-    json: str
     options: tuple[Option, ...]
     control: Control
     check: Callable[[Any, Checking], Any]
     read: Callable[[Form, str, Preferences], Any]
     post: Callable[[str, Any], list[tuple[str, str]]]
-    dump: Callable[[Any], Any] = lambda value: value
-    load: Callable[[Any], Any] = lambda value: value
+    stored: Stored | None  # None: the store keeps it in a table of its own (the channels)
+
+    @property
+    def json(self) -> str:
+        """Its key in the JSON (`Preferences.to_json`)."""
+        return json_key(self.name)
 
 
 # The checks, one per preference.
@@ -326,22 +318,17 @@ def _post_nothing(name: str, value: Any) -> list[tuple[str, str]]:
     return []
 
 
+def _terms(stored: list[str] | None) -> tuple[str, ...]:
+    return tuple(stored or ())
+
+
 def _split_categories(text: str | None) -> tuple[str, ...] | None:
     return tuple(c for c in text.split(",") if c.strip()) if text is not None else None
-
-
-def _listed(value: Iterable[str] | None) -> list[str]:
-    return list(value or [])
-
-
-def _tuple_or_none(value: Iterable[str] | None) -> tuple[str, ...] | None:
-    return tuple(value or ()) or None
 
 
 FIELDS: tuple[Field, ...] = (
     Field(
         "categories",
-        json="categories",
         options=(
             Option(
                 "--categories",
@@ -355,12 +342,15 @@ FIELDS: tuple[Field, ...] = (
         check=check_categories,
         read=_read_categories,
         post=_post_each,
-        dump=_listed,
-        load=_tuple_or_none,
+        stored=Stored(
+            "categories",  # NULL (not JSON null): every category
+            "json",
+            save=lambda chosen: list(chosen) if chosen is not None else None,
+            load=lambda listed: tuple(listed) if listed is not None else None,
+        ),
     ),
     Field(
         "timezone",
-        json="timezone",
         options=(
             Option(
                 "--timezone",
@@ -373,10 +363,10 @@ FIELDS: tuple[Field, ...] = (
         check=check_timezone,
         read=_read_timezone,
         post=_post_text,
+        stored=Stored("timezone", "string", required=True),
     ),
     Field(
         "send_at",
-        json="send_at",
         options=(
             Option(
                 "--send-at",
@@ -389,10 +379,10 @@ FIELDS: tuple[Field, ...] = (
         check=check_send_at,
         read=_read_text,
         post=_post_text,
+        stored=Stored("send_at", "string"),  # NULL: schedule.publish_at
     ),
     Field(
         "include",
-        json="include",
         options=(
             Option(
                 "--include",
@@ -405,12 +395,10 @@ FIELDS: tuple[Field, ...] = (
         check=check_terms,
         read=_read_text,
         post=_post_terms,
-        dump=list,
-        load=tuple,
+        stored=Stored("include_terms", "json", required=True, default=list, save=list, load=_terms),
     ),
     Field(
         "exclude",
-        json="exclude",
         options=(
             Option(
                 "--exclude",
@@ -423,12 +411,10 @@ FIELDS: tuple[Field, ...] = (
         check=check_terms,
         read=_read_text,
         post=_post_terms,
-        dump=list,
-        load=tuple,
+        stored=Stored("exclude_terms", "json", required=True, default=list, save=list, load=_terms),
     ),
     Field(
         "max_stories",
-        json="max_stories",
         options=(
             Option(
                 "--max-stories",
@@ -442,10 +428,10 @@ FIELDS: tuple[Field, ...] = (
         check=check_max_stories,
         read=_read_max_stories,
         post=_post_count,
+        stored=Stored("max_stories", "integer"),  # NULL: every story
     ),
     Field(
         "language",
-        json="language",
         options=(
             Option(
                 "--language",
@@ -458,10 +444,10 @@ FIELDS: tuple[Field, ...] = (
         check=check_language,
         read=_read_text,
         post=_post_text,
+        stored=Stored("language", "string"),  # NULL: each story as written
     ),
     Field(
         "channels",
-        json="channels",
         options=(
             Option(
                 "--channel",
@@ -484,12 +470,10 @@ FIELDS: tuple[Field, ...] = (
         check=check_channels,
         read=_read_channels,
         post=_post_nothing,  # kept unless ticked to go; the page never shows them
-        dump=lambda urls: [{"url": u, "key": channel_key(u)} for u in urls],
-        load=lambda listed: tuple(c["url"] for c in listed),
+        stored=None,  # one row each in the `channels` table, in the subscriber's order
     ),
     Field(
         "send_email",
-        json="email_digest",
         options=(
             Option(
                 "--email/--no-email",
@@ -503,7 +487,7 @@ FIELDS: tuple[Field, ...] = (
         check=check_send_email,
         read=_read_checkbox,
         post=_post_checkbox,
-        load=bool,
+        stored=Stored("send_email", "boolean", required=True, default=True, load=bool),
     ),
 )
 BY_NAME = {f.name: f for f in FIELDS}
