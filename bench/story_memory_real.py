@@ -205,6 +205,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
 from decimal import Decimal
+from itertools import pairwise
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -793,6 +794,38 @@ def read_events(path: Path = EVENTS) -> dict[str, str]:
     return {row[0]: row[1].strip() for row in rows if len(row) == 2 and not row[0].startswith("#")}
 
 
+def events_kept(said: Said, events: dict[str, str]) -> tuple[int, int, int, int, int]:
+    """How the labelled events whose articles span two days or more came out: (kept whole: all
+    their labelled articles in one story, of how many; day-to-day links kept: each two
+    consecutive days of an event's articles with an article of each in one story, of how many;
+    stories holding articles of two events or more). Articles not labelled are left out."""
+    story_of: dict[str, int] = {}
+    for story, urls in said.story_urls.items():
+        story_of.update((url.split(".example/", 1)[1], story) for url in urls)
+    by_event: dict[str, list[str]] = defaultdict(list)
+    for article, event in events.items():
+        if event != "-" and article in story_of:
+            by_event[event].append(article)
+    whole = spanning = links = kept = 0
+    for found in by_event.values():
+        days: dict[str, set[int]] = defaultdict(set)  # day -> the stories of its articles
+        for article in found:
+            days[article.split("/")[2]].add(story_of[article])
+        if len(days) < 2:
+            continue
+        spanning += 1
+        whole += len(set().union(*days.values())) == 1
+        ordered = [days[d] for d in sorted(days)]
+        links += len(ordered) - 1
+        kept += sum(1 for a, b in pairwise(ordered) if a & b)
+    told: dict[int, set[str]] = defaultdict(set)
+    for article, story in story_of.items():
+        if events.get(article, "-") != "-":
+            told[story].add(events[article])
+    mixed = sum(1 for e in told.values() if len(e) >= 2)
+    return whole, spanning, kept, links, mixed
+
+
 def one_event(said: Said, events: dict[str, str]) -> int:
     """How many stories lasting past a day are one event by `events` (the rule at the top of
     its file): one event id on articles of two days or more, and no other."""
@@ -862,6 +895,15 @@ def run_language(source: Source, lang: str, show_wrong: int, held_out: bool = Fa
     if all(a.id in events for a in dev_list):
         judged = one_event(said, events), one_event(said4, events)
         print(f"    of them one event ({EVENTS.name}): {judged[0]} and {judged[1]}")
+    labelled_events = [a for a in dev_list if a.id in events]
+    if labelled_events:
+        for name, s in (("one collect a day", said), ("four", said4)):
+            whole, spanning, kept, links, mixed = events_kept(s, events)
+            print(
+                f"  events over >=2 days kept as one story ({len(labelled_events)} articles "
+                f"labelled in {EVENTS.name}), {name}: {whole} of {spanning}; their day-to-day "
+                f"links kept: {kept} of {links}; stories joining two events: {mixed}"
+            )
     if show_wrong:
         for name, t in tallies.items():
             if name.startswith(" "):
