@@ -82,6 +82,7 @@ if str(ROOT) not in sys.path:
 
 from digest.config import StoriesConfig  # noqa: E402
 from digest.stories import Report, cluster_reports  # noqa: E402
+from digest.stories.cluster import reach  # noqa: E402
 from digest.stories.tokens import grams, stem, words  # noqa: E402
 
 WINDOW = timedelta(hours=StoriesConfig().window_hours)
@@ -193,7 +194,7 @@ def collected(
         first = min(r.seen for r in rows)
         now = datetime(first.year, first.month, first.day, tzinfo=UTC) + step
         while now <= max(r.seen for r in rows) + step:
-            recent = [r for r in rows if now - WINDOW <= r.seen < now]
+            recent = [r for r in rows if now - reach(WINDOW) <= r.seen < now]
             stories = {story_of[r.report_id] for r in recent if r.report_id in story_of}
             members = [r for r in rows if story_of.get(r.report_id) in stories]
             batch = list({r.report_id: r for r in recent + members}.values())

@@ -26,6 +26,7 @@ from digest.models import ClusterResult, StoryView
 from digest.store import Store
 from digest.stories import Candidate, best_first, plan_stories, top_picks
 from digest.stories.across import Event, Filed, Placement, place, same_events
+from digest.stories.cluster import reach
 
 ATTEMPTS = 3
 # Why stories were told apart by their words alone when no endpoint is configured (a deepen's
@@ -49,7 +50,7 @@ def cluster_category(
     `vectors`: the candidates' embeddings by article id, all of one model (None: words alone)."""
     window = timedelta(hours=config.window_hours)
     for _ in range(ATTEMPTS):
-        candidates = store.cluster_candidates(category, since=now - window)
+        candidates = store.cluster_candidates(category, since=now - reach(window))
         plans = plan_stories(
             candidates, now=now, window=window, similarity=config.similarity, vectors=vectors
         )
@@ -67,7 +68,8 @@ async def cluster_with_embeddings(
     """`cluster_category` with every candidate's vector (see the module docstring); on an
     endpoint failure, with words alone and the reason in `embedding_error`."""
     window = timedelta(hours=config.window_hours)
-    candidates = await asyncio.to_thread(store.cluster_candidates, category, since=now - window)
+    since = now - reach(window)
+    candidates = await asyncio.to_thread(store.cluster_candidates, category, since=since)
     found = await candidate_vectors(store, embedder, candidates)
     vectors = found.vectors if found.error is None else None
     result = await asyncio.to_thread(
