@@ -73,3 +73,47 @@ def test_a_day_of_the_month_keeps_the_count_and_a_rate_drops_it(n: int, day: int
     assert [f.value for f in dated] == [Decimal(n)]  # (a 4-digit number can be a year)
     assert figures_of(f"At least {n} people were killed per week in the north.", "en") == []
     assert figures_of(f"Jedes Jahr sterben {n} Menschen im Norden.", "de") == []
+
+
+# Real news (`bench/figures_real.py --corpus gva|10kgnad`, dev half): a distance, an intent, the
+# fate of refugees and a part of the toll were shown to a reader as a toll.
+@pytest.mark.parametrize(
+    ("text", "lang"),
+    [
+        ("The 17-year-olds were pronounced dead about 30 yards apart.", "en"),
+        ("Prosecutors say he plotted to kill 100 people at the mall.", "en"),
+        ("Mann wollte mit seinem Cousin offenbar mehr als 100 Menschen töten.", "de"),
+        ("Er habe mit seinem Cousin mehr als 100 Menschen töten wollen.", "de"),
+        ("An Bord wurden die Leichen von fünf Flüchtlingen entdeckt.", "de"),
+        ("Mehr als 100 Flüchtlinge seien von der Küstenwache gerettet worden.", "de"),
+        ("Fünf gerettete Kinder schwebten in Lebensgefahr.", "de"),
+    ],
+)
+def test_a_distance_an_intent_a_fate_or_a_part_is_no_toll(text: str, lang: str) -> None:
+    assert figures_of(text, lang) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "lang", "subject", "value"),
+    [
+        (
+            "Police want to talk to a man about a shooting that left three people dead.",
+            "en",
+            "dead",
+            3,
+        ),
+        ("Mindestens 50 Flüchtlinge überquerten die Grenze.", "de", "refugees", 50),
+        (
+            "Bei dem Anschlag wurden 12 Menschen getötet, der Täter wollte fliehen.",
+            "de",
+            "dead",
+            12,
+        ),
+        ("Drei Meter entfernt wurden 13 weitere Menschen gerettet.", "de", "rescued", 13),
+    ],
+)
+def test_a_toll_beside_a_wish_a_crossing_or_a_length_is_still_read(
+    text: str, lang: str, subject: str, value: int
+) -> None:
+    found = figures_of(text, lang)
+    assert [(f.subject, f.value) for f in found] == [(subject, Decimal(value))]
