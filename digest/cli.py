@@ -14,7 +14,7 @@ import sys
 from digest.runtime import stops
 
 if os.path.basename(sys.argv[0]) == "digest":  # the program (not an import): before click
-    stops.catch_early()  # and the configuration load, a server's SIGTERM is held (main())
+    stops.catch_early()  # and the configuration load, a server's SIGTERM or Ctrl+C is held
 
 import asyncio
 import atexit

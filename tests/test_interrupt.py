@@ -246,10 +246,10 @@ def catches_sigterm(pid: int) -> bool:
     return bool(int(caught, 16) & (1 << (signal.SIGTERM - 1)))
 
 
-def stopped(proc: subprocess.Popen[str]) -> tuple[int, str]:
-    """SIGTERM to `proc`: its exit status and stderr."""
+def stopped(proc: subprocess.Popen[str], sig: int = signal.SIGTERM) -> tuple[int, str]:
+    """`sig` to `proc`: its exit status and stderr."""
     try:
-        proc.send_signal(signal.SIGTERM)
+        proc.send_signal(sig)
         _, stderr = proc.communicate(timeout=30)
     finally:
         if proc.poll() is None:
@@ -272,8 +272,10 @@ def stopped_while_importing(folder: Path, *args: str, after: float = 0.0) -> tup
     return stopped(proc)
 
 
-def stopped_while_reading_config(folder: Path, *args: str) -> tuple[int, str]:
-    """`digest --config FIFO ARGS` sent SIGTERM while it waits to read its configuration (a
+def stopped_while_reading_config(
+    folder: Path, *args: str, sig: int = signal.SIGTERM
+) -> tuple[int, str]:
+    """`digest --config FIFO ARGS` sent `sig` while it waits to read its configuration (a
     file on a slow disk): its exit status and stderr."""
     fifo = folder / f"slow-{len(list(folder.glob('slow-*')))}.toml"
     os.mkfifo(fifo)
@@ -286,7 +288,7 @@ def stopped_while_reading_config(folder: Path, *args: str) -> tuple[int, str]:
             except OSError:
                 assert proc.poll() is None, proc.communicate()
                 time.sleep(0.01)
-        return stopped(proc)
+        return stopped(proc, sig)
     finally:
         if writer is not None:
             os.close(writer)
@@ -309,11 +311,15 @@ def test_a_server_stopped_while_it_starts_says_stopped_once_and_exits_0(tmp_path
             socket.create_connection(("127.0.0.1", port), timeout=1).close()
 
 
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "Ctrl+C"])
 @pytest.mark.parametrize("command", ["serve", "run"])
-def test_a_server_stopped_while_it_reads_its_configuration_says_stopped_once(tmp_path, command):
-    code, stderr = stopped_while_reading_config(tmp_path, command)
+def test_a_server_stopped_while_it_reads_its_configuration_says_stopped_once(
+    tmp_path, command, sig
+):
+    """`systemctl stop` or Ctrl+C while the server reads its configuration: a stop, said once."""
+    code, stderr = stopped_while_reading_config(tmp_path, command, sig=sig)
     assert code == 0, stderr
-    assert stderr.splitlines() == ["digest: stopped (SIGTERM)"]
+    assert stderr.splitlines() == [f"digest: stopped ({signal.Signals(sig).name})"]
 
 
 @pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads /proc")
@@ -328,3 +334,14 @@ def test_a_one_shot_command_stopped_while_it_starts_ends_as_ever(tmp_path):
     assert (code, stderr) == (-signal.SIGTERM, "")
     code, stderr = stopped_while_reading_config(tmp_path, "run", "--once")
     assert (code, stderr) == (-signal.SIGTERM, "")
+
+
+def test_a_one_shot_command_interrupted_while_it_reads_its_configuration_says_interrupted(
+    tmp_path,
+):
+    """Ctrl+C while a command that is no server reads its configuration: "interrupted", 130,
+    as ever (not a stop, and no traceback)."""
+    code, stderr = stopped_while_reading_config(tmp_path, "status", sig=signal.SIGINT)
+    assert code == 130, stderr
+    assert "Traceback" not in stderr
+    assert "interrupted" in stderr

@@ -1,12 +1,14 @@
-"""SIGTERM while a server starts (`digest serve`, the daemon of `digest run`): before the event
-loop's own handlers are in place (the imports, the configuration), its default action would
-end the process at once, silently, with exit status 143, as if it had failed. A server stopped
-so was asked to stop, as later: "digest: stopped (SIGTERM)" once, exit status 0.
+"""SIGTERM or Ctrl+C while a server starts (`digest serve`, the daemon of `digest run`): before
+the event loop's own handlers are in place (the imports, the configuration), SIGTERM's default
+action would end the process at once, silently, with exit status 143, and Ctrl+C would raise in
+the middle of an import, as if it had failed. A server stopped so was asked to stop, as later:
+"digest: stopped (SIGTERM)" (or SIGINT) once, exit status 0.
 
-The program's first import catches SIGTERM (`catch_early`), before the command is known, and
-only holds it; once the command is known it is a server (`server`: a held or later SIGTERM is
-the stop) or not (`one_shot`: SIGTERM as ever, a held one acted on now). Imported first of the
-program's own modules: only the standard library here."""
+The program's first import catches both (`catch_early`), before the command is known, and only
+holds them; once the command is known it is a server (`server`: a held or later signal is the
+stop) or not (`one_shot`: the signals as ever, a held one acted on now: SIGTERM ends the process
+with 143, Ctrl+C raises KeyboardInterrupt, "interrupted", 130). Imported first of the program's
+own modules: only the standard library here."""
 
 from __future__ import annotations
 
@@ -21,7 +23,7 @@ class _Early:
     held, the stop said."""
 
     installed = False
-    previous: Any = signal.SIG_DFL
+    previous: dict[int, Any] = {}  # noqa: RUF012 (one state per process)
     serving = False
     held: int | None = None
     said = False
@@ -30,22 +32,28 @@ class _Early:
 _early = _Early()
 
 
+SIGNALS = (signal.SIGTERM, signal.SIGINT)
+
+
 def catch_early() -> None:
-    """Hold a SIGTERM until the command is known (no-op when caught already, or outside the main
-    thread, where no handler can be set)."""
+    """Hold a SIGTERM or SIGINT until the command is known (no-op when caught already, or outside
+    the main thread, where no handler can be set)."""
     if _early.installed:
         return
     try:
-        previous = signal.signal(signal.SIGTERM, _on_sigterm)
+        for signum in SIGNALS:
+            previous = signal.signal(signum, _on_signal)
+            _early.previous[signum] = (
+                signal.SIG_DFL if previous is None else previous
+            )  # not Python's
     except ValueError:
         return
-    _early.previous = signal.SIG_DFL if previous is None else previous  # None: not Python's
     _early.installed = True
 
 
 def server() -> None:
-    """The command is a server: a SIGTERM held, or coming before the event loop's handlers take
-    over, stops it as asked."""
+    """The command is a server: a SIGTERM or SIGINT held, or coming before the event loop's
+    handlers take over, stops it as asked."""
     if _early.installed:
         _early.serving = True
         held, _early.held = _early.held, None
@@ -54,17 +62,19 @@ def server() -> None:
 
 
 def one_shot() -> None:
-    """The command is not a server (or none runs): SIGTERM does what it did before, and one
-    held meanwhile does it now (the default: the process ends, exit status 143)."""
+    """The command is not a server (or none runs): the signals do what they did before, and one
+    held meanwhile does it now (SIGTERM's default: the process ends, exit status 143; Ctrl+C:
+    KeyboardInterrupt)."""
     if not _early.installed:
         return
     _early.installed = False
-    signal.signal(signal.SIGTERM, _early.previous)
+    for signum, previous in _early.previous.items():
+        signal.signal(signum, previous)
     if _early.held is not None:
         signal.raise_signal(_early.held)
 
 
-def _on_sigterm(signum: int, frame: FrameType | None) -> None:
+def _on_signal(signum: int, frame: FrameType | None) -> None:
     if _early.serving:
         _stop(signum)
     elif _early.held is None:
