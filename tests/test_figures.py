@@ -828,10 +828,11 @@ def test_a_page_rewritten_long_after_the_day_it_is_dated_gives_no_toll_of_that_d
         "Eric Le Boucher — 21 février 2011 à 0h00 — mis à jour le 20 janvier 2020 à 16h14\n"
         "Au moins 14 personnes ont été tuées lors des manifestations de vendredi."
     )
-    assert _memory(page, "fr", published=date(2011, 2, 21)) == []
+    title = "Les manifestations de vendredi réprimées dans le sang"
+    assert _memory(page, "fr", title, published=date(2011, 2, 21)) == []
     # Read the day it was rewritten, or with no day known, it is the page's toll.
-    assert _memory(page, "fr", published=date(2020, 1, 20)) == [("dead", "Au moins 14")]
-    assert _memory(page, "fr") == [("dead", "Au moins 14")]
+    assert _memory(page, "fr", title, published=date(2020, 1, 20)) == [("dead", "Au moins 14")]
+    assert _memory(page, "fr", title) == [("dead", "Au moins 14")]
     # A date in the days after the report (a vote, a deadline) is no rewrite.
     es = (
         "Al menos 46 personas murieron en Saná, a una semana de la votación del 25 de marzo "
