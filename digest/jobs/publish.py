@@ -2,7 +2,9 @@
 
 An edition is one day in the configured time zone. Building it again gives the same edition
 (updated if its stories changed, never a second one); sending goes through the delivery ledger,
-so publishing again sends nothing twice.
+so publishing again sends nothing twice. What the edition holds and who gets what of it is
+decided in `digest.edition` (pure); here the store is read for it, and the edition saved,
+rendered and sent.
 """
 
 from __future__ import annotations
