@@ -272,9 +272,9 @@ if str(ROOT) not in sys.path:
 
 from bench.cl_tls import Article, Source, articles  # noqa: E402
 from digest.config import StoriesConfig  # noqa: E402
+from digest.edition.sections import edition_story  # noqa: E402
 from digest.jobs.clustering import cluster_category  # noqa: E402
 from digest.jobs.deepen import story_sources  # noqa: E402
-from digest.jobs.publish import edition_story  # noqa: E402
 from digest.jobs.story_memory import record_story, remember  # noqa: E402
 from digest.models import (  # noqa: E402
     Correction,

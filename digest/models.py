@@ -418,13 +418,6 @@ class Edition:
         keep = tuple(s for s in self.sections if s.category in categories)
         return replace(self, sections=keep)
 
-    def lead(self, n: int) -> tuple[EditionStory, ...]:
-        """The edition's `n` top stories across its sections: highest score first, then more
-        outlets, then section order (a reader's copy: across their categories)."""
-        stories = [(s, i) for i, section in enumerate(self.sections) for s in section.stories]
-        stories.sort(key=lambda si: (-si[0].score, -len(si[0].outlets), si[1]))
-        return tuple(s for s, _ in stories[:n])
-
 
 # -- What the store keeps -------------------------------------------------------------------------
 

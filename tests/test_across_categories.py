@@ -18,11 +18,12 @@ from hypothesis import strategies as st
 
 from digest.app import App
 from digest.config import Config, StoriesConfig, parse_config
-from digest.jobs.clustering import across_categories, cluster_category, marked_json, shown_stories
+from digest.edition.front_page import marked_json, place
+from digest.jobs.clustering import across_categories, cluster_category, shown_stories
 from digest.jobs.publish import build_edition
 from digest.models import Edition, EditionMention, EditionSection, Item
 from digest.store import Store
-from digest.stories.across import Event, Filed, place, same_events
+from digest.stories.across import Event, Filed, same_events
 from digest.stories.cluster import Report
 from tests import headlines as H
 from tests import storefixtures

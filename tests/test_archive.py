@@ -19,6 +19,7 @@ import feedparser
 import pytest
 
 from digest.config import ArchiveConfig
+from digest.edition import front_page
 from digest.errors import ConfigError
 from digest.models import Outlet
 from digest.render import (
@@ -833,7 +834,7 @@ def test_the_edition_page_opens_with_the_top_stories_then_its_categories_in_orde
     pages = dict(render_pages([edition], CONFIG, now=NOW, lead=2))
     html = pages[edition_path(DAY)].decode("utf-8")
 
-    top = edition.lead(2)
+    top = front_page.lead(edition, 2)
     assert [s.category for s in top] == ["us politics", "us politics"]
     lead = html[html.index("Top stories") : html.index('id="technology"')]
     # Each top story links to its page, with the first sentence of its brief.

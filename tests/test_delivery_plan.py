@@ -1,5 +1,5 @@
 """Who gets what of an edition, decided without a store, a server or a clock
-(`digest.deliver.edition_plan`): each reader at their own time in their own zone, each message
+(`digest.edition.reader_plan`): each reader at their own time in their own zone, each message
 once, a
 copy their rules empty skipped, a channel switched on later waiting for the next edition. And
 what a run of `deliver` makes of the ledger, its lanes and its report, without sending."""
@@ -14,9 +14,9 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from digest.deliver.edition_plan import EditionPlan, Send, due_edition, plan_edition, wanted
 from digest.deliver.ledger import EMAIL, Delivery, State, Survey, survey
 from digest.deliver.sender import DeliveryReport, Outcome, route
+from digest.edition.reader_plan import EditionPlan, Send, due_edition, plan_edition, wanted
 from digest.jobs.publish import delivery_counts, delivery_failures
 from digest.models import Channel, Subscriber, channel_key
 from digest.schedule import subscriber_edition

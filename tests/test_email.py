@@ -32,6 +32,7 @@ from digest.deliver import (
     resend,
 )
 from digest.deliver.message import HTML_BUDGET
+from digest.edition import front_page
 from digest.models import Edition, Outlet
 from digest.render.headlines import first_sentence
 from tests import axe
@@ -179,7 +180,7 @@ def test_headers_for_mail_clients_and_one_click_unsubscribe() -> None:
     assert msg["From"] == CONFIG.from_
     assert msg["To"] == READER.email
     # The subject names the edition's top story: the first of "Top stories".
-    top = edition().lead(1)[0]
+    top = front_page.lead(edition(), 1)[0]
     assert msg["Subject"] == f"digest, Tuesday 4 March 2025: {top.title}"
     assert parsedate_to_datetime(msg["Date"]) == GENERATED
     assert msg["List-Unsubscribe"] == f"<{UNSUBSCRIBE_URL}>"
@@ -287,7 +288,7 @@ def test_the_email_opens_with_the_top_stories_across_the_readers_categories() ->
     ed = ranked(edition())
     text, html = parts(parse(build(ed)))
 
-    top = ed.lead(3)
+    top = front_page.lead(ed, 3)
     assert [s.category for s in top] == ["finance", "world", "world"]
     found = LEAD.findall(html)
     assert [title for _, title in found] == [s.title for s in top]
@@ -310,7 +311,9 @@ def test_without_an_archive_address_the_top_stories_link_to_their_first_outlet()
     ed = ranked(edition())
     _, html = parts(parse(build(ed, archive_url=None)))
 
-    assert [url for url, _ in LEAD.findall(html)] == [s.outlets[0].url for s in ed.lead(3)]
+    assert [url for url, _ in LEAD.findall(html)] == [
+        s.outlets[0].url for s in front_page.lead(ed, 3)
+    ]
 
 
 def test_the_number_of_top_stories_is_configured_and_one_category_needs_none() -> None:
@@ -343,7 +346,7 @@ def test_the_top_story_weighs_most_with_a_larger_headline_and_brief() -> None:
     assert others and all(first > size for size in others)
     assert first > max(font_sizes(html, "story-title"))  # above every category's stories too
     [line] = font_sizes(html, "top-text")
-    second = ed.lead(3)[1]
+    second = front_page.lead(ed, 3)[1]
     assert line > size_before(html, first_sentence(second.brief_summary)[:40])
     # A reader of one category, without "Top stories": its first story weighs most.
     _, html = parts(parse(build(ed, who=Recipient("w@example.com", categories=("world",)))))
@@ -428,7 +431,7 @@ def test_every_story_headline_links_to_its_page_in_the_archive() -> None:
 
 def test_outlets_are_counted_alike_in_the_lead_and_the_story_even_without_a_link() -> None:
     ed = ranked(edition())
-    top = ed.lead(1)[0]
+    top = front_page.lead(ed, 1)[0]
     named = (*top.outlets, Outlet(name="Unlinked Daily", url="javascript:alert(1)"))
     top_shown = replace(top, outlets=named)
     sections = tuple(

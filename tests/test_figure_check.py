@@ -14,8 +14,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from digest.deliver.ledger import Delivery
+from digest.edition.sections import edition_story
 from digest.jobs.figure_check import FigureCheck
-from digest.jobs.publish import edition_story
 from digest.jobs.story_memory import with_memory
 from digest.memory import same_quantity
 from digest.memory.events import NewEvent

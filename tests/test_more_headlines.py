@@ -8,8 +8,9 @@ from pathlib import Path
 
 from digest.app import App
 from digest.config import StoriesConfig, parse_config
+from digest.edition.sections import more_headlines
 from digest.jobs.clustering import cluster_category
-from digest.jobs.publish import build_edition, more_headlines
+from digest.jobs.publish import build_edition
 from digest.models import ArticleView, Item, StoryView
 from digest.render.headlines import outlets_line
 from digest.store import Store

@@ -1,5 +1,5 @@
 """What is new, per reader: a story in a reader's copy is told against the last edition THAT
-reader received (`novelty.for_reader`, `edition_plan.news_for`): never sent to them, the whole
+reader received (`novelty.for_reader`, `reader_plan.news_for`): never sent to them, the whole
 story; nothing new since, not repeated; updated, only what is new since then, once."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from digest.app import App
 from digest.config import load_config
-from digest.deliver.edition_plan import History, news_for
+from digest.edition.reader_plan import History, news_for
 from digest.jobs.collect import collect
 from digest.jobs.deepen import deepen
 from digest.jobs.publish import publish

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from digest.config import StoriesConfig
-from digest.jobs.clustering import by_category, cluster_category
+from digest.edition.front_page import by_category
+from digest.jobs.clustering import cluster_category
 from digest.store import Store
 from tests import headlines as H
 from tests import storefixtures

@@ -266,7 +266,7 @@ def test_a_figure_on_the_timeline_shows_its_clause_in_the_outlets_words() -> Non
 def test_what_is_new_is_told_from_ledes_without_their_links(store: Store) -> None:
     """The "New:" line and "Since your last digest" take their facts from the ledes as
     `tellings_of` hands them to novelty: without a link but the article's own."""
-    from digest.jobs.publish import tellings_of
+    from digest.edition.sections import tellings_of
 
     lede = "Relief teams reached 14 villages, donate at https://evil.example/pay or 203.0.113.5/x."
     own = "Read it at https://a.example/quake first."
@@ -310,7 +310,7 @@ def test_a_story_out_of_the_top_with_a_correction_is_carried_at_the_end_of_its_c
     its outlet revised the toll and another outlet reports the new one: day 2 carries it, with
     its correction, once."""
     from digest.deliver.ledger import Delivery
-    from digest.jobs.publish import edition_story
+    from digest.edition.sections import edition_story
     from digest.jobs.story_memory import with_memory
 
     story = a_story(store)

@@ -460,3 +460,99 @@ def test_the_queue_imports_no_job_and_names_no_unit_kind() -> None:
         named = [k for k in kinds if f'"{k}"' in source or f"'{k}'" in source]
         assert not named, f"{name} names the unit kinds {named}: take them from the registry"
     assert "digest.jobs.units" in imported("digest.queue.tasks")
+
+
+# What an edition is, decided from data (`digest.edition`, issue 40): nothing it runs may read
+# or write anything. These reach the store, the network, the disk, threads or the clock's jobs.
+DOING_IO = (
+    "digest.store",
+    "digest.app",
+    "digest.jobs",
+    "digest.queue",
+    "digest.fetch",
+    "digest.crawl",
+    "digest.sources",
+    "digest.deliver.sender",
+    "digest.deliver.transport",
+    "digest.deliver.channels",
+    "digest.summarize.llm",
+    "digest.summarize.embeddings",
+    "digest.summarize.translate",
+    "digest.render.archive",
+    "digest.ondemand",
+    "digest.commands",
+    "digest.api",
+    "digest.mcp",
+    "digest.web",
+    "digest.serve",
+    "digest.daemon",
+    "digest.worker",
+    "digest.cli",
+)
+IO_LIBRARIES = frozenset(
+    {"asyncio", "aiohttp", "httpx", "sqlalchemy", "requests", "socket", "smtplib", "aiosmtplib"}
+    | {"openai", "apprise", "procrastinate", "subprocess", "threading", "concurrent", "crawl4ai"}
+    | {"urllib.request", "shutil", "sqlite3", "psycopg", "alembic"}
+)
+
+
+def libraries(name: str) -> set[str]:
+    """The libraries outside digest that module `name` imports when it runs (as written:
+    `urllib.request`, `asyncio`), those under `if TYPE_CHECKING:` left out."""
+    tree = ast.parse(MODULES[name].read_text(encoding="utf-8"))
+    type_only = {
+        id(node)
+        for block in ast.walk(tree)
+        if isinstance(block, ast.If) and "TYPE_CHECKING" in ast.unparse(block.test)
+        for node in ast.walk(block)
+    }
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if id(node) in type_only:
+            continue
+        if isinstance(node, ast.Import):
+            found |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            found.add(node.module)
+    return {m for m in found if m.split(".")[0] != "digest"}
+
+
+def reach(start: str) -> set[str]:
+    """Every digest module that running `start` imports, itself included."""
+    seen, todo = {start}, [start]
+    while todo:
+        for nxt in imported(todo.pop()) - seen:
+            seen.add(nxt)
+            todo.append(nxt)
+    return seen
+
+
+def io_reached(start: str) -> list[str]:
+    """What of `DOING_IO` and `IO_LIBRARIES` running `start` reaches, as "module: what"."""
+    found = []
+    for module in sorted(reach(start)):
+        if any(module == p or module.startswith(f"{p}.") for p in DOING_IO):
+            found.append(module)
+        for lib in sorted(libraries(module)):
+            if any(lib == io or lib.startswith(f"{io}.") for io in IO_LIBRARIES):
+                found.append(f"{module}: {lib}")
+    return found
+
+
+@pytest.mark.parametrize("name", _within("digest.edition"), ids=str)
+def test_what_an_edition_is_imports_nothing_that_does_io(name: str) -> None:
+    assert io_reached(name) == []
+    calls = {
+        node.func.id
+        for node in ast.walk(ast.parse(MODULES[name].read_text(encoding="utf-8")))
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+    }
+    assert not calls & {"open", "print", "input"}, f"{name} reads or writes"
+
+
+def test_the_edition_io_check_sees_io() -> None:
+    # The job beside it reaches the store and asyncio, through a submodule as well.
+    assert len(_within("digest.edition")) >= 5
+    found = io_reached("digest.jobs.publish")
+    assert "digest.store" in found and "digest.jobs.publish: asyncio" in found
+    assert "digest.deliver.sender" in reach("digest.jobs.publish")

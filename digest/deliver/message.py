@@ -25,6 +25,7 @@ from markupsafe import escape
 from digest.config import EmailConfig
 from digest.deliver import mime
 from digest.deliver.address import check_address
+from digest.edition.front_page import lead
 from digest.errors import AddressError, InvalidRecipientError
 from digest.messages import edition_language, long_day
 from digest.models import Edition
@@ -283,7 +284,7 @@ def _subject(title: str, edition: Edition, language: str | None = "en") -> str:
     outlet after it, no section label before it) like the email's own, the day in the
     reader's language ("Freitag, 4. Dezember 2026")."""
     head = f"{_header_text(title) or 'digest'}, {long_day(edition.day, language)}"
-    top = edition.lead(1)
+    top = lead(edition, 1)
     if not top:
         return head
     story = top[0]

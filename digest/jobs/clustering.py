@@ -8,24 +8,26 @@ endpoint is asked only for the others (in batches, outside any transaction) and 
 is stored at once, so no article is embedded twice even when a later batch fails. When the
 endpoint fails, that clustering uses words alone and says why. `top_stories` and `stories` are
 the stored stories in the one order `digest.stories.best_first` decides; `top_stories` leaves
-out minor stories and repeats of one above (`digest.stories.top_picks`). `across_categories` adds
-which of them tell one event under several categories (`digest.stories.across`).
+out minor stories and repeats of one above (`digest.edition.front_page.top_of`). `across_categories`
+adds which of them tell one event under several categories (`digest.stories.across`); where
+each is shown is the front page's (`digest.edition.front_page.placed`).
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from digest.config import StoriesConfig
+from digest.edition.front_page import DayStories, by_category, day_stories, shown, top_of
 from digest.errors import ClusterConflictError, EmbeddingError, StoreError
 from digest.models import ClusterResult, StoryView
 from digest.store import Store
-from digest.stories import Candidate, best_first, plan_stories, top_picks
-from digest.stories.across import Event, Filed, Placement, place, same_events
+from digest.stories import Candidate, plan_stories
+from digest.stories.across import Event, Filed, same_events
 from digest.stories.cluster import reach
 
 ATTEMPTS = 3
@@ -122,11 +124,7 @@ def top_stories(
     """The category's best `limit` stories seen since `since` (and, with `until`, first seen
     before it: an edition of a past day holds no story that began after it), leaving out minor
     stories and those that repeat one above (`digest.stories.top_picks`): fewer when so."""
-    ranked = best_first(store.stories_since(category, since=since, until=until))
-    picks = top_picks(
-        [s.score for s in ranked], [[a.title for a in s.articles] for s in ranked], limit=limit
-    )
-    return [ranked[i] for i in picks]
+    return top_of(store.stories_since(category, since=since, until=until), limit)
 
 
 def stories(
@@ -135,24 +133,6 @@ def stories(
     """Stories seen since `since`, of one category or (None) of all: by category (in `order`,
     the configured one), best first."""
     return by_category(store.stories_since(category, since=since), order)
-
-
-def by_category(found: Sequence[StoryView], order: Sequence[str] = ()) -> list[StoryView]:
-    """`found` by category, each category's best first: the categories of `order` (the
-    configured ones) in its order, then any other (no longer configured) in name order."""
-    present = {s.category for s in found}
-    categories = [c for c in dict.fromkeys(order) if c in present]
-    categories += sorted(present - set(categories))
-    return [s for c in categories for s in best_first(v for v in found if v.category == c)]
-
-
-@dataclass(frozen=True, slots=True)
-class DayStories:
-    """Stories of several categories, each category's best first, and the events among them
-    that more than one category collected."""
-
-    stories: list[StoryView]
-    events: list[Event]
 
 
 def across_categories(
@@ -169,27 +149,9 @@ def across_categories(
     `found`: those stories already read from the store (read here when None)."""
     if found is None:
         found = store.stories_since(None, since=since, until=until)
-    by_category = [ranked(s for s in found if s.category == c) for c in categories]
-    ordered = [s for stories in by_category for s in stories]
+    ordered = day_stories(found, categories)
     events = day_events(store, ordered, config, categories)
     return DayStories(ordered, events)
-
-
-def ranked(stories: Iterable[StoryView]) -> list[StoryView]:
-    """One category's stories in the order its top is taken from: best first, less minor
-    stories and repeats of one above (`digest.stories.top_picks`, as `top_stories`), not cut
-    (its top is cut after the stories another category shows have moved out)."""
-    order = best_first(stories)
-    titles = [[a.title for a in s.articles] for s in order]
-    picks = top_picks([s.score for s in order], titles, limit=len(order))
-    return [order[i] for i in picks]
-
-
-def placed(day: DayStories, categories: Sequence[str], *, top: int) -> Placement:
-    """`day`'s stories laid out in `categories`' sections of `top` stories each: an event
-    collected under several categories once, in its best one (`digest.stories.across.place`)."""
-    ranked = {c: [s.id for s in day.stories if s.category == c] for c in categories}
-    return place(ranked, day.events, top=top)
 
 
 def shown_stories(
@@ -206,9 +168,7 @@ def shown_stories(
     left out, and the category's next story takes its place. What `deepen` reads and
     summarizes."""
     day = across_categories(store, config, categories, since=since)
-    layout = placed(day, categories, top=limit)
-    by_id = {s.id: s for s in day.stories}
-    return [by_id[i] for c in (only or categories) for i in layout.shown.get(c, [])]
+    return shown(day, categories, top=limit, only=only)
 
 
 def day_events(
@@ -237,26 +197,3 @@ def stored_vectors(
 
     found = store.article_vectors(article_ids, model=Embedder.space_of(config.embeddings))
     return found if len({len(v) for v in found.values()}) <= 1 else None
-
-
-def marked_json(found: Sequence[StoryView], events: Sequence[Event]) -> list[dict[str, Any]]:
-    """`StoryView.to_json` of each story, with where its event is shown: `shown_in` and
-    `shown_as` (the category and id of the story shown in its stead, None when it is shown
-    itself) and `also_in` (the other categories of its event)."""
-    by_id = {s.id: s for s in found}
-    event_of = {i: e for e in events for i in e.story_ids}
-    out = []
-    for story in found:
-        event = event_of.get(story.id)
-        shown = by_id.get(event.shown) if event is not None else None
-        elsewhere = shown is not None and shown.id != story.id
-        others = [by_id[i].category for i in event.story_ids if i != story.id] if event else []
-        out.append(
-            {
-                **story.to_json(),
-                "shown_in": shown.category if elsewhere and shown else None,
-                "shown_as": shown.id if elsewhere and shown else None,
-                "also_in": others,
-            }
-        )
-    return out

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from digest.edition.shown_memory import Keep, rules_alone
 from digest.memory import same_quantity
 from digest.memory.same_quantity import Pair
 from digest.summarize.fallbacks import cause
@@ -26,15 +27,6 @@ log = logging.getLogger(__name__)
 # A run's error source when the check failed to get an answer (a "no" is no failure).
 FIGURE_CHECK = "figure check"
 ANSWERED_NO = "answered no"
-
-# Whether a line may be shown, given what it is ("disagreement", "revision", "correction")
-# and the sentence pairs it compares: what `digest.jobs.story_memory` is handed.
-Keep = Callable[[str, Sequence[Pair]], bool]
-
-
-def rules_alone(kind: str, pairs: Sequence[Pair]) -> bool:
-    """No model configured: what the rules accepted is shown, as it always was."""
-    return True
 
 
 class FigureCheck:

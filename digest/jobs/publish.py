@@ -2,7 +2,9 @@
 
 An edition is one day in the configured time zone. Building it again gives the same edition
 (updated if its stories changed, never a second one); sending goes through the delivery ledger,
-so publishing again sends nothing twice.
+so publishing again sends nothing twice. What the edition holds and who gets what of it is
+decided in `digest.edition` (pure); here the store is read for it, and the edition saved,
+rendered and sent.
 """
 
 from __future__ import annotations
@@ -19,47 +21,43 @@ from zoneinfo import ZoneInfo
 
 from digest.deliver.ledger import Delivery
 from digest.deliver.sender import DeliveryReport
+from digest.edition.front_page import placed
+from digest.edition.reader_plan import History, plan_edition
+from digest.edition.sections import (
+    HEADLINES_PER_SECTION,
+    LOOKBACK,
+    Appearance,
+    Found,
+    appearances_in,
+    edition_sections,
+    edition_story,
+    loose_headlines,
+    more_headlines,
+    unmoved,
+)
 from digest.errors import DigestError, InvalidEditionDayError, StoreError
 from digest.jobs.alerts import alert_followers
-from digest.jobs.clustering import across_categories, placed
+from digest.jobs.clustering import across_categories
 from digest.jobs.figure_check import ANSWERED_NO, FIGURE_CHECK, FigureCheck, for_app
 from digest.jobs.run import recorded_run
 from digest.jobs.story_memory import archive_corrections, with_memory
 from digest.jobs.units import Lost, Outcome, Runner, Unit, step
 from digest.models import (
     Edition,
-    EditionHeadline,
-    EditionMention,
-    EditionSection,
-    EditionStory,
     Failure,
-    Item,
-    Outlet,
-    StoryView,
 )
 from digest.runtime.progress import NO_PROGRESS, Progress
 from digest.schedule import edition_day, parse_clock
 from digest.store import Store
-from digest.stories import best_first
-from digest.stories.language import detect_language
-from digest.stories.novelty import Telling, outlet_key, whats_new
-from digest.stories.repeats import REPEAT_SIMILARITY, cosine, story_vectors
-from digest.summarize.output import strip_links
 
 if TYPE_CHECKING:
     from digest.app import App
-    from digest.deliver.edition_plan import EditionPlan
-    from digest.deliver.edition_plan import History as EditionPlanHistory
     from digest.deliver.ledger import Delivery
     from digest.deliver.sender import DeliveryReport, LazyMessages
+    from digest.edition.reader_plan import EditionPlan
     from digest.summarize.translate import Translator
 
 log = logging.getLogger(__name__)
-
-HEADLINES_PER_SECTION = 12
-# How many earlier editions a story is looked for in, newest first: what is new is told
-# against its latest appearance within about two weeks.
-LOOKBACK = 14
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,81 +73,12 @@ class PublishReport:
     elapsed: float = 0.0
 
 
-@dataclass(frozen=True, slots=True)
-class Appearance:
-    """A story as an earlier edition showed it: that edition's day and build time, and the story."""
-
-    day: date
-    built_at: datetime
-    story: EditionStory
-
-
-def edition_story(story: StoryView, earlier: Appearance | None = None) -> EditionStory:
-    """A stored story as readers see it: its own summary (checked against its sources), else
-    its lead article's, else the representative's lede; each outlet with the language of its
-    article; and, when the story was in an earlier edition and outlets joined it since, what
-    they add (`digest.stories.novelty`)."""
-    checked = story.summary
-    lead = checked or next((a.summary for a in story.articles if a.summary), None)
-    outlets: dict[str, Outlet] = {}
-    for a in story.articles:
-        if a.outlet not in outlets:
-            outlets[a.outlet] = Outlet(
-                name=a.source or a.outlet,
-                url=a.url,
-                title=a.title,
-                language=detect_language(f"{a.title}\n{a.lede}"),
-            )
-    first = story.articles[0] if story.articles else None
-    fallback = first.lede if first else ""
-    shown = EditionStory(
-        id=story.id,
-        category=story.category,
-        title=story.title,
-        brief_summary=lead.brief_summary if lead else fallback,
-        summary=lead.summary if lead else fallback,
-        keywords=tuple(lead.keywords) if lead else (),
-        summarizer=lead.summarizer if lead else "lede",
-        outlets=tuple(outlets.values()),
-        first_seen=story.first_seen,
-        updated=story.updated,
-        claims=checked.claims if checked else None,
-        claims_found=checked.claims_found if checked else None,
-        sentences_removed=checked.sentences_removed if checked else 0,
-        summary_note=reader_note(checked.note) if checked else "",
-        cited=checked.sources if checked and checked.summarizer != "extractive" else (),
-        score=story.score,
-    )
-    if earlier is None:
-        return shown
-    news = whats_new(
-        shown, earlier.story, since=earlier.day, as_of=earlier.built_at, tellings=tellings_of(story)
-    )
-    return replace(shown, whats_new=news)
-
-
-def tellings_of(story: StoryView) -> list[Telling]:
-    """The story's articles as `novelty` compares them: each under its outlet's key as the
-    edition shows the outlet (its first article's source and link), its lede without links
-    but its own (as a summary: its sentences are what "New:" and "Since your last digest"
-    tell)."""
-    keys: dict[str, str] = {}
-    for a in story.articles:
-        if a.outlet not in keys:
-            keys[a.outlet] = outlet_key(Outlet(name=a.source or a.outlet, url=a.url))
-    return [
-        Telling(keys[a.outlet], strip_links(a.lede, [a.url]), a.first_seen) for a in story.articles
-    ]
-
-
 async def reader_history(
     store: Store, edition: Edition, recipients: Collection[str] | None = None
-) -> EditionPlanHistory:
-    """What the per-reader "what is new" needs (`edition_plan.History`): the editions of the
-    `LOOKBACK` days before this one, which of them each reader received, and the articles of
-    this edition's stories. An earlier edition that cannot be read is left out."""
-    from digest.deliver.edition_plan import History
-
+) -> History:
+    """What the per-reader "what is new" needs (`digest.edition.reader_plan.History`): the
+    editions of the `LOOKBACK` days before this one, which of them each reader received, and
+    the articles of this edition's stories. An earlier edition that cannot be read is left out."""
     days = [d for d in await asyncio.to_thread(store.edition_days) if d < edition.day][:LOOKBACK]
     received = await asyncio.to_thread(store.received, days, recipients)
     if not received:
@@ -165,19 +94,7 @@ async def reader_history(
             editions[day] = earlier
     ids = [s.id for section in edition.sections for s in section.stories]
     views = await asyncio.to_thread(store.stories_by_id, ids)
-    return History(editions, received, {v.id: tuple(tellings_of(v)) for v in views})
-
-
-def reader_note(note: str) -> str:
-    """Why a story's summary is extractive, told to a reader: never the claims that were not
-    found (they are what must not be published), only that there were some."""
-    if not note:
-        return ""
-    if note.startswith("claim check"):
-        return "Extractive: the model's summary made claims its sources do not back."
-    if "budget" in note:
-        return "Extractive: the time set aside for model summaries ran out."
-    return "Extractive: the model could not be used."
+    return History.of(editions, received, views)
 
 
 async def earlier_appearances(
@@ -195,63 +112,14 @@ async def earlier_appearances(
         except StoreError as err:
             log.warning("%s; stories are compared with older editions", err)
             continue
-        if edition is None:
-            continue
-        for section in edition.sections:
-            for story in section.stories:
-                if story.id in story_ids and story.id not in found:
-                    found[story.id] = Appearance(edition.day, edition.generated_at, story)
+        if edition is not None:
+            found |= appearances_in(edition, story_ids, found)
     return found
 
 
 def day_bounds(day: date, tz: str) -> tuple[datetime, datetime]:
     start = datetime.combine(day, time(0), tzinfo=ZoneInfo(tz))
     return start, start + timedelta(days=1)
-
-
-def more_headlines(
-    stories: Sequence[StoryView], loose: Sequence[Item], above: Sequence[StoryView]
-) -> list[EditionHeadline]:
-    """A section's "More headlines": its `stories` not shown `above`, best first, one line
-    each with all its outlets, then the articles no story holds yet (`loose`, collected since
-    the last clustering), newest first. A line that repeats a story shown above or a line
-    before it (its titles as close as a clustering join, `digest.stories.repeats`) is left
-    out: a reader sees each story once. At most `HEADLINES_PER_SECTION` lines."""
-    shown = {s.id for s in above}
-    lines: list[tuple[list[str], EditionHeadline]] = []
-    for story in best_first(s for s in stories if s.id not in shown and s.articles):
-        first = story.articles[0]
-        names = tuple({a.outlet: a.source or a.outlet for a in story.articles}.values())
-        line = EditionHeadline(
-            title=story.title,
-            url=first.url,
-            source=names[0],
-            lede=first.lede,
-            published=story.newest,
-            outlets=names,
-        )
-        lines.append(([a.title for a in story.articles], line))
-    for item in loose:
-        h = item.headline
-        line = EditionHeadline(
-            title=h.title,
-            url=h.url,
-            source=h.source,
-            lede=item.extract.full_content or h.snippet,
-            published=h.published,
-        )
-        lines.append(([h.title], line))
-    vectors = story_vectors([[a.title for a in s.articles] for s in above] + [t for t, _ in lines])
-    kept = vectors[: len(above)]
-    out: list[EditionHeadline] = []
-    for vector, (_, line) in zip(vectors[len(above) :], lines, strict=True):
-        if len(out) >= HEADLINES_PER_SECTION:
-            break
-        if any(cosine(vector, k) >= REPEAT_SIMILARITY for k in kept):
-            continue
-        kept.append(vector)
-        out.append(line)
-    return out
 
 
 async def build_edition(
@@ -280,8 +148,7 @@ async def build_edition(
     by_id = {s.id: s for s in day_stories.stories}
     layout = placed(day_stories, config.sources.categories, top=config.stories.top)
     above = [by_id[i] for c in config.sources.categories for i in layout.shown[c]]
-    moved = {i for c in config.sources.categories for i in layout.moved[c]}
-    found: list[tuple[str, list[StoryView], list[EditionHeadline]]] = []
+    found: list[Found] = []
     in_stories = {a.url for s in everything for a in s.articles}
     for category in config.sources.categories:
         stories = [by_id[i] for i in layout.shown[category]]
@@ -289,42 +156,16 @@ async def build_edition(
         items = await asyncio.to_thread(
             store.headlines, category, since=start, limit=HEADLINES_PER_SECTION + told
         )
-        loose = [
-            i
-            for i in items
-            if i.headline.url not in in_stories
-            and (i.headline.published is None or i.headline.published < end)
-        ]
-        # Its stories told above under another category (`layout.moved`) are not its lines.
-        others = [s for s in everything if s.category == category and s.id not in moved]
+        loose = loose_headlines(items, in_stories, end)
+        others = unmoved(everything, category, layout)
         headlines = await asyncio.to_thread(more_headlines, others, loose, above)
         if stories or headlines or layout.mentions[category]:
             found.append((category, stories, headlines))
     earlier = await earlier_appearances(store, day, {s.id for _, ss, _ in found for s in ss})
 
-    def mentions(category: str) -> tuple[EditionMention, ...]:
-        """The events of this category shown in another section, in the order of the day."""
-        best = best_first(by_id[i] for i in layout.mentions[category])
-        return tuple(EditionMention(s.id, s.title, s.category, s.outlet_count) for s in best)
-
-    def sections() -> tuple[EditionSection, ...]:  # detecting languages takes a while: a thread
-        return tuple(
-            EditionSection(
-                category=category,
-                stories=tuple(
-                    replace(
-                        edition_story(s, earlier.get(s.id)), also_in=layout.also_in.get(s.id, ())
-                    )
-                    for s in stories
-                ),
-                headlines=tuple(headlines),
-                mentions=mentions(category),
-            )
-            for category, stories, headlines in found
-        )
-
     now = now or datetime.now(UTC)
-    built = await asyncio.to_thread(sections)
+    # Detecting languages takes a while: a thread.
+    built = await asyncio.to_thread(edition_sections, found, layout, by_id, earlier)
     # Each story's timeline, disputes and corrections (issue 31; digest.jobs.story_memory).
     check = check or await for_app(app)
     keep = check.from_thread(asyncio.get_running_loop())
@@ -372,7 +213,7 @@ async def send_edition(
     Each subscriber gets their own copy: their categories, the stories their keyword rules
     keep (at most their number a category), in their language (`App.translator`). A copy the
     rules leave empty is not sent: its rows are skipped, saying why (who gets what is decided
-    by `digest.deliver.edition_plan`, without I/O). With `due_only`, a subscriber gets it at their
+    by `digest.edition.reader_plan`, without I/O). With `due_only`, a subscriber gets it at their
     send time in their zone (`schedule.subscriber_edition`) unless one of the `newer`
     editions is due for them too; one with rows still to retry gets those
     in any case. Changes apply from the next edition: a channel switched on after the
@@ -382,7 +223,6 @@ async def send_edition(
     With `[queue]` on, the subscribers go to the workers in batches (`plan_deliveries`); a
     worker sends its batch, `recipients`, through this same function (`deliver_batch`).
     """
-    from digest.deliver.edition_plan import plan_edition
     from digest.deliver.ledger import RetryPolicy
     from digest.deliver.sender import deliver
     from digest.store import SqlLedger

@@ -12,10 +12,21 @@ from dataclasses import replace
 from datetime import date, datetime
 from typing import TYPE_CHECKING
 
-from digest.jobs.figure_check import Keep, rules_alone
-from digest.memory.events import NewEvent
-from digest.memory.same_quantity import correction_pairs, disagreement_pairs, timeline_pairs
-from digest.memory.timeline import OutletText, by_outlet, revised, story_events
+from digest.edition.shown_memory import (
+    CORRECTION_LOOKBACK,
+    EDITION_TIMELINE,
+    Keep,
+    carried_corrections,
+    correction_events,
+    corrections_made,
+    disputes_now,
+    rules_alone,
+    sent_sentences,
+    shown_timeline,
+    stories_to_correct,
+    with_carried,
+)
+from digest.memory.timeline import OutletText, story_events
 from digest.models import Correction, Edition, EditionSection, EditionStory, StoryView
 from digest.render.corrections import Corrected
 from digest.stories import credited
@@ -25,11 +36,6 @@ if TYPE_CHECKING:
     from digest.store import Store
 
 log = logging.getLogger(__name__)
-
-# Entries of a story's timeline an edition carries: its newest, oldest first.
-EDITION_TIMELINE = 30
-# How many sent editions back a story's sentences are checked for corrections.
-CORRECTION_LOOKBACK = 14
 
 
 def outlet_texts(store: Store, story: StoryView) -> list[OutletText]:
@@ -77,28 +83,8 @@ async def record_stories(store: Store, stories: Sequence[StoryView], now: dateti
     return added
 
 
-# In an edition.
-
-
-def sent_sentences(sent: Sequence[Edition], story_id: int) -> list[tuple[date, str]]:
-    """What the sent editions said of the story: (day, sentence) for each sentence of its
-    brief and summary there."""
-    from digest.summarize.claims import sentences_of
-
-    said: list[tuple[date, str]] = []
-    for edition in sent:
-        for section in edition.sections:
-            for s in section.stories:
-                if s.id == story_id:
-                    texts = [s.brief_summary, *s.summary.splitlines()]
-                    said += dict.fromkeys(
-                        (edition.day, sentence) for t in texts for sentence in sentences_of(t)
-                    )
-    return said
-
-
-def correction_key(c: Correction) -> str:
-    return f"correction:{c.said_on.isoformat()}:{c.subject}:{c.said}:{c.now}"
+# In an edition: what it shows is decided in `digest.edition.shown_memory`; here it is read and
+# recorded.
 
 
 def remember(
@@ -116,54 +102,13 @@ def remember(
     `keep` has the last word on each disagreement, revision and correction the rules found
     (the model's check, `digest.jobs.figure_check`): one it keeps out is neither shown nor
     recorded."""
-    from digest.summarize.figures import corrections, disagreements
-
     latest = store.latest_figures(shown.id)
-    current = by_outlet(latest)
-    disputes = tuple(
-        d
-        for d in disagreements({o: f for o, f in current.items() if f})
-        if keep("disagreement", disagreement_pairs(d, current))
-    )
-    said = sent_sentences(sent, shown.id)
-    made = [
-        c
-        for c in (corrections(said, current, revised(latest)) if said else [])
-        if keep("correction", correction_pairs(c, current))
-    ]
-    events = [
-        NewEvent(
-            correction_key(c),
-            "correction",
-            now,
-            text=c.sentence,
-            subject=c.subject,
-            value=c.now,
-            previous=c.said,
-            edition_day=c.said_on,
-            detail={"in_edition": day.isoformat(), "outlets": list(c.outlets)},
-        )
-        for c in made
-    ]
-    if events:
+    disputes = disputes_now(latest, keep)
+    made = corrections_made(latest, sent_sentences(sent, shown.id), keep)
+    if events := correction_events(made, day, now):
         store.record_events(shown.id, events, at=now)
-    carried = tuple(
-        Correction(
-            subject=e.subject,
-            said=e.previous,
-            now=e.value,
-            said_on=e.edition_day or day,
-            sentence=e.text,
-            outlets=tuple(detail.get("outlets", ())),
-        )
-        for e, detail in store.story_corrections(shown.id)
-        if detail.get("in_edition") == day.isoformat()
-    )
-    entries = [
-        e for e in store.story_timeline(shown.id, limit=EDITION_TIMELINE) if e.kind != "correction"
-    ]
-    compared = timeline_pairs(entries)  # its revisions and disagreements
-    timeline = tuple(e for e in entries if e.id not in compared or keep(e.kind, compared[e.id]))
+    carried = carried_corrections(store.story_corrections(shown.id), day)
+    timeline = shown_timeline(store.story_timeline(shown.id, limit=EDITION_TIMELINE), keep)
     # The headline stays the outlet's words: a disagreement has its own line under the story.
     return replace(shown, timeline=timeline, disagreements=disputes, corrections=carried)
 
@@ -183,18 +128,6 @@ def sent_editions(store: Store, day: date) -> list[Edition]:
     return found
 
 
-def stories_to_correct(sent: Sequence[Edition], shown: set[int]) -> dict[int, str]:
-    """The stories of sent editions that today's edition does not show, by id with their
-    category: a correction of one of them is carried all the same."""
-    found: dict[int, str] = {}
-    for edition in sent:
-        for section in edition.sections:
-            for s in section.stories:
-                if s.id not in shown:
-                    found.setdefault(s.id, s.category)
-    return found
-
-
 def with_memory(
     store: Store,
     sections: Sequence[EditionSection],
@@ -210,23 +143,19 @@ def with_memory(
     sent = sent_editions(store, day)
     shown = {s.id for section in sections for s in section.stories}
     others = stories_to_correct(sent, shown)
-    carried: dict[str, list[EditionStory]] = {}
+    carried = []
     for view in store.stories_by_id(sorted(others)) if others else []:
         story = remember(store, shown_as(view), day, sent, now, keep)
         if story.corrections:
-            carried.setdefault(story.category, []).append(story)
-    out = [
+            carried.append(story)
+    remembered = [
         replace(
             section,
-            stories=(
-                *(remember(store, s, day, sent, now, keep) for s in section.stories),
-                *carried.pop(section.category, ()),
-            ),
+            stories=tuple(remember(store, s, day, sent, now, keep) for s in section.stories),
         )
         for section in sections
     ]
-    out += (EditionSection(category, tuple(stories), ()) for category, stories in carried.items())
-    return tuple(out)
+    return with_carried(remembered, carried)
 
 
 def archive_corrections(store: Store) -> dict[date, list[Corrected]]:

@@ -54,10 +54,11 @@ async def todays_stories(app: App, category: str | None = None) -> list[StoryVie
 
 async def todays_stories_json(app: App, category: str | None = None) -> list[dict[str, Any]]:
     """`todays_stories` as `digest stories --json` prints them: each marked with where its
-    event is shown when more than one category collected it (`jobs.clustering.marked_json`),
+    event is shown when more than one category collected it (`edition.front_page.marked_json`),
     and `top`: whether it is one of its category's top stories as the edition lays them out
     (`[stories] top` of them, minor stories and repeats left out, an event shown once)."""
-    from digest.jobs.clustering import across_categories, by_category, marked_json, placed
+    from digest.edition.front_page import by_category, marked_json, placed
+    from digest.jobs.clustering import across_categories
 
     cat = app.config.check_category(category) if category else None
     store = await app.store(create=False)

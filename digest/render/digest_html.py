@@ -10,6 +10,7 @@ from __future__ import annotations
 from datetime import date
 
 from digest.config import ArchiveConfig
+from digest.edition.front_page import lead_stories
 from digest.models import Edition
 from digest.render.layout import LATEST, Links, normalize_base_url
 from digest.render.templating import (
@@ -17,7 +18,6 @@ from digest.render.templating import (
     clean_edition,
     inline_css,
     inline_style_csp,
-    lead_stories,
     long_date,
     render,
     story_count,

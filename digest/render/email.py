@@ -38,6 +38,7 @@ from urllib.parse import urljoin
 import css_inline
 
 from digest import messages
+from digest.edition.front_page import lead_stories
 from digest.models import (
     Correction,
     Edition,
@@ -50,7 +51,7 @@ from digest.render.corrections import correction_line, dispute_line, short_day
 from digest.render.headlines import clean_headline, first_sentence, outlets_line
 from digest.render.layout import category_path, category_slug, edition_path, relative, story_path
 from digest.render.sanitize import clean_text, safe_url
-from digest.render.templating import clip, lead_stories, reader_environment
+from digest.render.templating import clip, reader_environment
 from digest.stories.language import language_name
 
 __all__ = [

@@ -295,15 +295,6 @@ def story_count(edition: Edition) -> int:
     return sum(len(s.stories) for s in edition.sections)
 
 
-def lead_stories(edition: Edition, n: int) -> tuple[EditionStory, ...]:
-    """The "Top stories" of an edition or a reader's copy: its `n` top stories across
-    categories (`Edition.lead`); none when it has stories in one category only, which
-    already opens with them."""
-    if sum(1 for s in edition.sections if s.stories) < 2:
-        return ()
-    return edition.lead(n)
-
-
 def outlet_name(outlet: Outlet) -> str:
     """The outlet's name, or the host of its link when the source gave no name."""
     if outlet.name.strip():

@@ -41,9 +41,9 @@ is this cheap. The cost: a decision near the threshold may change as stories gro
 clustering's own decisions about new articles do.
 
 The shown story is the event's best: highest score, then the earlier category in the
-configuration, then the lower story id. `place` lays out an edition's sections with it: the
-other stories of the event move out of their categories, which fill their top from below and
-mention it.
+configuration, then the lower story id. `digest.edition.front_page.place` lays out an edition's
+sections with it: the other stories of the event move out of their categories, which fill their
+top from below and mention it.
 """
 
 from __future__ import annotations
@@ -153,46 +153,3 @@ def same_events(
         if len(idx) > 1
     ]
     return sorted(events, key=lambda e: e.id)
-
-
-@dataclass(frozen=True, slots=True)
-class Placement:
-    """Which stories an edition's sections show once events are told once."""
-
-    shown: dict[str, list[int]]  # a category's top stories, in the order given
-    moved: dict[str, list[int]]  # its stories told by another category's shown story
-    mentions: dict[str, list[int]]  # shown stories of other categories it collected too
-    also_in: dict[int, tuple[str, ...]]  # a shown story: its event's other categories
-
-
-def place(ranked: Mapping[str, Sequence[int]], events: Sequence[Event], *, top: int) -> Placement:
-    """Each category's `top` stories (`ranked`: its story ids, best first) once every event is
-    shown only as its shown story: the others move out, and their categories fill their top
-    from below and mention it. An event whose shown story does not make its own category's
-    top is not moved at all (its stories rank where they are), so that no event goes unseen
-    because its best telling was crowded out; that is decided again until nothing changes
-    (each round only gives stories back, so it ends)."""
-    category = {i: c for c, ids in ranked.items() for i in ids}
-    active = [e for e in events if all(i in category for i in e.story_ids)]
-    while True:
-        away = {i for e in active for i in e.story_ids if i != e.shown}
-        shown = {c: [i for i in ids if i not in away][:top] for c, ids in ranked.items()}
-        in_edition = {i for ids in shown.values() for i in ids}
-        kept = [e for e in active if e.shown in in_edition]
-        if len(kept) == len(active):
-            break
-        active = kept
-    order = {c: n for n, c in enumerate(ranked)}
-    others = {
-        e.shown: sorted((i for i in e.story_ids if i != e.shown), key=lambda i: order[category[i]])
-        for e in active
-    }
-    return Placement(
-        shown=shown,
-        moved={c: [i for i in ids if i in away] for c, ids in ranked.items()},
-        mentions={
-            c: [s for s, rest in others.items() if any(category[i] == c for i in rest)]
-            for c in ranked
-        },
-        also_in={s: tuple(category[i] for i in rest) for s, rest in others.items()},
-    )

@@ -13,8 +13,17 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import date, datetime, time
 
-from digest.deliver.ledger import EMAIL, Delivery
-from digest.models import Channel, Edition, EditionStory, NewFact, Subscriber
+from digest.edition.sections import tellings_of
+from digest.models import (
+    EMAIL_CHANNEL,
+    Channel,
+    Delivery,
+    Edition,
+    EditionStory,
+    NewFact,
+    StoryView,
+    Subscriber,
+)
 from digest.schedule import parse_clock, subscriber_edition
 from digest.stories.novelty import Telling, for_reader, last_seen
 from digest.stories.rules import Rules, is_empty, tailor
@@ -33,7 +42,7 @@ class Send:
 
     @property
     def key(self) -> Key:
-        return (self.recipient, self.channel.key if self.channel else EMAIL)
+        return (self.recipient, self.channel.key if self.channel else EMAIL_CHANNEL)
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,6 +130,17 @@ class History:
     editions: Mapping[date, Edition] = field(default_factory=dict)
     received: Mapping[str, frozenset[date]] = field(default_factory=dict)
     tellings: Mapping[int, Sequence[Telling]] = field(default_factory=dict)
+
+    @classmethod
+    def of(
+        cls,
+        editions: Mapping[date, Edition],
+        received: Mapping[str, frozenset[date]],
+        stories: Iterable[StoryView],
+    ) -> History:
+        """What was read for it: the earlier `editions` by day, who `received` which, and the
+        edition's `stories` as the store holds them now (their articles)."""
+        return cls(editions, received, {v.id: tuple(tellings_of(v)) for v in stories})
 
 
 def news_for(edition: Edition, subscriber: Subscriber, history: History) -> Edition:
