@@ -65,6 +65,7 @@ import hashlib
 import io
 import json
 import pickle
+import re
 import subprocess
 import sys
 from collections import Counter
@@ -85,7 +86,7 @@ from digest.summarize.figures import figures_of, reported  # noqa: E402
 
 LABELS = ROOT / "bench" / "labels" / "extraction_figures.tsv"
 NEWS_LABELS = ROOT / "bench" / "labels" / "news_figures.tsv"
-CORPORA = ("extraction-dev", "gva", "10kgnad")
+CORPORA = ("extraction-dev", "gva", "10kgnad", "trends-de")
 GVA_FOLDER = "EventRegistries/GunViolenceArchive/the_violent_corpus"
 LANGUAGES = ("en", "de")
 
@@ -212,6 +213,34 @@ def read_gnad(repo: Path) -> list[Page]:
     return pages
 
 
+_FRONT = re.compile(r"\A---\n(?P<front>.*?)\n---\n", re.S)
+_LINK = re.compile(r"^\[(?P<title>[^\n]+)\]\((?P<url>https?://[^\s)]+)\)\s*$", re.M)
+_IMAGE = re.compile(r"^!\[[^\n]*\]\([^\n]*\)\s*$", re.M)
+
+
+def read_trends(repo: Path) -> list[Page]:
+    """The German news articles of `nguyenvulebinh/trends` (posts tagged `entries DE`, not its
+    English `llm` summaries): headline and URL from the post's link line, date from its front
+    matter, text as the post holds it (the outlet's page as scraped, its ad placeholders kept)."""
+    pages = []
+    for path, raw in sorted(_git_files(repo, "_posts").items()):
+        post = raw.decode("utf-8", "replace")
+        front = _FRONT.match(post)
+        if front is None or not re.search(r"^categories: entries DE$", front["front"], re.M):
+            continue
+        body = post[front.end() :]
+        link = _LINK.search(body)
+        if link is None:
+            continue
+        text = _IMAGE.sub("", body[link.end() :]).strip()
+        date = re.search(r"^date: \w+, (\d+ \w+ \d{4})", front["front"], re.M)
+        published = (
+            datetime.strptime(date[1], "%d %b %Y").date().isoformat() if date is not None else ""
+        )
+        pages.append(Page(path, link["url"], link["title"], "", text, published))
+    return pages
+
+
 def read_corpus(corpus: str, dataset: Path, cache: Path | None) -> list[Page]:
     """The pages of `corpus` at `dataset` (cached in `cache`, outside the project, when given)."""
     if cache is not None and cache.exists():
@@ -220,6 +249,8 @@ def read_corpus(corpus: str, dataset: Path, cache: Path | None) -> list[Page]:
         pages = read_gva(dataset)
     elif corpus == "10kgnad":
         pages = read_gnad(dataset)
+    elif corpus == "trends-de":
+        pages = read_trends(dataset)
     else:
         return read_pages(dataset, cache)
     if cache is not None:
