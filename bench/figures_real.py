@@ -2,7 +2,7 @@
 reader ("at least 58 dead", with its clause) of each page or news article of a corpus, against
 hand labels, per language.
 
-    .venv/bin/python bench/figures_real.py DATASET [--corpus extraction-dev|gva|10kgnad]
+    .venv/bin/python bench/figures_real.py DATASET [--corpus extraction-dev|gva|10kgnad|trends-de]
         [--held-out] [--show N] [--whole] [--cache FILE]
 
 **The corpora** (`--corpus`), each read where it lies, never copied into the project:
@@ -23,6 +23,14 @@ hand labels, per language.
   headline, and each sentence as a paragraph, so that the lead the figures are read from
   (`figures.lead`: whole paragraphs up to 1,000 characters) is about as long as a crawled
   article's.
+- `trends-de`: more German news. DATASET is a clone or bare git directory of
+  `nguyenvulebinh/trends` (`fetch github:nguyenvulebinh/trends`): its `_posts`, Markdown pages
+  of articles its owner scraped from the news Google Trends linked, 2024-2025; the 7,209 tagged
+  `entries DE` (not its English `llm` summaries) are German articles of many outlets (tagesschau,
+  Spiegel, ZDF, Stern, regional papers, ...): headline and URL from the post's link line, date
+  from its front matter, text as scraped (teaser, then paragraphs, ad placeholders and all). Its
+  `_posts/...` file keys cannot collide with 10kgnad's `test.csv:...` rows (10kGNAD's full
+  set, `realjanpaulus/german-corpora`'s `german_news.csv`, is stored only as LFS pointers).
 
 extraction-dev: 990 real web pages from trafilatura's evaluation set, mostly German, some
 English (`../shared/data/extraction-dev` beside the project). CL-TLS, which measures Spanish

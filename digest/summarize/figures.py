@@ -114,7 +114,12 @@ in 100: "persona", "ano", "asciende", "según"):
   töten"), refugees whose sentence says their fate (`_refugees_fate`: "die Leichen von fünf
   Flüchtlingen" are dead, "100 Flüchtlinge ... gerettet" rescued) and a German adjective
   quantity before a part ("fünf gerettete Kinder", as "cuatro soldados muertos"): dev entries
-  en 44 right 1 wrong -> 44 and 0, de 15 and 6 -> 16 and 2.
+  en 44 right 1 wrong -> 44 and 0, de 15 and 6 -> 16 and 2. On German news of 2024-2025
+  (`--corpus trends-de`) and derStandard's last two: a range ("60 bis 80 Verletzte"),
+  "mehrere zehntausend", an expectation ("erwartet"), a world's total ("weltweit", "bis
+  heute"), freed hostages; in `reported`, what had already happened ("hatte ... bereits"), a
+  figure dated apart by the sentence beside it (`_dated_apart`) and a crime series' plot: dev
+  de 47 and 7 -> 47 and 0, 16 and 2 -> 16 and 0.
 
 A context stops at punctuation, another number and "and"/"y"/"et"/"und" ("killing 12 and
 injuring 30" is 12 dead and 30 injured; "murieron 58 civiles y 170 resultaron heridos").
