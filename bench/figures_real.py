@@ -2,7 +2,7 @@
 reader ("at least 58 dead", with its clause) of each page or news article of a corpus, against
 hand labels, per language.
 
-    .venv/bin/python bench/figures_real.py DATASET [--corpus extraction-dev|gva|10kgnad]
+    .venv/bin/python bench/figures_real.py DATASET [--corpus extraction-dev|gva|10kgnad|trends-de]
         [--held-out] [--show N] [--whole] [--cache FILE]
 
 **The corpora** (`--corpus`), each read where it lies, never copied into the project:
@@ -23,6 +23,14 @@ hand labels, per language.
   headline, and each sentence as a paragraph, so that the lead the figures are read from
   (`figures.lead`: whole paragraphs up to 1,000 characters) is about as long as a crawled
   article's.
+- `trends-de`: more German news. DATASET is a clone or bare git directory of
+  `nguyenvulebinh/trends` (`fetch github:nguyenvulebinh/trends`): its `_posts`, Markdown pages
+  of articles its owner scraped from the news Google Trends linked, 2024-2025; the 7,209 tagged
+  `entries DE` (not its English `llm` summaries) are German articles of many outlets (tagesschau,
+  Spiegel, ZDF, Stern, regional papers, ...): headline and URL from the post's link line, date
+  from its front matter, text as scraped (teaser, then paragraphs, ad placeholders and all). Its
+  `_posts/...` file keys cannot collide with 10kgnad's `test.csv:...` rows (10kGNAD's full
+  set, `realjanpaulus/german-corpora`'s `german_news.csv`, is stored only as LFS pointers).
 
 extraction-dev: 990 real web pages from trafilatura's evaluation set, mostly German, some
 English (`../shared/data/extraction-dev` beside the project). CL-TLS, which measures Spanish
@@ -65,6 +73,7 @@ import hashlib
 import io
 import json
 import pickle
+import re
 import subprocess
 import sys
 from collections import Counter
@@ -85,7 +94,7 @@ from digest.summarize.figures import figures_of, reported  # noqa: E402
 
 LABELS = ROOT / "bench" / "labels" / "extraction_figures.tsv"
 NEWS_LABELS = ROOT / "bench" / "labels" / "news_figures.tsv"
-CORPORA = ("extraction-dev", "gva", "10kgnad")
+CORPORA = ("extraction-dev", "gva", "10kgnad", "trends-de")
 GVA_FOLDER = "EventRegistries/GunViolenceArchive/the_violent_corpus"
 LANGUAGES = ("en", "de")
 
@@ -212,6 +221,34 @@ def read_gnad(repo: Path) -> list[Page]:
     return pages
 
 
+_FRONT = re.compile(r"\A---\n(?P<front>.*?)\n---\n", re.S)
+_LINK = re.compile(r"^\[(?P<title>[^\n]+)\]\((?P<url>https?://[^\s)]+)\)\s*$", re.M)
+_IMAGE = re.compile(r"^!\[[^\n]*\]\([^\n]*\)\s*$", re.M)
+
+
+def read_trends(repo: Path) -> list[Page]:
+    """The German news articles of `nguyenvulebinh/trends` (posts tagged `entries DE`, not its
+    English `llm` summaries): headline and URL from the post's link line, date from its front
+    matter, text as the post holds it (the outlet's page as scraped, its ad placeholders kept)."""
+    pages = []
+    for path, raw in sorted(_git_files(repo, "_posts").items()):
+        post = raw.decode("utf-8", "replace")
+        front = _FRONT.match(post)
+        if front is None or not re.search(r"^categories: entries DE$", front["front"], re.M):
+            continue
+        body = post[front.end() :]
+        link = _LINK.search(body)
+        if link is None:
+            continue
+        text = _IMAGE.sub("", body[link.end() :]).strip()
+        date = re.search(r"^date: \w+, (\d+ \w+ \d{4})", front["front"], re.M)
+        published = (
+            datetime.strptime(date[1], "%d %b %Y").date().isoformat() if date is not None else ""
+        )
+        pages.append(Page(path, link["url"], link["title"], "", text, published))
+    return pages
+
+
 def read_corpus(corpus: str, dataset: Path, cache: Path | None) -> list[Page]:
     """The pages of `corpus` at `dataset` (cached in `cache`, outside the project, when given)."""
     if cache is not None and cache.exists():
@@ -220,6 +257,8 @@ def read_corpus(corpus: str, dataset: Path, cache: Path | None) -> list[Page]:
         pages = read_gva(dataset)
     elif corpus == "10kgnad":
         pages = read_gnad(dataset)
+    elif corpus == "trends-de":
+        pages = read_trends(dataset)
     else:
         return read_pages(dataset, cache)
     if cache is not None:

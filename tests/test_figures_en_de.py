@@ -117,3 +117,121 @@ def test_a_toll_beside_a_wish_a_crossing_or_a_length_is_still_read(
 ) -> None:
     found = figures_of(text, lang)
     assert [(f.subject, f.value) for f in found] == [(subject, Decimal(value))]
+
+
+# German news of 2024-2025 (`bench/figures_real.py --corpus trends-de`, dev half) and the
+# derStandard errors left (`--corpus 10kgnad`): a range, an expectation, "several" thousands,
+# freed hostages, a world's total to date.
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Die Nachrichtenagentur AFP spricht unter Verweis auf Rettungskräfte von 60 bis 80 "
+        "Verletzten.",
+        "21:20 Uhr | Bericht über 60 bis 80 Verletzte",
+        "Zum Parteitag erwartet die Polizei mehrere zehntausend Demonstranten, darunter auch "
+        "gewaltbereite.",
+        "Die Behörden befürchten bis zu 100 Tote in den überfluteten Dörfern.",
+        "Am Rande des Gipfels wurden einige hundert Demonstranten festgenommen.",
+        "Drei Geiseln im Gazastreifen wurden von der Hamas freigelassen und nach Israel "
+        "zurückgebracht.",
+        "Bis heute wurden weltweit über 10.000 Menschen infiziert, von denen knapp 800 starben.",
+    ],
+)
+def test_german_ranges_expectations_and_freed_hostages_are_no_toll(text: str) -> None:
+    assert figures_of(text, "de") == []
+
+
+@pytest.mark.parametrize(
+    ("text", "subject", "value"),
+    [
+        ("Die Zahl der Toten stieg von 60 auf 80.", "dead", 80),
+        (
+            "Wenige Tage vor der weltweit größten muslimischen Pilgerfahrt sind in Mekka "
+            "mindestens 107 Menschen ums Leben gekommen.",
+            "dead",
+            107,
+        ),
+        ("Die Hamas hält noch 94 Geiseln im Gazastreifen fest.", "hostages", 94),
+        (
+            "In Berlin versammelten sich etwa 80.000 Demonstranten vor dem Reichstag.",
+            "protesters",
+            80000,
+        ),
+    ],
+)
+def test_german_counts_beside_those_words_are_still_read(
+    text: str, subject: str, value: int
+) -> None:
+    assert [(f.subject, f.value) for f in figures_of(text, "de")] == [(subject, Decimal(value))]
+
+
+def test_an_english_toll_that_rose_from_a_value_is_still_read_but_a_range_is_not() -> None:
+    assert [f.value for f in figures_of("The toll rose from 60 to 80 dead.", "en")] == [Decimal(80)]
+    assert figures_of("Between 60 to 80 people were injured in the crash.", "en") == []
+
+
+@given(low=st.integers(min_value=2, max_value=400), extra=st.integers(min_value=1, max_value=400))
+def test_a_german_range_never_gives_its_upper_bound(low: int, extra: int) -> None:
+    high = low + extra
+    assert figures_of(f"Die Polizei spricht von {low} bis {high} Verletzten.", "de") == []
+    found = figures_of(f"Die Polizei spricht von {high} Verletzten.", "de")
+    assert [f.value for f in found] == [Decimal(high)]
+
+
+def test_a_reader_is_not_shown_an_earlier_crash_recalled_in_a_report_on_a_new_one() -> None:
+    text = (
+        "Ein Kleinflugzeug stürzte aus noch unbekannter Ursache in Philadelphia im Bundesstaat "
+        "Pennsylvania ab.\n"
+        "Am vergangenen Donnerstag hatte es bereits in der Hauptstadt Washington ein "
+        "Flugzeugunglück mit 67 Todesopfern gegeben: Eine Passagiermaschine und ein "
+        "Militärhubschrauber waren aus noch ungeklärter Ursache zusammengestoßen."
+    )
+    title = "Erneutes Unglück: Kleinflugzeug stürzt in Wohngebiet in Philadelphia"
+    assert reported(text, "de", title) == []
+
+
+def test_the_reports_own_accident_told_in_the_pluperfect_is_shown() -> None:
+    text = (
+        "Die A2 im Landkreis Börde bleibt in Richtung Hannover bis auf Weiteres gesperrt.\n"
+        "Am Dienstag hatte es auf der Autobahn einen schweren Verkehrsunfall mit einem Toten "
+        "und vier Verletzten gegeben."
+    )
+    found = reported(text, "de", "Nach tödlichem Unfall: A2 weiter gesperrt")
+    assert [(f.subject, f.value) for f in found] == [("injured", Decimal(4))]
+
+
+def test_a_reader_is_not_shown_an_anniversarys_toll_nor_a_years_statistics() -> None:
+    anniversary = (
+        "Am 10. Juni vor 80 Jahren brannten Einheiten der SS das französische Dorf "
+        "Oradour-sur-Glane nieder. Dabei starben 643 Zivilisten, darunter viele Kinder."
+    )
+    assert reported(anniversary, "de", "Oradour-sur-Glane: 80 Jahre nach dem Massaker") == []
+    statistics = (
+        "Deutschlandweit habe die Polizei 921 einschlägige Delikte im Jahr 2015 registriert. "
+        "Bei den Angriffen wurden demnach mindestens 691 Menschen verletzt."
+    )
+    assert reported(statistics, "de", "Rechte Gewalt drastisch gestiegen") == []
+    teaser = (
+        "7.112 Tatverdächtige ermittelt – Mindestens 691 Personen verletzt.\n"
+        "Berlin – Im vergangenen Jahr ist die Zahl rechter Gewalttaten drastisch gestiegen."
+    )
+    assert reported(teaser, "de") == []
+
+
+def test_the_days_attack_told_after_its_place_is_still_shown() -> None:
+    text = (
+        "In der Innenstadt von Solingen ist am Dienstag ein Brandsatz explodiert. "
+        "Bei der Explosion wurden vier Menschen verletzt."
+    )
+    found = reported(text, "de", "Brandsatz in Solingen explodiert: Mehrere Verletzte")
+    assert [(f.subject, f.value) for f in found] == [("injured", Decimal(4))]
+
+
+def test_a_reader_is_not_shown_the_bodies_of_a_crime_series_plot() -> None:
+    text = (
+        "Nacheinander treiben die Leichen von drei jungen Menschen an den Strand der Ostsee. "
+        "Die Kieler Ermittler um Klaus Borowski finden heraus, was sie verbindet."
+    )
+    title = "„Tatort“ aus Kiel – „Borowski und das ewige Meer“: Viel Mahnung"
+    assert reported(text, "de", title) == []
+    assert reported(text, "de", "Kiel: Drei Leichen am Strand der Ostsee gefunden") != []

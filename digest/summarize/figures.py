@@ -114,7 +114,12 @@ in 100: "persona", "ano", "asciende", "según"):
   töten"), refugees whose sentence says their fate (`_refugees_fate`: "die Leichen von fünf
   Flüchtlingen" are dead, "100 Flüchtlinge ... gerettet" rescued) and a German adjective
   quantity before a part ("fünf gerettete Kinder", as "cuatro soldados muertos"): dev entries
-  en 44 right 1 wrong -> 44 and 0, de 15 and 6 -> 16 and 2.
+  en 44 right 1 wrong -> 44 and 0, de 15 and 6 -> 16 and 2. On German news of 2024-2025
+  (`--corpus trends-de`) and derStandard's last two: a range ("60 bis 80 Verletzte"),
+  "mehrere zehntausend", an expectation ("erwartet"), a world's total ("weltweit", "bis
+  heute"), freed hostages; in `reported`, what had already happened ("hatte ... bereits"), a
+  figure dated apart by the sentence beside it (`_dated_apart`) and a crime series' plot: dev
+  de 47 and 7 -> 47 and 0, 16 and 2 -> 16 and 0.
 
 A context stops at punctuation, another number and "and"/"y"/"et"/"und" ("killing 12 and
 injuring 30" is 12 dead and 30 injured; "murieron 58 civiles y 170 resultaron heridos").
@@ -544,6 +549,14 @@ _STOP = re.compile(r"[,;:()\[\]{}—–\"“”«»!?\d]|\.(?:\s|$)")
 _CLAUSE_STOP = re.compile(r"[;:()\[\]{}—–\"“”«»!?]|,\s|\.(?:\s|$)|\s-\s")
 _CLAUSE_CHARS = 160  # the most of a clause shown with a figure
 _IF = re.compile(r"(?<![^\W_])(?:if|si|wenn|falls)\s", re.IGNORECASE)
+# A range written in words ("60 bis 80 Verletzte", "von 60 bis 80", "60 to 80 injured"); not
+# an English former value ("rose from 60 to 80", read by `_former`).
+_RANGE_TO = re.compile(r"\s+(?:bis|to)\s+", re.IGNORECASE)
+_CHANGED_FROM = re.compile(r"(?<![^\W_])from\s+$", re.IGNORECASE)
+# "mehrere zehntausend", "einige hundert", "several hundred": a number of hundreds, not one.
+_SEVERAL = re.compile(
+    r"(?<![^\W_])(?:mehrere|einige|etliche|ein paar|several|a few)\s+$", re.IGNORECASE
+)
 _TOTALS = Decimal(10_000)  # a count this large is background (`_background`)
 _ANY_SIZE = frozenset({"protesters", "missiles"})
 # Quantities that name who rather than what happened: an outcome after them wins.
@@ -711,6 +724,21 @@ _INTENT = {
         re.IGNORECASE,
     ),
 }
+# German: what is expected or feared has not happened ("Zum Parteitag erwartet die Polizei
+# mehrere zehntausend Demonstranten", "befürchtet werden bis zu 100 Tote").
+_EXPECTED_DE = re.compile(
+    r"(?<![^\W_])(?:erwartet|erwartete|erwarten|erwarteten|befürchtet|befürchten|befürchtete|"
+    r"rechnet mit|rechnen mit|rechnete mit)(?![^\W_])",
+    re.IGNORECASE,
+)
+# German: a count of the whole world or of all time is no event's ("Bis heute wurden weltweit
+# über 10.000 Menschen infiziert, von denen knapp 800 starben").
+# ("die weltweit größte Pilgerfahrt" names no total).
+_WORLD_DE = re.compile(
+    r"(?<![^\W_])(?:weltweit(?!\s+[^\W\d_]+(?:st|ßt)(?:e|en|er|es)(?![^\W_]))|bis heute|bis dato)"
+    r"(?![^\W_])",
+    re.IGNORECASE,
+)
 _KILLING_DE = re.compile(
     r"(?<![^\W_])(?:töten|zu töten|ermorden|zu ermorden|erschießen|umbringen|umzubringen)"
     r"(?![^\W_])",
@@ -726,7 +754,8 @@ _WHO_DE = _EVERYONE_OF["de"] | _folded("passagiere insassen bewohner einwohner a
 
 def _not_an_event(sentence: str, start: int, end: int, lang: str) -> bool:
     """English and German: a rate ("pro Baum", "a day"), a period's total (a month without its
-    day, "this year") in the figure's clause, or in German a noun after the number that is
+    day, "this year") in the figure's clause, or in German an expectation ("erwartet"), a
+    world's or all time's total ("weltweit", "bis heute") or a noun after the number that is
     not people ("1600 tote Hummeln", "starben 40 Kühe"): no count of the story's event. Real
     pages' wrong entries (`bench/figures_real.py`); Spanish and French have their own rules."""
     if lang not in _MONTH:
@@ -738,6 +767,8 @@ def _not_an_event(sentence: str, start: int, end: int, lang: str) -> bool:
     if lang == "en" and _INTENT["en"].search(sentence, left, start):
         return True
     if lang == "de" and _INTENT["de"].search(clause) and _KILLING_DE.search(clause):
+        return True
+    if lang == "de" and (_EXPECTED_DE.search(clause) or _WORLD_DE.search(sentence)):
         return True
     if _PER & set(_after(sentence, end, _LOOK + 1)):
         return True
@@ -763,11 +794,21 @@ def _counts_a_part(sentence: str, end: int) -> bool:
 
 
 def _refugees_fate(sentence: str, subject: str, lang: str) -> bool:
-    """English and German: whether a refugees figure's sentence says what happened to them
-    (died, rescued, hurt, ...): the number counts that, which the figure does not say."""
-    if subject != "refugees" or lang not in _INTENT:
+    """English and German: whether a refugees or hostages figure's sentence says what happened
+    to them (died, rescued, hurt, ...; hostages freed): the number counts that, which the
+    figure does not say ("Drei Geiseln wurden freigelassen" is no count of the hostages)."""
+    if subject not in ("refugees", "hostages") or lang not in _INTENT:
         return False
+    if subject == "hostages" and _RELEASED.search(sentence):
+        return True
     return any(_quantity(fold(w), lang) in _HAPPENED_TO for w in _WORD.findall(sentence))
+
+
+_RELEASED = re.compile(
+    r"(?<![^\W_])(?:released|freed|freigelassen|freigekommen|freigelassenen|befreit|"
+    r"übergeben|uebergeben)(?![^\W_])",
+    re.IGNORECASE,
+)
 
 
 def _counts_a_thing(sentence: str, end: int) -> bool:
@@ -900,6 +941,14 @@ def _figures_in(sentence: str, lang: str | None = "") -> list[Figure]:
             continue  # a version or an address: "0.9.7", "127.0.0.1"
         if _LABEL.search(sentence, 0, n.start):
             continue  # a name's number: "Rocket Pass 4", "GTX 1650", "Volume 1", "Nummer 1"
+        if (
+            k
+            and _RANGE_TO.fullmatch(sentence, numbers[k - 1].end, n.start)
+            and not _CHANGED_FROM.search(sentence, 0, numbers[k - 1].start)
+        ):
+            continue  # "60 bis 80 Verletzte", "60 to 80 injured": a range, not 80
+        if _SEVERAL.search(sentence, max(0, n.start - 12), n.start):
+            continue  # "mehrere zehntausend", "several hundred": not 10,000 nor 100
         start = n.start
         qualifier = implied
         if (q := _QUALIFIER.search(sentence, max(0, start - 24), start)) and not (
@@ -1013,10 +1062,14 @@ def reported(
     if lang in _SCOPED:
         found = [f for f in found if not _quoted_post(f.sentence, text)]
         found = [f for f in found if not _elsewhere(f, text, title, lang)]
+    if lang == "de" and _FICTION_DE.search(title):
+        return []
     own = per_subject(found, opening(text)).values()
     if lang not in LANGUAGES:
         return list(own)
-    return [f for f in own if not _past_event(f, text, title, lang)]
+    return [
+        f for f in own if not _past_event(f, text, title, lang) and not _dated_apart(f, text, lang)
+    ]
 
 
 # -- whose event, and when (es, fr) ---------------------------------------------------------
@@ -1226,7 +1279,9 @@ def _names_quantity(heading: str, subject: str, lang: str) -> bool:
     return any(_quantity(w, lang) == subject for w in (*words, *_joined(words)))
 
 
-def _headline_event(f: Figure, text: str, title: str, lang: str) -> bool:
+def _headline_event(
+    f: Figure, text: str, title: str, lang: str, *, shared_words: bool = True
+) -> bool:
     """Whether a figure tells the report's headline event: it is in the headline or the lead's
     opening (`_openings`), the headline names its quantity, or its sentence shares a content
     word (`_content_stems`) with the headline and the opening. Else it cannot be told apart
@@ -1237,6 +1292,8 @@ def _headline_event(f: Figure, text: str, title: str, lang: str) -> bool:
         return True
     if title and _names_quantity(title, f.subject, lang):
         return True
+    if not shared_words:
+        return False
     heading = "\n".join([title, *openings])
     return bool(_content_stems(f.sentence, lang) & _content_stems(heading, lang))
 
@@ -1273,8 +1330,73 @@ def _in_relative_clause(f: Figure) -> bool:
 def _past_event(f: Figure, text: str, title: str, lang: str) -> bool:
     """Whether a figure is the toll of another, earlier event than the report's headline
     tells: it is recalled in a relative clause hung on that event ("... en el que murieron
-    23 personas") and its sentence is not about the headline's event (`_headline_event`)."""
+    23 personas"), or in German in a sentence of what had already happened ("Am vergangenen
+    Donnerstag hatte es bereits in Washington ein Flugzeugunglück mit 67 Todesopfern
+    gegeben"), and its sentence is not about the headline's event (`_headline_event`; for
+    what had already happened, a word shared with the headline does not make it the headline's
+    event: "Ursache", unknown in both, is no event)."""
+    if lang == "de" and _had_already_de(f.sentence) and not _in_relative_clause(f):
+        return not _headline_event(f, text, title, lang, shared_words=False)
     return _in_relative_clause(f) and not _headline_event(f, text, title, lang)
+
+
+# German pluperfect with "bereits"/"schon": what had already happened before the report's event.
+_ALREADY_DE = re.compile(r"(?<![^\W_])(?:bereits|schon)(?![^\W_])", re.IGNORECASE)
+_PLUPERFECT_DE = re.compile(r"(?<![^\W_])(?:hatte|hatten|war|waren)(?![^\W_])", re.IGNORECASE)
+
+
+def _had_already_de(sentence: str) -> bool:
+    return bool(_ALREADY_DE.search(sentence) and _PLUPERFECT_DE.search(sentence))
+
+
+# A German headline on fiction: a crime series' episode, a film ("„Tatort“ aus Kiel").
+_FICTION_DE = re.compile(
+    r"(?<![^\W_])(?:Tatort|Polizeiruf|Krimi|TV-Krimi|Kinofilm|Spielfilm|Fernsehfilm|Filmkritik|"
+    r"Serienkritik|Staffel|(?:TV|Netflix|Fernseh|Krimi|Streaming|Mini|Doku)-?[Ss]erie)(?![^\W_])"
+)
+
+# German: a time long past or a period, said in a sentence beside the figure's ("Am 10. Juni
+# vor 80 Jahren brannten Einheiten der SS das Dorf nieder. Dabei starben 643 Zivilisten";
+# "Mindestens 691 Personen verletzt. Berlin – Im vergangenen Jahr ist die Zahl ... gestiegen").
+_LONG_AGO_DE = re.compile(
+    r"(?<![^\W_])vor\s+(?:\d+|\w+)\s+(?:Jahren|Jahrzehnten)(?![^\W_])", re.IGNORECASE
+)
+# A sentence that goes on from the one before: what it tells is the event told there.
+_GOES_ON_DE = re.compile(
+    r"(?:Dabei|Damals|Dort|Davon|Darunter|Insgesamt|Bei\s+(?:den|dem|der|diesen|diesem)\s+\w+)"
+    r"(?![^\W_])"
+)
+# A year's whole: "im Jahr 2015", "im Jahre 2015", "2015 registriert" is said as "im Jahr".
+_IN_YEAR_DE = re.compile(r"(?<![^\W_])im\s+Jahre?\s+(?:19|20)\d\d(?!\d)", re.IGNORECASE)
+# A sentence that opens with a period: "Im vergangenen Jahr ...", "In den ersten sechs Monaten".
+_OPENS_WITH_PERIOD_DE = re.compile(
+    r"(?:Im|In\s+den|In\s+der)\s+(?:vergangenen|letzten|ersten)\s+(?:\w+\s+)?"
+    r"(?:Jahr|Jahren|Monat|Monaten|Woche|Wochen|Halbjahr|Quartal)(?![^\W_])"
+)
+# A dateline ("Berlin – ") before a sentence's own words.
+_DATELINE = re.compile(r"[^\W\d_][\w .-]{0,40}?\s[–-]\s")
+
+
+def _dated_apart(f: Figure, text: str, lang: str) -> bool:
+    """German: whether the figure's event is dated long ago or is a period's total by the
+    sentence beside it: the sentence before says "vor 80 Jahren", a period or "im Jahr 2015"
+    and the figure's goes on from it ("Dabei ...", "Bei den Angriffen ..."), or the sentence
+    after opens with a period ("Im vergangenen Jahr ...": the report is a period's statistics,
+    whose total the figure is)."""
+    if lang != "de" or not f.sentence:
+        return False
+    sentences = sentences_of(text)
+    if f.sentence not in sentences:
+        return False
+    at = sentences.index(f.sentence)
+    before = sentences[at - 1] if at else ""
+    if _GOES_ON_DE.match(f.sentence) and (
+        _LONG_AGO_DE.search(before) or _PERIOD["de"].search(before) or _IN_YEAR_DE.search(before)
+    ):
+        return True
+    after = sentences[at + 1] if at + 1 < len(sentences) else ""
+    after = after[m.end() :] if (m := _DATELINE.match(after)) else after
+    return bool(_OPENS_WITH_PERIOD_DE.match(after))
 
 
 def figures_of(text: str, lang: str | None = None) -> list[Figure]:
