@@ -329,10 +329,14 @@ DEV_TOPICS = ("syria", "yemen")  # what the outlets are told apart by; egypt and
 # The held-out check (`--held-out`): other topics, their own labels, run once, never tuned on.
 HELD_OUT_LABELS = ROOT / "bench" / "labels" / "cl_tls_heldout.tsv"
 HELD_OUT: dict[str, list[tuple[str, date, date]]] = {
-    "es": [("egypt", date(2011, 1, 26), date(2011, 2, 8))],
+    "es": [
+        ("egypt", date(2011, 1, 26), date(2011, 2, 8)),
+        ("libya", date(2011, 2, 15), date(2011, 3, 10)),
+    ],
     "fr": [
         ("egypt", date(2011, 1, 25), date(2011, 2, 26)),
         ("egypt", date(2013, 6, 25), date(2013, 8, 20)),
+        ("libya", date(2011, 2, 15), date(2011, 3, 12)),
     ],
 }
 HELD_OUT_TOPICS = ("egypt", "libya")
