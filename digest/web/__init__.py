@@ -2,7 +2,8 @@
 preferences page and one-click unsubscribe, following a story, the read-only /api/v1 and /mcp.
 
 Every handler is a function of its request at module level, reading what it needs from the
-application (`keys.APP`, ...); `server.make_app` holds the one route table, `server.running`
-listens behind `connection_limits.py`. Nothing here is imported at start-up by a
-command that serves nothing: the daemon is handed a server factory by `digest run`.
+application (`keys.APP`, ...); `server.route_table` is the one route table (the archive's files
+last), `server.make_app` the application, `server.running` listens behind
+`connection_limits.py`. No command that serves nothing imports this package, nor does the
+daemon: `digest run` hands it a server factory.
 """
