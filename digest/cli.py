@@ -23,14 +23,18 @@ import json
 import logging
 import signal
 from collections.abc import Awaitable, Callable
+from contextlib import AbstractAsyncContextManager
 from datetime import date, datetime
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
 from digest.config import Config, load_config
 from digest.errors import DigestError, RunInterrupted
+
+if TYPE_CHECKING:
+    from digest.app import App
 
 T = TypeVar("T")
 log = logging.getLogger("digest")
@@ -480,7 +484,7 @@ def serve(ctx: click.Context, port: int | None, host: str | None) -> None:
     """Serve the archive for a preview, and answer unsubscribe links. SIGTERM or Ctrl+C stops
     it: "stopped", exit status 0."""
     stops.server()  # from here a SIGTERM is the stop asked, before the server's loop too
-    from digest.serve import serve as serving
+    from digest.web.server import serve as serving
 
     config = _config(ctx).serve
     host, port = host or config.host, port or config.port
@@ -866,7 +870,7 @@ def run(ctx: click.Context, once: bool) -> None:
         with _progress(ctx) as progress:
             cycle = asyncio.run(run_daemon(config, once=True, progress=progress))
     else:  # the daemon's logs tell its jobs
-        cycle = asyncio.run(run_daemon(config))
+        cycle = asyncio.run(run_daemon(config, server=_daemon_server))
     from digest.daemon import Stopped
 
     if isinstance(cycle, Stopped):  # asked for: said once, exit status 0
@@ -884,6 +888,14 @@ def run(ctx: click.Context, once: bool) -> None:
         if cycle.next_step:  # the last word: what to do about it
             click.echo(f"digest: {cycle.next_step}", err=True)
         sys.exit(1)
+
+
+def _daemon_server(app: App) -> AbstractAsyncContextManager[Path]:
+    """What the daemon serves with `serve.daemon` on: `digest serve`'s server at the configured
+    address (aiohttp and the handlers imported only then)."""
+    from digest.web.server import running
+
+    return running(app, host=app.config.serve.host, port=app.config.serve.port)
 
 
 @cli.command()

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
 import logging
 import os
 import signal
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 from pathlib import Path
@@ -27,7 +27,6 @@ from digest.app import App
 from digest.config import Config
 from digest.errors import (
     DaemonLockLostError,
-    DaemonRunningError,
     DigestError,
     RunExistsError,
     RunInterrupted,
@@ -50,7 +49,6 @@ if TYPE_CHECKING:
     from digest.jobs.collect import CollectReport
     from digest.jobs.deepen import DeepenReport
     from digest.jobs.publish import PublishReport
-    from digest.store import Store
 
 log = logging.getLogger("digest.daemon")
 
@@ -69,74 +67,9 @@ logging.getLogger("apscheduler.executors.default").addFilter(_StopIsNoFailure())
 # How often the daemon checks that it still holds its lock (watch_lock).
 LOCK_CHECK_SECONDS = 10.0
 
-
-def lock_path(config: Config) -> Path:
-    """The lock file of a SQLite database, beside it (else in the work folder by URL hash).
-    PostgreSQL uses an advisory lock instead (`single_daemon`)."""
-    url = config.database_url()
-    if url.startswith("sqlite:///"):
-        return Path(url.removeprefix("sqlite:///") + ".daemon.lock")
-    digest_ = hashlib.sha256(url.encode()).hexdigest()[:16]
-    return config.resolve(".digest") / f"daemon-{digest_}.lock"
-
-
-def daemon_holds(config: Config, store: Store) -> bool:
-    """Whether a daemon holds this database's lock (`single_daemon`): its advisory lock on
-    PostgreSQL (held by a session on any machine), its lock file on SQLite."""
-    if store.engine.url.get_backend_name() == "postgresql":
-        return store.daemon_lock_held()
-    path = lock_path(config)
-    if not path.exists():
-        return False
-    from filelock import FileLock, Timeout
-
-    lock = FileLock(str(path))
-    try:
-        lock.acquire(timeout=0)
-    except Timeout:
-        return True
-    lock.release()
-    return False
-
-
-@contextlib.contextmanager
-def single_daemon(config: Config):
-    """Hold the database's daemon lock while the block runs, or raise DaemonRunningError.
-    Yields a check that the lock is still held (see `watch_lock`).
-
-    PostgreSQL: an advisory lock of the database and schema, which also stops a daemon on another
-    machine sharing the database. SQLite: a lock file (see `lock_path`).
-    """
-    from filelock import FileLock, Timeout
-
-    from digest.store.engine import backend
-
-    url = config.database_url()
-    if backend(url) == "postgresql":
-        from digest.store.health import postgres_daemon_lock
-
-        with postgres_daemon_lock(url) as (taken, where, still_held):
-            if not taken:
-                raise DaemonRunningError(
-                    "another digest daemon is running on this database "
-                    f"(PostgreSQL advisory lock on {where})"
-                )
-            yield still_held
-        return
-
-    path = lock_path(config)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    lock = FileLock(str(path))
-    try:
-        lock.acquire(timeout=0)
-    except Timeout:
-        raise DaemonRunningError(
-            f"another digest daemon is running on this database (lock {path})"
-        ) from None
-    try:
-        yield lambda: True  # a lock file cannot be taken away
-    finally:
-        lock.release()
+# What the daemon serves with `serve.daemon` on: a server over the app, listening while its
+# block runs (`digest.web.server.running` at the configured address); it yields what it serves.
+ServerFactory = Callable[[App], AbstractAsyncContextManager[Path]]
 
 
 class Daemon:
@@ -436,10 +369,15 @@ class Stopped:
 
 
 async def run_daemon(
-    config: Config, *, once: bool = False, progress: Progress = NO_PROGRESS
+    config: Config,
+    *,
+    once: bool = False,
+    progress: Progress = NO_PROGRESS,
+    server: ServerFactory | None = None,
 ) -> CycleReport | Stopped | None:
     """The daemon in the foreground until SIGTERM/SIGINT; `once`: one full cycle and exit, with
-    what it did (each step told to `progress` as it goes).
+    what it did (each step told to `progress` as it goes). `server`: what it runs beside its
+    jobs with `serve.daemon` on (`digest run` hands it `digest serve`'s server).
 
     A signal is a requested stop: the daemon cancels the step it is at, whose run is recorded
     as interrupted, and returns `Stopped` (exit status 0: a supervisor asked for it). A signal
@@ -458,11 +396,15 @@ async def run_daemon(
 
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, on_signal, sig)
+    from digest.store.daemon_lock import single_daemon  # the store's package: SQLAlchemy
+
     with single_daemon(config) as still_held:
         lost = asyncio.Event()
         watchdog = asyncio.ensure_future(watch_lock(still_held, stop, lost))
         try:
-            cycle, interrupted = await _run_locked(config, stop, once=once, progress=progress)
+            cycle, interrupted = await _run_locked(
+                config, stop, once=once, progress=progress, server=server
+            )
         finally:
             watchdog.cancel()
         if lost.is_set():
@@ -506,7 +448,12 @@ async def watch_lock(
 
 
 async def _run_locked(
-    config: Config, stop: asyncio.Event, *, once: bool, progress: Progress = NO_PROGRESS
+    config: Config,
+    stop: asyncio.Event,
+    *,
+    once: bool,
+    progress: Progress = NO_PROGRESS,
+    server: ServerFactory | None = None,
 ) -> tuple[CycleReport | None, str | None]:
     """(what `once` did, the step a stop interrupted); (None, None): the daemon stopped idle."""
     async with App(config) as app:
@@ -515,7 +462,7 @@ async def _run_locked(
         if not once:
             from digest.runtime import metrics
 
-            async with _serving(app), metrics.serving(config.metrics):
+            async with _serving(app, server), metrics.serving(config.metrics):
                 return None, await daemon.run(stop)
         cycle = asyncio.ensure_future(_cycle(daemon, progress))
         stopper = asyncio.ensure_future(stop.wait())
@@ -530,19 +477,16 @@ async def _run_locked(
 
 
 @contextlib.asynccontextmanager
-async def _serving(app: App) -> AsyncIterator[None]:
+async def _serving(app: App, server: ServerFactory | None) -> AsyncIterator[None]:
     """With `serve.daemon` on, the daemon also answers what `digest serve` answers (the archive
     and the unsubscribe links of its emails), in the same event loop; otherwise nothing."""
     serve = app.config.serve
-    if not serve.daemon:
+    if not serve.daemon or server is None:
         yield
         return
-    from digest.serve import running
-
     async with contextlib.AsyncExitStack() as stack:
         try:
-            server = running(app, host=serve.host, port=serve.port)
-            archive_dir = await stack.enter_async_context(server)
+            archive_dir = await stack.enter_async_context(server(app))
         except OSError as err:  # the port is taken (ListenError says so), or the archive folder
             raise DigestError(f"serve.daemon: {err}") from None
         log.info("serving %s on http://%s:%d/", archive_dir, serve.host, serve.port)

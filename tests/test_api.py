@@ -1,4 +1,4 @@
-"""/api/v1/ on the real server (`digest.serve.make_app`, as `digest serve` mounts it) over a
+"""/api/v1/ on the real server (`digest.web.server.make_app`, as `digest serve` mounts it) over a
 store with today's clustered stories and three past editions: each endpoint answers what the
 commands' --json print and what its OpenAPI description says, ETag round trips, pagination,
 the rate limit, hostile query strings and paths (never a 500), JSON 404s and 500s, a story's
@@ -37,17 +37,17 @@ from openapi_spec_validator import validate as validate_openapi
 from werkzeug.datastructures import Headers, ImmutableMultiDict
 from yarl import URL
 
-from digest.api.limits import Gate, RateLimit, bearer_ok, is_loopback
-from digest.api.openapi import SPEC
-from digest.api.routes import PREFIX, etag_matches
 from digest.app import App, usable_token
 from digest.config import StoriesConfig, load_config
 from digest.errors import TokenError
 from digest.jobs.clustering import cluster_category
 from digest.memory.events import NewEvent
-from digest.serve import make_app
 from digest.store import Store, open_store
 from digest.store.edition_codec import encode_edition
+from digest.web.api import PREFIX, etag_matches
+from digest.web.limits import Gate, RateLimit, bearer_ok, is_loopback
+from digest.web.openapi import SPEC
+from digest.web.server import make_app
 from tests.configs import write_config
 from tests.conftest import free_port, run_cli, start_cli
 from tests.editions import make_edition
@@ -533,7 +533,7 @@ async def test_a_bug_in_a_handler_is_a_json_500_with_the_traceback_in_the_log_on
         raise sqlite3.DatabaseError("database disk image is malformed (/srv/digest/digest.db)")
 
     monkeypatch.setattr(Store, "edition_days", broken)
-    with caplog.at_level(logging.ERROR, logger="digest.api"):
+    with caplog.at_level(logging.ERROR, logger="digest.web.api"):
         failed = await call(client, "/api/v1/editions")
     assert failed.status_code == 500
     assert failed.content_type.startswith("application/json")

@@ -1,5 +1,5 @@
 """The MCP server through the SDK's own client: over streamable HTTP on the real server
-(`digest.serve.make_app`, as `digest serve` and the daemon mount it), and over stdio from the
+(`digest.web.server.make_app`, as `digest serve` and the daemon mount it), and over stdio from the
 real `digest mcp` over a store that `collect` and `deepen` filled from the local news web.
 A hostile page's words come back quoted, never as the tool's own; a wrong token is refused;
 /mcp is off until configured."""
@@ -36,12 +36,12 @@ from mcp.client.streamable_http import streamable_http_client
 from digest.app import App
 from digest.config import StoriesConfig, load_config
 from digest.jobs.clustering import cluster_category
-from digest.mcp.http import host_parses
 from digest.mcp.quoting import quoted
 from digest.memory.events import NewEvent
 from digest.render.sanitize import safe_url
-from digest.serve import make_app, running
 from digest.store import open_store
+from digest.web.mcp_endpoint import host_parses
+from digest.web.server import make_app, running
 from tests.configs import feed, write_config
 from tests.conftest import (
     cli_command,

@@ -9,7 +9,6 @@ from hypothesis import strategies as st
 
 from digest.config import Config, parse_config
 from digest.errors import InvalidChannelError, InvalidPreferenceError, UnknownCategoryError
-from digest.serve import csrf_token, csrf_valid
 from digest.subscribers.preferences import (
     MAX_CHANNELS,
     PreferenceChanges,
@@ -17,6 +16,7 @@ from digest.subscribers.preferences import (
     apply_changes,
     defaults,
 )
+from digest.web.forms import csrf_token, csrf_valid
 
 CONFIG = parse_config({"schedule": {"timezone": "Europe/Berlin"}})
 HOOK = "json://hooks.example.org/x"

@@ -1,7 +1,8 @@
 """`digest status`: what the service did, what failed, and what happens next.
 
 It derives nothing itself: next runs come from `digest.schedule` (the instants the daemon's
-triggers fire on), whether a daemon runs from `digest.daemon`, everything else from the store.
+triggers fire on), whether a daemon runs from its lock (`digest.store.daemon_lock`, not the
+daemon itself), everything else from the store.
 """
 
 from __future__ import annotations
@@ -12,12 +13,12 @@ from datetime import UTC, datetime
 from typing import Any
 
 from digest.app import App
-from digest.daemon import daemon_holds
 from digest.deliver.ledger import Delivery
 from digest.models import FeedState, RunRecord
 from digest.queue.queue import QueueCounts
 from digest.schedule import next_collect, next_publish_due, parse_clock, parse_interval
 from digest.store import Store
+from digest.store.daemon_lock import daemon_holds
 
 RECENT_RUNS = 30
 FAILED_DELIVERIES_SHOWN = 20

@@ -21,10 +21,10 @@ from mcp.server import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 
-from digest.api.openapi import MAX_QUERY  # a search as long as the API takes
 from digest.app import App
 from digest.errors import DigestError, NoDatabaseError
 from digest.mcp.quoting import quoted
+from digest.ondemand.params import MAX_QUERY  # a search as long as the API takes
 
 READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True)
 LIVE = ToolAnnotations(read_only_hint=True, destructive_hint=False, open_world_hint=True)
@@ -140,6 +140,13 @@ def build_server(app: App) -> MCPServer:
             found = (await quick.query_both(app, text, k=k)).to_json()
         return _result(f"What the archive and a live search say about {text!r}.", found)
 
+    _add_editions(server, app)
+    return server
+
+
+def _add_editions(server: MCPServer, app: App) -> None:
+    """The editions as resources: the latest one, and one of a given day."""
+
     @server.resource(
         "digest://editions/latest",
         name="latest-edition",
@@ -161,8 +168,6 @@ def build_server(app: App) -> MCPServer:
         except ValueError:
             raise ResourceError(f"{day!r} is not a day (YYYY-MM-DD)") from None
         return await _edition_text(app, when)
-
-    return server
 
 
 async def _edition_text(app: App, day: date | None) -> str:

@@ -9,6 +9,8 @@ from zoneinfo import ZoneInfo
 
 from digest.errors import InvalidQueryError
 
+MAX_QUERY = 500  # characters of a search, from the API, /mcp or the MCP tools
+
 
 def parse_since(text: str, timezone: str, *, now: datetime | None = None) -> datetime:
     """A date (YYYY-MM-DD: its midnight in `timezone`) or a number of days back ("30d");

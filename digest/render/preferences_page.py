@@ -1,7 +1,7 @@
 """The subscriber's preferences page (`digest serve`, /preferences): one form, its stylesheet,
 and the page's policy. The page is rendered here from the subscriber and the configuration,
 each control named, labelled and filled as its preference's `Field` says
-(`digest.subscribers.preferences`, which reads the form back); `digest.serve` authenticates
+(`digest.subscribers.preferences`, which reads the form back); `digest.web` authenticates
 the request, checks the form's CSRF token and saves the changes.
 """
 

@@ -3,10 +3,11 @@
 The SDK serves ASGI; digest's server is aiohttp, and aiohttp-asgi runs the one inside the other
 (with its lifespan, which starts the SDK's session manager). Sessions are stateless and answers
 plain JSON: every tool is a read, so no request needs to remember another, and a restart loses
-nothing. The token rule and the rate limit are the API's (`api.limits.Gate`: a quick answer
-searches the web), checked before the SDK sees the request; on localhost the SDK also refuses a Host
-or Origin that is not this machine's (DNS rebinding from a web page). The SDK runs behind
-`digest.mcp.bridge` (aiohttp-asgi with a receive that waits for the client to leave).
+nothing. The token rule and the rate limit are the API's (`web.limits.Gate`: a quick answer
+searches the web), checked before the SDK sees the request (`GatedMcp`); on localhost the SDK
+also refuses a Host or Origin that is not this machine's (DNS rebinding from a web page). The
+SDK runs behind `digest.mcp.bridge` (aiohttp-asgi with a receive that waits for the client to
+leave).
 
 In front of all that, aiohttp answers what the SDK is not to see: another method than POST (405:
 stateless JSON has no event stream to GET and no session to DELETE; such a stream, once its client
@@ -23,25 +24,49 @@ from typing import Any
 
 from aiohttp import web
 
-from digest.api.limits import Gate, RateLimit, Refusal, is_loopback
-from digest.api.routes import error
 from digest.app import App
+from digest.web.api import error
+from digest.web.limits import Gate, RateLimit, Refusal, is_loopback
 
 PATH = "/mcp"
 
 Scope = MutableMapping[str, Any]
 
 
+class GatedMcp:
+    """The SDK's ASGI app behind the token rule and the rate limit, checked before the SDK sees
+    a request."""
+
+    def __init__(self, asgi: Any, gate: Gate) -> None:
+        self._asgi = asgi
+        self._gate = gate
+
+    async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            client = scope.get("client") or ("", 0)
+            given = dict(scope["headers"]).get(b"authorization")
+            authorization = given.decode("latin-1") if given else None
+            refused = self._gate.refusal(str(client[0]), authorization, time.monotonic())
+            if refused is not None:
+                await _refuse(send, refused)
+                return
+            # aiohttp-asgi names the mount as root_path; the SDK routes the whole path (/mcp).
+            scope = {**scope, "root_path": ""}
+        await self._asgi(scope, receive, send)
+
+
+MCP = web.AppKey("mcp", GatedMcp)
+
+
 def mount_mcp(server: web.Application, app: App, *, host: str) -> None:
-    """Answer MCP at /mcp on `server`, which listens on `host`."""
+    """Make the MCP server that `front` answers with on `server`, which listens on `host`, and
+    start its session manager with `server` (its route is in the server's table)."""
     from aiohttp_asgi import ASGIResource
 
-    from digest.mcp.bridge import answer
     from digest.mcp.tools import build_server
 
     local = is_loopback(host)
-    mcp = build_server(app)
-    asgi = mcp.streamable_http_app(
+    asgi = build_server(app).streamable_http_app(
         streamable_http_path=PATH,
         stateless_http=True,
         json_response=True,
@@ -55,28 +80,18 @@ def mount_mcp(server: web.Application, app: App, *, host: str) -> None:
         local=local,
         bucket=RateLimit(rate=limits.api_rate, burst=limits.api_burst),
     )
+    server[MCP] = GatedMcp(asgi, gate)
+    ASGIResource(server[MCP], root_path=PATH).lifespan_mount(server)  # the session manager
 
-    async def guarded(scope: Scope, receive: Any, send: Any) -> None:
-        if scope["type"] == "http":
-            client = scope.get("client") or ("", 0)
-            given = dict(scope["headers"]).get(b"authorization")
-            authorization = given.decode("latin-1") if given else None
-            refused = gate.refusal(str(client[0]), authorization, time.monotonic())
-            if refused is not None:
-                await _refuse(send, refused)
-                return
-            # aiohttp-asgi names the mount as root_path; the SDK routes the whole path (/mcp).
-            scope = {**scope, "root_path": ""}
-        await asgi(scope, receive, send)
 
-    async def front(request: web.Request) -> web.StreamResponse:
-        refused = not_for_the_sdk(request)  # a response is a mapping, falsy when empty: no `or`
-        if refused is not None:
-            return refused
-        return await answer(guarded, request, root_path=PATH)
+async def front(request: web.Request) -> web.StreamResponse:
+    """/mcp: what the SDK is not to see answered here, the rest by the SDK."""
+    from digest.mcp.bridge import answer  # aiohttp-asgi: imported once MCP is asked
 
-    server.router.add_route("*", PATH, front)
-    ASGIResource(guarded, root_path=PATH).lifespan_mount(server)  # starts the session manager
+    refused = not_for_the_sdk(request)  # a response is a mapping, falsy when empty: no `or`
+    if refused is not None:
+        return refused
+    return await answer(request.app[MCP], request, root_path=PATH)
 
 
 def not_for_the_sdk(request: web.Request) -> web.Response | None:

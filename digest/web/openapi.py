@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from digest.ondemand.params import MAX_QUERY  # characters of a search
+
 MAX_LIMIT = 100  # results a page
-MAX_QUERY = 500  # characters of a search
 MAX_PAGE = 1_000_000
 MAX_STORY_ID = 10**12 - 1  # twelve digits
 
