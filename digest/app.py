@@ -26,8 +26,8 @@ if TYPE_CHECKING:
     from digest.jobs.units import Runner
     from digest.queue import Queue
     from digest.store import Store
+    from digest.stories.embeddings import Embedder
     from digest.summarize import Summarizer
-    from digest.summarize.embeddings import Embedder
     from digest.summarize.translate import Translator
 
 
@@ -147,7 +147,7 @@ class App:
         if embeddings is None:
             return None
         if self._embedder is None:
-            from digest.summarize.embeddings import Embedder
+            from digest.stories.embeddings import Embedder
 
             key = self._environ.get(embeddings.api_key_env)
             self._embedder = await self._stack.enter_async_context(

@@ -227,7 +227,7 @@ def test_the_edition_reads_the_stored_vectors_when_embeddings_are_on(store: Stor
     """The quake in English under world and in German under technology: two stories by their
     words, one event by their stored vectors."""
     from digest.config import EmbeddingsConfig
-    from digest.summarize.embeddings import Embedder
+    from digest.stories.embeddings import Embedder
 
     items = [news(line, "world") for line in H.QUAKE]
     items += [news(line, "technology") for line in H.QUAKE_DE]

@@ -11,8 +11,8 @@ from pydantic import ValidationError
 
 from digest.summarize import Source, Summarizer
 from digest.summarize.answer import build_answer_text, extractive_answer
-from digest.summarize.llm import InvalidOutput
 from digest.summarize.output import clean_citations, find_links
+from digest.summarize.request import InvalidOutput
 from tests import llmserver
 from tests.llmserver import FOREIGN_LINKS, LLMServer
 from tests.newsweb import ARTICLES

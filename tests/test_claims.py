@@ -14,6 +14,7 @@ from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
 from digest.summarize import ArticleInput, Source, Summarizer
+from digest.summarize.article import LLMSummarizer
 from digest.summarize.claims import (
     MAX_SENTENCE,
     SourceIndex,
@@ -21,7 +22,6 @@ from digest.summarize.claims import (
     claims_of,
     numbers_in,
 )
-from digest.summarize.llm import LLMSummarizer
 from digest.summarize.text import split_sentences
 from tests import llmserver
 from tests.llmserver import INVENTIONS, Invention, LLMServer, invented_sentence

@@ -14,7 +14,7 @@ from digest.errors import EmbeddingError
 from digest.jobs.clustering import cluster_category, cluster_with_embeddings
 from digest.store import Store
 from digest.store.schema import articles
-from digest.summarize.embeddings import Embedder
+from digest.stories.embeddings import Embedder
 from tests import headlines as H
 from tests import storefixtures
 from tests.embedserver import EmbeddingsProxy, free_port

@@ -15,7 +15,7 @@ import pytest
 from digest.config import EmbeddingsConfig, StoriesConfig
 from digest.jobs.clustering import cluster_category, cluster_with_embeddings
 from digest.store import Store, open_store
-from digest.summarize.embeddings import Embedder
+from digest.stories.embeddings import Embedder
 from tests import headlines as H
 from tests.configs import feed, write_config
 from tests.conftest import run_cli

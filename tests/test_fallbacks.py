@@ -20,7 +20,7 @@ from tests.newsweb import ARTICLES
 llm_server = llmserver.llm_server
 
 URL = "http://127.0.0.1:8080/v1"
-# As the summarizer writes them (digest.summarize.llm, digest.summarize.story).
+# As the summarizer writes them (digest.summarize.llm_transport, .timing, .llm, .story).
 EMPTY = "llm:m output stayed invalid after a second request: the reply was empty"
 CLAIMS = "claim check: 4 of 6 claims not found in the sources (the summary lost 70% of its words)"
 SILENT = (
@@ -82,7 +82,8 @@ def test_a_deepen_the_budget_cannot_hold_says_how_many_stories_the_model_will_wr
     from types import SimpleNamespace
 
     from digest.jobs.deepen import _Budget
-    from digest.summarize.window import ServerFacts, Speeds
+    from digest.summarize.timing import Speeds
+    from digest.summarize.window import ServerFacts
 
     facts = ServerFacts("llama-cpp-python", 2048, "named", speeds=Speeds([50.0], [5.0]))
     llm = SimpleNamespace(known_facts=facts, config=LLMConfig(model="m"))

@@ -7,8 +7,9 @@ from __future__ import annotations
 import asyncio
 from datetime import UTC, datetime
 
-from digest.summarize.llm import LLMClient, counted_calls
+from digest.summarize.llm import LLMClient
 from digest.summarize.story import summarize_story
+from digest.summarize.timing import counted_calls
 from digest.summarize.types import StoryInput, StorySource
 from tests import llmserver
 from tests.llmserver import LLMServer

@@ -15,7 +15,8 @@ import openai
 import pytest
 
 from digest.summarize import ArticleInput
-from digest.summarize.llm import MAX_KEYWORDS, LLMSummarizer
+from digest.summarize.article import LLMSummarizer
+from digest.summarize.request import MAX_KEYWORDS
 from tests import realllm
 from tests.newsweb import ARTICLES
 from tests.realllm import RealLLM

@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
+from digest.summarize.article import build_summary
 from digest.summarize.claims import SourceIndex, sentences_of
 from digest.summarize.disputes import (
     dispute_summary,
@@ -18,8 +19,8 @@ from digest.summarize.disputes import (
     texts_by_outlet,
 )
 from digest.summarize.figures import covers, one_sided
-from digest.summarize.llm import InvalidOutput, build_summary
 from digest.summarize.output import restates_headline
+from digest.summarize.request import InvalidOutput
 from digest.summarize.story import MIN_WORDS, build_story_summary, extractive_story_summary
 from digest.summarize.types import ArticleInput, StoryInput, StorySource
 from tests.llmserver import INVENTIONS, Document, fake_story, invented_sentence, sentences

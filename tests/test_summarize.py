@@ -21,8 +21,9 @@ from hypothesis import strategies as st
 
 from digest.errors import SummarizeError
 from digest.summarize import ArticleInput, Summarizer, prompts
-from digest.summarize.llm import LLMSummarizer, build_summary, counted_calls
+from digest.summarize.article import LLMSummarizer, build_summary
 from digest.summarize.output import find_links, hosts_in, parse_json_object, strip_links
+from digest.summarize.timing import counted_calls
 from tests import llmserver
 from tests.conftest import free_port
 from tests.llmserver import FOREIGN_LINKS, LLMServer

@@ -194,7 +194,7 @@ async def status(app: App) -> Status:
     embeddings = app.config.stories.embeddings
     space = None
     if embeddings is not None:  # the client's module (and the summarizers beside it) only then
-        from digest.summarize.embeddings import Embedder
+        from digest.stories.embeddings import Embedder
 
         space = Embedder.space_of(embeddings)
     today = app.config.today_start(now)

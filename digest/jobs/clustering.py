@@ -34,7 +34,7 @@ ATTEMPTS = 3
 # Why stories were told apart by their words alone when no endpoint is configured (a deepen's
 # `similarity_reason`; `digest status` reads it back).
 if TYPE_CHECKING:  # the client is the app's to make: its package imports the summarizers
-    from digest.summarize.embeddings import Embedder, Vector
+    from digest.stories.embeddings import Embedder, Vector
 
 NO_EMBEDDINGS = "no [stories.embeddings]"
 
@@ -193,7 +193,7 @@ def stored_vectors(
     `[stories.embeddings]`, or when they are of more than one length (words alone then)."""
     if config.embeddings is None:
         return None
-    from digest.summarize.embeddings import Embedder
+    from digest.stories.embeddings import Embedder
 
     found = store.article_vectors(article_ids, model=Embedder.space_of(config.embeddings))
     return found if len({len(v) for v in found.values()}) <= 1 else None

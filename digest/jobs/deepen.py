@@ -52,7 +52,7 @@ from digest.runtime.progress import NO_PROGRESS, Progress
 from digest.store import content_hash
 from digest.stories import credited
 from digest.summarize.fallbacks import tally as fallback_causes
-from digest.summarize.llm import counted_calls
+from digest.summarize.timing import counted_calls
 
 if TYPE_CHECKING:
     from digest.app import App
@@ -470,7 +470,8 @@ async def _earlier_story_seconds(app: App, llm: LLMClient) -> float | None:
     the budget will hold. None when none did (speeds of another server or model say nothing
     of this one)."""
     from digest.summarize.check import story_estimate
-    from digest.summarize.window import ServerFacts, Speeds
+    from digest.summarize.timing import Speeds
+    from digest.summarize.window import ServerFacts
 
     store = await app.store()
     for run in await asyncio.to_thread(store.recent_runs, EARLIER_RUNS, "deepen"):

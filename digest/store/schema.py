@@ -89,13 +89,13 @@ Index("ix_articles_category_recent", articles.c.category, article_recent())
 # text for a common word (430 -> 63 ms at 100,000 articles; digest.store.search).
 Index("ix_articles_recent", article_recent())
 
-# An article's sentence vector in one embedding space (digest.summarize.embeddings): made once,
+# An article's sentence vector in one embedding space (digest.stories.embeddings): made once,
 # kept with the article. The vector is packed float32, little-endian (1.5 KB for 384 numbers).
 article_vectors = Table(
     "article_vectors",
     metadata,
     Column("article_id", Integer, ForeignKey("articles.id", ondelete="CASCADE"), primary_key=True),
-    Column("model", String, primary_key=True),  # digest.summarize.embeddings.Embedder.space
+    Column("model", String, primary_key=True),  # digest.stories.embeddings.Embedder.space
     Column("dimensions", Integer, nullable=False),
     Column("vector", LargeBinary, nullable=False),
     Column("created_at", UTCDateTime(), nullable=False),

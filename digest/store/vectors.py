@@ -19,7 +19,7 @@ from digest.store.schema import article_vectors, articles
 
 class VectorsMixin(StoreBase):
     """Sentence vectors of articles, by embedding space
-    (`digest.summarize.embeddings.Embedder.space`)."""
+    (`digest.stories.embeddings.Embedder.space`)."""
 
     def article_vectors(
         self, article_ids: Iterable[int], *, model: str

@@ -1,4 +1,5 @@
-"""Stories: the same event told by several outlets is one story. Pure code, no I/O.
+"""Stories: the same event told by several outlets is one story. Pure code, no I/O, but for
+`embeddings`: the client that asks an endpoint for the article vectors clustering may compare.
 
 `cluster_reports` groups articles into stories across outlets and runs; `plan_stories` turns a
 clustering into what the store writes (titles, counts, scores); `rank_stories` and `best_first`

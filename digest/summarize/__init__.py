@@ -23,7 +23,8 @@ from digest.runtime import metrics
 from digest.runtime.closing import AsyncClosing
 from digest.summarize import answer as _answer
 from digest.summarize import extractive
-from digest.summarize.llm import LLMClient, LLMSummarizer
+from digest.summarize.article import LLMSummarizer
+from digest.summarize.llm import LLMClient
 from digest.summarize.types import Answer, ArticleInput, Source, SummaryOutcome
 
 if TYPE_CHECKING:  # openai is imported when an LLM client is made, not with the summarizer

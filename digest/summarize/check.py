@@ -14,8 +14,9 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from digest.errors import SummarizeError
-from digest.summarize import window
-from digest.summarize.llm import JSONRequest, LLMClient
+from digest.summarize import timing, window
+from digest.summarize.llm import LLMClient
+from digest.summarize.request import JSONRequest
 from digest.summarize.story import MAX_OUTPUT_TOKENS as STORY_REPLY_TOKENS
 
 # A story's instructions take about this many tokens, without its sources.
@@ -152,8 +153,8 @@ def story_estimate(facts: window.ServerFacts, max_input_chars: int) -> tuple[int
     if story_prompt < INSTRUCTIONS:
         return 0, None
     prompt_speed, write_speed = facts.speeds.prompt_speed, facts.speeds.write_speed
-    seconds = story_prompt / (prompt_speed or window.PRIOR_PROMPT_SPEED) + (
-        STORY_REPLY_TYPICAL / (write_speed or window.PRIOR_WRITE_SPEED)
+    seconds = story_prompt / (prompt_speed or timing.PRIOR_PROMPT_SPEED) + (
+        STORY_REPLY_TYPICAL / (write_speed or timing.PRIOR_WRITE_SPEED)
     )
     return story_prompt, seconds
 
@@ -211,8 +212,8 @@ def describe(found: ServerCheck) -> list[str]:
         "tokens counted:  "
         + (f"by the server's tokenizer ({found.tokenizer})" if found.tokenizer else "estimated"),
         f"JSON output:     {mode}",
-        f"reads prompts:   {speed(found.prompt_speed, window.PRIOR_PROMPT_SPEED)}",
-        f"writes:          {speed(found.write_speed, window.PRIOR_WRITE_SPEED)}",
+        f"reads prompts:   {speed(found.prompt_speed, timing.PRIOR_PROMPT_SPEED)}",
+        f"writes:          {speed(found.write_speed, timing.PRIOR_WRITE_SPEED)}",
     ]
     if found.reply_error:
         lines.append(f"the probe reply: {found.reply_error}")

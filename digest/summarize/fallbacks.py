@@ -14,9 +14,9 @@ from collections.abc import Iterable
 
 from digest.summarize.output import one_line
 
-# A reason's cause, by the words the summarizer writes it in (`digest.summarize.llm`, `story`),
-# the most specific first: "output stayed invalid after a second request: the reply was empty"
-# is an empty reply. "{}" takes the seconds the reason names.
+# A reason's cause, by the words the summarizer writes it in (`llm_transport`, `timing`, `llm`,
+# `story`), the most specific first: "output stayed invalid after a second request: the reply was
+# empty" is an empty reply. "{}" takes the seconds the reason names.
 _CAUSES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
     (re.compile(pattern, re.IGNORECASE), label)
     for pattern, label in (

@@ -23,6 +23,7 @@ from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
 from digest.errors import SummarizeError
 from digest.models import Outlet, StorySummary
 from digest.summarize import extractive, prompts
+from digest.summarize.article import bullets_joined, written_keywords
 from digest.summarize.claims import SourceIndex
 from digest.summarize.disputes import (
     Confirmed,
@@ -33,13 +34,7 @@ from digest.summarize.disputes import (
     with_attributions,
     without_one_sided,
 )
-from digest.summarize.llm import (
-    MAX_KEYWORDS,
-    InvalidOutput,
-    JSONRequest,
-    LLMClient,
-    written_keywords,
-)
+from digest.summarize.llm import LLMClient
 from digest.summarize.output import (
     RESTATES_HEADLINE,
     clean_citations,
@@ -47,6 +42,7 @@ from digest.summarize.output import (
     restates_headline,
     strip_links,
 )
+from digest.summarize.request import MAX_KEYWORDS, InvalidOutput, JSONRequest
 from digest.summarize.text import length, split_sentences
 from digest.summarize.types import ArticleInput, StoryInput, StoryOutcome
 
@@ -61,12 +57,6 @@ KEPT_SHARE = 0.5  # ... and so is one that lost more than half its words to the 
 _INLINE_CHARS = 20_000
 
 
-def _text_value(value: Any) -> Any:
-    if isinstance(value, list) and all(isinstance(v, str) for v in value):
-        return " ".join(value)
-    return value
-
-
 class StoryReply(BaseModel):
     """The JSON the model must return; only `summary` is essential."""
 
@@ -78,11 +68,11 @@ class StoryReply(BaseModel):
     )
     keywords: list[str] = Field(default_factory=list)
 
-    _text = field_validator("summary", "brief_summary", mode="before")(_text_value)
+    _text = field_validator("summary", "brief_summary", mode="before")(bullets_joined)
 
     @field_validator("keywords", mode="before")
     @classmethod
-    def _keywords(cls, value: Any) -> Any:
+    def _keywords(cls, value: object) -> object:
         if isinstance(value, str):
             return value.replace(";", ",").split(",")
         if isinstance(value, list):

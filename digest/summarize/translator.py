@@ -38,15 +38,11 @@ from digest.errors import SummarizeError
 from digest.models import EditionStory, Translation
 from digest.stories.language import language_name
 from digest.summarize import prompts
+from digest.summarize.article import MAX_SUMMARY_WORDS, bullets_joined
 from digest.summarize.disputes import unattributed, with_attributions
-from digest.summarize.llm import (
-    MAX_OUTPUT_TOKENS,
-    MAX_SUMMARY_WORDS,
-    InvalidOutput,
-    JSONRequest,
-    LLMClient,
-)
+from digest.summarize.llm import LLMClient
 from digest.summarize.output import one_line, strip_links
+from digest.summarize.request import MAX_OUTPUT_TOKENS, InvalidOutput, JSONRequest
 from digest.summarize.text import length
 from digest.summarize.translate import original_language, untranslated
 from digest.summarize.translation_check import check_translation
@@ -123,12 +119,7 @@ class TranslationReply(BaseModel):
     )
     summary: str = Field(min_length=1)
 
-    @field_validator("title", "brief_summary", "summary", mode="before")
-    @classmethod
-    def _text(cls, value: Any) -> Any:
-        if isinstance(value, list) and all(isinstance(v, str) for v in value):
-            return " ".join(value)
-        return value
+    _text = field_validator("title", "brief_summary", "summary", mode="before")(bullets_joined)
 
 
 def _fields(data: dict[str, Any], story: EditionStory) -> tuple[str, str, str]:

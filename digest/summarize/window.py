@@ -23,8 +23,8 @@ the window's source, and `DEFAULT_WINDOW` is assumed.
 
 Tokens are counted by the server's tokenizer where it has one (llama-cpp-python's
 `/extras/tokenize/count`, llama.cpp's and vLLM's `/tokenize`), else estimated on the safe side
-(`estimate_tokens`). Reading and writing speeds are measured from each reply, so that a CPU server
-reading a long prompt is waited for (`Speeds`).
+(`estimate_tokens`). The server's reading and writing speeds, measured from each reply, are kept
+with what it is (`timing.Speeds`).
 """
 
 from __future__ import annotations
@@ -37,6 +37,8 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
+
+from digest.summarize.timing import Speeds
 
 if TYPE_CHECKING:  # imported when a server is asked: a command that asks none starts without it
     import httpx
@@ -72,10 +74,6 @@ PROBE_TIMEOUT = 5.0
 WINDOW_PROBE_WORDS = 65_536
 # Facts are learned again after this long: a server may be restarted with another window.
 FACTS_TTL = 900.0
-# Speeds assumed before the first reply of a server was measured: a 7B model on a laptop CPU.
-PRIOR_PROMPT_SPEED = 25.0  # tokens read per second
-PRIOR_WRITE_SPEED = 3.0  # tokens written per second
-MIN_MEASURED_PROMPT = 150  # a shorter prompt's time to first token is mostly fixed costs
 
 
 def estimate_tokens(text: str) -> int:
@@ -120,34 +118,6 @@ def root_of(base_url: str) -> str:
 
 
 @dataclass
-class Speeds:
-    """How fast a server reads a prompt and writes a reply, from its recent replies (the slowest
-    of the last few: the machine it runs on may be busy)."""
-
-    prompt: list[float] = field(default_factory=list)
-    write: list[float] = field(default_factory=list)
-
-    KEEP = 5
-
-    def record(
-        self, prompt_tokens: int, completion_tokens: int, first_token: float, total: float
-    ) -> None:
-        if prompt_tokens >= MIN_MEASURED_PROMPT and first_token > 0:
-            self.prompt = [*self.prompt, prompt_tokens / first_token][-self.KEEP :]
-        writing = total - first_token
-        if completion_tokens >= 20 and writing > 0:
-            self.write = [*self.write, completion_tokens / writing][-self.KEEP :]
-
-    @property
-    def prompt_speed(self) -> float | None:
-        return min(self.prompt) if self.prompt else None
-
-    @property
-    def write_speed(self) -> float | None:
-        return min(self.write) if self.write else None
-
-
-@dataclass
 class ServerFacts:
     """One (server, model): what it is, the window it reads and where that came from."""
 
@@ -173,17 +143,6 @@ class ServerFacts:
     @property
     def stale(self) -> bool:
         return time.monotonic() - self.learned_at > FACTS_TTL
-
-    def first_token_allowance(self, prompt_tokens: int, silence: float) -> float:
-        """Seconds a request of `prompt_tokens` may take to its first token: the time to read the
-        prompt at the slowest measured speed (or the prior), half again, plus `silence`."""
-        speed = self.speeds.prompt_speed or PRIOR_PROMPT_SPEED
-        return silence + 1.5 * prompt_tokens / speed
-
-    def writing_allowance(self, max_tokens: int, least: float) -> float:
-        """Seconds for writing up to `max_tokens` after the first, at least `least`."""
-        speed = self.speeds.write_speed or PRIOR_WRITE_SPEED
-        return max(least, 1.5 * max_tokens / speed)
 
 
 async def discover(
@@ -225,7 +184,7 @@ async def discover(
     return facts
 
 
-async def _get_json(http: httpx.AsyncClient, url: str, **kwargs: Any) -> Any:
+async def _get_json(http: httpx.AsyncClient, url: str, **kwargs: Any) -> object:
     """The JSON a GET (or, with `json=`, a POST) answers with 200, else None."""
     import httpx
 
