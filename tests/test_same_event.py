@@ -4,6 +4,7 @@ English, French and German; the properties check the rules only ever leave thing
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from unittest import mock
@@ -83,8 +84,8 @@ def test_an_updated_page_is_a_revision_up_or_down() -> None:
         "service said.",
         "en",
     )
-    up = before.__class__(**{**_fields(before), "text": before.text.replace("12", "20")})
-    down = before.__class__(**{**_fields(before), "text": before.text.replace("12", "9")})
+    up = replace(before, text=before.text.replace("12", "20"), at=DAY2)
+    down = replace(before, text=before.text.replace("12", "9"), at=DAY2)
     assert _figure_events(_two_days(before, up), "revision") == [
         ("dead", "At least 12", "At least 20")
     ]
@@ -92,10 +93,6 @@ def test_an_updated_page_is_a_revision_up_or_down() -> None:
     assert _figure_events(_two_days(before, down), "revision") == [
         ("dead", "At least 12", "At least 9")
     ]
-
-
-def _fields(o: OutletText) -> dict[str, object]:
-    return {name: getattr(o, name) for name in o.__slots__}  # type: ignore[attr-defined]
 
 
 def test_a_new_article_that_says_the_count_rose_is_a_revision_in_each_language() -> None:
