@@ -15,8 +15,16 @@ and records what this returns (`Store.record_events`, once per key whatever runs
   towards saying less); a figure names its subject (a quantity key, `figures.QUANTITIES`) and
   value, and its text is the figure's clause as the outlet wrote it (`Figure.clause`, at most
   about 160 characters), not its whole sentence, which on a scraped page can run to 1,800;
-- "revision": an outlet's figure for a subject changed since it was recorded (the outlet
-  updated its article): `previous` -> `value`;
+- "revision": an outlet updating its own count of one event: its figure for a subject changed
+  since it was recorded, and either the article it is read from is the one the recorded figure
+  came from (the page was updated: the events' URLs, `OutletText.url`), or the new figure's
+  clause itself says the count changed ("rose to", "asciende a", "s'élève à", "stieg auf":
+  `figures.changed_count`); a running count (dead, injured, ...: `figures.running_count`)
+  lower in another article is never one. Otherwise an outlet's newer article with another
+  value is another event's count, or another source's, not a revision: its figure is a
+  "fact" of that article (key by value as above, at the time it was read), so an outlet's
+  two days' articles about two clashes are never "38 -> 35 injured" (issue 38);
+  `previous` -> `value`;
 - "disagreement": outlets report different values for the same subject now (key by subject and
   the set of values, so a dispute is recorded once, and again only when its values change).
 
@@ -40,17 +48,22 @@ from digest.models import Disagreement, StoryEvent
 from digest.stories.novelty import Joined, new_facts
 from digest.summarize.figures import (
     Figure,
+    changed_count,
     disagreements,
     reported,
     revisions,
+    running_count,
+    values_of,
 )
 from digest.summarize.output import strip_links
 
 
 @dataclass(frozen=True, slots=True)
 class OutletText:
-    """One outlet of a story as read now: its first article (URL, headline, time) and the text
-    of its newest article (main text, else lede)."""
+    """One outlet of a story as read now: the article whose text is read (its URL, headline,
+    main text else lede: the story's representative for its outlet, else the outlet's newest)
+    and the time of the outlet's earliest article. A figure's events carry `url`: the article
+    it came from."""
 
     outlet: str
     url: str
@@ -147,6 +160,24 @@ def _figure_event(
     )
 
 
+def _fell(was: Figure, now: Figure) -> bool:
+    """Whether every value the new figure can be is below every value the old one can be."""
+    before = was.values or values_of(was.written) or {was.value}
+    after = now.values or values_of(now.written) or {now.value}
+    return max(after) < min(before)
+
+
+def updated(recorded_url: str, o: OutletText, was: Figure, now: Figure) -> bool:
+    """Whether the outlet's new figure `now` is its own count `was` updated (a revision): read
+    from the article the recorded figure came from (the page was updated), or from a clause
+    that says the count changed; a running count lower in another article never is."""
+    if recorded_url and recorded_url == o.url:
+        return True
+    if running_count(now.subject) and _fell(was, now):
+        return False
+    return changed_count(now, o.language or None)
+
+
 def disagreement_key(d: Disagreement) -> str:
     return f"disagreement:{d.subject}:{'|'.join(sorted(r.value for r in d.reported))}"
 
@@ -193,6 +224,10 @@ def story_events(
                 continue
             old = figure_of(*before)
             for was, now_f in revisions([old], [f]):
+                if not updated(before[0].url, o, was, now_f):
+                    key = f"fact:{o.outlet}:{f.subject}:{number(f.value)}"
+                    events.append(_figure_event("fact", key, o, f, now))
+                    continue
                 key = f"revision:{o.outlet}:{f.subject}:{number(was.value)}:{number(now_f.value)}"
                 was_detail = {
                     "previous_number": number(was.value),

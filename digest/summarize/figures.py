@@ -146,7 +146,16 @@ Decisions:
   the others' about the same thing? a caller that has the report picks its own figure first,
   see "An outlet's own figure"), and so does a subject whose outlets use units that cannot
   be one quantity (percent and a count, euros and dollars). Only ≥2 distinct values from ≥2
-  outlets.
+  outlets, and only of one scope (`_one_scope`): values further apart than counts of one event
+  plausibly are (two values more than 4× apart, or, of three or more, a value more than 4×
+  the median or under a quarter of it; "at least"/"more than" a lower bound, too low never,
+  "up to"/"less than" an upper one) count something else (a city against a country, a day
+  against an uprising: "seis" against "más de 80") and are left out; with fewer than two
+  values left, no disagreement (issue 38).
+- `changed_count` / `running_count`: whether a figure's clause itself says its count changed
+  ("rose to", "asciende a", "s'élève à", "stieg auf": `_CHANGED`), and whether a subject is a
+  count that only grows while its event goes on (dead, injured, ...): what
+  `digest.memory.timeline` asks before it calls a new figure of an outlet's a revision.
 - `one_sided`: a sentence with a figure of a disputed subject, no attribution ("according to",
   "said", "reported", "laut", "zufolge", ...) and not two of the disputed values (`covers`).
   Any attribution counts, not only to an outlet: "45 died, the mayor said" is not stated as
@@ -195,6 +204,7 @@ __all__ = [
     "QUANTITIES",
     "Figure",
     "agree",
+    "changed_count",
     "corrections",
     "covers",
     "disagreements",
@@ -207,6 +217,7 @@ __all__ = [
     "reported",
     "revisions",
     "rising",
+    "running_count",
     "values_of",
 ]
 
@@ -1490,12 +1501,50 @@ def disagreements(by_outlet: Mapping[str, Sequence[Figure]]) -> list[Disagreemen
         units = {f.unit for _, f in pairs}
         if any(not compatible_units(a or None, b or None) for a in units for b in units):
             continue  # a percentage and a count, euros and dollars: not one quantity
-        groups = _groups(pairs)
+        groups = _groups(_one_scope(pairs))
         if len(groups) < 2:
             continue
         groups.sort(key=lambda g: (-len({o for o, _ in g}), g[0][1].value, g[0][1].written))
         out.append(Disagreement(subject, tuple(_reported(g) for g in groups)))
     return out
+
+
+# How far apart counts of one event plausibly are: outlets' tolls of one attack differ, but a
+# value more than this many times another is a count of something else (issue 38).
+_SPREAD = Decimal(4)
+_LOWER = frozenset({"at least", "more than"})
+_UPPER = frozenset({"up to", "less than"})
+
+
+def _median(values: Sequence[Decimal]) -> Decimal:
+    ordered = sorted(values)
+    middle = len(ordered) // 2
+    if len(ordered) % 2:
+        return ordered[middle]
+    return (ordered[middle - 1] + ordered[middle]) / 2
+
+
+def _out_of_scope(f: Figure, against: Decimal) -> bool:
+    """Whether `f` is too far from `against` to count the same thing: more than `_SPREAD`
+    times it, or under its `_SPREAD`th part; a lower bound is never too low (the count may be
+    higher), an upper bound never too high."""
+    too_high = f.value > _SPREAD * against and f.qualifier not in _UPPER
+    too_low = f.value * _SPREAD < against and f.qualifier not in _LOWER
+    return too_high or too_low
+
+
+def _one_scope(pairs: Sequence[tuple[str, Figure]]) -> list[tuple[str, Figure]]:
+    """The (outlet, figure) pairs of one subject whose values can be counts of one scope: two
+    values more than `_SPREAD` times apart are not (both left out: which is the story's?); of
+    three or more, those too far from the median are left out."""
+    values = [f.value for _, f in pairs]
+    if len(pairs) < 2 or any(v < 0 for v in values):
+        return list(pairs)
+    if len(pairs) == 2:
+        (_, a), (_, b) = pairs
+        return [] if _out_of_scope(a, b.value) or _out_of_scope(b, a.value) else list(pairs)
+    middle = _median(values)
+    return [(o, f) for o, f in pairs if not _out_of_scope(f, middle)]
 
 
 def revisions(old: Sequence[Figure], new: Sequence[Figure]) -> list[tuple[Figure, Figure]]:
@@ -1542,6 +1591,41 @@ def covers(sentence: str, dispute: Disagreement) -> bool:
 
 # Counts that grow while an event goes on: a higher one later is news, not an error.
 _GROWING = frozenset({"dead", "injured", "arrested", "displaced", "refugees", "evacuated"})
+
+
+def running_count(subject: str) -> bool:
+    """Whether `subject` is a count that only grows while its event goes on (a new article's
+    lower one is another event's, or another source's, not the outlet's count revised)."""
+    return subject in _GROWING
+
+
+# Per language: words in a figure's clause that say its count changed since it was last given
+# ("the death toll rose to 30"): an outlet updating its count of one event, in a new article.
+_CHANGED_WORDS: dict[str, str] = {
+    "en": r"(?:rose|risen|rising|climbed|climbing|jumped|increased|grew|soared) to|"
+    r"now stands at|has reached|now at",
+    "es": r"(?:asciende|ascienden|ascendió|ascendieron|ascendía|se eleva|se elevan|se elevó|"
+    r"eleva|elevan|elevó|elevaron|aumentó|aumenta|aumentaron|subió|sube|suben)"
+    r"(?: la cifra| el balance| el número)?(?: de \w+(?: \w+)?)? (?:a|hasta)|ya son|ya suman",
+    "fr": r"s['’](?:élève|élèvent|est élevé|élevait) à|est passée? à|passe à|"
+    r"atteint désormais|désormais de|grimpé à|(?:est )?monté à|porté à",
+    "de": r"stieg auf|steigt auf|gestiegen|erhöhte sich auf|erhöht sich auf|kletterte auf|"
+    r"klettert auf|hat sich auf .{1,40} erhöht",
+}
+_CHANGED = {
+    lang: re.compile(rf"(?<![^\W_])(?:{words})(?![^\W_])", re.IGNORECASE)
+    for lang, words in _CHANGED_WORDS.items()
+}
+
+
+def changed_count(f: Figure, lang: str | None = None) -> bool:
+    """Whether the figure's own clause says its count changed ("rose to 30", "asciende a 12",
+    "s'élève à 8", "ist auf 9 gestiegen"); read with every language's words when `lang` is
+    not one of `LANGUAGES`."""
+    clause = f.clause or f.sentence
+    pattern = _CHANGED.get(lang or "")
+    found = [pattern] if pattern is not None else list(_CHANGED.values())
+    return any(p.search(clause) for p in found)
 
 
 def rising(subject: str, said: str, now: str) -> bool:
