@@ -329,14 +329,8 @@ def print_subscribers(subs: list[Subscriber]) -> None:
         click.echo(clean_text(line + f"{'+'.join(channels) or 'none'}{rules}"))
 
 
-def print_status(status: Status) -> None:
-    from digest.jobs.clustering import NO_EMBEDDINGS
-
-    console = _console()
-    running = "[green]running[/green]" if status.daemon_running else "[yellow]not running[/yellow]"
-    console.print(f"daemon: {running}")
-    console.print(f"next collect: {status.next_collect.isoformat()}")
-    console.print(f"next publish: {status.next_publish.isoformat()}")
+def _last_runs(status: Status) -> Table:
+    """The table of each job's last run: when, how long, what it counted, how many errors."""
     table = Table(title="last runs", expand=False)
     for col in ("job", "status", "started", "took", "counts", "errors"):
         table.add_column(col)
@@ -351,7 +345,39 @@ def print_status(status: Status) -> None:
             counts,
             str(len(r.errors)),
         )
-    console.print(table)
+    return table
+
+
+def _print_last_deepen(console: Console, status: Status) -> None:
+    """How the last deepen summarized: by the LLM or not, its claims, why it fell back."""
+    last = status.llm_last_deepen
+    if not last:
+        return
+    claims = last["claims"]
+    console.print(
+        f"summaries in the last deepen: {last['llm']} by the LLM, {last['extractive']} "
+        f"extractive, {last['reused']} unchanged · {last['llm_calls']} LLM calls reading "
+        f"{last['sources_read']} outlets · claims {claims['found']} of {claims['total']} "
+        f"found, {claims['sentences_removed']} sentences removed, "
+        f"{claims['summaries_rejected']} summaries rejected"
+    )
+    if last["over_budget"]:
+        console.print(
+            f"[yellow]{last['over_budget']} extractive: {_e('[llm] budget')} spent[/yellow]"
+        )
+    for why in last["why"]:
+        console.print(f"[yellow]llm[/yellow]: {_e(why)}")
+
+
+def print_status(status: Status) -> None:
+    from digest.jobs.clustering import NO_EMBEDDINGS
+
+    console = _console()
+    running = "[green]running[/green]" if status.daemon_running else "[yellow]not running[/yellow]"
+    console.print(f"daemon: {running}")
+    console.print(f"next collect: {status.next_collect.isoformat()}")
+    console.print(f"next publish: {status.next_publish.isoformat()}")
+    console.print(_last_runs(status))
     for e in status.failing_sources:
         console.print(f"[red]failing source[/red] {_e(e['source'])}: {_e(e['error'])}")
     for host, pages in status.failing_hosts.items():
@@ -361,22 +387,7 @@ def print_status(status: Status) -> None:
             f"[red]failing feed[/red] {_e(f.url)} ({f.error_count}x): {_e(f.last_error or '')}"
         )
     console.print(f"LLM: {status.llm}; tokens today: {status.llm_tokens_today}")
-    last = status.llm_last_deepen
-    if last:
-        claims = last["claims"]
-        console.print(
-            f"summaries in the last deepen: {last['llm']} by the LLM, {last['extractive']} "
-            f"extractive, {last['reused']} unchanged · {last['llm_calls']} LLM calls reading "
-            f"{last['sources_read']} outlets · claims {claims['found']} of {claims['total']} "
-            f"found, {claims['sentences_removed']} sentences removed, "
-            f"{claims['summaries_rejected']} summaries rejected"
-        )
-        if last["over_budget"]:
-            console.print(
-                f"[yellow]{last['over_budget']} extractive: {_e('[llm] budget')} spent[/yellow]"
-            )
-        for why in last["why"]:
-            console.print(f"[yellow]llm[/yellow]: {_e(why)}")
+    _print_last_deepen(console, status)
     last_used, _why = status.browser_last_used
     console.print(f"browser: configured {status.browser_configured}, last used {last_used or '-'}")
     used, why = status.similarity_last_used

@@ -192,6 +192,19 @@ class DeliveryReport:
         )
 
 
+def _warn_stuck(stuck: Iterable[Delivery]) -> None:
+    """Rows stuck in sending are never re-sent by a run (it may have arrived): say so."""
+    for d in stuck:
+        log.warning(
+            "delivery of %s to %s is stuck in sending since %s (Message-ID %s): "
+            "not re-sent; resend it explicitly if it never arrived",
+            d.edition_day,
+            d.addressee,
+            d.updated_at,
+            d.message_id,
+        )
+
+
 async def deliver(
     store: LedgerStore,
     edition_day: date,
@@ -238,15 +251,7 @@ async def deliver(
         ]
     )
     found = ledger.survey(await store.load(edition_day), now)
-    for d in found.stuck:
-        log.warning(
-            "delivery of %s to %s is stuck in sending since %s (Message-ID %s): "
-            "not re-sent; resend it explicitly if it never arrived",
-            d.edition_day,
-            d.addressee,
-            d.updated_at,
-            d.message_id,
-        )
+    _warn_stuck(found.stuck)
     # Emails are built one at a time as they are sent; a channel's message is small and built
     # now to learn its server, its lane.
     built = {

@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING, Any
 from digest.deliver.ledger import EMAIL
 
 if TYPE_CHECKING:
-    from digest.app import App
     from digest.deliver.sender import DeliveryReport
+    from digest.jobs.units import Parts
     from digest.models import StoryEvent, Subscriber
     from digest.store.follow_alerts import Alert
 
@@ -45,7 +45,7 @@ def channels_of(sub: Subscriber) -> list[str]:
     return ([EMAIL] if sub.preferences.send_email else []) + [c.key for c in sub.channels]
 
 
-async def send_alerts(app: App, now: datetime | None = None) -> DeliveryReport | None:
+async def send_alerts(app: Parts, now: datetime | None = None) -> DeliveryReport | None:
     """End quiet follows, then send every alert owed; None when there was none to send."""
     from digest.deliver.ledger import RetryPolicy
     from digest.deliver.sender import LazyMessages, Skip, deliver
@@ -121,7 +121,7 @@ def _events(store: Any, alerts: Sequence[Alert]) -> dict[int, list[StoryEvent]]:
     return found
 
 
-async def alert_followers(app: App, after: str) -> None:
+async def alert_followers(app: Parts, after: str) -> None:
     """`send_alerts` at the end of a run of `after` (deepen, publish, a delivery round): a
     failure is logged and left for the next run (the ledger keeps what was done), never the
     run's own failure."""
@@ -162,14 +162,14 @@ def story_pages(store: Any, story_ids: Sequence[int], base_url: str) -> dict[int
     return {k: v for k, v in found.items() if v}
 
 
-def _id(app: App, alert: Alert, channel: str) -> str:
+def _id(app: Parts, alert: Alert, channel: str) -> str:
     from digest.deliver.follow_alert import alert_id
 
     return alert_id(alert.follow.id, alert.through, channel, app.config.email.from_)
 
 
 def _message(
-    app: App,
+    app: Parts,
     alert: Alert,
     events: Sequence[StoryEvent],
     sub: Subscriber,

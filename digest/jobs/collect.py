@@ -29,7 +29,7 @@ from digest.sources.feeds import fetch_feed
 from digest.store.urls import canonical_url
 
 if TYPE_CHECKING:
-    from digest.app import App
+    from digest.jobs.units import Parts
 
 log = logging.getLogger(__name__)
 
@@ -67,7 +67,7 @@ class CollectReport:
         return sum(c.headlines for c in self.categories)
 
 
-async def feeds_for(app: App, category: str) -> list[FeedConfig]:
+async def feeds_for(app: Parts, category: str) -> list[FeedConfig]:
     """The feeds collected for a category: the config file's, then the database's."""
     store = await app.store()
     subscribed = await asyncio.to_thread(store.subscribed_feeds, category)
@@ -130,7 +130,7 @@ def run_status(headlines: int, failures: int) -> str:
 
 
 async def feeds_headlines(
-    app: App, feeds: Sequence[Any], failures: list[Failure]
+    app: Parts, feeds: Sequence[Any], failures: list[Failure]
 ) -> list[list[Headline]]:
     """Each feed's headlines (conditional GETs, all at once), their saved states read in one
     query and saved in one transaction; a failure is added to `failures`, and a feed failing
@@ -148,7 +148,7 @@ async def feeds_headlines(
 
 
 async def _feed_headlines_one(
-    app: App, feed: Any, state: FeedState | None, failures: list[Failure], now: datetime
+    app: Parts, feed: Any, state: FeedState | None, failures: list[Failure], now: datetime
 ) -> tuple[list[Headline], FeedState | None]:
     """One feed's headlines and the state to save (None: resting, nothing changes)."""
     if state is not None and (wait := backoff(state, now)):
@@ -212,7 +212,7 @@ def one_search_failure(failures: list[Failure], categories: Sequence[str]) -> li
     return [*failures[:at], told, *(f for f in failures[at:] if f not in searched)]
 
 
-async def search_headlines(app: App, category: str, failures: list[Failure]) -> list[Headline]:
+async def search_headlines(app: Parts, category: str, failures: list[Failure]) -> list[Headline]:
     """The category's DuckDuckGo news; a failure is added to `failures`."""
     try:
         return await app.ddg.news(category, max_results=app.config.sources.results_per_category)
@@ -223,7 +223,7 @@ async def search_headlines(app: App, category: str, failures: list[Failure]) -> 
 
 
 async def extract_and_store(
-    app: App,
+    app: Parts,
     category: str,
     headlines: list[Headline],
     *,
@@ -366,7 +366,7 @@ def plan_extraction(
 
 
 @step(SourcesUnit, SourcesOutcome)
-async def read_sources(app: App, unit: SourcesUnit) -> SourcesOutcome:
+async def read_sources(app: Parts, unit: SourcesUnit) -> SourcesOutcome:
     """The unit's headlines, merged. The fast extraction's parsers start meanwhile: the
     extraction units come next."""
     await app.extractor.warm()
@@ -383,7 +383,7 @@ async def read_sources(app: App, unit: SourcesUnit) -> SourcesOutcome:
 
 
 @step(ExtractUnit, ExtractOutcome)
-async def extract_batch(app: App, unit: ExtractUnit) -> ExtractOutcome:
+async def extract_batch(app: Parts, unit: ExtractUnit) -> ExtractOutcome:
     """Fast extraction and the upsert of one batch. Fast passes take turns, one per process
     and one per core on the machine (`digest.fetch.turns`): each has its whole budget from
     its turn."""
@@ -392,7 +392,7 @@ async def extract_batch(app: App, unit: ExtractUnit) -> ExtractOutcome:
 
 
 async def collect(
-    app: App,
+    app: Parts,
     categories: list[str] | None = None,
     *,
     run_key: str | None = None,
@@ -443,7 +443,7 @@ async def collect(
 
 
 async def _categories(
-    app: App,
+    app: Parts,
     runner: Runner,
     plans: dict[str, list[SourcesUnit]],
     failures: list[Failure],
@@ -492,7 +492,7 @@ async def _categories(
 
 
 async def _category(
-    app: App, runner: Runner, category: str, sources: list[SourcesUnit], failures: list[Failure]
+    app: Parts, runner: Runner, category: str, sources: list[SourcesUnit], failures: list[Failure]
 ) -> tuple[CategoryReport, Counter[str]]:
     """One category: its source units, their headlines merged, then its extraction batches."""
     found: list[list[Headline]] = []
@@ -516,7 +516,7 @@ async def _category(
 
 
 async def collect_claiming(
-    app: App, categories: list[str] | None = None, *, progress: Progress = NO_PROGRESS
+    app: Parts, categories: list[str] | None = None, *, progress: Progress = NO_PROGRESS
 ) -> CollectReport:
     """A collection by hand: a full pass claims the current scheduled period when it is still
     free, so the daemon does not collect the same period again."""

@@ -55,7 +55,7 @@ from digest.summarize.fallbacks import tally as fallback_causes
 from digest.summarize.timing import counted_calls
 
 if TYPE_CHECKING:
-    from digest.app import App
+    from digest.jobs.units import Parts
     from digest.summarize.disputes import Confirmed
     from digest.summarize.llm import LLMClient
 
@@ -141,7 +141,7 @@ def is_page(failure: Failure) -> bool:
 
 
 async def summarize_text(
-    app: App, *, url: str, title: str, text: str, source: str = "", article_id: int | None = None
+    app: Parts, *, url: str, title: str, text: str, source: str = "", article_id: int | None = None
 ) -> tuple[Summary, bool, str | None]:
     """Summarize one text, reusing a stored summary of the same text by the same summarizer.
 
@@ -259,7 +259,7 @@ def plan_stories(
 
 
 async def deepen(
-    app: App,
+    app: Parts,
     categories: list[str] | None = None,
     *,
     top: int | None = None,
@@ -364,7 +364,7 @@ class _Read:
     measured: dict[str, Any] | None = None  # the server's speeds (`_measured`)
 
 
-async def _read_stories(app: App, stories: list[StoryView], progress: Progress) -> _Read:
+async def _read_stories(app: Parts, stories: list[StoryView], progress: Progress) -> _Read:
     """Every story's unit through the runner, their LLM summaries sharing this deepen's
     `[llm] budget` when they run in this process; the outcomes folded into one tally, the
     failed pages, and one error each for the summaries that fell back or ran out of budget."""
@@ -464,7 +464,7 @@ def _measured(llm: LLMClient | None) -> dict[str, Any] | None:
     }
 
 
-async def _earlier_story_seconds(app: App, llm: LLMClient) -> float | None:
+async def _earlier_story_seconds(app: Parts, llm: LLMClient) -> float | None:
     """A story's seconds at the speeds the latest deepen that measured this server and model
     recorded (`_measured`): a command's first story then need not be waited for to say what
     the budget will hold. None when none did (speeds of another server or model say nothing
@@ -492,7 +492,9 @@ async def _earlier_story_seconds(app: App, llm: LLMClient) -> float | None:
     return None
 
 
-async def _to_write(app: App, stories: Sequence[StoryView], units: Sequence[StoryUnit]) -> set[int]:
+async def _to_write(
+    app: Parts, stories: Sequence[StoryView], units: Sequence[StoryUnit]
+) -> set[int]:
     """The stories whose summary will likely be written: those with pages to read (their texts
     may change), and those whose texts have no summary yet (the others keep theirs)."""
     preferred = (await app.summarizer()).preferred
@@ -508,7 +510,7 @@ async def _to_write(app: App, stories: Sequence[StoryView], units: Sequence[Stor
     return out
 
 
-async def _known(app: App, story: int, key: str, preferred: str) -> bool:
+async def _known(app: Parts, story: int, key: str, preferred: str) -> bool:
     """Whether the story's texts (`key`) have a summary to keep: the summarizer's, or the
     extractive one made when the model's was not trusted."""
     store = await app.store()
@@ -520,7 +522,7 @@ async def _known(app: App, story: int, key: str, preferred: str) -> bool:
     return other is not None and other.note.startswith("claim check")
 
 
-async def _stale_pages(app: App, stories: Sequence[StoryView]) -> set[int]:
+async def _stale_pages(app: Parts, stories: Sequence[StoryView]) -> set[int]:
     """The sources of developing stories (one with an article first seen today and one seen
     before) whose main text was read before today: read again, so that an outlet's updated
     article (a revised toll) reaches the summary and the story's timeline."""
@@ -633,7 +635,7 @@ def shared_budget(budget: _Budget) -> Iterator[None]:
 
 
 @step(StoryUnit, StoryOutcome)
-async def read_story(app: App, unit: StoryUnit) -> StoryOutcome:
+async def read_story(app: Parts, unit: StoryUnit) -> StoryOutcome:
     """Read the story's pages still to read, then write its one summary (the claim check and
     `[llm]` limits as ever; the LLM calls counted are this unit's own)."""
     store = await app.store()
@@ -672,7 +674,7 @@ async def read_story(app: App, unit: StoryUnit) -> StoryOutcome:
     )
 
 
-async def _crawl(app: App, crawler: Any, page: CrawlTarget) -> tuple[DeepenTally, Failure | None]:
+async def _crawl(app: Parts, crawler: Any, page: CrawlTarget) -> tuple[DeepenTally, Failure | None]:
     store = await app.store()
     read: Page = await crawler.crawl_one(page.url)
     await asyncio.to_thread(store.save_crawl, page.article, read)
@@ -681,7 +683,7 @@ async def _crawl(app: App, crawler: Any, page: CrawlTarget) -> tuple[DeepenTally
     return DeepenTally(crawled=1), None
 
 
-async def story_input(app: App, story: StoryView, today: datetime) -> Any:
+async def story_input(app: Parts, story: StoryView, today: datetime) -> Any:
     """The story as its summary is written from: each source's stored main text (its lede
     when it has none), the earlier summary when the story had one on an earlier day."""
     from digest.summarize.types import StoryInput, StorySource
@@ -712,7 +714,7 @@ async def story_input(app: App, story: StoryView, today: datetime) -> Any:
 
 
 async def _summarize_story(
-    app: App, story: StoryView, budget: _Budget, check: FigureCheck | None = None
+    app: Parts, story: StoryView, budget: _Budget, check: FigureCheck | None = None
 ) -> tuple[DeepenTally, bool, str | None]:
     """The story's summary, unless its texts' summary is known: what it counted, whether the
     story has a summary, and why the LLM's fell back to extractive if it did. Where its

@@ -19,7 +19,7 @@ from digest.memory.same_quantity import Pair
 from digest.summarize.fallbacks import cause
 
 if TYPE_CHECKING:
-    from digest.app import App
+    from digest.jobs.units import Parts
     from digest.summarize.llm import LLMClient
 
 log = logging.getLogger(__name__)
@@ -95,7 +95,7 @@ class FigureCheck:
         return kept_out_line(self.kept_out) if self.kept_out else None
 
 
-async def for_app(app: App) -> FigureCheck:
+async def for_app(app: Parts) -> FigureCheck:
     """The check a run of `app` makes: the model's when `[llm]` is configured with
     `check_figures` (the default), else the rules alone."""
     llm = app.config.llm

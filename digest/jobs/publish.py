@@ -51,10 +51,10 @@ from digest.schedule import edition_day, parse_clock
 from digest.store import Store
 
 if TYPE_CHECKING:
-    from digest.app import App
     from digest.deliver.ledger import Delivery
     from digest.deliver.sender import DeliveryReport, LazyMessages
     from digest.edition.reader_plan import EditionPlan
+    from digest.jobs.units import Parts
     from digest.summarize.translate import Translator
 
 log = logging.getLogger(__name__)
@@ -123,7 +123,7 @@ def day_bounds(day: date, tz: str) -> tuple[datetime, datetime]:
 
 
 async def build_edition(
-    app: App, day: date, *, now: datetime | None = None, check: FigureCheck | None = None
+    app: Parts, day: date, *, now: datetime | None = None, check: FigureCheck | None = None
 ) -> Edition:
     """The edition of `day` from what the store holds: per category, its top stories (each
     told against its latest appearance in an earlier edition) and the ledes of the day's other
@@ -173,7 +173,7 @@ async def build_edition(
     return Edition(day=day, timezone=config.schedule.timezone, sections=built, generated_at=now)
 
 
-async def save_edition(app: App, edition: Edition) -> tuple[Edition, str]:
+async def save_edition(app: Parts, edition: Edition) -> tuple[Edition, str]:
     """Store the edition; an unchanged rebuild keeps the stored one (and its timestamp).
     Returns the edition and what happened to it: "new", "updated" or "unchanged"."""
     store = await app.store()
@@ -196,7 +196,7 @@ NOTHING_NEW = "not sent: nothing new since your last digest"
 
 
 async def send_edition(
-    app: App,
+    app: Parts,
     edition: Edition,
     *,
     now: datetime,
@@ -271,7 +271,7 @@ async def send_edition(
         await transport.aclose()
 
 
-def _messages(app: App, day: date, plan: EditionPlan, copies: Sequence[Edition]) -> LazyMessages:
+def _messages(app: Parts, day: date, plan: EditionPlan, copies: Sequence[Edition]) -> LazyMessages:
     """The plan's messages, each built when its turn to be sent comes (`LazyMessages`), not
     all up front; a skipped row gets the reason instead."""
     from digest.deliver.message import message_id
@@ -397,7 +397,7 @@ def plan_deliveries(
 
 
 @step(DeliveryUnit, DeliveryOutcome)
-async def deliver_batch(app: App, unit: DeliveryUnit) -> DeliveryOutcome:
+async def deliver_batch(app: Parts, unit: DeliveryUnit) -> DeliveryOutcome:
     """Send the stored edition of the unit's day to its batch of subscribers, through the
     ledger."""
     store = await app.store()
@@ -416,7 +416,7 @@ async def deliver_batch(app: App, unit: DeliveryUnit) -> DeliveryOutcome:
 
 
 async def _deliver_in_batches(
-    app: App,
+    app: Parts,
     runner: Runner,
     edition: Edition,
     *,
@@ -462,7 +462,7 @@ def merge_reports(day: date, reports: Sequence[DeliveryReport]) -> DeliveryRepor
     )
 
 
-async def render_archive(app: App) -> Any:
+async def render_archive(app: Parts) -> Any:
     """Bring the static archive up to date with every stored edition (incrementally)."""
     from digest.render.archive import write_archive
 
@@ -479,7 +479,7 @@ async def render_archive(app: App) -> Any:
 
 
 async def publish(
-    app: App,
+    app: Parts,
     day: date | None = None,
     *,
     send: bool = True,
@@ -664,7 +664,7 @@ def edition_day_refusal(day: date, today: date, articles_seen: int) -> str | Non
     return None
 
 
-async def check_edition_day(app: App, day: date, now: datetime) -> None:
+async def check_edition_day(app: Parts, day: date, now: datetime) -> None:
     """Raise InvalidEditionDayError when `edition_day_refusal` refuses `day`."""
     tz = app.config.schedule.timezone
     store = await app.store()
@@ -675,7 +675,7 @@ async def check_edition_day(app: App, day: date, now: datetime) -> None:
 
 
 async def publish_claiming(
-    app: App, day: date | None = None, *, send: bool = True, progress: Progress = NO_PROGRESS
+    app: Parts, day: date | None = None, *, send: bool = True, progress: Progress = NO_PROGRESS
 ) -> PublishReport:
     """A publication by hand: it claims the day's scheduled run when that is still free, so the
     daemon does not publish the same edition again (the ledger already prevents double emails).

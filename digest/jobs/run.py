@@ -18,7 +18,7 @@ from digest.models import Failure
 from digest.runtime import metrics
 
 if TYPE_CHECKING:
-    from digest.app import App
+    from digest.jobs.units import Parts
 
 
 @dataclass(slots=True)
@@ -40,7 +40,7 @@ class OpenRun:
 
 @asynccontextmanager
 async def recorded_run(
-    app: App, kind: str, run_key: str | None = None, *, started: float | None = None
+    app: Parts, kind: str, run_key: str | None = None, *, started: float | None = None
 ) -> AsyncIterator[OpenRun]:
     """A run of `kind` in the store, finished on exit; `started`: when the job began (its
     monotonic clock), if before the record."""

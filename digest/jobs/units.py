@@ -17,7 +17,52 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, Self, TypeVa
 from digest.models import Failure
 
 if TYPE_CHECKING:
-    from digest.app import App
+    from digest.config import Config
+    from digest.crawl import Crawler
+    from digest.deliver.channels import Channels
+    from digest.fetch.client import HttpClient
+    from digest.fetch.fast import FastExtractor
+    from digest.fetch.parsers import ParserPool
+    from digest.sources.ddg import DuckDuckGo
+    from digest.store import Store
+    from digest.stories.embeddings import Embedder
+    from digest.summarize import Summarizer
+    from digest.summarize.translate import Translator
+
+
+class Parts(Protocol):
+    """What a step needs of the app: the configuration and the parts `digest.app.App` builds
+    from it, each opened on first use. Named here so that nothing in `digest/jobs/` or
+    `digest/queue/` imports the app, which imports them; `App` is one by its shape."""
+
+    @property
+    def config(self) -> Config: ...
+
+    @property
+    def ddg(self) -> DuckDuckGo: ...
+
+    @property
+    def http(self) -> HttpClient: ...
+
+    @property
+    def extractor(self) -> FastExtractor: ...
+
+    @property
+    def feed_parsers(self) -> ParserPool: ...
+
+    async def crawler(self) -> Crawler: ...
+
+    async def summarizer(self) -> Summarizer: ...
+
+    async def embedder(self) -> Embedder | None: ...
+
+    def channels(self) -> Channels: ...
+
+    async def translator(self) -> Translator: ...
+
+    async def runner(self) -> Runner: ...
+
+    async def store(self, *, create: bool = True) -> Store: ...
 
 
 class Outcome:
@@ -62,7 +107,7 @@ class Lost:
 
 
 U = TypeVar("U", bound=Unit[Any])
-StepFunction = Callable[["App", U], Awaitable[OutcomeT]]
+StepFunction = Callable[["Parts", U], Awaitable[OutcomeT]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,7 +170,7 @@ class InProcess:
 
     remote = False
 
-    def __init__(self, app: App) -> None:
+    def __init__(self, app: Parts) -> None:
         self.app = app
 
     async def run(

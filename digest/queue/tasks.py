@@ -18,7 +18,7 @@ from digest.jobs.units import STEPS, Ended, Lost, OutcomeT, Step, Unit, step_for
 from digest.queue.queue import Queue, TaskFailedError
 
 if TYPE_CHECKING:
-    from digest.app import App
+    from digest.jobs.units import Parts
 
 log = logging.getLogger("digest.worker")
 
@@ -69,7 +69,7 @@ class QueueRunner:
         return [o for o in out if o is not None]
 
 
-def register(queue: Queue, app: App) -> None:
+def register(queue: Queue, app: Parts) -> None:
     """Make the queue's procrastinate app run every registered unit kind with this process's
     `app` (the job modules are imported first: importing one registers its steps)."""
     for kind, step in STEPS.items():
@@ -77,7 +77,7 @@ def register(queue: Queue, app: App) -> None:
 
 
 def _task(
-    queue: Queue, app: App, kind: str, step: Step[Any, Any]
+    queue: Queue, app: Parts, kind: str, step: Step[Any, Any]
 ) -> Callable[..., Awaitable[None]]:
     async def run(context: Any, **arguments: Any) -> None:
         job_id = context.job.id

@@ -432,6 +432,27 @@ def cluster_reports(
     return _groups(items, sims, clusters)
 
 
+def _recent_of_stories(
+    items: Sequence[Report], seconds: Sequence[float], clusters: list[list[int]]
+) -> tuple[dict[int, int], dict[int, float]]:
+    """The existing stories a new cluster may continue: their articles of the last
+    `RECENT_HOURS` (article -> cluster) and each one's latest article (cluster -> seconds); a
+    story spanning `CONTINUE_SPAN_HOURS` or more is left out."""
+    hour = 3600.0
+    recent_of: dict[int, int] = {}
+    latest: dict[int, float] = {}
+    for c, idx in enumerate(clusters):
+        before = [i for i in idx if items[i].story_id is not None]
+        if not before:
+            continue
+        last = max(seconds[i] for i in before)
+        if last - min(seconds[i] for i in before) >= CONTINUE_SPAN_HOURS * hour:
+            continue
+        latest[c] = last
+        recent_of.update((i, c) for i in before if seconds[i] >= last - RECENT_HOURS * hour)
+    return recent_of, latest
+
+
 def _continued(
     items: Sequence[Report],
     features: Sequence[_Features],
@@ -447,17 +468,7 @@ def _continued(
     for the cosine when a shared name is rare (`CONTINUE_RARE_NAME`) and capitals mark names.
     `sims`: similarities without the time fade."""
     hour = 3600.0
-    recent_of: dict[int, int] = {}  # article -> cluster, of existing stories' recent articles
-    latest: dict[int, float] = {}
-    for c, idx in enumerate(clusters):
-        before = [i for i in idx if items[i].story_id is not None]
-        if not before:
-            continue
-        last = max(seconds[i] for i in before)
-        if last - min(seconds[i] for i in before) >= CONTINUE_SPAN_HOURS * hour:
-            continue
-        latest[c] = last
-        recent_of.update((i, c) for i in before if seconds[i] >= last - RECENT_HOURS * hour)
+    recent_of, latest = _recent_of_stories(items, seconds, clusters)
     fresh = {c for c, idx in enumerate(clusters) if all(items[i].story_id is None for i in idx)}
     if not latest or not fresh:
         return clusters

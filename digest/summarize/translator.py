@@ -30,7 +30,7 @@ import asyncio
 import hashlib
 import logging
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
 
@@ -47,9 +47,6 @@ from digest.summarize.text import length
 from digest.summarize.translate import original_language, untranslated
 from digest.summarize.translation_check import check_translation
 from digest.summarize.window import estimate_tokens
-
-if TYPE_CHECKING:
-    from digest.store import Store
 
 log = logging.getLogger(__name__)
 
@@ -171,13 +168,26 @@ class TranslatorStats:
         return f"{line}; last: {self.last_error}" if self.last_error else line
 
 
+class TranslationStore(Protocol):
+    """What the translator needs of the store (`digest.store.translations`), named here so that
+    summarize/ imports nothing of the store, not even for the type checker."""
+
+    def translation(
+        self, source_hash: str, language: str, translator: str
+    ) -> Translation | None: ...
+
+    def save_translation(self, translation: Translation) -> bool: ...
+
+    def story_texts(self, story_id: int) -> list[str]: ...
+
+
 class LLMTranslator:
     """`digest.summarize.translate.Translator` through an LLM, checked and kept in the store."""
 
     def __init__(
         self,
         llm: LLMClient,
-        store: Store | None = None,
+        store: TranslationStore | None = None,
         *,
         slots: asyncio.Semaphore | None = None,
     ) -> None:
