@@ -8,6 +8,7 @@ import contextlib
 import os
 import platform
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -290,7 +291,14 @@ def start_cli(
         stdout=stdout,
         stderr=stderr,
         text=True,
+        preexec_fn=_as_from_a_terminal,
     )
+
+
+def _as_from_a_terminal() -> None:
+    """Ctrl+C as a user's shell leaves it: a test run started as a background job of a script,
+    as CI may be, ignores SIGINT, and its children would inherit that."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def start_daemon(folder: Path, script: Path) -> subprocess.Popen[str]:

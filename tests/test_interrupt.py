@@ -272,6 +272,17 @@ def stopped_while_importing(folder: Path, *args: str, after: float = 0.0) -> tup
     return stopped(proc)
 
 
+def waiting_to_read(proc: subprocess.Popen[str]) -> None:
+    """Until `proc` sleeps in its read of the pipe (Linux's /proc): a signal sent as it wakes
+    from opening it, before the read starts, is handled only once the read returns, which a
+    pipe nobody writes to never does."""
+    wchan = Path(f"/proc/{proc.pid}/wchan")
+    deadline = time.monotonic() + 20
+    while wchan.exists() and "pipe_read" not in wchan.read_text():
+        assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+        time.sleep(0.005)
+
+
 def stopped_while_reading_config(
     folder: Path, *args: str, sig: int = signal.SIGTERM
 ) -> tuple[int, str]:
@@ -288,6 +299,7 @@ def stopped_while_reading_config(
             except OSError:
                 assert proc.poll() is None, proc.communicate()
                 time.sleep(0.01)
+        waiting_to_read(proc)
         return stopped(proc, sig)
     finally:
         if writer is not None:
@@ -345,3 +357,19 @@ def test_a_one_shot_command_interrupted_while_it_reads_its_configuration_says_in
     assert code == 130, stderr
     assert "Traceback" not in stderr
     assert "interrupted" in stderr
+
+
+def test_a_ctrl_c_ignored_by_whoever_started_digest_stays_ignored():
+    """A server started as a script's background job (SIGINT ignored, as shells do) keeps
+    ignoring Ctrl+C while it starts: the early hold takes only signals that would act."""
+    code = (
+        "import signal; signal.signal(signal.SIGINT, signal.SIG_IGN)\n"
+        "from digest.runtime import stops\n"
+        "stops.catch_early(); stops.server()\n"
+        "print(signal.getsignal(signal.SIGINT) == signal.SIG_IGN,"
+        " signal.getsignal(signal.SIGTERM) not in (signal.SIG_DFL, signal.SIG_IGN))\n"
+    )
+    said = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert said.stdout.split() == ["True", "True"]

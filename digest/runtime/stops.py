@@ -42,10 +42,11 @@ def catch_early() -> None:
         return
     try:
         for signum in SIGNALS:
+            if signal.getsignal(signum) == signal.SIG_IGN:
+                continue  # ignored by whoever started us (a script's background job): it stays so
             previous = signal.signal(signum, _on_signal)
-            _early.previous[signum] = (
-                signal.SIG_DFL if previous is None else previous
-            )  # not Python's
+            # None: a handler not set from Python; SIG_DFL is what it does
+            _early.previous[signum] = signal.SIG_DFL if previous is None else previous
     except ValueError:
         return
     _early.installed = True
