@@ -18,6 +18,7 @@ from rich.segment import Segment
 from rich.table import Table
 from rich.text import Text
 
+from digest.render.counts import plural
 from digest.render.sanitize import clean_text, needs_cleaning
 
 if TYPE_CHECKING:  # each command imports the module of its own report, and no other's
@@ -86,10 +87,9 @@ def _hit(n: int, hit: SearchHit) -> Text:
     out.append(f"{n}. ", style="bold")
     out.append(hit.title, style="bold")
     names = ", ".join(o.name for o in hit.outlets)
-    plural = "s" if len(hit.outlets) != 1 else ""
     out.append(
         f"\n   {hit.published:%Y-%m-%d} · {hit.category or 'no category'} · "
-        f"{len(hit.outlets)} outlet{plural}: {names}",
+        f"{plural(len(hit.outlets), 'outlet')}: {names}",
         style="dim",
     )
     if hit.snippet:
@@ -145,7 +145,7 @@ def print_collect_report(report: CollectReport) -> None:
     console.print(table)
     for f in report.failures:
         console.print(f"[red]failed[/red] {_e(f.source)}: {_e(f.error)}")
-    console.print(f"{_n(report.headlines, 'headline')} in {report.elapsed:.1f} s")
+    console.print(f"{plural(report.headlines, 'headline')} in {report.elapsed:.1f} s")
 
 
 def print_deep_extracts(results: list[DeepExtract]) -> None:
@@ -189,27 +189,23 @@ def print_stories(stories: list[dict[str, Any]]) -> None:
             console.print(f"  • {_e(o['outlet'])}: {_e(o['url'])}")
 
 
-def _n(count: int, one: str, many: str | None = None) -> str:
-    """ "1 story", "2 stories": a count with its noun (the report lines are read, not parsed)."""
-    return f"{count} {one if count == 1 else (many or one + 's')}"
-
-
 def print_deepen_report(report: DeepenReport) -> None:
     from digest.jobs.clustering import NO_EMBEDDINGS
 
     console = _console()
     c = report.counts
     console.print(
-        f"deepen run {report.run_id}: {report.status} · {_n(c['stories'], 'story', 'stories')} · "
-        f"{_n(c['crawled'], 'page')} read, {c['crawl_failed']} failed · "
+        f"deepen run {report.run_id}: {report.status} · "
+        f"{plural(c['stories'], 'story', 'stories')} · "
+        f"{plural(c['crawled'], 'page')} read, {c['crawl_failed']} failed · "
         f"{c['summarized']} summarized "
         f"({c['llm']} by the LLM, {c['extractive']} extractive), {c['reused']} already done · "
         f"{c['tokens']} tokens · {report.elapsed:.1f} s"
     )
     if c.get("summarized"):
         console.print(
-            f"{_n(c.get('llm_calls', 0), 'LLM call')} reading "
-            f"{_n(c.get('sources_read', 0), 'outlet')} · "
+            f"{plural(c.get('llm_calls', 0), 'LLM call')} reading "
+            f"{plural(c.get('sources_read', 0), 'outlet')} · "
             f"claims {c.get('claims_found', 0)} of {c.get('claims', 0)} found in the sources, "
             f"{c.get('sentences_removed', 0)} sentences removed, "
             f"{c.get('claims_rejected', 0)} summaries rejected by the check"
@@ -238,9 +234,9 @@ def print_publish_report(report: PublishReport) -> None:
     )
     console.print(
         f"publish run {report.run_id}: {report.status} · edition {report.day} "
-        f"({report.edition_state}; {_n(c.get('stories', 0), 'story', 'stories')}, "
-        f"{_n(c.get('headlines', 0), 'headline')}) · archive: "
-        f"{_n(report.pages_written, 'page')} written, "
+        f"({report.edition_state}; {plural(c.get('stories', 0), 'story', 'stories')}, "
+        f"{plural(c.get('headlines', 0), 'headline')}) · archive: "
+        f"{plural(report.pages_written, 'page')} written, "
         f"{report.pages_unchanged} unchanged · emails: {emails} · {report.elapsed:.1f} s"
     )
     for e in report.errors:

@@ -34,6 +34,7 @@ from digest.models import (
     WhatsNew,
 )
 from digest.render import corrections, layout
+from digest.render.counts import plural
 from digest.render.headlines import clean_headline, first_sentence, outlets_line
 from digest.render.sanitize import clean_text, needs_cleaning, safe_url
 from digest.schedule import known_zone
@@ -260,10 +261,6 @@ def rfc3339(moment: datetime) -> str:
 
 def category_name(category: str) -> str:
     return category[:1].upper() + category[1:]
-
-
-def plural(count: int, one: str, many: str | None = None) -> str:
-    return f"{count} {one if count == 1 else (many or one + 's')}"
 
 
 def wrap(text: str, indent: str = "", first: str | None = None, width: int = 72) -> str:
