@@ -40,20 +40,23 @@ def module_name(path: Path) -> str:
 MODULES = {module_name(p): p for p in PACKAGE.rglob("*.py")}
 
 
+def for_types_alone(tree: ast.Module) -> set[int]:
+    """The ids of the nodes under `if TYPE_CHECKING:`: imported for the type checker alone."""
+    return {
+        id(node)
+        for block in ast.walk(tree)
+        if isinstance(block, ast.If) and "TYPE_CHECKING" in ast.unparse(block.test)
+        for node in ast.walk(block)
+    }
+
+
 def imported(name: str, *, for_types: bool = False) -> set[str]:
     """The digest modules `name` imports when it runs (`from pkg import module` counts as the
     module, `from pkg import name` as the package); with `for_types`, also those it imports
     under `if TYPE_CHECKING:` for the type checker alone."""
     path = MODULES[name]
     tree = ast.parse(path.read_text(encoding="utf-8"))
-    type_only = {
-        id(node)
-        for block in ast.walk(tree)
-        if not for_types
-        and isinstance(block, ast.If)
-        and "TYPE_CHECKING" in ast.unparse(block.test)
-        for node in ast.walk(block)
-    }
+    type_only = set() if for_types else for_types_alone(tree)
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     found: set[str] = set()
     for node in ast.walk(tree):
@@ -560,12 +563,7 @@ def libraries(name: str) -> set[str]:
     """The libraries outside digest that module `name` imports when it runs (as written:
     `urllib.request`, `asyncio`), those under `if TYPE_CHECKING:` left out."""
     tree = ast.parse(MODULES[name].read_text(encoding="utf-8"))
-    type_only = {
-        id(node)
-        for block in ast.walk(tree)
-        if isinstance(block, ast.If) and "TYPE_CHECKING" in ast.unparse(block.test)
-        for node in ast.walk(block)
-    }
+    type_only = for_types_alone(tree)
     found: set[str] = set()
     for node in ast.walk(tree):
         if id(node) in type_only:
