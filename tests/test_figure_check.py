@@ -87,6 +87,19 @@ async def remembered(store: Store, section: EditionSection, check: FigureCheck) 
     return shown
 
 
+async def checked(
+    store: Store, section: EditionSection, llm_server: LLMServer
+) -> tuple[EditionStory, FigureCheck]:
+    """The story as day 2's edition shows it, checked by a client of `llm_server` as it
+    answers now; and the check, to read what it asked and counted."""
+    client = LLMClient(llm_server.config(), "k")
+    try:
+        check = FigureCheck(client)
+        return await remembered(store, section, check), check
+    finally:
+        await client.aclose()
+
+
 def figure_lines(shown: EditionStory) -> tuple[int, int, int]:
     """How many disagreements, corrections and revisions the story shows."""
     revisions = sum(1 for e in shown.timeline if e.kind == "revision")
@@ -108,12 +121,7 @@ async def test_a_no_from_the_model_keeps_every_figure_line_out(
 ) -> None:
     story, section = a_developing_story(store)
     llm_server.same_quantity = "No."
-    client = LLMClient(llm_server.config(), "k")
-    try:
-        check = FigureCheck(client)
-        shown = await remembered(store, section, check)
-    finally:
-        await client.aclose()
+    shown, check = await checked(store, section, llm_server)
     assert figure_lines(shown) == (0, 0, 0)
     # Other entries of the timeline stay; the correction kept out is not recorded either.
     assert [e.kind for e in shown.timeline][:3] == ["first", "outlet", "fact"]
@@ -133,12 +141,7 @@ async def test_a_yes_from_the_model_shows_every_figure_line(
 ) -> None:
     story, section = a_developing_story(store)
     llm_server.same_quantity = "Yes, both give the number of dead of the same quake."
-    client = LLMClient(llm_server.config(), "k")
-    try:
-        check = FigureCheck(client)
-        shown = await remembered(store, section, check)
-    finally:
-        await client.aclose()
+    shown, check = await checked(store, section, llm_server)
     assert figure_lines(shown) == (1, 1, 1)
     [fix] = shown.corrections
     assert (fix.said, fix.now, fix.said_on) == ("12", "30", DAY1)
@@ -162,12 +165,7 @@ async def test_an_unclear_reply_or_a_failure_keeps_the_line_out_and_is_counted(
     llm_server.same_quantity = reply
     if fault:
         llm_server.always(fault)  # type: ignore[arg-type]
-    client = LLMClient(llm_server.config(), "k")
-    try:
-        check = FigureCheck(client)
-        shown = await remembered(store, section, check)
-    finally:
-        await client.aclose()
+    shown, check = await checked(store, section, llm_server)
     assert figure_lines(shown) == (0, 0, 0)
     assert store.story_corrections(story) == []
     said = check.report()
