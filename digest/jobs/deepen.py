@@ -720,7 +720,7 @@ async def _summarize_story(
     story has a summary, and why the LLM's fell back to extractive if it did. Where its
     outlets disagree, the disagreements it attributes are those `check` confirms (the rules'
     alone without a model), asked within the `[llm] budget`."""
-    from digest.summarize.disputes import Confirmed, story_disputes, texts_by_outlet
+    from digest.summarize.disputes import Confirmed, story_disagreements
     from digest.summarize.story import extractive_story_summary, summarize_story
 
     store = await app.store()
@@ -762,7 +762,7 @@ async def _summarize_story(
         note = f"the [llm] budget of {budget.seconds:g} s for this deepen was spent"
         max_chars = llm.config.max_input_chars if llm else 12_000
         if check.on and disputes is None:  # spent while the model was asked: none confirmed
-            disputes = Confirmed(tuple(story_disputes(texts_by_outlet(item))), ())
+            disputes = Confirmed(tuple(story_disagreements(item)), ())
         summary = extractive_story_summary(item, max_chars, note, by_outlet=disputes)
         reason, how = None, "extractive: the [llm] budget was spent"
         over = DeepenTally(over_budget=1)
@@ -778,11 +778,11 @@ async def confirmed_disputes(check: FigureCheck, item: Any) -> Confirmed:
     """The disagreements the rules find in the story's texts (`disputes.story_disputes`),
     and those of them the model confirms, each asked of its outlets' clauses."""
     from digest.memory.same_quantity import disagreement_pairs
-    from digest.summarize.disputes import Confirmed, texts_by_outlet
-    from digest.summarize.figures import disagreements, reported
+    from digest.summarize.disputes import Confirmed, outlet_figures
+    from digest.summarize.figures import disagreements
 
     def found() -> tuple[dict[str, Any], list[Disagreement]]:
-        current = {o: reported(t) for o, t in texts_by_outlet(item).items()}
+        current = outlet_figures(item)
         return current, disagreements(current)
 
     current, candidates = await asyncio.to_thread(found)
