@@ -456,6 +456,14 @@ _WHO = {
     "women": "women mujeres femmes donne",
     "prisoners": "prisoners presos prisonniers detenus prigionieri detenuti",
     "students": "students estudiantes etudiants studenti",
+    # Added for the fresh check's labels before its one run (a scoring word list, not a rule).
+    "rebels": "rebels rebeldes rebelde rebelles rebelle insurges insurge ribelli ribelle",
+    "loyalists": "loyalists leales gadafistas gadafista loyalistes loyaliste kadhafistes "
+    "kadhafiste lealisti",
+    "journalists": "journalists periodistas periodista journalistes journaliste giornalisti",
+    "guards": "guards guardias guardia gardiens gardien guardie",
+    "africans": "africans africanos subsaharianos africains subsahariens africani",
+    "israelis": "israelis israelies israeliens israeliani",
 }
 WHO_WORDS = {w: frozenset(fold(x) for x in words.split()) for w, words in _WHO.items()}
 QUALIFIERS = ("", "at least", "more than", "less than", "nearly", "about", "up to")
