@@ -58,6 +58,8 @@ if TYPE_CHECKING:
     from digest.jobs.units import Parts
     from digest.summarize.disputes import Confirmed
     from digest.summarize.llm import LLMClient
+    from digest.summarize.types import StoryInput
+    from digest.summarize.types import StoryOutcome as Summarized
 
 log = logging.getLogger(__name__)
 
@@ -683,7 +685,7 @@ async def _crawl(app: Parts, crawler: Any, page: CrawlTarget) -> tuple[DeepenTal
     return DeepenTally(crawled=1), None
 
 
-async def story_input(app: Parts, story: StoryView, today: datetime) -> Any:
+async def story_input(app: Parts, story: StoryView, today: datetime) -> StoryInput:
     """The story as its summary is written from: each source's stored main text (its lede
     when it has none), the earlier summary when the story had one on an earlier day."""
     from digest.summarize.types import StoryInput, StorySource
@@ -741,7 +743,7 @@ async def _summarize_story(
     # The disagreements the rules found and the model confirmed; None: the rules' own.
     disputes: Confirmed | None = None
 
-    async def summarized() -> Any:
+    async def summarized() -> Summarized:
         nonlocal disputes
         if check.on:
             disputes = await confirmed_disputes(check, item)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time as clock
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime, time, timedelta
 from functools import partial
@@ -51,10 +51,14 @@ from digest.schedule import edition_day, parse_clock
 from digest.store import Store
 
 if TYPE_CHECKING:
+    from email.message import EmailMessage
+
     from digest.deliver.ledger import Delivery
     from digest.deliver.sender import DeliveryReport, LazyMessages
     from digest.edition.reader_plan import EditionPlan
+    from digest.errors import InvalidRecipientError
     from digest.jobs.units import Parts
+    from digest.render.archive import ArchiveReport
     from digest.summarize.translate import Translator
 
 log = logging.getLogger(__name__)
@@ -205,7 +209,7 @@ async def send_edition(
     translator: Translator | None = None,
     recipients: Collection[str] | None = None,
     progress: Progress = NO_PROGRESS,
-) -> Any:
+) -> DeliveryReport:
     """Send the edition to every subscriber (or only those whose time has come, `due_only`)
     on each of their channels, email and Apprise alike, through the delivery ledger: nobody
     gets it twice on one channel.
@@ -291,6 +295,7 @@ def _messages(app: Parts, day: date, plan: EditionPlan, copies: Sequence[Edition
         sub = reader.subscriber
         preferences = _with_token(config.email.preferences_url, sub.token)
         for send in reader.sends:
+            build: Callable[[], object]
             if send.channel is None:
                 build = partial(
                     _email, copy, sub, config, archive_url=archive_url, preferences=preferences
@@ -462,7 +467,7 @@ def merge_reports(day: date, reports: Sequence[DeliveryReport]) -> DeliveryRepor
     )
 
 
-async def render_archive(app: Parts) -> Any:
+async def render_archive(app: Parts) -> ArchiveReport:
     """Bring the static archive up to date with every stored edition (incrementally)."""
     from digest.render.archive import write_archive
 
@@ -568,7 +573,7 @@ async def publish(
 
 def _email(
     copy: Edition, sub: Any, config: Any, *, archive_url: str | None, preferences: str
-) -> Any:
+) -> EmailMessage | InvalidRecipientError:
     """A subscriber's email of their copy, or the error that keeps it from being built (an
     address the rule refuses, stored by an older version): that row fails, the others go."""
     from digest.deliver.message import Recipient, build_message
