@@ -502,6 +502,7 @@ def test_spanish_and_french_figures_are_read_with_their_quantity_and_qualifier(
         "Des centaines de manifestants, 100+ arrêtés au Caire.",
         # a stock of missiles, not a salvo; the dead of a count of detainees
         "Selon le Figaro, 10.000 missiles sol-air ont disparu des arsenaux libyens.",
+        "Il a dit que 10.000 missiles sol-air, c'est-à-dire tirés du sol, avaient disparu.",
         "El ejército guardaba 417 misiles en los depósitos de Sirte.",
         "La brigada sería responsable de la ejecución de más de 40 detenidos cerca de Trípoli.",
         "La police enquête sur la mort de 30 prisonniers évadés à Tripoli.",

@@ -569,8 +569,9 @@ _SEVERAL = re.compile(
     r"(?<![^\W_])(?:mehrere|einige|etliche|ein paar|several|a few)\s+$", re.IGNORECASE
 )
 _TOTALS = Decimal(10_000)  # a count this large is background (`_background`)
-# Missiles are counted when fired, launched, intercepted or downed: a sentence without one of
-# these counts a stock ("10.000 missiles sol-air ont disparu des arsenaux", "417 misiles").
+# Missiles are counted when fired, launched, intercepted or downed: a clause without one of
+# these counts a stock (its clause: "10.000 missiles sol-air, c'est-à-dire tirés du sol ...,
+# avaient disparu" defines them by a word of firing; "417 misiles" in depots).
 _MISSILE_ACTION = frozenset(
     fold(w)
     for w in (
@@ -1016,9 +1017,11 @@ def _figures_in(sentence: str, lang: str | None = "") -> list[Figure]:
             continue  # "34 deaths in September", "pro Baum", "1600 tote Hummeln"
         if _refugees_fate(sentence, subject, rules):
             continue  # "die Leichen von fünf Flüchtlingen": dead, not a count of refugees
-        if subject == "missiles" and not _MISSILE_ACTION & set(map(fold, _WORD.findall(sentence))):
-            continue  # "10.000 missiles ont disparu des arsenaux": a stock, not a salvo
         left, right = _clause_span(sentence, start, n.end)
+        if subject == "missiles" and not _MISSILE_ACTION & {
+            fold(w) for w in _WORD.findall(sentence[left:right])
+        }:
+            continue  # "10.000 missiles ont disparu des arsenaux": a stock, not a salvo
         out.append(
             Figure(
                 subject=subject,
