@@ -27,8 +27,8 @@ import time
 from collections.abc import Callable
 from types import ModuleType
 
-from digest.summarize import claims
-from digest.summarize.text import split_sentences
+from digest.facts import claims
+from digest.facts.text import split_sentences
 from tests.newsweb import ARTICLES
 
 REWORDED = [

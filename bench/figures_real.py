@@ -42,7 +42,7 @@ crawl extracts them (`digest.fetch.maintext.extract_main_text`), its lede as the
 (`digest.fetch.lede.find_lede`; the feed's lede in the service, which these pages have none of);
 its language as the story memory tells an outlet's (`detect_language` of headline and lede,
 `digest.jobs.story_memory.outlet_texts`); links stripped as the timeline does (`without_links`);
-then `digest.summarize.figures.reported(text, language, title, published)`, as `story_events`
+then `digest.facts.figures.reported(text, language, title, published)`, as `story_events`
 calls it (the news corpora the same way, from their headline and text). Each
 figure it gives is a "fact" entry a reader is shown: its clause (`Figure.clause`). `--whole`:
 every figure of the main text instead (`figures_of`), not only its lead's, as a diagnostic: the
@@ -88,12 +88,12 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from digest.facts.claims import sentences_of, text_language  # noqa: E402
+from digest.facts.figures import figures_of, reported  # noqa: E402
 from digest.fetch.lede import find_lede  # noqa: E402
 from digest.fetch.maintext import extract_main_text  # noqa: E402
 from digest.memory.timeline import OutletText, number, without_links  # noqa: E402
 from digest.stories.language import detect_language  # noqa: E402
-from digest.summarize.claims import sentences_of, text_language  # noqa: E402
-from digest.summarize.figures import figures_of, reported  # noqa: E402
 
 LABELS = ROOT / "bench" / "labels" / "extraction_figures.tsv"
 NEWS_LABELS = ROOT / "bench" / "labels" / "news_figures.tsv"

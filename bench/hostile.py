@@ -68,12 +68,12 @@ if str(ROOT) not in sys.path:
 from digest.config import CrawlConfig, FetchConfig  # noqa: E402
 from digest.crawl import Crawler  # noqa: E402
 from digest.errors import ParseTimeoutError  # noqa: E402
+from digest.facts import claims  # noqa: E402
+from digest.facts.text import split_sentences  # noqa: E402
 from digest.fetch.client import HttpClient  # noqa: E402
 from digest.fetch.fast import FastExtractor  # noqa: E402
 from digest.fetch.parsers import ParserPool  # noqa: E402
 from digest.sources.opml import MAX_OPML_NESTING  # noqa: E402
-from digest.summarize import claims  # noqa: E402
-from digest.summarize.text import split_sentences  # noqa: E402
 from tests.conftest import serve_in_thread  # noqa: E402
 from tests.newsweb import (  # noqa: E402
     ARTICLES,
@@ -283,11 +283,11 @@ def old_claims(ref: str) -> types.ModuleType:
             ["git", "show", f"{ref}:{path}"], cwd=ROOT, capture_output=True, text=True, check=True
         ).stdout
 
-    load("digest/summarize/text.py", "_old_text", show("digest/summarize/text.py"))
-    source = show("digest/summarize/claims.py").replace(
-        "from digest.summarize.text import", "from _old_text import"
+    load("digest/facts/text.py", "_old_text", show("digest/facts/text.py"))
+    source = show("digest/facts/claims.py").replace(
+        "from digest.facts.text import", "from _old_text import"
     )
-    return load("digest/summarize/claims.py", "_old_claims", source)
+    return load("digest/facts/claims.py", "_old_claims", source)
 
 
 def _old_check(ref: str, shape: str, size: int, out: mp.connection.Connection) -> None:

@@ -36,12 +36,12 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from digest.facts.names import CONNECTORS  # noqa: E402
+from digest.facts.text import searchable, words  # noqa: E402
 from digest.fetch.decode import decode_html  # noqa: E402
 from digest.fetch.maintext import extract_main_text  # noqa: E402
 from digest.stories.language import detect_language  # noqa: E402
 from digest.summarize.extractive import frequent_terms, keywords  # noqa: E402
-from digest.summarize.names import CONNECTORS  # noqa: E402
-from digest.summarize.text import searchable, words  # noqa: E402
 
 DEFAULT_DATASET = ROOT.parent / "shared" / "data" / "extraction-dev"
 CLASSES = ("name, 2+ words", "acronym", "capitalized word", "common word")

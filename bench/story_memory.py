@@ -9,7 +9,7 @@ evaluation pages, mostly German; read from there, never copied into the project)
     .venv/bin/python bench/story_memory.py [DATASET_DIR] [--sample 300] [--seed 31]
 
 A seeded sample of pages, main text extracted as the service does (`extract_main_text`); pages
-with at least one figure whose subject `digest.summarize.figures` tells are used. Each page's text
+with at least one figure whose subject `digest.facts.figures` tells are used. Each page's text
 is outlet A; other outlets are copies of it, each as another outlet would retell it: a fifth of
 its sentences left out, some sentences cut at their last comma before a number (less detail),
 "about" put before some numbers. From each page:
@@ -85,17 +85,17 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from digest.fetch.decode import decode_html  # noqa: E402
-from digest.fetch.maintext import extract_main_text  # noqa: E402
-from digest.models import Correction, Disagreement  # noqa: E402
-from digest.summarize.claims import numbers_in, sentences_of  # noqa: E402
-from digest.summarize.figures import (  # noqa: E402
+from digest.facts.claims import numbers_in, sentences_of  # noqa: E402
+from digest.facts.figures import (  # noqa: E402
     Figure,
     corrections,
     disagreements,
     figures_of,
     revisions,
 )
+from digest.fetch.decode import decode_html  # noqa: E402
+from digest.fetch.maintext import extract_main_text  # noqa: E402
+from digest.models import Correction, Disagreement  # noqa: E402
 
 DEFAULT_DATASET = ROOT.parent / "shared" / "data" / "extraction-dev"
 DAY = date(2026, 12, 3)

@@ -343,6 +343,9 @@ if str(ROOT) not in sys.path:
 from bench.cl_tls import Article, Source, articles  # noqa: E402
 from digest.config import StoriesConfig  # noqa: E402
 from digest.edition.sections import edition_story  # noqa: E402
+from digest.facts import figures  # noqa: E402
+from digest.facts.claims import numbers_in  # noqa: E402
+from digest.facts.figures import QUANTITIES  # noqa: E402
 from digest.jobs.clustering import cluster_category  # noqa: E402
 from digest.jobs.deepen import story_sources  # noqa: E402
 from digest.jobs.story_memory import record_story, remember  # noqa: E402
@@ -363,9 +366,6 @@ from digest.render.corrections import correction_line, dispute_line, subject_phr
 from digest.render.templating import attributed  # noqa: E402
 from digest.store import Store, open_store  # noqa: E402
 from digest.stories.tokens import fold  # noqa: E402
-from digest.summarize import figures  # noqa: E402
-from digest.summarize.claims import numbers_in  # noqa: E402
-from digest.summarize.figures import QUANTITIES  # noqa: E402
 from digest.summarize.story import extractive_story_summary  # noqa: E402
 from digest.summarize.types import StoryInput, StorySource  # noqa: E402
 

@@ -83,11 +83,11 @@ from typing import Any
 
 from digest.app import App
 from digest.config import Config, LLMConfig, parse_config
+from digest.facts.claims import check_summary
 from digest.jobs.collect import collect
 from digest.jobs.deepen import deepen, story_sources
 from digest.sources.ddg import DuckDuckGo
 from digest.summarize import ArticleInput, Summarizer
-from digest.summarize.claims import check_summary
 from tests.conftest import free_port
 from tests.fake_ddgs import ENV as FAKE_DDGS_ENV
 from tests.fake_ddgs import long_story_rows, news_rows, story_rows, write_script

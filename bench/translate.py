@@ -41,10 +41,10 @@ if str(ROOT) not in sys.path:
 
 from digest.app import App  # noqa: E402
 from digest.config import load_config  # noqa: E402
+from digest.facts.translation_check import check_translation  # noqa: E402
 from digest.jobs.publish import send_edition  # noqa: E402
 from digest.subscribers.preferences import Preferences  # noqa: E402
 from digest.summarize.translate import translate_editions  # noqa: E402
-from digest.summarize.translation_check import check_translation  # noqa: E402
 from digest.summarize.translator import LLMTranslator  # noqa: E402
 from tests.configs import write_config  # noqa: E402
 from tests.editions import make_edition  # noqa: E402

@@ -14,7 +14,7 @@ The categories `digest init` writes are named in the reader's language too (`CAT
 `category_name`); one the operator named is shown as written, since the catalogue cannot know
 what it means.
 
-What is counted (`digest.summarize.figures.Figure.subject`) is named only for the known keys
+What is counted (`digest.facts.figures.Figure.subject`) is named only for the known keys
 (`SUBJECTS`): a subject the catalogue does not know gets no line at all (`subject_phrase` and
 `counted` return ""), rather than a raw word shown to a reader.
 """

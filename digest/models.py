@@ -185,7 +185,7 @@ class Outlet:
 class StorySummary:
     """One summary of a story, written from several of its outlets' texts, which it cites as
     [1], [2], ... in the order of `sources`. Its claims were checked against those texts
-    (`digest.summarize.claims`): `claims` counted, `claims_found` backed by them, and
+    (`digest.facts.claims`): `claims` counted, `claims_found` backed by them, and
     `sentences_removed` taken out because they were not. `summarizer` is "extractive" or
     "llm:<model>"; `note` says why an LLM summary became extractive (a failure, the claim check,
     the deepen's time budget), "" otherwise. Text fields are scraped: escape or sanitize them."""

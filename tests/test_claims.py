@@ -1,4 +1,4 @@
-"""Claims in a summary checked against its sources (digest/summarize/claims.py).
+"""Claims in a summary checked against its sources (digest/facts/claims.py).
 
 What a reader would notice: a figure, date, quote or name that the articles do not contain never
 reaches the page, while a faithful summary, however it words the figures, keeps every sentence.
@@ -13,16 +13,16 @@ import pytest
 from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
-from digest.summarize import ArticleInput, Source, Summarizer
-from digest.summarize.article import LLMSummarizer
-from digest.summarize.claims import (
+from digest.facts.claims import (
     MAX_SENTENCE,
     SourceIndex,
     check_summary,
     claims_of,
     numbers_in,
 )
-from digest.summarize.text import split_sentences
+from digest.facts.text import split_sentences
+from digest.summarize import ArticleInput, Source, Summarizer
+from digest.summarize.article import LLMSummarizer
 from tests import llmserver
 from tests.llmserver import INVENTIONS, Invention, LLMServer, invented_sentence
 from tests.newsweb import ARTICLES

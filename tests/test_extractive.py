@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from digest.facts.text import STOPWORDS, split_sentences
 from digest.summarize import ArticleInput, extractive
 from digest.summarize.output import clean_control, find_links
-from digest.summarize.text import STOPWORDS, split_sentences
 from tests.newsweb import ARTICLES
 
 URL = "https://news.example/a.html"

@@ -9,8 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from digest.models import Disagreement, Reported
-from digest.summarize.figures import (
+from digest.facts.figures import (
     LEAD_CHARS,
     QUANTITIES,
     Figure,
@@ -24,6 +23,7 @@ from digest.summarize.figures import (
     revisions,
     rising,
 )
+from digest.models import Disagreement, Reported
 
 
 def _one(text: str) -> Figure:
@@ -887,8 +887,8 @@ def test_the_scope_rules_only_ever_leave_figures_out(
     """Untrusted page text, headline and date: no rule raises (an impossible date, a stray
     "@"), and what the memory records is one of the report's own lead figures, never in a
     quoted post."""
+    from digest.facts.figures import lead_figures
     from digest.memory.timeline import reported
-    from digest.summarize.figures import lead_figures
 
     read = lead_figures(text, title, lang)
     for f in reported(text, lang, title, published):

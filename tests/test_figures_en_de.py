@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from digest.summarize.figures import figures_of, reported
+from digest.facts.figures import figures_of, reported
 
 
 @pytest.mark.parametrize(

@@ -156,6 +156,6 @@ def test_the_headline_rule_never_raises_and_never_adds_a_figure(
     """Untrusted page text and headline: the rule reads them without raising, and what the
     memory records with it is what it records without it, less what it leaves out."""
     with_rule = reported(text, lang, title, published)
-    with mock.patch("digest.summarize.figures._past_event", return_value=False):
+    with mock.patch("digest.facts.figures._past_event", return_value=False):
         without = reported(text, lang, title, published)
     assert all(f in without for f in with_rule)

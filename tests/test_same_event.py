@@ -12,11 +12,11 @@ from unittest import mock
 from hypothesis import given
 from hypothesis import strategies as st
 
+from digest.facts import figures
+from digest.facts.figures import Figure, disagreements, reported, revisions
 from digest.memory.events import NewEvent
 from digest.memory.timeline import Latest, OutletText, figure_of, revised, story_events
 from digest.models import StoryEvent
-from digest.summarize import figures
-from digest.summarize.figures import Figure, disagreements, reported, revisions
 
 DAY1 = datetime(2011, 2, 16, 12, tzinfo=UTC)
 DAY2 = DAY1 + timedelta(days=1)

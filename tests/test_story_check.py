@@ -11,14 +11,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
+from digest.facts.claims import SourceIndex, sentences_of
+from digest.facts.figures import covers, one_sided
 from digest.summarize.article import build_summary
-from digest.summarize.claims import SourceIndex, sentences_of
 from digest.summarize.disputes import (
     dispute_summary,
     story_disputes,
     texts_by_outlet,
 )
-from digest.summarize.figures import covers, one_sided
 from digest.summarize.output import restates_headline
 from digest.summarize.request import InvalidOutput
 from digest.summarize.story import MIN_WORDS, build_story_summary, extractive_story_summary

@@ -20,10 +20,10 @@ from hypothesis import strategies as st
 
 from digest.app import App
 from digest.config import load_config
+from digest.facts.translation_check import check_translation
 from digest.jobs.publish import send_edition
 from digest.models import Edition
 from digest.subscribers.preferences import Preferences
-from digest.summarize.translation_check import check_translation
 from digest.summarize.translator import LLMTranslator, TranslatorStats, text_hash
 from tests import llmserver
 from tests.configs import write_config

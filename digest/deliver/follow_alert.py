@@ -27,6 +27,7 @@ from digest import messages
 from digest.deliver import mime
 from digest.deliver.channels import Notification
 from digest.deliver.message import _address, sender_domain
+from digest.facts.figures import agree
 from digest.memory.timeline import figure_of
 from digest.models import Channel, Correction, StoryEvent
 from digest.render.chat import quiet_mentions
@@ -34,7 +35,6 @@ from digest.render.corrections import correction_line, is_update
 from digest.render.email import text_line
 from digest.render.sanitize import safe_url
 from digest.render.templating import clip, md, md_url
-from digest.summarize.figures import agree
 from digest.summarize.output import linkless_line
 
 __all__ = [

@@ -12,6 +12,8 @@ from dataclasses import replace
 from datetime import date, datetime
 from typing import Any
 
+from digest.facts.claims import sentences_of
+from digest.facts.figures import corrections, disagreements
 from digest.memory.events import NewEvent
 from digest.memory.same_quantity import Pair, correction_pairs, disagreement_pairs, timeline_pairs
 from digest.memory.timeline import Latest, by_outlet, revised
@@ -23,8 +25,6 @@ from digest.models import (
     EditionStory,
     StoryEvent,
 )
-from digest.summarize.claims import sentences_of
-from digest.summarize.figures import corrections, disagreements
 
 # Entries of a story's timeline an edition carries: its newest, oldest first.
 EDITION_TIMELINE = 30

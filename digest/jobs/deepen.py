@@ -779,9 +779,9 @@ async def _summarize_story(
 async def confirmed_disputes(check: FigureCheck, item: Any) -> Confirmed:
     """The disagreements the rules find in the story's texts (`disputes.story_disputes`),
     and those of them the model confirms, each asked of its outlets' clauses."""
+    from digest.facts.figures import disagreements
     from digest.memory.same_quantity import disagreement_pairs
     from digest.summarize.disputes import Confirmed, outlet_figures
-    from digest.summarize.figures import disagreements
 
     def found() -> tuple[dict[str, Any], list[Disagreement]]:
         current = outlet_figures(item)

@@ -1,7 +1,7 @@
 """Story memory in the jobs (issue 31): what deepen records of a story it read, and what an
 edition shows of it (its timeline, where outlets disagree, corrections of what editions that
 went out said). What the events mean is `digest.memory.timeline`, what a figure is
-`digest.summarize.figures`; the store keeps the events once each (`Store.record_events`)."""
+`digest.facts.figures`; the store keeps the events once each (`Store.record_events`)."""
 
 from __future__ import annotations
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
+from digest.facts.figures import Figure
 from digest.models import Correction, Disagreement, StoryEvent
-from digest.summarize.figures import Figure
 
 QUESTION = (
     "Do these two sentences report the same quantity (e.g. the number of dead) of the same "

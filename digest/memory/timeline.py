@@ -4,7 +4,7 @@ and records what this returns (`Store.record_events`, once per key whatever runs
 
 - "first": the story's first article (outlet, URL, headline; at its publication time);
 - "outlet": each outlet after the first, at its first article's time;
-- "fact": each figure (`digest.summarize.figures`) an outlet's text reports for a subject the
+- "fact": each figure (`digest.facts.figures`) an outlet's text reports for a subject the
   outlet had not reported before (from its lead, its own figure where it gives two, and a
   count further down that an uncounted headline asks for: `figures.lead_figures`; not a
   quoted post's, another country's or a look back's, the outlet's first article's day
@@ -43,10 +43,7 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
-from digest.memory.events import NewEvent
-from digest.models import Disagreement, StoryEvent
-from digest.stories.novelty import Joined, new_facts
-from digest.summarize.figures import (
+from digest.facts.figures import (
     Figure,
     changed_count,
     disagreements,
@@ -55,6 +52,9 @@ from digest.summarize.figures import (
     running_count,
     values_of,
 )
+from digest.memory.events import NewEvent
+from digest.models import Disagreement, StoryEvent
+from digest.stories.novelty import Joined, new_facts
 from digest.summarize.output import strip_links
 
 
@@ -93,7 +93,7 @@ def number(value: Decimal) -> str:
 
 
 def figure_of(event: StoryEvent, detail: Mapping[str, Any]) -> Figure:
-    """A recorded figure as `digest.summarize.figures` compares it."""
+    """A recorded figure as `digest.facts.figures` compares it."""
     return Figure(
         subject=event.subject,
         value=Decimal(str(detail.get("number") or "0")),

@@ -15,9 +15,9 @@ from datetime import date, datetime
 from markupsafe import Markup, escape
 
 from digest import messages
+from digest.facts.figures import rising
 from digest.models import Correction, Disagreement
 from digest.render.layout import Links, story_path
-from digest.summarize.figures import rising
 
 
 @dataclass(frozen=True, slots=True)

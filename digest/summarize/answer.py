@@ -17,12 +17,12 @@ from typing import Any
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
 from digest.errors import SummarizeError
+from digest.facts.text import content_terms, length, split_sentences
 from digest.summarize import prompts
 from digest.summarize.extractive import without_instructions
 from digest.summarize.llm import LLMClient
 from digest.summarize.output import clean_citations, clean_control, is_link_like, strip_links
 from digest.summarize.request import InvalidOutput, JSONRequest
-from digest.summarize.text import content_terms, length, split_sentences
 from digest.summarize.types import Answer, Source
 
 ANSWER_MAX_WORDS = 150

@@ -16,6 +16,7 @@ from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
 
 from digest.config import LLMConfig
 from digest.errors import SummarizeError
+from digest.facts.text import content_terms, length, searchable, split_sentences
 from digest.models import Summary
 from digest.summarize import extractive, prompts
 from digest.summarize.llm import LLMClient
@@ -26,7 +27,6 @@ from digest.summarize.output import (
     strip_links,
 )
 from digest.summarize.request import MAX_KEYWORDS, InvalidOutput, JSONRequest
-from digest.summarize.text import content_terms, length, searchable, split_sentences
 from digest.summarize.types import ArticleInput
 
 if TYPE_CHECKING:  # imported when a client is made: a command that writes no summary starts without

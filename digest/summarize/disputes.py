@@ -1,6 +1,6 @@
 """A story's summary where its outlets disagree on a figure (issue 31): it does not pick one.
 
-When outlets report different values for the same thing (`digest.summarize.figures`: a toll, a
+When outlets report different values for the same thing (`digest.facts.figures`: a toll, a
 fine, a rate), a summary sentence that states one of them as fact, unattributed and without the
 other values (`one_sided`), is removed as a sentence with an unsupported claim is (counted in
 `sentences_removed`, logged with the values in dispute), and the summary ends with one sentence
@@ -26,9 +26,8 @@ from dataclasses import dataclass, replace
 from functools import cache
 
 from digest import messages
-from digest.models import Disagreement, StorySummary
-from digest.summarize.claims import sentences_of, text_language
-from digest.summarize.figures import (
+from digest.facts.claims import sentences_of, text_language
+from digest.facts.figures import (
     Figure,
     covers,
     disagreements,
@@ -36,7 +35,8 @@ from digest.summarize.figures import (
     one_sided,
     reported,
 )
-from digest.summarize.text import join_sentences
+from digest.facts.text import join_sentences
+from digest.models import Disagreement, StorySummary
 from digest.summarize.types import StoryInput, StorySource
 
 log = logging.getLogger(__name__)

@@ -15,11 +15,8 @@ from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from digest.models import Summary
-from digest.stories.language import detect_language
-from digest.summarize.names import DAYS, names
-from digest.summarize.output import clean_control, is_link_like, one_line, strip_links
-from digest.summarize.text import (
+from digest.facts.names import DAYS, names
+from digest.facts.text import (
     MONTHS,
     STOPWORDS,
     cjk_bigrams,
@@ -32,6 +29,9 @@ from digest.summarize.text import (
     split_sentences,
     words,
 )
+from digest.models import Summary
+from digest.stories.language import detect_language
+from digest.summarize.output import clean_control, is_link_like, one_line, strip_links
 from digest.summarize.types import ArticleInput
 
 SUMMARY_MIN_WORDS = 150
@@ -225,7 +225,7 @@ def _brief(sentences: Sequence[_Sentence]) -> str:
 
 def keywords(text: str, title: str = "", n: int = KEYWORDS) -> list[str]:
     """The people, places and organisations the article names, most mentioned first (see
-    `digest.summarize.names`); when it names fewer than `n`, its most telling other terms
+    `digest.facts.names`); when it names fewer than `n`, its most telling other terms
     (`frequent_terms`) fill up the list."""
     return _keywords(_analyse(text), title, n)
 

@@ -2,7 +2,7 @@
 summary, brief and keywords, citing the outlets as [1], [2], ...; then every claim in it is
 checked against those texts before anything is published.
 
-The check (`digest.summarize.claims`) removes each sentence with a figure, date, quote or name
+The check (`digest.facts.claims`) removes each sentence with a figure, date, quote or name
 the sources do not hold. A summary that loses more than half its words that way, or is left
 with fewer than `MIN_WORDS` by it, is not trusted at all: the story gets an extractive summary
 of its best source instead, and its note says why. Keywords the sources do not back are dropped too.
@@ -21,10 +21,11 @@ from typing import Any
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
 
 from digest.errors import SummarizeError
+from digest.facts.claims import SourceIndex
+from digest.facts.text import length, split_sentences
 from digest.models import Disagreement, Outlet, StorySummary
 from digest.summarize import extractive, prompts
 from digest.summarize.article import bullets_joined, written_keywords
-from digest.summarize.claims import SourceIndex
 from digest.summarize.disputes import (
     Confirmed,
     describe,
@@ -43,7 +44,6 @@ from digest.summarize.output import (
     strip_links,
 )
 from digest.summarize.request import MAX_KEYWORDS, InvalidOutput, JSONRequest
-from digest.summarize.text import length, split_sentences
 from digest.summarize.types import ArticleInput, StoryInput, StoryOutcome
 
 log = logging.getLogger(__name__)

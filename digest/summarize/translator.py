@@ -3,7 +3,7 @@
 The story's headline, brief and summary go to the model in one call, wrapped as untrusted data
 like an article (`digest.summarize.prompts`): a summary is made of scraped text, and so may
 carry what a page planted. The reply is JSON validated like a summary's (links stripped, lengths
-capped), then claim-checked (`digest.summarize.translation_check`): a translation that adds a
+capped), then claim-checked (`digest.facts.translation_check`): a translation that adds a
 figure, a name or a quote is refused, and the reader gets the original, marked with its
 language, as with no LLM at all.
 
@@ -35,6 +35,8 @@ from typing import Any, Protocol
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
 
 from digest.errors import SummarizeError
+from digest.facts.text import length
+from digest.facts.translation_check import check_translation
 from digest.models import EditionStory, Translation
 from digest.stories.language import language_name
 from digest.summarize import prompts
@@ -43,9 +45,7 @@ from digest.summarize.disputes import unattributed, with_attributions
 from digest.summarize.llm import LLMClient
 from digest.summarize.output import one_line, strip_links
 from digest.summarize.request import MAX_OUTPUT_TOKENS, InvalidOutput, JSONRequest
-from digest.summarize.text import length
 from digest.summarize.translate import original_language, untranslated
-from digest.summarize.translation_check import check_translation
 from digest.summarize.window import estimate_tokens
 
 log = logging.getLogger(__name__)

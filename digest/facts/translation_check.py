@@ -1,5 +1,5 @@
 """A translation checked like any summary: every claim in it must be in the original or its
-sources (`digest.summarize.claims`), or the reader gets the original.
+sources (`digest.facts.claims`), or the reader gets the original.
 
 A translation may reword, never add: each number, amount, percentage, date and proper name of
 the translated headline, brief and summary must be found in the original text or in the story's
@@ -37,7 +37,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from digest.summarize.claims import Claim, ClaimCheck, SourceIndex, claims_of
+from digest.facts.claims import Claim, ClaimCheck, SourceIndex, claims_of
 
 # Languages that capitalize every noun: there a single capitalized word is no name.
 CAPITALIZES_NOUNS = frozenset({"de", "lb"})

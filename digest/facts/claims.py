@@ -107,9 +107,9 @@ from typing import Literal
 
 from text_to_num import find_numbers
 
+from digest.facts.text import STOPWORDS, join_sentences, split_sentences
 from digest.stories import tokens
 from digest.stories.language import detect_language
-from digest.summarize.text import STOPWORDS, join_sentences, split_sentences
 
 ClaimKind = Literal["number", "amount", "percent", "date", "quote", "name"]
 # (year, month, day, weekday); None where the text does not say. Weekday: Monday is 0.
@@ -1021,7 +1021,7 @@ def numbers_in(sentence: str, language: str | None = None) -> list[WrittenNumber
     """The figures of one sentence as written, read as claims are (dates taken out first, so
     that a day or a year of a date is no figure), numbers written as words in `language` (by
     default the sentence's own, see `number_language`); positions are in `sentence` itself,
-    not in its normal form, for `digest.summarize.figures`."""
+    not in its normal form, for `digest.facts.figures`."""
     text = _HIDE.sub("'", sentence)  # "1 200" grouped by a narrow space is one number
     first = _WORD_SPAN.search(text)
     dates = _scan_dates(text, first.end() if first else 0)

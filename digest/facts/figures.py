@@ -188,9 +188,7 @@ from functools import lru_cache
 import snowballstemmer
 from babel import Locale
 
-from digest.models import Correction, Disagreement, Reported
-from digest.stories.tokens import STOPWORDS, fold
-from digest.summarize.claims import (
+from digest.facts.claims import (
     WORD_LANGUAGES,
     WrittenNumber,
     compatible_units,
@@ -198,6 +196,8 @@ from digest.summarize.claims import (
     sentences_of,
     text_language,
 )
+from digest.models import Correction, Disagreement, Reported
+from digest.stories.tokens import STOPWORDS, fold
 
 __all__ = [
     "LANGUAGES",
@@ -587,6 +587,13 @@ _MISSILE_ACTION = frozenset(
         "lanciato lanciati sparato sparati intercettato intercettati abbattuto abbattuti"
     ).split()
 )
+
+
+def _a_stock(subject: str, clause: str) -> bool:
+    """Whether a count of missiles is a stock: its clause says none was fired."""
+    return subject == "missiles" and not _MISSILE_ACTION & {fold(w) for w in _WORD.findall(clause)}
+
+
 # A count of people whose death the words before it name ("la ejecución de más de 40
 # detenidos", "the killing of 12 protesters", "la mort de 30 prisonniers"): dead, not arrested
 # or what the noun after says; which of the two a reader is told cannot be decided, so neither.
@@ -1018,10 +1025,8 @@ def _figures_in(sentence: str, lang: str | None = "") -> list[Figure]:
         if _refugees_fate(sentence, subject, rules):
             continue  # "die Leichen von fünf Flüchtlingen": dead, not a count of refugees
         left, right = _clause_span(sentence, start, n.end)
-        if subject == "missiles" and not _MISSILE_ACTION & {
-            fold(w) for w in _WORD.findall(sentence[left:right])
-        }:
-            continue  # "10.000 missiles ont disparu des arsenaux": a stock, not a salvo
+        if _a_stock(subject, sentence[left:right]):
+            continue  # "10.000 missiles ont disparu des arsenaux": not a salvo
         out.append(
             Figure(
                 subject=subject,
