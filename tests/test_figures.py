@@ -901,6 +901,8 @@ def test_the_scope_rules_only_ever_leave_figures_out(
 def test_missiles_fired_are_counted_and_detainees_arrested_are_arrested() -> None:
     """The other side of the rules above: a salvo and an arrest are figures."""
     (fired,) = figures_of("Le Hezbollah a tiré 12 missiles sur Haïfa ce mardi.")
+    (strike,) = figures_of("Estados Unidos ataca una base aérea siria con 59 misiles.")
+    assert (strike.subject, strike.value) == ("missiles", 59)
     (arrested,) = figures_of("La policía detuvo a más de 40 manifestantes en Trípoli.")
     assert (fired.subject, fired.value) == ("missiles", 12)
     assert (arrested.subject, arrested.value, arrested.qualifier) == ("arrested", 40, "more than")

@@ -576,14 +576,14 @@ _MISSILE_ACTION = frozenset(
     fold(w)
     for w in (
         "fired fire fires firing launched launch launches launching intercepted intercept "
-        "downed shot struck hit hits landed rained salvo barrage "
+        "downed shot struck hit hits landed rained salvo barrage attack attacks attacked "
         "abgefeuert gefeuert feuerte feuerten abgeschossen abgefangen schoss schossen "
-        "eingeschlagen Abschuss Beschuss "
+        "eingeschlagen Abschuss Beschuss angegriffen greift griff Angriff "
         "disparó dispararon disparado disparados disparadas disparar lanzó lanzaron lanzado "
         "lanzados lanzadas lanzar interceptó interceptaron interceptados derribó derribados "
-        "derribaron impactaron cayeron ataque "
+        "derribaron impactaron cayeron ataque ataca atacó atacan atacaron bombardea bombardeó "
         "tiré tirés tirées tiraient tirait tirer lancé lancés lancées lancer intercepté "
-        "interceptés abattu abattus abattues tombés frappé frappes "
+        "interceptés abattu abattus abattues tombés frappé frappes attaque attaqué bombardé "
         "lanciato lanciati sparato sparati intercettato intercettati abbattuto abbattuti"
     ).split()
 )
