@@ -25,8 +25,8 @@ from typing import Any
 
 from digest import messages
 from digest.deliver import mime
-from digest.deliver.channels import Notification
 from digest.deliver.message import _address, sender_domain
+from digest.deliver.push import Notification
 from digest.memory.timeline import figure_of
 from digest.models import Channel, Correction, StoryEvent
 from digest.render.chat import quiet_mentions

@@ -9,8 +9,10 @@ came from: the CLI and the page refuse a bad value with the same message
 
 A change names only what it changes (`PreferenceChanges`, None: unchanged); `apply_changes`
 checks it against the configuration and gives the subscriber's new `Preferences`. Channels
-typed on the preferences page are checked more strictly than the operator's
-(`digest.deliver.channels.check_channel`); a channel kept from before is not checked again.
+typed on the preferences page are checked more strictly than the operator's, by their push
+type (the caller hands `apply_changes` `digest.deliver.push_types.check_url`; without it, as an
+Apprise URL: `digest.subscribers.channel_urls.check_channel`); a channel kept from before is
+not checked again.
 Changes take effect from the next edition: one already sent or skipped stays as it was.
 
 This module sits above the models (a `Subscriber` holds one `Preferences`, a domain type like
@@ -29,7 +31,7 @@ from digest.models import Preferences, channel_key, json_key
 from digest.schedule import known_zone, parse_clock
 
 if TYPE_CHECKING:
-    from digest.config import Config
+    from digest.config import ChannelsConfig, Config
 
 __all__ = [
     "BY_NAME",
@@ -37,6 +39,7 @@ __all__ = [
     "MAX_CHANNELS",
     "MAX_STORIES",
     "REMOVE_CHANNEL",
+    "ChannelCheck",
     "Checking",
     "Control",
     "Field",
@@ -80,6 +83,13 @@ class PreferenceChanges:
         return self != PreferenceChanges()
 
 
+class ChannelCheck(Protocol):
+    """How a new channel's URL is checked: by its push type
+    (`digest.deliver.push_types.check_url`, which the subscribers package cannot import)."""
+
+    def __call__(self, url: str, *, from_page: bool, config: ChannelsConfig) -> str: ...
+
+
 class Form(Protocol):
     """A posted form as aiohttp (or multidict) gives it: a name may come more than once."""
 
@@ -91,11 +101,13 @@ class Form(Protocol):
 @dataclass(frozen=True, slots=True)
 class Checking:
     """What a check may need besides the value: the configuration, the preferences before the
-    change, and whether the subscriber typed it on the page (stricter for channels)."""
+    change, whether the subscriber typed it on the page (stricter for channels) and how a new
+    channel's URL is checked (`ChannelCheck`; None: as an Apprise URL)."""
 
     config: Config
     current: Preferences
     from_page: bool = False
+    check_channel: ChannelCheck | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -228,25 +240,29 @@ def check_send_email(send: bool, checking: Checking) -> bool:
 def check_channels(urls: tuple[str, ...], checking: Checking) -> tuple[str, ...]:
     """Apprise URLs, each once and at most MAX_CHANNELS; a new one checked as where it was
     typed requires (the page: only some services, public hosts, no placeholders)."""
-    from digest.subscribers.channel_urls import check_channel
-
-    config = checking.config
+    check = checking.check_channel or _apprise_check
     kept: list[str] = []
     for url in urls:
         url = url.strip()
         if not url or url in kept:
             continue
         if url not in checking.current.channels:
-            url = check_channel(
-                url,
-                from_page=checking.from_page,
-                allow_private=config.channels.allow_private_networks,
-                page_schemes=config.channels.page_schemes,
-            )
+            url = check(url, from_page=checking.from_page, config=checking.config.channels)
         kept.append(url)
     if len(kept) > MAX_CHANNELS:
         raise InvalidPreferenceError(f"at most {MAX_CHANNELS} channels besides email")
     return tuple(kept)
+
+
+def _apprise_check(url: str, *, from_page: bool, config: ChannelsConfig) -> str:
+    from digest.subscribers.channel_urls import check_channel
+
+    return check_channel(
+        url,
+        from_page=from_page,
+        allow_private=config.allow_private_networks,
+        page_schemes=config.page_schemes,
+    )
 
 
 # How the page's form is read: every preference comes with every post, as the page shows them
@@ -505,11 +521,14 @@ def apply_changes(
     config: Config,
     *,
     from_page: bool = False,
+    check_channel: ChannelCheck | None = None,
 ) -> Preferences:
     """`current` with `changes` made, each checked by its field's check. `from_page`: the
-    subscriber made them on the preferences page (see `check_channel`). Resolves new channels'
-    hosts from the page: run it in a thread there."""
-    checking = Checking(config, current, from_page)
+    subscriber made them on the preferences page (see `check_channel`); `check_channel`: how a
+    new channel's URL is checked, by its push type (`digest.deliver.push_types.check_url`;
+    None: as an Apprise URL). Resolves new channels' hosts from the page: run it in a thread
+    there."""
+    checking = Checking(config, current, from_page, check_channel)
     new: dict[str, Any] = {}
     for f in FIELDS:
         given = getattr(changes, f.name)
