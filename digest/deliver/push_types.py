@@ -12,7 +12,6 @@ from email.message import EmailMessage
 from typing import TYPE_CHECKING, Any
 
 from digest.deliver.channels import APPRISE
-from digest.deliver.jsonl_push import JSONL
 from digest.deliver.push import Notification, PushTransport, PushType
 from digest.errors import PermanentDeliveryError
 
@@ -22,7 +21,7 @@ if TYPE_CHECKING:
 
 __all__ = ["PUSH_TYPES", "Channels", "check_url", "push_type", "shown_url"]
 
-PUSH_TYPES: tuple[PushType, ...] = (JSONL, APPRISE)
+PUSH_TYPES: tuple[PushType, ...] = (APPRISE,)
 
 
 def push_type(url: str) -> PushType:
