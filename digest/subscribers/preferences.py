@@ -125,14 +125,29 @@ class Option:
     read: Callable[[Any], Any] = lambda given: given
 
 
+ControlKind = Literal["checkboxes", "text", "number", "select", "time", "checkbox", "channels"]
+# The kinds whose choices the page lists (`digest.render.preferences_page`, by preference).
+CHOOSING: frozenset[str] = frozenset({"checkboxes", "select"})
+
+
 @dataclass(frozen=True, slots=True)
 class Control:
-    """A preference's control on the preferences page: the form field's name, its label and
-    what kind of input it is (checkboxes: one per choice under one name)."""
+    """A preference's control on the preferences page, which shows every one the same way for
+    its kind (templates/serve/preferences.html): the form field's name, its label, what kind
+    of input it is (checkboxes: one per choice under one name; the choices of checkboxes and
+    a select are the page's), the group it is shown in (its fieldset's legend; "": a fieldset
+    of its own, its label the legend), a hint beside it ("{default_time}" and "{email}" filled
+    in: the schedule's time, the subscriber's address; a checkbox's is in its label), a
+    placeholder, and the highest number a number control takes. The page shows the groups in
+    the order of their first control in `FIELDS`, each group's controls in that order."""
 
     name: str
     label: str
-    kind: Literal["checkboxes", "text", "number", "select", "time", "checkbox", "channels"]
+    kind: ControlKind
+    group: str = ""
+    hint: str = ""
+    placeholder: str = ""
+    most: int | None = None
 
 
 def _same(value: Any) -> Any:
@@ -354,7 +369,9 @@ FIELDS: tuple[Field, ...] = (
                 read=_split_categories,
             ),
         ),
-        control=Control("category", "Categories", "checkboxes"),
+        control=Control(
+            "category", "Categories", "checkboxes", hint="None ticked: every category."
+        ),
         check=check_categories,
         read=_read_categories,
         post=_post_each,
@@ -366,38 +383,6 @@ FIELDS: tuple[Field, ...] = (
         ),
     ),
     Field(
-        "timezone",
-        options=(
-            Option(
-                "--timezone",
-                "timezone",
-                "e.g. Europe/Berlin (add: default the config's).",
-                sets="timezone",
-            ),
-        ),
-        control=Control("timezone", "Time zone", "select"),
-        check=check_timezone,
-        read=_read_timezone,
-        post=_post_text,
-        stored=Stored("timezone", "string", required=True),
-    ),
-    Field(
-        "send_at",
-        options=(
-            Option(
-                "--send-at",
-                "send_at",
-                'HH:MM in their zone (default: schedule.publish_at; "" resets).',
-                sets="send_at",
-            ),
-        ),
-        control=Control("send_at", "Send at", "time"),
-        check=check_send_at,
-        read=_read_text,
-        post=_post_text,
-        stored=Stored("send_at", "string"),  # NULL: schedule.publish_at
-    ),
-    Field(
         "include",
         options=(
             Option(
@@ -407,7 +392,13 @@ FIELDS: tuple[Field, ...] = (
                 sets="include",
             ),
         ),
-        control=Control("include", "Only stories about", "text"),
+        control=Control(
+            "include",
+            "Only stories about",
+            "text",
+            group="Stories",
+            hint="Words or phrases, separated by commas; empty: every story.",
+        ),
         check=check_terms,
         read=_read_text,
         post=_post_terms,
@@ -423,7 +414,7 @@ FIELDS: tuple[Field, ...] = (
                 sets="exclude",
             ),
         ),
-        control=Control("exclude", "Never stories about", "text"),
+        control=Control("exclude", "Never stories about", "text", group="Stories"),
         check=check_terms,
         read=_read_text,
         post=_post_terms,
@@ -440,7 +431,14 @@ FIELDS: tuple[Field, ...] = (
                 kind="count",
             ),
         ),
-        control=Control("max_stories", "Stories per category", "number"),
+        control=Control(
+            "max_stories",
+            "Stories per category",
+            "number",
+            group="Stories",
+            hint="0: all of them.",
+            most=MAX_STORIES,
+        ),
         check=check_max_stories,
         read=_read_max_stories,
         post=_post_count,
@@ -456,11 +454,66 @@ FIELDS: tuple[Field, ...] = (
                 sets="language",
             ),
         ),
-        control=Control("language", "Language", "select"),
+        control=Control("language", "Language", "select", group="Stories"),
         check=check_language,
         read=_read_text,
         post=_post_text,
         stored=Stored("language", "string"),  # NULL: each story as written
+    ),
+    Field(
+        "send_at",
+        options=(
+            Option(
+                "--send-at",
+                "send_at",
+                'HH:MM in their zone (default: schedule.publish_at; "" resets).',
+                sets="send_at",
+            ),
+        ),
+        control=Control(
+            "send_at",
+            "Send at",
+            "time",
+            group="When",
+            hint="Empty: {default_time}. Never before the day's edition is out.",
+        ),
+        check=check_send_at,
+        read=_read_text,
+        post=_post_text,
+        stored=Stored("send_at", "string"),  # NULL: schedule.publish_at
+    ),
+    Field(
+        "timezone",
+        options=(
+            Option(
+                "--timezone",
+                "timezone",
+                "e.g. Europe/Berlin (add: default the config's).",
+                sets="timezone",
+            ),
+        ),
+        control=Control("timezone", "Time zone", "select", group="When"),
+        check=check_timezone,
+        read=_read_timezone,
+        post=_post_text,
+        stored=Stored("timezone", "string", required=True),
+    ),
+    Field(
+        "send_email",
+        options=(
+            Option(
+                "--email/--no-email",
+                "send_email",
+                "Send the email digest too (the default), or only to the channels.",
+                sets="send_email",
+                kind="switch",
+            ),
+        ),
+        control=Control("send_email", "Email to", "checkbox", group="Channels", hint="{email}"),
+        check=check_send_email,
+        read=_read_checkbox,
+        post=_post_checkbox,
+        stored=Stored("send_email", "boolean", required=True, default=True, load=bool),
     ),
     Field(
         "channels",
@@ -482,28 +535,18 @@ FIELDS: tuple[Field, ...] = (
                 read=lambda given: () if given else None,
             ),
         ),
-        control=Control("new_channel", "Add a channel", "channels"),
+        control=Control(
+            "new_channel",
+            "Add a channel",
+            "channels",
+            group="Channels",
+            hint="An Apprise URL: Telegram, Slack, Discord, Matrix, ntfy, Gotify, a webhook…",
+            placeholder="ntfy://ntfy.sh/my-topic",
+        ),
         check=check_channels,
         read=_read_channels,
         post=_post_nothing,  # kept unless ticked to go; the page never shows them
         stored=None,  # one row each in the `channels` table, in the subscriber's order
-    ),
-    Field(
-        "send_email",
-        options=(
-            Option(
-                "--email/--no-email",
-                "send_email",
-                "Send the email digest too (the default), or only to the channels.",
-                sets="send_email",
-                kind="switch",
-            ),
-        ),
-        control=Control("send_email", "Email to", "checkbox"),
-        check=check_send_email,
-        read=_read_checkbox,
-        post=_post_checkbox,
-        stored=Stored("send_email", "boolean", required=True, default=True, load=bool),
     ),
 )
 BY_NAME = {f.name: f for f in FIELDS}

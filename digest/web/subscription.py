@@ -86,7 +86,6 @@ async def preferences_page(
 ) -> web.Response:
     from digest.deliver.push_types import shown_url
     from digest.render.preferences_page import Followed, render_preferences
-    from digest.subscribers.preferences import MAX_STORIES
 
     config = app.config
     shown = await asyncio.to_thread(lambda: {c.key: shown_url(c.url) for c in sub.channels})
@@ -105,7 +104,6 @@ async def preferences_page(
         unsubscribe_action=f"unsubscribe?token={quote(sub.token)}",
         csrf=csrf_token(key, sub.token, time.time()),
         channels_shown=shown,
-        max_stories=MAX_STORIES,
         notice=notice,
         error=error,
         follows=follows,
