@@ -561,7 +561,6 @@ class Preferences:
     max_stories: int | None = None
     language: str | None = None
     send_email: bool = field(default=True, metadata=_json("email_digest", load=bool))
-    greeting: str | None = None  # SCRATCH: the worked example of issue 40
     channels: tuple[str, ...] = field(
         default=(), metadata=_json(dump=_channels_json, load=_channels_from_json)
     )

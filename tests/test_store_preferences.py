@@ -5,29 +5,24 @@ from __future__ import annotations
 
 import threading
 import warnings
-from datetime import UTC, date, datetime, timedelta
+from datetime import date, timedelta
 
 import pytest
 from alembic import command
-from multidict import MultiDict
 from sqlalchemy import func, select, text
 
-from digest.config import parse_config
 from digest.deliver import ledger
 from digest.deliver.ledger import Delivery
 from digest.errors import InvalidSubscriberError, SubscriberExistsError
-from digest.models import Subscriber, channel_key
-from digest.render.preferences_page import render_preferences
+from digest.models import channel_key
 from digest.store import Store, make_engine, open_store, upgrade
 from digest.store.engine import alembic_config
 from digest.store.schema import channels, deliveries
-from digest.subscribers.preferences import Preferences, apply_changes, form_pairs, read_form
+from digest.subscribers.preferences import Preferences
 from tests import storefixtures
 from tests.storefixtures import NOW
-from tests.test_preferences_table import cli_given
 
 db_url, store = storefixtures.db_url, storefixtures.store
-GREETING_CONFIG = parse_config({})
 
 DAY = date(2025, 3, 1)
 HOOK = "json://hooks.example.org/digest"
@@ -114,7 +109,6 @@ def test_new_subscribers_have_the_defaults(store: Store) -> None:
         "max_stories": None,
         "language": None,
         "email_digest": True,
-        "greeting": None,
         "channels": [],
     }
 
@@ -254,21 +248,3 @@ def test_the_database_takes_the_skipped_state_and_refuses_others(store: Store) -
                 edition_day=DAY, recipient="b@x.org", channel="email", state="maybe", attempts=0
             )
         )
-
-
-def test_a_greeting_is_set_stored_shown_and_read_back(store: Store) -> None:
-    prefs = apply_changes(Preferences(), cli_given("set", "--greeting", " Hello "), GREETING_CONFIG)
-    assert prefs.greeting == "Hello"
-    store.add_subscriber("a@x.org", categories=None, timezone="UTC")
-    saved = store.save_preferences("a@x.org", prefs)
-    assert saved is not None and store.subscriber("a@x.org") == saved
-    assert saved.preferences.greeting == "Hello"
-    assert Preferences.from_json(prefs.to_json()) == prefs
-    sub = Subscriber("a@x.org", "t", datetime.now(UTC), prefs)
-    page = render_preferences(
-        sub, title="d", categories=["world"], default_time="07:00", action="a",
-        unsubscribe_action="u", csrf="c", channels_shown={},
-    )  # fmt: skip
-    assert 'name="greeting" value="Hello"' in page
-    form = MultiDict(form_pairs(prefs))
-    assert apply_changes(prefs, read_form(form, prefs), GREETING_CONFIG, from_page=True) == prefs

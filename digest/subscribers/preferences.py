@@ -76,7 +76,6 @@ class PreferenceChanges:
     max_stories: int | None = None
     language: str | None = None
     send_email: bool | None = None
-    greeting: str | None = None
     channels: tuple[str, ...] | None = None
     add_channels: tuple[str, ...] = ()
 
@@ -548,17 +547,6 @@ FIELDS: tuple[Field, ...] = (
         read=_read_channels,
         post=_post_nothing,  # kept unless ticked to go; the page never shows them
         stored=None,  # one row each in the `channels` table, in the subscriber's order
-    ),
-)
-FIELDS += (
-    Field(
-        "greeting",
-        options=(Option("--greeting", "greeting", "How the email greets (SCRATCH).", "greeting"),),
-        control=Control("greeting", "Greeting", "text", group="Stories"),
-        check=lambda text, checking: text.strip() or None,
-        read=_read_text,
-        post=_post_text,
-        stored=Stored("greeting", "string"),
     ),
 )
 BY_NAME = {f.name: f for f in FIELDS}
