@@ -3,7 +3,7 @@ reader ("at least 58 dead", with its clause) of each page or news article of a c
 hand labels, per language.
 
     .venv/bin/python bench/figures_real.py DATASET [--corpus extraction-dev|gva|10kgnad|trends-de]
-        [--held-out] [--show N] [--whole] [--cache FILE]
+        [--held-out] [--show N] [--whole] [--cache FILE] [--section TEXT]
 
 **The corpora** (`--corpus`), each read where it lies, never copied into the project:
 
@@ -55,7 +55,10 @@ after the rules are final and reported as it comes.
 **The labels** (`bench/labels/extraction_figures.tsv` for extraction-dev,
 `bench/labels/news_figures.tsv` for the news corpora, the rule at the top of each): one row per
 entry, keyed by page file, quantity, value and qualifier, with "right" or "wrong". An entry
-without a row is unlabelled (printed, counted apart, not scored). extraction-dev's pages are of
+without a row is unlabelled (printed, counted apart, not scored). `--section TEXT`: also the
+precision of the rows of one section of the labels alone (the rows below the `# --` header
+that contains TEXT, up to the next such header), e.g. `--section "fresh held-out sample"` for
+the fresh English held-out sample. extraction-dev's pages are of
 every kind (blogs, institutions, shops, news): most give no figure. Silence is not scored here
 (recall is CL-TLS's measure).
 Entries are listed in the order of their page's hash, so that the first N of a half (`--show
@@ -307,6 +310,20 @@ def read_labels(path: Path = LABELS) -> dict[tuple[str, str, str, str], str]:
     return out
 
 
+def section_keys(path: Path, text: str) -> set[tuple[str, str, str, str]]:
+    """The keys of the label rows below the `# --` header line containing `text` (up to the
+    next `# --` header)."""
+    keys: set[tuple[str, str, str, str]] = set()
+    inside = False
+    for line in path.read_text().splitlines() if path.exists() else []:
+        if line.startswith("# --"):
+            inside = text in line
+        elif inside and line.strip() and not line.startswith("#"):
+            file, subject, value, qualifier = line.split("\t")[:4]
+            keys.add((file, subject, value, qualifier))
+    return keys
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("dataset", type=Path, help="the corpus's folder or git directory")
@@ -328,6 +345,12 @@ def main() -> None:
         default=None,
         help="a JSON file of the extracted pages, outside the project: written once, then read",
     )
+    parser.add_argument(
+        "--section",
+        default=None,
+        metavar="TEXT",
+        help="also score alone the label rows under the '# --' header containing TEXT",
+    )
     args = parser.parse_args()
     pages = [
         p
@@ -335,7 +358,9 @@ def main() -> None:
         if held_out(p.file) == args.held_out
     ]
     pages.sort(key=lambda p: hashlib.sha256(p.file.encode()).hexdigest())
-    labels = read_labels(LABELS if args.corpus == "extraction-dev" else NEWS_LABELS)
+    labels_path = LABELS if args.corpus == "extraction-dev" else NEWS_LABELS
+    labels = read_labels(labels_path)
+    section = section_keys(labels_path, args.section) if args.section else set()
     read: Counter[str] = Counter()
     entries: list[Entry] = []
     for page in pages:
@@ -360,6 +385,14 @@ def main() -> None:
             f"  {lang} precision {precision}  (right {tally['right']}, wrong {tally['wrong']}, "
             f"unlabelled {tally['unlabelled']})"
         )
+        if args.section:
+            part = Counter(labels[e.key] for e in mine if e.key in section)
+            scored = part["right"] + part["wrong"]
+            precision = f"{part['right'] / scored:.2f}" if scored else "n/a"
+            print(
+                f"  {lang} section {args.section!r}: precision {precision}  "
+                f"(right {part['right']}, wrong {part['wrong']})"
+            )
     others = Counter(e.lang for e in entries if e.lang not in LANGUAGES)
     if others:
         print(f"\nentries in other languages (not scored): {dict(others)}")

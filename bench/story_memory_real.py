@@ -3,7 +3,7 @@ corrections of what was sent, measured against hand labels, per language, beside
 figures of `bench/story_memory.py` in the same run.
 
     .venv/bin/python bench/story_memory_real.py CL_TLS [--synthetic DATASET_DIR] [--show-wrong]
-        [--held-out]
+        [--held-out | --fresh] [--labels-only]
 
 CL_TLS: the git directory `fetch github:MorenoLaQuatra/CL-TLS` returns, or a folder exported
 from it (read there, never copied into the project; `bench/cl_tls.py` reads it and tells the
@@ -19,6 +19,16 @@ dev run, not even to group outlets; run once to check, never to tune. Its window
 26 January - 8 February 2011, French 25 January - 26 February 2011 and 25 June - 20 August 2013;
 libya, Spanish 15 February - 10 March 2011, French 15 February - 12 March 2011 (the uprising to
 the first counter-offensive: 99 Spanish and 67 French articles in all).
+
+The held-out set has been run and looked at often since, so a second, fresh one (`--fresh`: the
+windows `FRESH`, labels `bench/labels/cl_tls_fresh_es.tsv` and `cl_tls_fresh_fr.tsv`, a file not
+written yet read as no label; outlets grouped on egypt and libya as for `--held-out`): new windows
+of the same topics, labelled once by hand from the articles' text before any run of the service
+on them, never tuned on. Its windows: libya, Spanish 20 - 31 August 2011 (the fall of Tripoli,
+55 articles), French 15 August - 30 September and 1 - 31 October 2011 (50 articles); egypt,
+Spanish 1 July - 31 August 2013 (Morsi's removal to the Rabaa dispersal, 13 articles).
+`--labels-only` replays nothing: it says which articles of the check's windows have no label row
+(and which labelled ones are outside them), to check a label file's coverage without a run.
 
 **The replay** (no model), day by day with a faked clock, through the service's own code:
 each day's articles are collected into a store (`Store.upsert_items`: headline, lede, dated that
@@ -362,7 +372,9 @@ from digest.summarize.types import StoryInput, StorySource  # noqa: E402
 LABELS = ROOT / "bench" / "labels" / "cl_tls_figures.tsv"
 # The event each article reports (es only), to judge a story lasting past a day (issue 38).
 EVENTS = ROOT / "bench" / "labels" / "cl_tls_events.tsv"
-DEV: dict[str, list[tuple[str, date, date]]] = {
+# A language's windows: (topic, first day, last day) of the articles read.
+Windows = dict[str, list[tuple[str, date, date]]]
+DEV: Windows = {
     "es": [
         ("syria", date(2017, 4, 3), date(2017, 4, 14)),
         ("syria", date(2018, 4, 7), date(2018, 4, 19)),
@@ -383,7 +395,7 @@ DEV: dict[str, list[tuple[str, date, date]]] = {
 DEV_TOPICS = ("syria", "yemen")  # what the outlets are told apart by; egypt and libya never read
 # The held-out check (`--held-out`): other topics, their own labels, run once, never tuned on.
 HELD_OUT_LABELS = ROOT / "bench" / "labels" / "cl_tls_heldout.tsv"
-HELD_OUT: dict[str, list[tuple[str, date, date]]] = {
+HELD_OUT: Windows = {
     "es": [
         ("egypt", date(2011, 1, 26), date(2011, 2, 8)),
         ("libya", date(2011, 2, 15), date(2011, 3, 10)),
@@ -395,6 +407,27 @@ HELD_OUT: dict[str, list[tuple[str, date, date]]] = {
     ],
 }
 HELD_OUT_TOPICS = ("egypt", "libya")
+# The fresh held-out check (`--fresh`): new windows of the held-out topics, labelled once by hand
+# before any run on them, never tuned on; a labels file not written yet reads as none.
+FRESH_LABELS = tuple(
+    ROOT / "bench" / "labels" / f"cl_tls_fresh_{lang}.tsv" for lang in ("es", "fr")
+)
+FRESH: Windows = {
+    "es": [
+        ("libya", date(2011, 8, 20), date(2011, 8, 31)),
+        ("egypt", date(2013, 7, 1), date(2013, 8, 31)),
+    ],
+    "fr": [
+        ("libya", date(2011, 8, 15), date(2011, 9, 30)),
+        ("libya", date(2011, 10, 1), date(2011, 10, 31)),
+    ],
+}
+# Each check: its windows, the topics its outlets are told apart on, its label files.
+CHECKS: dict[str, tuple[Windows, tuple[str, ...], tuple[Path, ...]]] = {
+    "dev": (DEV, DEV_TOPICS, (LABELS,)),
+    "held-out": (HELD_OUT, HELD_OUT_TOPICS, (HELD_OUT_LABELS,)),
+    "fresh": (FRESH, HELD_OUT_TOPICS, FRESH_LABELS),
+}
 
 # What a subject must say for a quantity (folded, as the service folds): the thing counted and
 # what happened to it. A population alone ("personas", "civiles", "niños") names none.
@@ -423,6 +456,14 @@ _WHO = {
     "women": "women mujeres femmes donne",
     "prisoners": "prisoners presos prisonniers detenus prigionieri detenuti",
     "students": "students estudiantes etudiants studenti",
+    # Added for the fresh check's labels before its one run (a scoring word list, not a rule).
+    "rebels": "rebels rebeldes rebelde rebelles rebelle insurges insurge ribelli ribelle",
+    "loyalists": "loyalists leales gadafistas gadafista loyalistes loyaliste kadhafistes "
+    "kadhafiste lealisti",
+    "journalists": "journalists periodistas periodista journalistes journaliste giornalisti",
+    "guards": "guards guardias guardia gardiens gardien guardie",
+    "africans": "africans africanos subsaharianos africains subsahariens africani",
+    "israelis": "israelis israelies israeliens israeliani",
 }
 WHO_WORDS = {w: frozenset(fold(x) for x in words.split()) for w, words in _WHO.items()}
 QUALIFIERS = ("", "at least", "more than", "less than", "nearly", "about", "up to")
@@ -460,6 +501,19 @@ def read_labels(path: Path = LABELS) -> tuple[dict[str, list[Label]], set[str]]:
         if quantity not in QUANTITY_WORDS or qualifier not in QUALIFIERS:
             raise SystemExit(f"{path}: not a quantity or qualifier here: {line!r}")
         found[article].append(Label(article, quantity, who, Decimal(value), qualifier, event))
+    return found, labelled
+
+
+def read_label_files(paths: Sequence[Path]) -> tuple[dict[str, list[Label]], set[str]]:
+    """`read_labels` of several files together; a file not written yet reads as no label."""
+    found: dict[str, list[Label]] = defaultdict(list)
+    labelled: set[str] = set()
+    for path in paths:
+        if path.exists():
+            labels, done = read_labels(path)
+            for article, rows in labels.items():
+                found[article].extend(rows)
+            labelled |= done
     return found, labelled
 
 
@@ -966,8 +1020,9 @@ def one_event(said: Said, events: dict[str, str]) -> int:
 # -- the run ------------------------------------------------------------------------------------
 
 
-def dev_articles(source: Source, lang: str, held_out: bool = False) -> list[Article]:
-    windows, topics = (HELD_OUT, HELD_OUT_TOPICS) if held_out else (DEV, DEV_TOPICS)
+def dev_articles(source: Source, lang: str, check: str = "dev") -> list[Article]:
+    """The articles of a check's windows (`CHECKS`) in one language."""
+    windows, topics, _ = CHECKS[check]
     found = articles(source, lang, topics)
     return [
         a
@@ -977,9 +1032,9 @@ def dev_articles(source: Source, lang: str, held_out: bool = False) -> list[Arti
     ]
 
 
-def run_language(source: Source, lang: str, show_wrong: int, held_out: bool = False) -> None:
-    dev_list = dev_articles(source, lang, held_out)
-    labels, labelled = read_labels(HELD_OUT_LABELS if held_out else LABELS)
+def run_language(source: Source, lang: str, show_wrong: int, check: str = "dev") -> None:
+    dev_list = dev_articles(source, lang, check)
+    labels, labelled = read_label_files(CHECKS[check][2])
     missing = [a.id for a in dev_list if a.id not in labelled]
     dev = Dev({a.id: a for a in dev_list}, {k: v for k, v in labels.items() if k.startswith(lang)})
     with tempfile.TemporaryDirectory() as folder:
@@ -1044,10 +1099,21 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("cl_tls", type=Path, help="CL-TLS's git directory or an exported folder")
     parser.add_argument("--languages", default=None, help="default es,fr,it (held out: es,fr)")
-    parser.add_argument(
+    checks = parser.add_mutually_exclusive_group()
+    checks.add_argument(
         "--held-out",
         action="store_true",
         help="the held-out topics' windows and labels (HELD_OUT), not the dev set's",
+    )
+    checks.add_argument(
+        "--fresh",
+        action="store_true",
+        help="the fresh held-out windows (FRESH), labelled once before any run, never tuned on",
+    )
+    parser.add_argument(
+        "--labels-only",
+        action="store_true",
+        help="only say which articles of the windows are not labelled (no replay)",
     )
     parser.add_argument("--show-wrong", type=int, nargs="?", const=8, default=0, metavar="N")
     parser.add_argument(
@@ -1061,9 +1127,25 @@ def main() -> None:
     parser.add_argument("--sample", type=int, default=300, help="of the synthetic pages")
     args = parser.parse_args()
     source = Source(args.cl_tls)
-    languages = args.languages or ("es,fr" if args.held_out else "es,fr,it")
+    check = "fresh" if args.fresh else "held-out" if args.held_out else "dev"
+    languages = args.languages or ("es,fr,it" if check == "dev" else "es,fr")
+    if args.labels_only:
+        _, labelled = read_label_files(CHECKS[check][2])
+        for lang in languages.split(","):
+            found = [a.id for a in dev_articles(source, lang, check)]
+            missing = [a for a in found if a not in labelled]
+            stray = sorted(a for a in labelled if a.startswith(f"{lang}/") and a not in found)
+            print(
+                f"{lang}: {len(found)} articles, {len(missing)} not labelled, "
+                f"{len(stray)} labelled but not in the windows"
+            )
+            for article in missing:
+                print(f"  not labelled: {article}")
+            for article in stray:
+                print(f"  not in the windows: {article}")
+        return
     for lang in languages.split(","):
-        run_language(source, lang, args.show_wrong, args.held_out)
+        run_language(source, lang, args.show_wrong, check)
     if not args.no_synthetic:
         from bench import story_memory
 

@@ -10,7 +10,7 @@ import os
 from collections.abc import Mapping
 from contextlib import AsyncExitStack
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Self
+from typing import TYPE_CHECKING, Self
 
 from digest.config import Config
 from digest.errors import NoDatabaseError, TokenError
@@ -20,6 +20,7 @@ from digest.sources.ddg import DuckDuckGo
 if TYPE_CHECKING:
     from digest.crawl import Crawler
     from digest.deliver.push_types import Channels
+    from digest.deliver.transport import Transport
     from digest.fetch.client import HttpClient
     from digest.fetch.fast import FastExtractor
     from digest.fetch.parsers import ParserPool
@@ -155,7 +156,7 @@ class App:
             )
         return self._embedder
 
-    def transport(self) -> Any:
+    def transport(self) -> Transport:
         """Where emails go: .eml files in the outbox folder (default) or an SMTP server."""
         email = self.config.email
         if email.transport == "smtp":

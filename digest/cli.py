@@ -23,10 +23,10 @@ import json
 import logging
 import signal
 from collections.abc import Awaitable, Callable
-from contextlib import AbstractAsyncContextManager
+from contextlib import AbstractAsyncContextManager, AbstractContextManager
 from datetime import date, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
 
@@ -35,6 +35,8 @@ from digest.errors import DigestError, RunInterrupted
 
 if TYPE_CHECKING:
     from digest.app import App
+    from digest.runtime.progress import Progress
+    from digest.summarize.check import ServerCheck
 
 T = TypeVar("T")
 log = logging.getLogger("digest")
@@ -45,7 +47,7 @@ SERVERS = ("serve", "run")
 class _Group(click.Group):
     """Turns domain errors into one clear line and a non-zero exit, never a traceback."""
 
-    def invoke(self, ctx: click.Context) -> Any:
+    def invoke(self, ctx: click.Context) -> object:
         try:
             return super().invoke(ctx)
         except RunInterrupted as err:
@@ -62,7 +64,7 @@ class _Group(click.Group):
             _fail(f"internal error: {type(err).__name__}: {err} (run with --debug for details)")
 
 
-def _fail(message: str, code: int = 1) -> None:
+def _fail(message: str, code: int = 1) -> NoReturn:
     click.echo(f"digest: error: {_clean(message)}", err=True)
     sys.exit(code)
 
@@ -131,7 +133,7 @@ def _until_signal(step: str, main: Callable[[], Awaitable[T]]) -> T:
         raise RunInterrupted(step, received[0]) from None
 
 
-def _progress(ctx: click.Context) -> Any:
+def _progress(ctx: click.Context) -> AbstractContextManager[Progress]:
     """The progress of a long command, shown on a terminal only (`digest.commands.progress_bar`); a
     context manager whose value the jobs take as their `progress`."""
     from digest.commands.progress_bar import TerminalProgress, wanted
@@ -797,7 +799,7 @@ def llm_check(ctx: click.Context, as_json: bool) -> None:
     about how long a story's summary will take."""
     from digest.summarize.check import check, describe
 
-    async def probe(app: Any) -> Any:
+    async def probe(app: App) -> ServerCheck:
         summarizer = await app.summarizer()
         if summarizer.llm is None:
             raise DigestError("no [llm] section in the configuration: summaries are extractive")

@@ -207,6 +207,9 @@ class LLMConfig(_Section):
     # model once per pair of sentences whether they report the same quantity of the same event;
     # only a clear "yes" shows it (`digest.jobs.figure_check`). False: the rules alone.
     check_figures: bool = True
+    # Questions the figure check may ask in one run (a CPU model takes seconds for each); a
+    # line whose pairs are left unasked past it stays out, as one the model did not confirm.
+    figure_check_questions: Annotated[int, Field(ge=1, le=10_000)] = 40
 
 
 class ArchiveConfig(_Section):
@@ -634,4 +637,5 @@ port = 9464                # workers sharing a host need a port each
 # first_token_timeout = 30.0               # silence allowed past the prompt's reading time
 # budget = 900.0                           # seconds for one deepen's LLM summaries
 # check_figures = true                     # a figure line shows only if the model says yes
+# figure_check_questions = 40              # questions a run may ask; past them, lines stay out
 """

@@ -13,7 +13,7 @@ import hashlib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import Field, asdict, dataclass, field, fields, replace
 from datetime import date, datetime
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 ExtractStatus = Literal[
     "ok",  # a lede from the article's own paragraphs
@@ -539,7 +539,10 @@ def _channels_from_json(listed: Iterable[Mapping[str, str]]) -> tuple[str, ...]:
     return tuple(c["url"] for c in listed)
 
 
-def _same(value: Any) -> Any:
+_T = TypeVar("_T")
+
+
+def _same(value: _T) -> _T:
     return value
 
 

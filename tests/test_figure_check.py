@@ -184,6 +184,27 @@ async def test_a_pair_is_asked_once_a_run(store: Store, llm_server: LLMServer) -
     assert check.asked == len(llm_server.same_quantity_asked) == 3
 
 
+async def test_past_its_question_limit_a_run_asks_no_more_and_keeps_those_lines_out(
+    store: Store, llm_server: LLMServer
+) -> None:
+    """`[llm] figure_check_questions`: a CPU model takes seconds a question; a run stops asking
+    at the limit, and a line it could not ask about stays out, said in the run's line."""
+    _, section = a_developing_story(store)
+    llm_server.same_quantity = "Yes."
+    client = LLMClient(llm_server.config(), "k")
+    try:
+        check = FigureCheck(client, questions=1)
+        shown = await remembered(store, section, check)
+    finally:
+        await client.aclose()
+    assert check.asked == len(llm_server.same_quantity_asked) == 1
+    assert sum(figure_lines(shown)) == 1  # the one line asked about; the other two kept out
+    assert check.report() == (
+        "2 figure lines (disagreement, revision or correction) kept out by the [llm] figure "
+        "check: 2 question limit reached"
+    )
+
+
 # -- The pure part: the question's pairs and how a reply is read. ------------------------------
 
 

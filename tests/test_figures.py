@@ -500,6 +500,11 @@ def test_spanish_and_french_figures_are_read_with_their_quantity_and_qualifier(
         "Este lunes fueron detenidos seis de sus reporteros.",
         "Plus de 40 manifestants pro-Morsi ont été tués lundi au Caire.",
         "Des centaines de manifestants, 100+ arrêtés au Caire.",
+        # a stock of missiles, not a salvo; the dead of a count of detainees
+        "Selon le Figaro, 10.000 missiles sol-air ont disparu des arsenaux libyens.",
+        "El ejército guardaba 417 misiles en los depósitos de Sirte.",
+        "La brigada sería responsable de la ejecución de más de 40 detenidos cerca de Trípoli.",
+        "La police enquête sur la mort de 30 prisonniers évadés à Tripoli.",
     ],
 )
 def test_spanish_and_french_misreadings_of_issue_38_give_no_figure(text: str) -> None:
@@ -890,3 +895,25 @@ def test_the_scope_rules_only_ever_leave_figures_out(
         assert "#" not in f.sentence or not any(
             w.startswith("#") and w[1:2].isalpha() for w in f.sentence.split()
         )
+
+
+def test_missiles_fired_are_counted_and_detainees_arrested_are_arrested() -> None:
+    """The other side of the rules above: a salvo and an arrest are figures."""
+    (fired,) = figures_of("Le Hezbollah a tiré 12 missiles sur Haïfa ce mardi.")
+    (arrested,) = figures_of("La policía detuvo a más de 40 manifestantes en Trípoli.")
+    assert (fired.subject, fired.value) == ("missiles", 12)
+    assert (arrested.subject, arrested.value, arrested.qualifier) == ("arrested", 40, "more than")
+
+
+def test_a_toll_told_in_the_pluperfect_is_an_earlier_event_unless_the_headlines() -> None:
+    """French and Spanish news tell what had happened before the report's event in the
+    pluperfect ("avait fait 15 morts"): left out unless the headline names that toll."""
+    from digest.memory.timeline import reported
+
+    text = (
+        "L'aviation israélienne a bombardé la bande de Gaza jeudi soir.\n\n"
+        "Une attaque conjointe avait fait quelques minutes plus tard 15 morts dans la même ville."
+    )
+    assert reported(text, "fr", "Raid israélien sur la bande de Gaza") == []
+    [toll] = reported(text, "fr", "Quinze morts dans une attaque à Eilat")
+    assert (toll.subject, toll.value) == ("dead", 15)

@@ -296,3 +296,37 @@ def test_a_headline_stays_the_outlets_words_where_outlets_disagree(before: str, 
     assert made.title == title
     assert dispute_summary(replace(made, title=title), texts_by_outlet(story)).title == title
     assert extractive_story_summary(story, 1200).title == title
+
+
+ES_A = (
+    "Al menos 70 personas murieron este martes en el ataque químico contra la localidad de "
+    "Jan Sheijun, en la provincia de Idlib, según los equipos de rescate que trabajan en la zona. "
+    "Los hospitales de la región atendieron a decenas de heridos con síntomas de asfixia."
+)
+ES_B = (
+    "Murieron 86 personas en el ataque químico contra la localidad de Jan Sheijun, en la "
+    "provincia de Idlib, según el recuento de los médicos que atendieron a los heridos. Las "
+    "familias enterraron a sus muertos en fosas abiertas a las afueras del pueblo."
+)
+
+
+def _khan(title_b: str) -> StoryInput:
+    return StoryInput(
+        "Ataque químico en Jan Sheijun",
+        (
+            StorySource("https://a.example/ks", "Diario A", "Ataque químico en Idlib", ES_A),
+            StorySource("https://b.example/ks", "Diario B", title_b, ES_B),
+        ),
+        date(2017, 4, 5),
+    )
+
+
+def test_a_summary_compares_the_figures_the_story_memory_reads_headline_and_all() -> None:
+    """An outlet whose headline looks back at an earlier event ("un año después") reports no
+    figure of the story's, in the timeline and in the summary's disputes alike."""
+    today = extractive_story_summary(_khan("Decenas de muertos en Idlib"), 12_000)
+    assert "según Diario A" in today.summary and "según Diario B" in today.summary
+    looking_back = extractive_story_summary(
+        _khan("Un año después del ataque de Jan Sheijun"), 12_000
+    )
+    assert "según Diario" not in looking_back.summary

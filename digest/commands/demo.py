@@ -19,9 +19,13 @@ from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from digest.config import Config, parse_config
+
+if TYPE_CHECKING:
+    from digest.daemon import CycleReport
+    from digest.runtime.progress import Progress
 
 TITLE = "digest demo (synthetic news)"
 SYNTHETIC = "This article is synthetic: it was written for digest's demo and reports nothing real."
@@ -229,10 +233,13 @@ def demo_config(folder: Path, base: str) -> Config:
     return parse_config(data, origin="digest demo", path=folder.resolve() / "digest.toml")
 
 
-async def run_demo(folder: Path, progress: Any) -> Any:
+async def run_demo(folder: Path, progress: Progress) -> CycleReport:
     """One cycle (collect, deepen, publish) of the demo in `folder`; its `CycleReport`."""
-    from digest.daemon import run_daemon
+    from digest.daemon import CycleReport, run_daemon
 
     await asyncio.to_thread(partial(folder.mkdir, parents=True, exist_ok=True))
     async with demo_web() as base:
-        return await run_daemon(demo_config(folder, base), once=True, progress=progress)
+        cycle = await run_daemon(demo_config(folder, base), once=True, progress=progress)
+    # One cycle (`once`) ends in its report or raises: never stopped idle, never `Stopped`.
+    assert isinstance(cycle, CycleReport)
+    return cycle

@@ -26,12 +26,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from digest.config import CrawlConfig
 from digest.crawl.egress import GUARD_MARKER, Cut, EgressProxy
 from digest.errors import BrowserUnavailableError
 from digest.fetch.guard import AddressPolicy
+
+if TYPE_CHECKING:  # Playwright comes with crawl4ai, imported when a browser starts
+    from playwright.async_api import BrowserContext, Page
 
 log = logging.getLogger(__name__)
 
@@ -56,6 +59,9 @@ SETTLE_NETWORK = 3.0
 SETTLE_DOM = 2.0
 SETTLE_QUIET_MS = 300
 CLOSE_TIMEOUT = 10.0
+# Where `_track_requests` leaves a page's requests in flight for `_settle`: an attribute of the
+# page object.
+_INFLIGHT = "_digest_inflight"
 
 _QUIET_DOM_JS = """
 (args) => new Promise((resolve) => {
@@ -361,16 +367,18 @@ class Browser:
         cut = self.proxy.cut_since(final_url, since) or self.proxy.cut_since(url, since)
         return None if cut is None else _cut_reason(cut)
 
-    async def _track_requests(self, page: Any, context: Any = None, **_: Any) -> Any:
+    async def _track_requests(
+        self, page: Page, context: BrowserContext | None = None, **_: object
+    ) -> Page:
         """crawl4ai hook on a new page: count its requests in flight, for `_settle`."""
         inflight = _InFlight()
         page.on("request", inflight.add)
         page.on("requestfinished", inflight.discard)
         page.on("requestfailed", inflight.discard)
-        page._digest_inflight = inflight
+        setattr(page, _INFLIGHT, inflight)  # Playwright's Page has no slot of ours
         return page
 
-    async def _settle(self, page: Any, context: Any = None, **_: Any) -> Any:
+    async def _settle(self, page: Page, context: BrowserContext | None = None, **_: object) -> Page:
         """crawl4ai hook before the HTML is read: give late scripts a bounded chance.
 
         Waits for the load event, then until no request is in flight and the DOM has not changed
@@ -378,7 +386,7 @@ class Browser:
         """
         loop = asyncio.get_running_loop()
         deadline = loop.time() + min(SETTLE_NETWORK + SETTLE_DOM, self.config.page_timeout / 3)
-        inflight: _InFlight = getattr(page, "_digest_inflight", None) or _InFlight()
+        inflight: _InFlight = getattr(page, _INFLIGHT, None) or _InFlight()
         with contextlib.suppress(Exception):
             left = deadline - loop.time()
             await page.wait_for_load_state("load", timeout=max(left, 0.001) * 1000)

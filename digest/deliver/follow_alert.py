@@ -27,7 +27,7 @@ from digest import messages
 from digest.deliver import mime
 from digest.deliver.message import _address, sender_domain
 from digest.deliver.push import Notification
-from digest.errors import DeliveryError, InvalidRecipientError, PermanentDeliveryError
+from digest.errors import InvalidRecipientError, PermanentDeliveryError
 from digest.memory.timeline import figure_of
 from digest.models import EMAIL_CHANNEL, Channel, Correction, StoryEvent, Subscriber
 from digest.render.chat import quiet_mentions
@@ -232,7 +232,7 @@ def alert_message(
     message_id: str,
     unfollow_url: str,
     dated: datetime,
-) -> EmailMessage | Notification | DeliveryError:
+) -> EmailMessage | Notification | PermanentDeliveryError:
     """The alert for one channel of its follower (its ledger key: "email", or a push
     channel's of any type), or the error that keeps it from being built: that row fails, the
     others go."""

@@ -56,24 +56,26 @@ class Skip:
     reason: str
 
 
-class LazyMessages(Mapping[tuple[str, str], Any]):
+class LazyMessages(Mapping[tuple[str, str], object]):
     """Messages for `deliver` that are built only when it sends them, one at a time: an
     edition's thousand emails are never all in memory at once. Each is given by a function
     that builds it (and returns the error that kept it from being built, if one did) and the
     Message-ID it will have, which the ledger's row is created with."""
 
     def __init__(self) -> None:
-        self._build: dict[tuple[str, str], Callable[[], Any]] = {}
+        self._build: dict[tuple[str, str], Callable[[], object]] = {}
         self._ids: dict[tuple[str, str], str | None] = {}
 
-    def add(self, key: tuple[str, str], build: Callable[[], Any], message_id: str | None) -> None:
+    def add(
+        self, key: tuple[str, str], build: Callable[[], object], message_id: str | None
+    ) -> None:
         self._build[key] = build
         self._ids[key] = message_id
 
     def message_id(self, key: tuple[str, str]) -> str | None:
         return self._ids[key]
 
-    def __getitem__(self, key: tuple[str, str]) -> Any:
+    def __getitem__(self, key: tuple[str, str]) -> object:
         return self._build[key]()
 
     def __iter__(self) -> Iterator[tuple[str, str]]:
@@ -261,7 +263,7 @@ async def deliver(
     }
     routes = route(found.due, keyed, {k: _server(transport, m) for k, m in built.items()})
 
-    def source(row: Delivery) -> Any:
+    def source(row: Delivery) -> _Built | str | tuple[str, str]:
         """A row's message as built, or its key in `messages` to build it by."""
         return _Built(built[row.key]) if row.key in built else keyed[(row.recipient, row.channel)]
 

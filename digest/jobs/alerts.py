@@ -22,7 +22,11 @@ from typing import TYPE_CHECKING, Any
 from digest.deliver.ledger import EMAIL
 
 if TYPE_CHECKING:
+    from email.message import EmailMessage
+
+    from digest.deliver.push import Notification
     from digest.deliver.sender import DeliveryReport
+    from digest.errors import PermanentDeliveryError
     from digest.jobs.units import Parts
     from digest.models import StoryEvent, Subscriber
     from digest.store.follow_alerts import Alert
@@ -176,7 +180,7 @@ def _message(
     channel: str,
     now: datetime,
     page: str | None = None,
-) -> Any:
+) -> EmailMessage | Notification | PermanentDeliveryError:
     """The alert for one channel of its follower (or the error that keeps it from being
     built: that row fails, the others go)."""
     from digest.deliver.follow_alert import alert_message, alert_text

@@ -58,6 +58,8 @@ if TYPE_CHECKING:
     from digest.jobs.units import Parts
     from digest.summarize.disputes import Confirmed
     from digest.summarize.llm import LLMClient
+    from digest.summarize.types import StoryInput
+    from digest.summarize.types import StoryOutcome as Summarized
 
 log = logging.getLogger(__name__)
 
@@ -683,7 +685,7 @@ async def _crawl(app: Parts, crawler: Any, page: CrawlTarget) -> tuple[DeepenTal
     return DeepenTally(crawled=1), None
 
 
-async def story_input(app: Parts, story: StoryView, today: datetime) -> Any:
+async def story_input(app: Parts, story: StoryView, today: datetime) -> StoryInput:
     """The story as its summary is written from: each source's stored main text (its lede
     when it has none), the earlier summary when the story had one on an earlier day."""
     from digest.summarize.types import StoryInput, StorySource
@@ -720,7 +722,7 @@ async def _summarize_story(
     story has a summary, and why the LLM's fell back to extractive if it did. Where its
     outlets disagree, the disagreements it attributes are those `check` confirms (the rules'
     alone without a model), asked within the `[llm] budget`."""
-    from digest.summarize.disputes import Confirmed, story_disputes, texts_by_outlet
+    from digest.summarize.disputes import Confirmed, story_disagreements
     from digest.summarize.story import extractive_story_summary, summarize_story
 
     store = await app.store()
@@ -741,7 +743,7 @@ async def _summarize_story(
     # The disagreements the rules found and the model confirmed; None: the rules' own.
     disputes: Confirmed | None = None
 
-    async def summarized() -> Any:
+    async def summarized() -> Summarized:
         nonlocal disputes
         if check.on:
             disputes = await confirmed_disputes(check, item)
@@ -762,7 +764,7 @@ async def _summarize_story(
         note = f"the [llm] budget of {budget.seconds:g} s for this deepen was spent"
         max_chars = llm.config.max_input_chars if llm else 12_000
         if check.on and disputes is None:  # spent while the model was asked: none confirmed
-            disputes = Confirmed(tuple(story_disputes(texts_by_outlet(item))), ())
+            disputes = Confirmed(tuple(story_disagreements(item)), ())
         summary = extractive_story_summary(item, max_chars, note, by_outlet=disputes)
         reason, how = None, "extractive: the [llm] budget was spent"
         over = DeepenTally(over_budget=1)
@@ -778,11 +780,11 @@ async def confirmed_disputes(check: FigureCheck, item: Any) -> Confirmed:
     """The disagreements the rules find in the story's texts (`disputes.story_disputes`),
     and those of them the model confirms, each asked of its outlets' clauses."""
     from digest.memory.same_quantity import disagreement_pairs
-    from digest.summarize.disputes import Confirmed, texts_by_outlet
-    from digest.summarize.figures import disagreements, reported
+    from digest.summarize.disputes import Confirmed, outlet_figures
+    from digest.summarize.figures import disagreements
 
     def found() -> tuple[dict[str, Any], list[Disagreement]]:
-        current = {o: reported(t) for o, t in texts_by_outlet(item).items()}
+        current = outlet_figures(item)
         return current, disagreements(current)
 
     current, candidates = await asyncio.to_thread(found)

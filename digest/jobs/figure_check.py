@@ -3,7 +3,9 @@ disagreement, a revision or a correction, the configured model is asked once per
 sentences whether they report the same quantity of the same event
 (`digest.memory.same_quantity`). Only a clear "yes" lets the line through; "no", an unclear
 reply, a refusal or an error keeps it out, and the run says once how many lines were kept
-out and why. Without `[llm]` (or with `check_figures = false`) the rules alone decide.
+out and why. A run asks at most `[llm] figure_check_questions` (a CPU model takes seconds for
+each): a line whose pairs are left unasked then stays out too ("question limit reached").
+Without `[llm]` (or with `check_figures = false`) the rules alone decide.
 """
 
 from __future__ import annotations
@@ -27,14 +29,16 @@ log = logging.getLogger(__name__)
 # A run's error source when the check failed to get an answer (a "no" is no failure).
 FIGURE_CHECK = "figure check"
 ANSWERED_NO = "answered no"
+OVER_LIMIT = "question limit reached"
 
 
 class FigureCheck:
     """One run's questions to the model, each pair asked once; the lines kept out, counted by
     cause."""
 
-    def __init__(self, llm: LLMClient | None) -> None:
+    def __init__(self, llm: LLMClient | None, questions: int = 40) -> None:
         self.llm = llm
+        self.questions = questions  # at most this many asked in the run
         self.answers: dict[Pair, bool | None] = {}
         self.why: dict[Pair, str] = {}  # a pair not answered yes: in a few words, why
         self.replies: dict[Pair, str] = {}  # what the model wrote, as it wrote it
@@ -47,6 +51,9 @@ class FigureCheck:
 
     async def _ask(self, p: Pair) -> None:
         if p in self.answers or self.llm is None:
+            return
+        if self.asked >= self.questions:
+            self.why[p] = OVER_LIMIT  # not asked, not remembered: the line stays out
             return
         self.asked += 1
         try:
@@ -101,7 +108,7 @@ async def for_app(app: Parts) -> FigureCheck:
     llm = app.config.llm
     if llm is None or not llm.check_figures:
         return FigureCheck(None)
-    return FigureCheck((await app.summarizer()).llm)
+    return FigureCheck((await app.summarizer()).llm, llm.figure_check_questions)
 
 
 def kept_out_line(causes: Sequence[str], what: str = "disagreement, revision or correction") -> str:

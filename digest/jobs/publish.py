@@ -55,6 +55,7 @@ if TYPE_CHECKING:
     from digest.deliver.sender import DeliveryReport, LazyMessages
     from digest.edition.reader_plan import EditionPlan
     from digest.jobs.units import Parts
+    from digest.render.archive import ArchiveReport
     from digest.summarize.translate import Translator
 
 log = logging.getLogger(__name__)
@@ -205,7 +206,7 @@ async def send_edition(
     translator: Translator | None = None,
     recipients: Collection[str] | None = None,
     progress: Progress = NO_PROGRESS,
-) -> Any:
+) -> DeliveryReport:
     """Send the edition to every subscriber (or only those whose time has come, `due_only`)
     on each of their channels, email and Apprise alike, through the delivery ledger: nobody
     gets it twice on one channel.
@@ -448,7 +449,7 @@ def merge_reports(day: date, reports: Sequence[DeliveryReport]) -> DeliveryRepor
     )
 
 
-async def render_archive(app: Parts) -> Any:
+async def render_archive(app: Parts) -> ArchiveReport:
     """Bring the static archive up to date with every stored edition (incrementally)."""
     from digest.render.archive import write_archive
 

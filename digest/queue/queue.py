@@ -92,6 +92,7 @@ class Queue:
             kwargs={"application_name": "digest queue"},
         )
         self.procrastinate = procrastinate.App(connector=connector)
+        self._db = connector  # the app's, as its PostgreSQL connector (its pool, its queries)
 
     async def __aenter__(self) -> Queue:
         await self.procrastinate.open_async()
@@ -104,10 +105,6 @@ class Queue:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.procrastinate.close_async()
-
-    @property
-    def _db(self) -> Any:
-        return self.procrastinate.connector
 
     async def _ensure_schema(self) -> None:
         """Procrastinate's tables (once per database or schema) and the results table."""

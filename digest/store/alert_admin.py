@@ -9,7 +9,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, func, select, update
+from sqlalchemy import Connection, Select, func, select, update
 
 from digest.models import Delivery
 from digest.store.base import require_aware
@@ -149,7 +149,7 @@ def _mapping(row: AlertRow) -> dict[str, Any]:
     }
 
 
-def _rows_query() -> Any:
+def _rows_query() -> Select[Any]:
     """Alert rows with their follow (follower, story title)."""
     return (
         _follow_query()

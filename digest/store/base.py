@@ -13,7 +13,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from types import TracebackType
-from typing import Any, Self
+from typing import TYPE_CHECKING, Any, Self
 
 from sqlalchemy import Connection, Engine, Table
 from sqlalchemy.dialects import sqlite
@@ -21,6 +21,9 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from digest.errors import StoreError
 from digest.store.engine import READ_ONLY, describe
+
+if TYPE_CHECKING:
+    from sqlalchemy.dialects import postgresql
 
 # Rows per IN (...) list: far below SQLite's and PostgreSQL's limits on bound parameters.
 CHUNK = 500
@@ -59,7 +62,7 @@ class StoreBase:
             yield conn
 
 
-def insert(conn: Connection, table: Table) -> Any:
+def insert(conn: Connection, table: Table) -> sqlite.Insert | postgresql.Insert:
     """INSERT for `table` in the connection's dialect, with its ON CONFLICT clauses."""
     if conn.dialect.name == "postgresql":
         from sqlalchemy.dialects import postgresql  # imported on PostgreSQL only

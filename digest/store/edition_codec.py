@@ -23,7 +23,7 @@ import json
 import types
 import typing
 from datetime import date, datetime
-from typing import Any
+from typing import Any, TypeAlias, TypeVar
 from zoneinfo import ZoneInfo
 
 from digest.models import Edition
@@ -33,6 +33,10 @@ __all__ = ["content_hash", "decode_edition", "encode_edition"]
 
 # Left out of the content hash: when the edition was built, not what it says.
 _VOLATILE = ("generated_at",)
+
+# What `_encode` gives back: a value of JSON.
+Json: TypeAlias = str | bool | int | float | list["Json"] | dict[str, "Json"] | None
+_T = TypeVar("_T")
 
 
 def encode_edition(edition: Edition) -> dict[str, Any]:
@@ -58,7 +62,7 @@ def content_hash(payload: dict[str, Any]) -> str:
     return hashlib.sha256(text.encode("ascii")).hexdigest()
 
 
-def _encode(value: Any) -> Any:
+def _encode(value: object) -> Json:
     if value is None or isinstance(value, str | bool | int | float):
         return value
     if isinstance(value, datetime):  # before date: a datetime is a date
@@ -107,7 +111,7 @@ def _hints(cls: type) -> dict[str, Any]:
     return typing.get_type_hints(cls)
 
 
-def _decode(kind: Any, value: Any, where: str) -> Any:
+def _decode(kind: Any, value: Any, where: str) -> object:
     origin = typing.get_origin(kind)
     if origin is types.UnionType or origin is typing.Union:
         if value is None:
@@ -144,7 +148,7 @@ def _decode(kind: Any, value: Any, where: str) -> Any:
     raise TypeError(f"{where}: cannot decode {kind}")
 
 
-def _decode_dataclass(cls: type, value: Any, where: str) -> Any:
+def _decode_dataclass(cls: type, value: Any, where: str) -> object:
     if not isinstance(value, dict):
         raise ValueError(f"{where}: expected an object, got {type(value).__name__}")
     hints = _hints(cls)
@@ -159,7 +163,7 @@ def _decode_dataclass(cls: type, value: Any, where: str) -> Any:
     return cls(**kwargs)
 
 
-def _expect(kind: type, value: Any, where: str) -> Any:
+def _expect(kind: type[_T], value: object, where: str) -> _T:
     # bool is an int in Python, not in JSON: keep them apart.
     if isinstance(value, bool) != (kind is bool) or not isinstance(value, kind):
         raise ValueError(f"{where}: expected {kind.__name__}, got {type(value).__name__}")

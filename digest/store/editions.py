@@ -44,12 +44,12 @@ class EditionsMixin(StoreBase):
             if conn.execute(stmt.returning(editions.c.id)).first() is not None:
                 return True, True
             changes = {k: v for k, v in values.items() if k != "day"}
-            stmt = (
+            changed = (
                 update(editions)
                 .where(editions.c.day == edition.day, editions.c.content_hash != digest)
                 .values(changes)
             )
-            return False, bool(conn.execute(stmt).rowcount)
+            return False, bool(conn.execute(changed).rowcount)
 
     def edition(self, day: date) -> Edition | None:
         """The stored edition of `day`, or None."""

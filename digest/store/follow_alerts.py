@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Connection, exists, func, or_, select, update
+from sqlalchemy import Connection, Update, exists, func, or_, select, update
 
 from digest.errors import StoreError
 from digest.models import Delivery
@@ -246,7 +246,7 @@ def _sent_within(conn: Connection, follow_id: int, since: datetime) -> bool:
     return last is not None and last > since
 
 
-def _by_key(row: Delivery) -> Any:
+def _by_key(row: Delivery) -> Update:
     follow_id, through = parse_alert_key(row.recipient)
     return update(follow_alerts).where(
         follow_alerts.c.follow_id == follow_id,

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Connection, and_, func, or_, select, update
+from sqlalchemy import Connection, Select, and_, func, or_, select, update
 
 from digest.models import StoryEvent
 from digest.store.base import StoreBase, insert, require_aware
@@ -186,7 +186,7 @@ def _end(conn: Connection, pairs: Sequence[tuple[int, int]], now: datetime, reas
     return ended
 
 
-def _follow_query() -> Any:
+def _follow_query() -> Select[Any]:
     return (
         select(
             follows,

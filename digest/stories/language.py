@@ -24,7 +24,7 @@ English headlines undetected, 13 wrong).
 from __future__ import annotations
 
 from functools import cache
-from typing import Any
+from typing import Protocol
 
 __all__ = ["LANGUAGES", "MIN_CONFIDENCE", "RIGHT_TO_LEFT", "detect_language", "language_name"]
 
@@ -104,12 +104,20 @@ def language_name(code: str) -> str:
     return LANGUAGES.get(code, "")
 
 
+class _Identifier(Protocol):
+    """What is asked of py3langid's `LanguageIdentifier` (a library without type information)."""
+
+    def classify(self, text: str) -> tuple[str, float]:
+        """The likeliest language's code and its probability."""
+
+
 @cache
-def _identifier() -> Any:
+def _identifier() -> _Identifier:
     # Imported and loaded on first use: the model costs ~0.9 s and ~80 MB, and only building an
     # edition needs it.
     from py3langid.langid import MODEL_FILE, LanguageIdentifier
 
-    identifier = LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
-    identifier.set_languages(sorted(LANGUAGES))
+    loaded = LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
+    loaded.set_languages(sorted(LANGUAGES))
+    identifier: _Identifier = loaded
     return identifier

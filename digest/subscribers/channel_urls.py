@@ -27,9 +27,13 @@ import re
 import socket
 from collections.abc import Collection, Mapping
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from digest.errors import InvalidChannelError, TemporaryDeliveryError
+
+if TYPE_CHECKING:  # Apprise is imported when a channel is checked or sent to
+    from apprise import AppriseAsset, NotifyBase
+    from apprise.manager_plugins import NotificationManager
 
 __all__ = [
     "PAGE_SCHEMES",
@@ -83,7 +87,7 @@ _NEVER_FROM_PAGE = frozenset(
 
 
 @cache
-def apprise_asset() -> Any:
+def apprise_asset() -> AppriseAsset:
     import apprise
 
     # No icon URL (a self-hosted digest points no one at Apprise's GitHub), nothing on disk.
@@ -121,13 +125,13 @@ def scheme_of(url: str) -> str:
 
 
 @cache
-def _manager() -> Any:
+def _manager() -> NotificationManager:
     from apprise.manager_plugins import NotificationManager
 
     return NotificationManager()
 
 
-def _plugin_class(scheme: str) -> Any:
+def _plugin_class(scheme: str) -> type[NotifyBase] | None:
     manager = _manager()
     return manager[scheme] if scheme in manager else None  # noqa: SIM401 (no .get)
 

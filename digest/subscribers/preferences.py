@@ -22,9 +22,9 @@ when it runs."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
 
 from digest.errors import InvalidPreferenceError
 from digest.models import Preferences, channel_key, json_key
@@ -93,9 +93,9 @@ class ChannelCheck(Protocol):
 class Form(Protocol):
     """A posted form as aiohttp (or multidict) gives it: a name may come more than once."""
 
-    def get(self, key: str, default: Any, /) -> Any: ...
+    def get(self, key: str, default: object, /) -> object: ...
 
-    def getall(self, key: str, default: Any, /) -> Any: ...
+    def getall(self, key: str, default: list[object], /) -> Iterable[object]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,7 +150,10 @@ class Control:
     most: int | None = None
 
 
-def _same(value: Any) -> Any:
+_T = TypeVar("_T")
+
+
+def _same(value: _T) -> _T:
     return value
 
 

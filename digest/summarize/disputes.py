@@ -28,9 +28,16 @@ from functools import cache
 from digest import messages
 from digest.models import Disagreement, StorySummary
 from digest.summarize.claims import sentences_of, text_language
-from digest.summarize.figures import covers, disagreements, figures_of, one_sided, reported
+from digest.summarize.figures import (
+    Figure,
+    covers,
+    disagreements,
+    figures_of,
+    one_sided,
+    reported,
+)
 from digest.summarize.text import join_sentences
-from digest.summarize.types import StoryInput
+from digest.summarize.types import StoryInput, StorySource
 
 log = logging.getLogger(__name__)
 
@@ -43,11 +50,33 @@ def texts_by_outlet(story: StoryInput) -> dict[str, str]:
     return {outlet: "\n\n".join(texts) for outlet, texts in out.items()}
 
 
+def outlet_figures(story: StoryInput) -> dict[str, list[Figure]]:
+    """Each outlet's figures as the story memory reads them (`figures.reported` with the
+    headline and day of the outlet's first source: a report that looks back at an earlier
+    event, or a figure dated apart from the report, is not the story's), so that a summary's
+    disputes and the timeline compare the same figures."""
+    first: dict[str, StorySource] = {}
+    for s in story.sources:
+        first.setdefault(s.outlet or s.url, s)
+    found: dict[str, list[Figure]] = {}
+    for outlet, text in texts_by_outlet(story).items():
+        source = first[outlet]
+        day = source.published.date() if source.published else None
+        found[outlet] = reported(text, None, source.title, day)
+    return found
+
+
+def story_disagreements(story: StoryInput) -> list[Disagreement]:
+    """Where a story's outlets disagree on a figure (`outlet_figures`)."""
+    return disagreements(outlet_figures(story))
+
+
 def story_disputes(by_outlet: Mapping[str, str]) -> list[Disagreement]:
     """Where the outlets' texts (outlet → text) disagree on a figure, as their leads tell it
     (`figures.lead`: what a page says further down is often another event's; an outlet with
     several sources is read by the first's lead), each outlet's own figure where its lead
-    gives two: `figures.reported`, what the story memory records of an outlet too."""
+    gives two: `figures.reported`, what the story memory records of an outlet too. Texts
+    alone, without headline or day: `story_disagreements` reads a story's with both."""
     return disagreements({outlet: reported(text) for outlet, text in by_outlet.items()})
 
 

@@ -569,6 +569,36 @@ _SEVERAL = re.compile(
     r"(?<![^\W_])(?:mehrere|einige|etliche|ein paar|several|a few)\s+$", re.IGNORECASE
 )
 _TOTALS = Decimal(10_000)  # a count this large is background (`_background`)
+# Missiles are counted when fired, launched, intercepted or downed: a sentence without one of
+# these counts a stock ("10.000 missiles sol-air ont disparu des arsenaux", "417 misiles").
+_MISSILE_ACTION = frozenset(
+    fold(w)
+    for w in (
+        "fired fire fires firing launched launch launches launching intercepted intercept "
+        "downed shot struck hit hits landed rained salvo barrage "
+        "abgefeuert gefeuert feuerte feuerten abgeschossen abgefangen schoss schossen "
+        "eingeschlagen Abschuss Beschuss "
+        "disparó dispararon disparado disparados disparadas disparar lanzó lanzaron lanzado "
+        "lanzados lanzadas lanzar interceptó interceptaron interceptados derribó derribados "
+        "derribaron impactaron cayeron ataque "
+        "tiré tirés tirées tiraient tirait tirer lancé lancés lancées lancer intercepté "
+        "interceptés abattu abattus abattues tombés frappé frappes "
+        "lanciato lanciati sparato sparati intercettato intercettati abbattuto abbattuti"
+    ).split()
+)
+# A count of people whose death the words before it name ("la ejecución de más de 40
+# detenidos", "the killing of 12 protesters", "la mort de 30 prisonniers"): dead, not arrested
+# or what the noun after says; which of the two a reader is told cannot be decided, so neither.
+_DEATH_OF = frozenset(
+    fold(w)
+    for w in (
+        "execution executions killing killings murder murders death deaths massacre slaughter "
+        "ejecución ejecuciones asesinato asesinatos muerte muertes matanza masacre "
+        "exécution exécutions meurtre meurtres mort massacre assassinat "
+        "Hinrichtung Hinrichtungen Tötung Tod Ermordung Massaker "
+        "esecuzione uccisione morte massacro strage"
+    ).split()
+)
 _ANY_SIZE = frozenset({"protesters", "missiles"})
 # Quantities that name who rather than what happened: an outcome after them wins.
 _POPULATIONS = frozenset({"protesters", "hostages"})
@@ -644,6 +674,8 @@ def _subject(text: str, start: int, end: int, lang: str) -> str:
             population = q  # "12 manifestantes detenidos": what happened to them, if said
             continue
         elif q:
+            if q != "dead" and any(x in _DEATH_OF for x in before[:3]):
+                return ""  # "la ejecución de más de 40 detenidos": dead, or detained?
             return "" if part else q
         if w in _PARTS_OF[lang]:
             part = True  # "cuatro soldados sirios muertos": not the toll
@@ -984,6 +1016,8 @@ def _figures_in(sentence: str, lang: str | None = "") -> list[Figure]:
             continue  # "34 deaths in September", "pro Baum", "1600 tote Hummeln"
         if _refugees_fate(sentence, subject, rules):
             continue  # "die Leichen von fünf Flüchtlingen": dead, not a count of refugees
+        if subject == "missiles" and not _MISSILE_ACTION & set(map(fold, _WORD.findall(sentence))):
+            continue  # "10.000 missiles ont disparu des arsenaux": a stock, not a salvo
         left, right = _clause_span(sentence, start, n.end)
         out.append(
             Figure(
@@ -1343,12 +1377,31 @@ def _past_event(f: Figure, text: str, title: str, lang: str) -> bool:
     tells: it is recalled in a relative clause hung on that event ("... en el que murieron
     23 personas"), or in German in a sentence of what had already happened ("Am vergangenen
     Donnerstag hatte es bereits in Washington ein Flugzeugunglück mit 67 Todesopfern
-    gegeben"), and its sentence is not about the headline's event (`_headline_event`; for
-    what had already happened, a word shared with the headline does not make it the headline's
-    event: "Ursache", unknown in both, is no event)."""
+    gegeben") or in French or Spanish in the pluperfect ("avait fait 15 morts"), and its
+    sentence is not about the headline's event (`_headline_event`; for what had already
+    happened, a word shared with the headline does not make it the headline's event:
+    "Ursache", unknown in both, is no event)."""
     if lang == "de" and _had_already_de(f.sentence) and not _in_relative_clause(f):
         return not _headline_event(f, text, title, lang, shared_words=False)
+    if _told_in_pluperfect(f, lang) and not _in_relative_clause(f):
+        return not _headline_event(f, text, title, lang, shared_words=False)
     return _in_relative_clause(f) and not _headline_event(f, text, title, lang)
+
+
+# The pluperfect of French and Spanish news: what had happened before the report's own event
+# ("Une attaque conjointe avait toutefois fait ... 15 morts dans la même ville"; "el atentado
+# había causado 20 muertos"), as German's "hatte ... bereits".
+_PLUPERFECT = {
+    "fr": re.compile(r"(?<![^\W_])(?:avait|avaient)(?![^\W_])", re.IGNORECASE),
+    "es": re.compile(r"(?<![^\W_])(?:había|habían|habia|habian)(?![^\W_])", re.IGNORECASE),
+}
+
+
+def _told_in_pluperfect(f: Figure, lang: str) -> bool:
+    """Whether the few words before a figure (its clause's verb) are in the pluperfect."""
+    rule = _PLUPERFECT.get(lang)
+    at = f.sentence.find(f.written)
+    return bool(rule and at >= 0 and rule.search(f.sentence, max(0, at - _RELATIVE_REACH), at))
 
 
 # German pluperfect with "bereits"/"schon": what had already happened before the report's event.

@@ -21,7 +21,7 @@ from typing import Any
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
 
 from digest.errors import SummarizeError
-from digest.models import Outlet, StorySummary
+from digest.models import Disagreement, Outlet, StorySummary
 from digest.summarize import extractive, prompts
 from digest.summarize.article import bullets_joined, written_keywords
 from digest.summarize.claims import SourceIndex
@@ -30,7 +30,7 @@ from digest.summarize.disputes import (
     describe,
     dispute_summary,
     found_and_attributed,
-    texts_by_outlet,
+    story_disagreements,
     with_attributions,
     without_one_sided,
 )
@@ -111,7 +111,7 @@ def _index(story: StoryInput, texts: Sequence[str]) -> SourceIndex:
 
 # What a summary's disagreements are judged on: the texts by outlet (the rules find them), or the
 # disagreements the rules found and those the model confirmed (`digest.jobs.figure_check`).
-Judged = Mapping[str, str] | Confirmed
+Judged = Mapping[str, str] | Sequence[Disagreement] | Confirmed
 
 
 def build_story_summary(
@@ -139,7 +139,7 @@ def build_story_summary(
     if checked.removed:
         log.info("claim check of the summary of “%s”: %s", story.title, checked.describe())
     disputes, attributed = found_and_attributed(
-        texts_by_outlet(story) if by_outlet is None else by_outlet
+        story_disagreements(story) if by_outlet is None else by_outlet
     )
     sided = without_one_sided(checked.text, disputes)
     described = checked.describe()
@@ -281,7 +281,9 @@ def extractive_story_summary(
     )
     # The best source's sentences state its own figures as fact: where outlets disagree, they
     # are attributed like a model's (`digest.summarize.disputes`).
-    return dispute_summary(made_summary, texts_by_outlet(story) if by_outlet is None else by_outlet)
+    return dispute_summary(
+        made_summary, story_disagreements(story) if by_outlet is None else by_outlet
+    )
 
 
 async def summarize_story(
