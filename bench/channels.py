@@ -35,9 +35,10 @@ for path in (ROOT, CODE):  # the code under test first, the tests' helpers from 
 
 from aiohttp import web  # noqa: E402
 
-from digest.deliver.channels import AppriseTransport, Channels  # noqa: E402
+from digest.deliver.channels import AppriseTransport  # noqa: E402
 from digest.deliver.ledger import RetryPolicy  # noqa: E402
 from digest.deliver.notification import build_notification  # noqa: E402
+from digest.deliver.push_types import Channels  # noqa: E402
 from digest.deliver.sender import MemoryLedgerStore, deliver  # noqa: E402
 from digest.deliver.transport import OutboxTransport  # noqa: E402
 from digest.models import Channel, channel_key  # noqa: E402

@@ -19,7 +19,7 @@ from digest.sources.ddg import DuckDuckGo
 
 if TYPE_CHECKING:
     from digest.crawl import Crawler
-    from digest.deliver.channels import Channels
+    from digest.deliver.push_types import Channels
     from digest.deliver.transport import Transport
     from digest.fetch.client import HttpClient
     from digest.fetch.fast import FastExtractor
@@ -170,12 +170,12 @@ class App:
 
     def channels(self) -> Channels:
         """Where every message goes: emails to `transport()`, the compact digests of
-        subscribers' other channels through Apprise (their URLs' `{env:NAME}` placeholders
-        resolved from this process's environment). Close it with `aclose()`."""
-        from digest.deliver.channels import AppriseTransport, Channels
+        subscribers' other channels through their push type's transport (Apprise's; their
+        URLs' `{env:NAME}` placeholders resolved from this process's environment). Close it
+        with `aclose()`."""
+        from digest.deliver.push_types import Channels
 
-        apprise = AppriseTransport(self._environ, timeout=self.config.channels.timeout)
-        return Channels(self.transport(), apprise)
+        return Channels.of_types(self.transport(), self._environ, self.config.channels)
 
     async def translator(self) -> Translator:
         """Stories into subscribers' languages for one sending run: by the LLM when `[llm]` is

@@ -261,8 +261,8 @@ class ChannelsConfig(_Section):
     allow_private_networks: bool = False
     # More Apprise services a subscriber may add on the preferences page, by scheme (e.g.
     # ["matrix"]), beyond json, ntfy, gotify, tgram, discord, slack... (PAGE_SCHEMES in
-    # digest/deliver/channels.py). Their arguments that name files, keys, relays, redirects or
-    # TLS verification are still refused there.
+    # digest/subscribers/channel_urls.py). Their arguments that name files, keys, relays,
+    # redirects or TLS verification are still refused there.
     page_schemes: list[str] = Field(default_factory=list)
 
 

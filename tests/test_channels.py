@@ -19,9 +19,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from digest.deliver.channels import AppriseTransport, Channels, Notification, outcome
+from digest.deliver.channels import AppriseTransport, Notification, outcome
 from digest.deliver.ledger import RetryPolicy
 from digest.deliver.notification import build_notification
+from digest.deliver.push_types import Channels
 from digest.deliver.sender import deliver
 from digest.deliver.transport import OutboxTransport, SendResult
 from digest.errors import (

@@ -69,7 +69,6 @@ def page(prefs: Preferences) -> str:
         unsubscribe_action="unsubscribe?token=token",
         csrf="csrf",
         channels_shown={},
-        max_stories=MAX_STORIES,
     )
 
 
@@ -247,3 +246,27 @@ def test_a_channel_ticked_on_the_page_goes_and_the_others_stay(
     form = MultiDict([*form_pairs(prefs), ("remove", channel_key(url))])
     changed = apply_changes(prefs, read_form(form, prefs), CONFIG, from_page=True)
     assert changed.channels == tuple(u for u in prefs.channels if u != url)
+
+
+def test_each_field_gives_what_the_generic_paths_need() -> None:
+    """A preference is its attribute, its Field and its column: the schema's column, the
+    store's row mapping and the page's control all come from the Field, so a Field missing
+    one of them fails here rather than on a page or in a migration."""
+    from typing import get_args
+
+    from digest.store.schema import subscribers
+    from digest.subscribers.preferences import CHOOSING, ControlKind
+
+    names = [f.control.name for f in FIELDS]
+    assert len(set(names)) == len(names)
+    for field in FIELDS:
+        control = field.control
+        assert control.kind in get_args(ControlKind), field.name
+        assert control.group or control.kind == "checkboxes", field.name  # a fieldset's legend
+        assert control.kind != "number" or control.most is not None, field.name
+        if field.stored is not None:
+            column = subscribers.c[field.stored.column]
+            assert column.nullable is not field.stored.required, field.name
+    # The choices of a select or checkboxes are listed by the page (it raises for one it lacks).
+    assert {f.control.kind for f in FIELDS} >= CHOOSING
+    page(Preferences())

@@ -59,7 +59,11 @@ async def add_subscriber(app: App, email: str, changes: PreferenceChanges) -> Su
     category, the configuration's zone) and `changes` made to them. Everything is checked
     before anything is written. An address that is subscribed already is refused
     (SubscriberExistsError, naming `subscribers set`) and keeps every preference it had."""
-    prefs = await asyncio.to_thread(apply_changes, defaults(app.config), changes, app.config)
+    from digest.deliver.push_types import check_url
+
+    prefs = await asyncio.to_thread(
+        apply_changes, defaults(app.config), changes, app.config, check_channel=check_url
+    )
     store = await app.store()
     try:
         sub = await asyncio.to_thread(
@@ -85,7 +89,11 @@ async def set_subscriber(app: App, email: str, changes: PreferenceChanges) -> Su
     current = await asyncio.to_thread(store.subscriber, email)
     if current is None:
         raise DigestError(f"no subscriber {email!r} (add them with `digest subscribers add`)")
-    prefs = await asyncio.to_thread(apply_changes, current.preferences, changes, app.config)
+    from digest.deliver.push_types import check_url
+
+    prefs = await asyncio.to_thread(
+        apply_changes, current.preferences, changes, app.config, check_channel=check_url
+    )
     saved = await asyncio.to_thread(store.save_preferences, current.email, prefs)
     if saved is None:
         raise DigestError(f"no subscriber {email!r}: removed meanwhile")

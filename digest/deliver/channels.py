@@ -1,5 +1,7 @@
 """Channels besides email, through Apprise: Telegram, Slack, Discord, Matrix, ntfy, Gotify,
-webhooks and about a hundred more, each given as an Apprise URL.
+webhooks and about a hundred more, each given as an Apprise URL: the push channel type
+`APPRISE` (`digest.deliver.push.PushType`), the last that `digest.deliver.push_types` asks, as
+it takes any URL.
 
 What a channel's URL may be, and the checks of a URL given on the preferences page, are
 `digest.subscribers.channel_urls`'. Redirects are never followed, for any channel: a checked
@@ -12,7 +14,7 @@ it too. `notify` answers with a status and the log lines of the attempt (Apprise
 service answered, temporary (429, 408, 5xx, a connection that failed or timed out) or permanent
 (another 4xx). A connection that could not be made means the service is down, and one that
 took more than half its time is slow: the rest of that host's messages wait for the next run
-(`Channels.scope`), while other hosts' go on at once (`digest.deliver.sender.deliver`).
+(`AppriseTransport.scope`), while other hosts' go on at once (`digest.deliver.sender.deliver`).
 """
 
 from __future__ import annotations
@@ -23,21 +25,32 @@ import re
 import time
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, replace
-from email.message import EmailMessage
+from dataclasses import replace
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
+from digest.deliver.push import Notification
 from digest.deliver.transport import SendResult
 from digest.errors import (
     DeliveryError,
     PermanentDeliveryError,
     TemporaryDeliveryError,
 )
-from digest.subscribers.channel_urls import apprise_asset, clip, resolve, scheme_of, shown_url
+from digest.subscribers.channel_urls import (
+    apprise_asset,
+    body_limit,
+    check_channel,
+    clip,
+    resolve,
+    scheme_of,
+    shown_url,
+)
 
-__all__ = ["AppriseTransport", "Channels", "Notification", "outcome"]
+if TYPE_CHECKING:
+    from digest.config import ChannelsConfig
+
+__all__ = ["APPRISE", "AppriseTransport", "AppriseType", "Notification", "outcome"]
 
 log = logging.getLogger(__name__)
 
@@ -48,21 +61,6 @@ _MARKDOWN_ON_REQUEST = frozenset({"ntfy", "ntfys", "gotify", "gotifys"})
 _HEADER_SCHEMES = frozenset({"json", "jsons", "form", "forms", "xml", "xmls"})
 MESSAGE_ID_HEADER = "X-Digest-Message-Id"
 MAX_REPLY_CHARS = 300
-
-
-@dataclass(frozen=True, slots=True)
-class Notification:
-    """The compact digest for one channel of one recipient. `url` is the channel's Apprise
-    URL as stored (placeholders unresolved); `message_id` is the same every time the message
-    is built, like an email's Message-ID."""
-
-    recipient: str
-    channel: str  # the channel's key: the ledger's name for it
-    url: str
-    title: str
-    markdown: str
-    text: str
-    message_id: str
 
 
 # -- URLs -----------------------------------------------------------------------------------------
@@ -182,6 +180,8 @@ class AppriseTransport:
     half of it is slow: the result says so, and `deliver` defers its other messages.
     """
 
+    name = "Apprise"
+
     def __init__(
         self, environ: Mapping[str, str], *, timeout: float = 10.0, workers: int = 16
     ) -> None:
@@ -267,30 +267,31 @@ class AppriseTransport:
         self._threads.shutdown(wait=False, cancel_futures=True)
 
 
-class Channels:
-    """Every channel's transport behind one `send`: emails to the email transport (outbox or
-    SMTP), notifications to Apprise. `scope` tells `deliver` which server a message needs."""
+class AppriseType:
+    """The Apprise channels: any URL no other type claims (`digest.subscribers.channel_urls`
+    says what such a URL may be)."""
 
-    def __init__(self, email: Any, apprise: AppriseTransport | None = None) -> None:
-        self.email = email
-        self.apprise = apprise
+    name = "Apprise"
 
-    def scope(self, msg: Any) -> str:
-        if isinstance(msg, Notification) and self.apprise is not None:
-            return self.apprise.scope(msg)
-        return "email"
+    def claims(self, url: str) -> bool:
+        return True
 
-    async def send(self, msg: EmailMessage | Notification) -> SendResult:
-        if isinstance(msg, Notification):
-            if self.apprise is None:
-                raise PermanentDeliveryError(
-                    "no Apprise transport", reply="not sent: channels are not configured"
-                )
-            return await self.apprise.send(msg)
-        return await self.email.send(msg)
+    def check(self, url: str, *, from_page: bool, config: ChannelsConfig) -> str:
+        return check_channel(
+            url,
+            from_page=from_page,
+            allow_private=config.allow_private_networks,
+            page_schemes=config.page_schemes,
+        )
 
-    async def aclose(self) -> None:
-        for transport in (self.email, self.apprise):
-            close = getattr(transport, "aclose", None)
-            if close is not None:
-                await close()
+    def shown(self, url: str) -> str:
+        return shown_url(url)
+
+    def body_limit(self, url: str) -> int | None:
+        return body_limit(url)
+
+    def transport(self, environ: Mapping[str, str], config: ChannelsConfig) -> AppriseTransport:
+        return AppriseTransport(environ, timeout=config.timeout)
+
+
+APPRISE = AppriseType()

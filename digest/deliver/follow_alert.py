@@ -25,11 +25,12 @@ from typing import Any
 
 from digest import messages
 from digest.deliver import mime
-from digest.deliver.channels import Notification
 from digest.deliver.message import _address, sender_domain
+from digest.deliver.push import Notification
+from digest.errors import InvalidRecipientError, PermanentDeliveryError
 from digest.facts.figures import agree
 from digest.memory.timeline import figure_of
-from digest.models import Channel, Correction, StoryEvent
+from digest.models import EMAIL_CHANNEL, Channel, Correction, StoryEvent, Subscriber
 from digest.render.chat import quiet_mentions
 from digest.render.corrections import correction_line, is_update
 from digest.render.email import text_line
@@ -41,6 +42,7 @@ __all__ = [
     "AlertText",
     "alert_email",
     "alert_id",
+    "alert_message",
     "alert_notification",
     "alert_text",
     "worth_telling",
@@ -219,3 +221,37 @@ def alert_notification(
         text=quiet_mentions(alert.text),
         message_id=message_id,
     )
+
+
+def alert_message(
+    alert: AlertText,
+    sub: Subscriber,
+    channel: str,
+    *,
+    sender: str,
+    message_id: str,
+    unfollow_url: str,
+    dated: datetime,
+) -> EmailMessage | Notification | PermanentDeliveryError:
+    """The alert for one channel of its follower (its ledger key: "email", or a push
+    channel's of any type), or the error that keeps it from being built: that row fails, the
+    others go."""
+    if channel == EMAIL_CHANNEL:
+        try:
+            return alert_email(
+                alert,
+                sub.email,
+                sender=sender,
+                message_id=message_id,
+                unfollow_url=unfollow_url,
+                dated=dated,
+            )
+        except InvalidRecipientError as err:
+            return err
+    by_key = {c.key: c for c in sub.channels}
+    if channel not in by_key:  # the channel was removed since: nowhere to send it
+        return PermanentDeliveryError(
+            f"{channel} is no longer a channel of {sub.email}",
+            reply="not sent: the channel was removed",
+        )
+    return alert_notification(alert, sub.email, by_key[channel], message_id=message_id)

@@ -8,11 +8,11 @@ from __future__ import annotations
 import hashlib
 from datetime import date
 
-from digest.deliver.channels import Notification
 from digest.deliver.message import sender_domain
+from digest.deliver.push import Notification
+from digest.deliver.push_types import push_type
 from digest.models import Channel, Edition
 from digest.render.chat import COMPACT_CHARS, render_notification
-from digest.subscribers.channel_urls import body_limit
 
 __all__ = ["build_notification", "notification_id"]
 
@@ -39,7 +39,7 @@ def build_notification(
     """The message of `edition` (the subscriber's own copy) for one of their channels;
     `follow_url` the subscriber's link to follow a story, "{story}" standing for its id;
     `language` theirs (the service's own lines are in it, `digest.messages`)."""
-    budget = min(body_limit(channel.url) or COMPACT_CHARS, COMPACT_CHARS)
+    budget = min(push_type(channel.url).body_limit(channel.url) or COMPACT_CHARS, COMPACT_CHARS)
     head, markdown, text = render_notification(
         edition,
         title=title,

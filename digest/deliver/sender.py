@@ -1,8 +1,8 @@
 """Sending one edition's messages through the delivery ledger, so that each is sent once.
 
 One machine for every channel: a row is (edition, recipient, channel), the email or one of the
-recipient's Apprise channels, and the transport (`digest.deliver.channels.Channels`) hands each
-message to the email transport or to Apprise. For each row the plan says is due: claim it
+recipient's push channels, and the transport (`digest.deliver.push_types.Channels`) hands each
+message to the email transport or to its push type's. For each row the plan says is due: claim it
 (pending → sending, a compare-and-set persisted *before* the SMTP conversation or the HTTP
 request), send, then record sent (with the server's reply) or the failure. A crash between
 sending and recording leaves the row in ``sending``: the next run reports it and does not send

@@ -24,7 +24,7 @@ from digest.deliver.ledger import EMAIL
 if TYPE_CHECKING:
     from email.message import EmailMessage
 
-    from digest.deliver.channels import Notification
+    from digest.deliver.push import Notification
     from digest.deliver.sender import DeliveryReport
     from digest.errors import PermanentDeliveryError
     from digest.jobs.units import Parts
@@ -183,8 +183,7 @@ def _message(
 ) -> EmailMessage | Notification | PermanentDeliveryError:
     """The alert for one channel of its follower (or the error that keeps it from being
     built: that row fails, the others go)."""
-    from digest.deliver.follow_alert import alert_email, alert_notification, alert_text
-    from digest.errors import InvalidRecipientError
+    from digest.deliver.follow_alert import alert_message, alert_text
 
     follow = alert.follow
     unfollow = follow_link(app.config.memory.unfollow_url, sub.token, follow.story_id)
@@ -196,25 +195,12 @@ def _message(
         service=app.config.archive.title,
         language=sub.preferences.language,
     )
-    mid = _id(app, alert, channel)
-    if channel == EMAIL:
-        try:
-            return alert_email(
-                text,
-                sub.email,
-                sender=app.config.email.from_,
-                message_id=mid,
-                unfollow_url=unfollow,
-                dated=now,
-            )
-        except InvalidRecipientError as err:
-            return err
-    by_key = {c.key: c for c in sub.channels}
-    if channel not in by_key:  # the channel was removed since: nowhere to send it
-        from digest.errors import PermanentDeliveryError
-
-        return PermanentDeliveryError(
-            f"{channel} is no longer a channel of {sub.email}",
-            reply="not sent: the channel was removed",
-        )
-    return alert_notification(text, sub.email, by_key[channel], message_id=mid)
+    return alert_message(
+        text,
+        sub,
+        channel,
+        sender=app.config.email.from_,
+        message_id=_id(app, alert, channel),
+        unfollow_url=unfollow,
+        dated=now,
+    )

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time as clock
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime, time, timedelta
 from functools import partial
@@ -51,12 +51,9 @@ from digest.schedule import edition_day, parse_clock
 from digest.store import Store
 
 if TYPE_CHECKING:
-    from email.message import EmailMessage
-
     from digest.deliver.ledger import Delivery
     from digest.deliver.sender import DeliveryReport, LazyMessages
     from digest.edition.reader_plan import EditionPlan
-    from digest.errors import InvalidRecipientError
     from digest.jobs.units import Parts
     from digest.render.archive import ArchiveReport
     from digest.summarize.translate import Translator
@@ -278,14 +275,12 @@ async def send_edition(
 def _messages(app: Parts, day: date, plan: EditionPlan, copies: Sequence[Edition]) -> LazyMessages:
     """The plan's messages, each built when its turn to be sent comes (`LazyMessages`), not
     all up front; a skipped row gets the reason instead."""
-    from digest.deliver.message import message_id
-    from digest.deliver.notification import build_notification, notification_id
+    from digest.deliver.per_channel import ReaderLinks, edition_message
     from digest.deliver.sender import LazyMessages, Skip
     from digest.render.layout import absolute_url, edition_path
 
     config = app.config
     archive_url = absolute_url(config.archive.base_url, edition_path(day))
-    sender = config.email.from_
     messages = LazyMessages()
     for key in plan.skipped:
         messages.add(key, partial(Skip, NOTHING_MATCHED), None)
@@ -293,28 +288,15 @@ def _messages(app: Parts, day: date, plan: EditionPlan, copies: Sequence[Edition
         messages.add(key, partial(Skip, NOTHING_NEW), None)
     for reader, copy in zip(plan.copies, copies, strict=True):
         sub = reader.subscriber
-        preferences = _with_token(config.email.preferences_url, sub.token)
+        links = ReaderLinks(
+            archive=archive_url,
+            preferences=_with_token(config.email.preferences_url, sub.token),
+            unsubscribe=_with_token(config.email.unsubscribe_url, sub.token),
+            follow=_with_token(config.memory.follow_url, sub.token),
+        )
         for send in reader.sends:
-            build: Callable[[], object]
-            if send.channel is None:
-                build = partial(
-                    _email, copy, sub, config, archive_url=archive_url, preferences=preferences
-                )
-                messages.add(send.key, build, message_id(day, sub.email, sender))
-                continue
-            build = partial(
-                build_notification,
-                copy,
-                sub.email,
-                send.channel,
-                archive_url=archive_url,
-                preferences_url=preferences,
-                title=config.archive.title,
-                sender=sender,
-                follow_url=_with_token(config.memory.follow_url, sub.token),
-                language=sub.preferences.language,
-            )
-            messages.add(send.key, build, notification_id(day, sub.email, send.key[1], sender))
+            build, mid = edition_message(day, copy, sub, send.channel, config, links)
+            messages.add(send.key, build, mid)
     return messages
 
 
@@ -569,37 +551,6 @@ async def publish(
         errors,
         clock.monotonic() - started,
     )
-
-
-def _email(
-    copy: Edition, sub: Any, config: Any, *, archive_url: str | None, preferences: str
-) -> EmailMessage | InvalidRecipientError:
-    """A subscriber's email of their copy, or the error that keeps it from being built (an
-    address the rule refuses, stored by an older version): that row fails, the others go."""
-    from digest.deliver.message import Recipient, build_message
-    from digest.errors import InvalidRecipientError
-
-    try:
-        return build_message(
-            copy,
-            Recipient(
-                sub.email,
-                sub.preferences.categories,
-                sub.preferences.timezone,
-                sub.preferences.language,
-            ),
-            config.email,
-            archive_url=archive_url,
-            unsubscribe_url=_with_token(config.email.unsubscribe_url, sub.token),
-            title=config.archive.title,
-            preferences_url=preferences,
-            lead=config.publish.lead_stories,
-            headlines=config.publish.headlines_per_category,
-            follow_url=_with_token(config.memory.follow_url, sub.token),
-        )
-    except InvalidRecipientError as err:
-        log.warning("%s; the other subscribers still get the edition", err)
-        return err
 
 
 def delivery_counts(report: DeliveryReport, waiting: Sequence[Delivery]) -> dict[str, int]:

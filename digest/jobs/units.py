@@ -19,7 +19,7 @@ from digest.models import Failure
 if TYPE_CHECKING:
     from digest.config import Config
     from digest.crawl import Crawler
-    from digest.deliver.channels import Channels
+    from digest.deliver.push_types import Channels
     from digest.fetch.client import HttpClient
     from digest.fetch.fast import FastExtractor
     from digest.fetch.parsers import ParserPool

@@ -1,20 +1,21 @@
 """The subscriber's preferences page (`digest serve`, /preferences): one form, its stylesheet,
 and the page's policy. The page is rendered here from the subscriber and the configuration,
-each control named, labelled and filled as its preference's `Field` says
-(`digest.subscribers.preferences`, which reads the form back); `digest.web` authenticates
-the request, checks the form's CSRF token and saves the changes.
+each control named, labelled, grouped and filled as its preference's `Field` says
+(`digest.subscribers.preferences`, which reads the form back), the template showing every
+control of a kind the same way; the choices of a select or checkboxes are listed here.
+`digest.web` authenticates the request, checks the form's CSRF token and saves the changes.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from zoneinfo import available_timezones
 
 from digest.models import Subscriber
 from digest.render.templating import category_name, environment
 from digest.stories.language import LANGUAGES
-from digest.subscribers.preferences import FIELDS, REMOVE_CHANNEL, Control, form_pairs
+from digest.subscribers.preferences import CHOOSING, FIELDS, REMOVE_CHANNEL, Control, form_pairs
 
 __all__ = ["PREFERENCES_CSP", "Followed", "preferences_css", "render_preferences"]
 
@@ -26,10 +27,14 @@ PREFERENCES_CSP = (
 
 
 @dataclass(frozen=True, slots=True)
-class _Category:
-    name: str
+class _Choice:
+    """One choice of a select or of checkboxes: the value posted, what is shown, its
+    language (for a screen reader), whether it is chosen now."""
+
+    value: str
     label: str
-    chosen: bool
+    lang: str = ""
+    chosen: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +52,23 @@ class Followed:
 
 
 @dataclass(frozen=True, slots=True)
+class _Shown:
+    """One preference's control as the page shows it: its `Control`, its value as its form
+    field holds it ("" for none, "yes" for a ticked box), its hint filled in, its choices."""
+
+    control: Control
+    value: str
+    hint: str
+    choices: tuple[_Choice, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class _Group:
+    legend: str  # "": a control with a fieldset of its own
+    shown: tuple[_Shown, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class _View:
     title: str
     email: str
@@ -54,15 +76,7 @@ class _View:
     action: str
     unsubscribe_action: str
     csrf: str
-    controls: dict[str, Control]  # each preference's form field (name, label), by preference
-    # Each preference's value as its form field holds it ("" for none, "yes" for a ticked box),
-    # by preference; the categories ticked among those configured.
-    value: dict[str, str]
-    categories: tuple[_Category, ...]
-    max_allowed: int
-    languages: tuple[tuple[str, str], ...]
-    default_time: str
-    zones: tuple[str, ...]
+    groups: tuple[_Group, ...]  # every preference's control, as FIELDS groups them
     remove: str  # the form field of the channels ticked to go
     channels: tuple[_Channel, ...]
     notice: str
@@ -80,21 +94,33 @@ def render_preferences(
     unsubscribe_action: str,
     csrf: str,
     channels_shown: dict[str, str],
-    max_stories: int,
     notice: str = "",
     error: str = "",
     follows: tuple[Followed, ...] = (),
 ) -> str:
-    """The page for `sub` as stored. `action` and `unsubscribe_action` are the forms' (relative)
-    targets; `channels_shown` each channel's URL as the subscriber may see it, by key;
-    `follows` the stories they follow, each with its unfollow form's target."""
+    """The page for `sub` as stored: each preference's control as its `Field` says, in its
+    group. `action` and `unsubscribe_action` are the forms' (relative) targets;
+    `channels_shown` each channel's URL as the subscriber may see it, by key; `follows` the
+    stories they follow, each with its unfollow form's target."""
     from digest.render.email import text_line
 
     prefs = sub.preferences
     # What the form sends back unchanged, as each preference's values in it
     # (`digest.subscribers.preferences`).
     posted = form_pairs(prefs)
-    shown = {f.name: [v for n, v in posted if n == f.control.name] for f in FIELDS}
+    groups: dict[tuple[str, int], list[_Shown]] = {}
+    for f in FIELDS:
+        values = [v for n, v in posted if n == f.control.name]
+        listed = _choices(f.name, categories, prefs.timezone) if f.control.kind in CHOOSING else ()
+        shown = _Shown(
+            f.control,
+            values[0] if len(values) == 1 else "",
+            f.control.hint.format(default_time=default_time, email=sub.email),
+            tuple(replace(c, chosen=c.value in values) for c in listed),
+        )
+        # A named group gathers its controls where its first one is; "" is a group each.
+        key = (f.control.group, 0 if f.control.group else len(groups))
+        groups.setdefault(key, []).append(shown)
     view = _View(
         title=text_line(title, 80) or "digest",
         email=sub.email,
@@ -102,15 +128,7 @@ def render_preferences(
         action=action,
         unsubscribe_action=unsubscribe_action,
         csrf=csrf,
-        controls={f.name: f.control for f in FIELDS},
-        value={name: values[0] if len(values) == 1 else "" for name, values in shown.items()},
-        categories=tuple(
-            _Category(c, category_name(c), c in shown["categories"]) for c in categories
-        ),
-        max_allowed=max_stories,
-        languages=tuple(sorted(LANGUAGES.items(), key=lambda kv: kv[1].casefold())),
-        default_time=default_time,
-        zones=_zones(prefs.timezone),
+        groups=tuple(_Group(legend, tuple(shown)) for (legend, _), shown in groups.items()),
         remove=REMOVE_CHANNEL,
         channels=tuple(_Channel(c.key, channels_shown.get(c.key, c.key)) for c in sub.channels),
         notice=notice,
@@ -118,6 +136,22 @@ def render_preferences(
         follows=tuple(Followed(text_line(f.title, 200), f.unfollow_action) for f in follows),
     )
     return environment().get_template("serve/preferences.html").render(v=view)
+
+
+def _choices(name: str, categories: list[str], zone: str) -> tuple[_Choice, ...]:
+    """The choices of the preference `name`'s select or checkboxes (a kind in `CHOOSING`):
+    the configured categories, the languages, the time zones."""
+    if name == "categories":
+        return tuple(_Choice(c, category_name(c)) for c in categories)
+    if name == "language":
+        by_name = sorted(LANGUAGES.items(), key=lambda kv: kv[1].casefold())
+        return (
+            _Choice("", "As each story is written"),
+            *(_Choice(code, label, lang=code) for code, label in by_name),
+        )
+    if name == "timezone":
+        return tuple(_Choice(z, z) for z in _zones(zone))
+    raise LookupError(f"the preferences page lists no choices of {name!r}")
 
 
 def _zones(current: str) -> tuple[str, ...]:

@@ -9,8 +9,10 @@ came from: the CLI and the page refuse a bad value with the same message
 
 A change names only what it changes (`PreferenceChanges`, None: unchanged); `apply_changes`
 checks it against the configuration and gives the subscriber's new `Preferences`. Channels
-typed on the preferences page are checked more strictly than the operator's
-(`digest.deliver.channels.check_channel`); a channel kept from before is not checked again.
+typed on the preferences page are checked more strictly than the operator's, by their push
+type (the caller hands `apply_changes` `digest.deliver.push_types.check_url`; without it, as an
+Apprise URL: `digest.subscribers.channel_urls.check_channel`); a channel kept from before is
+not checked again.
 Changes take effect from the next edition: one already sent or skipped stays as it was.
 
 This module sits above the models (a `Subscriber` holds one `Preferences`, a domain type like
@@ -29,7 +31,7 @@ from digest.models import Preferences, channel_key, json_key
 from digest.schedule import known_zone, parse_clock
 
 if TYPE_CHECKING:
-    from digest.config import Config
+    from digest.config import ChannelsConfig, Config
 
 __all__ = [
     "BY_NAME",
@@ -37,6 +39,7 @@ __all__ = [
     "MAX_CHANNELS",
     "MAX_STORIES",
     "REMOVE_CHANNEL",
+    "ChannelCheck",
     "Checking",
     "Control",
     "Field",
@@ -80,6 +83,13 @@ class PreferenceChanges:
         return self != PreferenceChanges()
 
 
+class ChannelCheck(Protocol):
+    """How a new channel's URL is checked: by its push type
+    (`digest.deliver.push_types.check_url`, which the subscribers package cannot import)."""
+
+    def __call__(self, url: str, *, from_page: bool, config: ChannelsConfig) -> str: ...
+
+
 class Form(Protocol):
     """A posted form as aiohttp (or multidict) gives it: a name may come more than once."""
 
@@ -91,11 +101,13 @@ class Form(Protocol):
 @dataclass(frozen=True, slots=True)
 class Checking:
     """What a check may need besides the value: the configuration, the preferences before the
-    change, and whether the subscriber typed it on the page (stricter for channels)."""
+    change, whether the subscriber typed it on the page (stricter for channels) and how a new
+    channel's URL is checked (`ChannelCheck`; None: as an Apprise URL)."""
 
     config: Config
     current: Preferences
     from_page: bool = False
+    check_channel: ChannelCheck | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,14 +125,29 @@ class Option:
     read: Callable[[Any], Any] = lambda given: given
 
 
+ControlKind = Literal["checkboxes", "text", "number", "select", "time", "checkbox", "channels"]
+# The kinds whose choices the page lists (`digest.render.preferences_page`, by preference).
+CHOOSING: frozenset[str] = frozenset({"checkboxes", "select"})
+
+
 @dataclass(frozen=True, slots=True)
 class Control:
-    """A preference's control on the preferences page: the form field's name, its label and
-    what kind of input it is (checkboxes: one per choice under one name)."""
+    """A preference's control on the preferences page, which shows every one the same way for
+    its kind (templates/serve/preferences.html): the form field's name, its label, what kind
+    of input it is (checkboxes: one per choice under one name; the choices of checkboxes and
+    a select are the page's), the group it is shown in (its fieldset's legend; "": a fieldset
+    of its own, its label the legend), a hint beside it ("{default_time}" and "{email}" filled
+    in: the schedule's time, the subscriber's address; a checkbox's is in its label), a
+    placeholder, and the highest number a number control takes. The page shows the groups in
+    the order of their first control in `FIELDS`, each group's controls in that order."""
 
     name: str
     label: str
-    kind: Literal["checkboxes", "text", "number", "select", "time", "checkbox", "channels"]
+    kind: ControlKind
+    group: str = ""
+    hint: str = ""
+    placeholder: str = ""
+    most: int | None = None
 
 
 _T = TypeVar("_T")
@@ -231,25 +258,29 @@ def check_send_email(send: bool, checking: Checking) -> bool:
 def check_channels(urls: tuple[str, ...], checking: Checking) -> tuple[str, ...]:
     """Apprise URLs, each once and at most MAX_CHANNELS; a new one checked as where it was
     typed requires (the page: only some services, public hosts, no placeholders)."""
-    from digest.subscribers.channel_urls import check_channel
-
-    config = checking.config
+    check = checking.check_channel or _apprise_check
     kept: list[str] = []
     for url in urls:
         url = url.strip()
         if not url or url in kept:
             continue
         if url not in checking.current.channels:
-            url = check_channel(
-                url,
-                from_page=checking.from_page,
-                allow_private=config.channels.allow_private_networks,
-                page_schemes=config.channels.page_schemes,
-            )
+            url = check(url, from_page=checking.from_page, config=checking.config.channels)
         kept.append(url)
     if len(kept) > MAX_CHANNELS:
         raise InvalidPreferenceError(f"at most {MAX_CHANNELS} channels besides email")
     return tuple(kept)
+
+
+def _apprise_check(url: str, *, from_page: bool, config: ChannelsConfig) -> str:
+    from digest.subscribers.channel_urls import check_channel
+
+    return check_channel(
+        url,
+        from_page=from_page,
+        allow_private=config.allow_private_networks,
+        page_schemes=config.page_schemes,
+    )
 
 
 # How the page's form is read: every preference comes with every post, as the page shows them
@@ -341,7 +372,9 @@ FIELDS: tuple[Field, ...] = (
                 read=_split_categories,
             ),
         ),
-        control=Control("category", "Categories", "checkboxes"),
+        control=Control(
+            "category", "Categories", "checkboxes", hint="None ticked: every category."
+        ),
         check=check_categories,
         read=_read_categories,
         post=_post_each,
@@ -353,38 +386,6 @@ FIELDS: tuple[Field, ...] = (
         ),
     ),
     Field(
-        "timezone",
-        options=(
-            Option(
-                "--timezone",
-                "timezone",
-                "e.g. Europe/Berlin (add: default the config's).",
-                sets="timezone",
-            ),
-        ),
-        control=Control("timezone", "Time zone", "select"),
-        check=check_timezone,
-        read=_read_timezone,
-        post=_post_text,
-        stored=Stored("timezone", "string", required=True),
-    ),
-    Field(
-        "send_at",
-        options=(
-            Option(
-                "--send-at",
-                "send_at",
-                'HH:MM in their zone (default: schedule.publish_at; "" resets).',
-                sets="send_at",
-            ),
-        ),
-        control=Control("send_at", "Send at", "time"),
-        check=check_send_at,
-        read=_read_text,
-        post=_post_text,
-        stored=Stored("send_at", "string"),  # NULL: schedule.publish_at
-    ),
-    Field(
         "include",
         options=(
             Option(
@@ -394,7 +395,13 @@ FIELDS: tuple[Field, ...] = (
                 sets="include",
             ),
         ),
-        control=Control("include", "Only stories about", "text"),
+        control=Control(
+            "include",
+            "Only stories about",
+            "text",
+            group="Stories",
+            hint="Words or phrases, separated by commas; empty: every story.",
+        ),
         check=check_terms,
         read=_read_text,
         post=_post_terms,
@@ -410,7 +417,7 @@ FIELDS: tuple[Field, ...] = (
                 sets="exclude",
             ),
         ),
-        control=Control("exclude", "Never stories about", "text"),
+        control=Control("exclude", "Never stories about", "text", group="Stories"),
         check=check_terms,
         read=_read_text,
         post=_post_terms,
@@ -427,7 +434,14 @@ FIELDS: tuple[Field, ...] = (
                 kind="count",
             ),
         ),
-        control=Control("max_stories", "Stories per category", "number"),
+        control=Control(
+            "max_stories",
+            "Stories per category",
+            "number",
+            group="Stories",
+            hint="0: all of them.",
+            most=MAX_STORIES,
+        ),
         check=check_max_stories,
         read=_read_max_stories,
         post=_post_count,
@@ -443,11 +457,66 @@ FIELDS: tuple[Field, ...] = (
                 sets="language",
             ),
         ),
-        control=Control("language", "Language", "select"),
+        control=Control("language", "Language", "select", group="Stories"),
         check=check_language,
         read=_read_text,
         post=_post_text,
         stored=Stored("language", "string"),  # NULL: each story as written
+    ),
+    Field(
+        "send_at",
+        options=(
+            Option(
+                "--send-at",
+                "send_at",
+                'HH:MM in their zone (default: schedule.publish_at; "" resets).',
+                sets="send_at",
+            ),
+        ),
+        control=Control(
+            "send_at",
+            "Send at",
+            "time",
+            group="When",
+            hint="Empty: {default_time}. Never before the day's edition is out.",
+        ),
+        check=check_send_at,
+        read=_read_text,
+        post=_post_text,
+        stored=Stored("send_at", "string"),  # NULL: schedule.publish_at
+    ),
+    Field(
+        "timezone",
+        options=(
+            Option(
+                "--timezone",
+                "timezone",
+                "e.g. Europe/Berlin (add: default the config's).",
+                sets="timezone",
+            ),
+        ),
+        control=Control("timezone", "Time zone", "select", group="When"),
+        check=check_timezone,
+        read=_read_timezone,
+        post=_post_text,
+        stored=Stored("timezone", "string", required=True),
+    ),
+    Field(
+        "send_email",
+        options=(
+            Option(
+                "--email/--no-email",
+                "send_email",
+                "Send the email digest too (the default), or only to the channels.",
+                sets="send_email",
+                kind="switch",
+            ),
+        ),
+        control=Control("send_email", "Email to", "checkbox", group="Channels", hint="{email}"),
+        check=check_send_email,
+        read=_read_checkbox,
+        post=_post_checkbox,
+        stored=Stored("send_email", "boolean", required=True, default=True, load=bool),
     ),
     Field(
         "channels",
@@ -469,28 +538,18 @@ FIELDS: tuple[Field, ...] = (
                 read=lambda given: () if given else None,
             ),
         ),
-        control=Control("new_channel", "Add a channel", "channels"),
+        control=Control(
+            "new_channel",
+            "Add a channel",
+            "channels",
+            group="Channels",
+            hint="An Apprise URL: Telegram, Slack, Discord, Matrix, ntfy, Gotify, a webhook…",
+            placeholder="ntfy://ntfy.sh/my-topic",
+        ),
         check=check_channels,
         read=_read_channels,
         post=_post_nothing,  # kept unless ticked to go; the page never shows them
         stored=None,  # one row each in the `channels` table, in the subscriber's order
-    ),
-    Field(
-        "send_email",
-        options=(
-            Option(
-                "--email/--no-email",
-                "send_email",
-                "Send the email digest too (the default), or only to the channels.",
-                sets="send_email",
-                kind="switch",
-            ),
-        ),
-        control=Control("send_email", "Email to", "checkbox"),
-        check=check_send_email,
-        read=_read_checkbox,
-        post=_post_checkbox,
-        stored=Stored("send_email", "boolean", required=True, default=True, load=bool),
     ),
 )
 BY_NAME = {f.name: f for f in FIELDS}
@@ -508,11 +567,14 @@ def apply_changes(
     config: Config,
     *,
     from_page: bool = False,
+    check_channel: ChannelCheck | None = None,
 ) -> Preferences:
     """`current` with `changes` made, each checked by its field's check. `from_page`: the
-    subscriber made them on the preferences page (see `check_channel`). Resolves new channels'
-    hosts from the page: run it in a thread there."""
-    checking = Checking(config, current, from_page)
+    subscriber made them on the preferences page (see `check_channel`); `check_channel`: how a
+    new channel's URL is checked, by its push type (`digest.deliver.push_types.check_url`;
+    None: as an Apprise URL). Resolves new channels' hosts from the page: run it in a thread
+    there."""
+    checking = Checking(config, current, from_page, check_channel)
     new: dict[str, Any] = {}
     for f in FIELDS:
         given = getattr(changes, f.name)

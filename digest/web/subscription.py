@@ -39,6 +39,7 @@ async def unsubscribe(request: web.Request) -> web.Response:
 async def preferences(request: web.Request) -> web.Response:
     """GET shows the page; POST saves the form and goes back to the page (303), or shows it
     again with what could not be saved (400)."""
+    from digest.deliver.push_types import check_url
     from digest.errors import InvalidPreferenceError
     from digest.subscribers.preferences import apply_changes, read_form
 
@@ -67,7 +68,12 @@ async def preferences(request: web.Request) -> web.Response:
     try:
         changes = read_form(form, sub.preferences)
         prefs = await asyncio.to_thread(
-            apply_changes, sub.preferences, changes, app.config, from_page=True
+            apply_changes,
+            sub.preferences,
+            changes,
+            app.config,
+            from_page=True,
+            check_channel=check_url,
         )
     except (InvalidPreferenceError, DigestError) as err:
         return await preferences_page(app, sub, key, error=str(err), status=400)
@@ -78,9 +84,8 @@ async def preferences(request: web.Request) -> web.Response:
 async def preferences_page(
     app: App, sub: Subscriber, key: str, *, notice: str = "", error: str = "", status: int = 200
 ) -> web.Response:
+    from digest.deliver.push_types import shown_url
     from digest.render.preferences_page import Followed, render_preferences
-    from digest.subscribers.channel_urls import shown_url
-    from digest.subscribers.preferences import MAX_STORIES
 
     config = app.config
     shown = await asyncio.to_thread(lambda: {c.key: shown_url(c.url) for c in sub.channels})
@@ -99,7 +104,6 @@ async def preferences_page(
         unsubscribe_action=f"unsubscribe?token={quote(sub.token)}",
         csrf=csrf_token(key, sub.token, time.time()),
         channels_shown=shown,
-        max_stories=MAX_STORIES,
         notice=notice,
         error=error,
         follows=follows,
