@@ -65,6 +65,7 @@ RECEIVERS = {"app": "app.App", "store": "store.store.Store"}  # by name, under t
 PORTS_IN = ("jobs", "queue")  # where the Protocols that stand for the app's parts live
 WRAPPERS = {"Optional", "Awaitable", "Iterator", "AsyncIterator", "Generator", "AsyncGenerator"}
 Function = ast.FunctionDef | ast.AsyncFunctionDef
+Given = frozenset[tuple[str, str]]  # a parameter, the class of what it was handed
 
 
 @dataclass
@@ -81,6 +82,7 @@ class Call:
     callee: str
     line: int
     handed: frozenset[str]  # the callee's parameters handed a handle (its self: called on one)
+    given: Given = frozenset()
 
 
 def imports(name: str, is_package: bool, tree: ast.Module) -> Iterator[tuple[str, str]]:
@@ -108,7 +110,7 @@ class Index:
         self.names: dict[str, dict[str, str]] = {}  # per module: a name imported, what it is
         self.functions: dict[str, tuple[str, Function, str | None]] = {}  # module, node, class
         self.classes: dict[str, tuple[str, ast.ClassDef]] = {}
-        self._calls: dict[tuple[str, frozenset[str]], list[Call]] = {}
+        self._calls: dict[tuple[str, frozenset[str], Given], list[Call]] = {}
         for path in sorted(package.rglob("*.py")):
             parts = path.relative_to(self.base).with_suffix("").parts
             name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
@@ -178,7 +180,9 @@ class Index:
         if isinstance(node, ast.Await):
             return self.class_of(node.value, scope)
         if isinstance(node, ast.Name):
-            return scope.cls if node.id in ("self", "cls") else scope.types.get(node.id)
+            if node.id in ("self", "cls"):
+                return scope.types.get(node.id) or scope.cls
+            return scope.types.get(node.id, {"app": self.app, "store": self.store}.get(node.id))
         if isinstance(node, ast.Attribute) and ast.unparse(node.value) == "self" and scope.cls:
             if by_name := RECEIVERS.get(node.attr.lstrip("_")):
                 return self.resolve(f"{self.root}.{by_name}")
@@ -228,19 +232,21 @@ class Index:
             isinstance(node.func, ast.Attribute)
             and self.class_of(node.func.value, scope) == self.app
         ):
-            return True
+            return True  # a part the app hands out
         given = [*node.args, *(k.value for k in node.keywords)]
         made = self.target(node.func, scope) in self.classes
         return made and any(self.hands(g, scope) for g in given)
 
-    def scope(self, function: str, handed: frozenset[str]) -> Scope:
+    def scope(self, function: str, handed: frozenset[str], given: Given) -> Scope:
         module, node, cls = self.functions[function]
-        scope = Scope(module, cls)
+        scope, got = Scope(module, cls), dict(given)
+        by_name = {"app": self.app, "store": self.store}
         for arg in [*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs]:
-            scope.types[arg.arg] = self.annotation(arg.annotation, module)
+            note = self.annotation(arg.annotation, module)
+            concrete = note if note and not self.is_protocol(note) else None
+            scope.types[arg.arg] = got.get(arg.arg) or concrete or by_name.get(arg.arg) or note
             if arg.arg in handed or self.is_handle(scope.types[arg.arg]):
                 scope.handles.add(arg.arg)
-        scope.types |= {"app": self.app, "store": self.store}
         bound: list[tuple[ast.expr, ast.expr]] = []
         for item in ast.walk(node):
             if isinstance(item, ast.Assign) and len(item.targets) == 1:
@@ -250,23 +256,23 @@ class Index:
             elif isinstance(item, ast.withitem) and item.optional_vars is not None:
                 bound.append((item.optional_vars, item.context_expr))
         for name, value in sorted(bound, key=lambda b: (b[0].lineno, b[0].col_offset)):
-            if isinstance(name, ast.Name) and name.id not in ("app", "store"):
-                found = self.class_of(value, scope)
+            if isinstance(name, ast.Name):
+                found = self.class_of(value, scope) or by_name.get(name.id)
                 known = scope.types.get(name.id, found)
                 scope.types[name.id] = found if known == found else None
                 if self.hands(value, scope):
                     scope.handles.add(name.id)
         return scope
 
-    def calls(self, function: str, handed: frozenset[str] = frozenset()) -> list[Call]:
+    def calls(self, function: str, handed: frozenset[str], given: Given) -> list[Call]:
         """What `function` calls of the package, in the order of its source; `handed`: its
-        parameters that were handed a handle."""
-        if (function, handed) not in self._calls:
-            visitor = Calls(self, function, self.scope(function, handed))
+        parameters that were handed a handle, `given`: the class each parameter got."""
+        if (function, handed, given) not in self._calls:
+            visitor = Calls(self, function, self.scope(function, handed, given))
             for statement in self.functions[function][1].body:
                 visitor.visit(statement)
-            self._calls[function, handed] = visitor.found
-        return self._calls[function, handed]
+            self._calls[function, handed, given] = visitor.found
+        return self._calls[function, handed, given]
 
     def floor(self, function: str) -> int:
         package = self.functions[function][0].split(".")[1:2]
@@ -293,14 +299,15 @@ class Calls(ast.NodeVisitor):
         on = node.value if isinstance(node, ast.Attribute) else None
         bound = cls is not None and "staticmethod" not in decorators(function)
         bound = bound and (on is None or index.target(on, self.scope) not in index.classes)
-        handed = {params[0]} if bound and on and index.hands(on, self.scope) else set()
-        for i, given in enumerate(call.args if call else []):
-            if i + bound < len(params) and index.hands(given, self.scope):
-                handed.add(params[i + bound])
-        for keyword in call.keywords if call else []:
-            if keyword.arg and index.hands(keyword.value, self.scope):
-                handed.add(keyword.arg)
-        self.found.append(Call(self.function, target, node.lineno, frozenset(handed)))
+        pairs = [(params[0], on)] if bound and on else []
+        pairs += [(p, v) for p, v in zip(params[bound:], call.args if call else [], strict=False)]
+        pairs += [(k.arg, k.value) for k in (call.keywords if call else []) if k.arg]
+        handed = {p for p, v in pairs if index.hands(v, self.scope)}
+        got = {(p, c) for p, v in pairs if (c := index.class_of(v, self.scope))}
+        given = {(p, c) for p, c in got if not index.is_protocol(c)}
+        self.found.append(
+            Call(self.function, target, node.lineno, frozenset(handed), frozenset(given))
+        )
 
     def visit_Call(self, node: ast.Call) -> None:
         if not isinstance(node.func, ast.Name):
@@ -335,15 +342,15 @@ def walk(index: Index, entry: str, *, app_only: bool = False) -> Walk:
         raise SystemExit(f"no function {entry} in {index.root}/")
     result, seen = Walk(), set[str]()
 
-    def visit(function: str, depth: int, handed: frozenset[str]) -> None:
+    def visit(function: str, depth: int, handed: frozenset[str], given: Given) -> None:
         seen.add(function)
         result.order.append((depth, function))
-        for call in index.calls(function, handed):
+        for call in index.calls(function, handed, given):
             if call.callee not in seen and (call.handed or not app_only):
                 result.calls.append(call)
-                visit(call.callee, depth + 1, call.handed)
+                visit(call.callee, depth + 1, call.handed, call.given)
 
-    visit(entry, 0, frozenset())
+    visit(entry, 0, frozenset(), frozenset())
     return result
 
 
