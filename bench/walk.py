@@ -15,24 +15,28 @@ Protocol of jobs/ or queue/), a part the app hands out (`await app.channels()`, 
 of a handle) or an object made with one (`SqlLedger(store)`); a parameter handed one is one.
 A call is resolved through its module's imports (those inside functions too), re-exports,
 `module.func`, `Class.method` and `self.method` (through the bases, in order), a class called
-(its `__init__` or `__post_init__`), and a method of a receiver whose class it knows: `app`,
-`self.app` is `App`, `store`, `self.store` is `Store` (its mixins), or a parameter's or
-variable's annotation, a class's instance or a function's result (its return annotation). A
-method on a Protocol goes to the one class of `digest/` (not a Protocol) with a method of
-that name. A function passed (`key=_rank`) and a property read count as calls; a nested
-function's calls count as its enclosing function's.
+(its `__init__` or `__post_init__`), and a method of a receiver whose class it knows: for a
+parameter, the class of what the call site handed it, else its annotation if not a Protocol,
+else by name (`app`, `self.app`: `App`; `store`, `self.store`: `Store`, its mixins), else
+the Protocol; for a variable, its value's (an instance, or a result by its function's return
+annotation). A method of a Protocol is that of the one class of `digest/` (not a Protocol)
+with a method of that name. A function passed (`key=_rank`) and a property read count as
+calls; a nested function's calls count as its enclosing function's; each function is walked
+with what its first call site handed it.
 It cannot follow dynamic dispatch (a function in a dict, a variable or an attribute, the
 runner's and the queue's units, `getattr`), a receiver whose class it cannot tell (a loop
-variable, an unannotated parameter, an element of a list), a method name two classes share
-behind a Protocol, nor what templates and libraries call back.
+variable, an unannotated parameter, an element of a list, an attribute of self typed by a
+Protocol), a method name two classes share behind a Protocol (the translator, the runner),
+nor what templates and libraries call back.
 
 Figures: the files entered (the entry's, and each a call goes to from another file), how
 often each was entered; steps back up along the path (a function visited right after one on
-a lower floor: the reader climbs back after a descent, as issue 40 counts them) and calls up
-(a call from a lower floor to a higher one). The floors (FLOORS) are the layout of
-docs/how-it-works.md in the order of the package imports, which tests/test_structure.py keeps
-free of loops: a package imports only from its floor and below (tests/test_walk.py checks
-it), so a call up is never an import: it is a call through a handle, `app.store()` in a job.
+a lower floor: the reader climbs back after a descent; following the app, this gives issue
+40's 22 for publish and 10 for read_story) and calls up (a call from a lower floor to a
+higher one). The floors (FLOORS) are the layout of docs/how-it-works.md in the order of the
+package imports, which tests/test_structure.py keeps free of loops: a package imports only
+from its floor and below (tests/test_walk.py checks it), so a call up is never an import but
+a call through a handle (`app.store()` in a job) or a port (deliver's `LedgerStore`).
 """
 
 from __future__ import annotations
