@@ -31,9 +31,9 @@ nor what templates and libraries call back.
 
 Figures: the files entered (the entry's, and each a call goes to from another file), how
 often each was entered; steps back up along the path (a function visited right after one on
-a lower floor: the reader climbs back after a descent; following the app, this gives issue
-40's 22 for publish and 10 for read_story) and calls up (a call from a lower floor to a
-higher one). The floors (FLOORS) are the layout of docs/how-it-works.md in the order of the
+a lower floor: the reader climbs back after a descent; following the app, the count that
+matches issue 40's, docs/benchmarks.md) and calls up (a call from a lower floor to a higher
+one). The floors (FLOORS) are the layout of docs/how-it-works.md in the order of the
 package imports, which tests/test_structure.py keeps free of loops: a package imports only
 from its floor and below (tests/test_walk.py checks it), so a call up is never an import but
 a call through a handle (`app.store()` in a job) or a port (deliver's `LedgerStore`).
