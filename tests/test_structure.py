@@ -653,7 +653,6 @@ LONG_FUNCTIONS = {
     "digest.sources.feeds.fetch_feed": "fetch, conditional GET, parse and feed state together",
     "digest.store.search_backends.PostgresBackend.newest": "its SQL written out inline",
     "digest.stories.cluster._agglomerate": "the agglomerative clustering loop with its guards",
-    "digest.summarize.names.names": "every rule that finds a name in one pass",
 }
 
 
