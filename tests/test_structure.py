@@ -651,7 +651,6 @@ LONG_FUNCTIONS = {
     "digest.memory.timeline.story_events": "every kind of event of a story (being edited now)",
     "digest.sources.feeds.fetch_feed": "fetch, conditional GET, parse and feed state together",
     "digest.store.search_backends.PostgresBackend.newest": "its SQL written out inline",
-    "digest.stories.cluster._agglomerate": "the agglomerative clustering loop with its guards",
 }
 
 
