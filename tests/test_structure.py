@@ -648,7 +648,6 @@ FUNCTION_LINES = 80
 LONG_FUNCTIONS = {
     "digest.jobs.deepen.deepen": "the deepen job's stages one after another",
     "digest.jobs.publish.publish": "the publish job's stages one after another",
-    "digest.store.search_backends.PostgresBackend.newest": "its SQL written out inline",
 }
 
 
