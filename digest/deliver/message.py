@@ -98,65 +98,39 @@ def build_message(
     Raises InvalidRecipientError (a PermanentDeliveryError) for an address that breaks the
     address rule (`digest.deliver.address`).
     """
-    unsubscribe = safe_url(unsubscribe_url)
-    if unsubscribe is None:
-        raise ValueError(f"the unsubscribe URL is not an absolute http(s) URL: {unsubscribe_url!r}")
-    archive = safe_url(archive_url) if archive_url else None
-    preferences = safe_url(preferences_url) if preferences_url else None
-    if preferences_url and preferences is None:
-        raise ValueError(f"the preferences URL is not an absolute http(s) URL: {preferences_url!r}")
-    follow_start, follow_end = _follow_parts(follow_url)
+    unsubscribe, archive, preferences = _checked_links(
+        unsubscribe_url, archive_url, preferences_url
+    )
+    follow = _follow_parts(follow_url) if follow_url else None
     to = _address(subscriber.email)
     sender = config.from_
 
     tz = _zone(subscriber.timezone, fallback=edition.timezone)
     mine = edition.only(subscriber.categories)
-    # The parts are rendered once per edition, categories and zone, with slots for the two
-    # per-recipient values; the budget is lowered by what filling them adds.
-    email = subscriber.email.strip()
-    address, link = str(escape(email)), str(escape(unsubscribe))
-    settings = str(escape(preferences)) if preferences else ""
-    growth = len(address) + len(link) - len(_ADDRESS_SLOT) - len(_UNSUBSCRIBE_SLOT)
-    if preferences:
-        growth += len(settings) - len(_PREFERENCES_SLOT)
-    slack = -(-max(0, growth) // 256) * 256  # rounded up, so similar recipients share a render
-    html_fills = {_ADDRESS_SLOT: address, _UNSUBSCRIBE_SLOT: link, _PREFERENCES_SLOT: settings}
-    if follow_url:
-        html_fills[_FOLLOW_SLOT] = str(escape(follow_start))
-        html_fills[_FOLLOW_END_SLOT] = str(escape(follow_end))
-    while True:
-        template_html, template_text = _parts(
-            mine,
-            subscriber.categories,
-            tz,
-            title,
-            archive,
-            html_budget - slack,
-            bool(preferences),
-            lead,
-            headlines,
-            bool(follow_url),
-            edition_language(subscriber.language),
-        )
-        if _filled_size(template_html, html_fills) <= html_budget or slack >= html_budget:
-            break
-        slack += 1024  # a slot filled more than once: leave more room
-    text_fills = {_ADDRESS_SLOT: email, _UNSUBSCRIBE_SLOT: unsubscribe, _PREFERENCES_SLOT: ""}
-    if preferences:
-        text_fills[_PREFERENCES_SLOT] = preferences
-    if follow_url:
-        text_fills[_FOLLOW_SLOT], text_fills[_FOLLOW_END_SLOT] = follow_start, follow_end
-
-    msg = EmailMessage(policy=mime.POLICY)
-    msg["From"] = sender
-    msg["To"] = to
-    msg["Subject"] = _subject(title, mine, subscriber.language)
-    msg["Date"] = format_datetime(_aware(dated or edition.generated_at).astimezone(tz))
-    msg["Message-ID"] = mid = message_id(edition.day, subscriber.email, sender)
-    msg["List-Id"] = f"{_header_text(title)} <digest.{_domain(sender)}>"
-    msg["List-Unsubscribe"] = f"<{unsubscribe}>"
-    msg["List-Unsubscribe-Post"] = "List-Unsubscribe=One-Click"
-    msg["Auto-Submitted"] = "auto-generated"  # RFC 3834: no auto-replies to a digest
+    html_fills, text_fills = _slot_fills(subscriber.email.strip(), unsubscribe, preferences, follow)
+    template_html, template_text = _fitted_parts(
+        mine,
+        subscriber,
+        tz,
+        title,
+        archive,
+        html_budget,
+        html_fills,
+        preferences=bool(preferences),
+        lead=lead,
+        headlines=headlines,
+        follow=follow is not None,
+    )
+    mid = message_id(edition.day, subscriber.email, sender)
+    msg = _headed(
+        sender=sender,
+        to=to,
+        subject=_subject(title, mine, subscriber.language),
+        date=_aware(dated or edition.generated_at).astimezone(tz),
+        mid=mid,
+        title=title,
+        unsubscribe=unsubscribe,
+    )
     # Quoted-printable keeps both parts readable in the raw message and safe over 7-bit links
     # (encoded in C: the email package's encoder was most of a message's cost).
     # The parts are encoded around the slots once per render; each message encodes its values.
@@ -165,6 +139,116 @@ def build_message(
     )
     # A boundary derived from the Message-ID (not random): the same edition builds the same bytes.
     msg.set_boundary("=_" + mid.strip("<>").partition("@")[0] + "_alt")
+    return msg
+
+
+def _checked_links(
+    unsubscribe_url: str, archive_url: str | None, preferences_url: str | None
+) -> tuple[str, str | None, str | None]:
+    """The unsubscribe, archive and preferences links made safe; a ValueError for an
+    unsubscribe or preferences link that is not an absolute http(s) URL (an archive link that
+    is not one is left out)."""
+    unsubscribe = safe_url(unsubscribe_url)
+    if unsubscribe is None:
+        raise ValueError(f"the unsubscribe URL is not an absolute http(s) URL: {unsubscribe_url!r}")
+    archive = safe_url(archive_url) if archive_url else None
+    preferences = safe_url(preferences_url) if preferences_url else None
+    if preferences_url and preferences is None:
+        raise ValueError(f"the preferences URL is not an absolute http(s) URL: {preferences_url!r}")
+    return unsubscribe, archive, preferences
+
+
+def _slot_fills(
+    email: str, unsubscribe: str, preferences: str | None, follow: tuple[str, str] | None
+) -> tuple[dict[str, str], dict[str, str]]:
+    """What one recipient's values put in the parts' slots: escaped in the HTML part, as they
+    are in the text part."""
+    html_fills = {
+        _ADDRESS_SLOT: str(escape(email)),
+        _UNSUBSCRIBE_SLOT: str(escape(unsubscribe)),
+        _PREFERENCES_SLOT: str(escape(preferences)) if preferences else "",
+    }
+    text_fills = {_ADDRESS_SLOT: email, _UNSUBSCRIBE_SLOT: unsubscribe, _PREFERENCES_SLOT: ""}
+    if preferences:
+        text_fills[_PREFERENCES_SLOT] = preferences
+    if follow is not None:
+        follow_start, follow_end = follow
+        html_fills[_FOLLOW_SLOT] = str(escape(follow_start))
+        html_fills[_FOLLOW_END_SLOT] = str(escape(follow_end))
+        text_fills[_FOLLOW_SLOT], text_fills[_FOLLOW_END_SLOT] = follow_start, follow_end
+    return html_fills, text_fills
+
+
+def _fitted_parts(
+    mine: Edition,
+    subscriber: Recipient,
+    tz: tzinfo,
+    title: str,
+    archive: str | None,
+    html_budget: int,
+    html_fills: dict[str, str],
+    *,
+    preferences: bool,
+    lead: int,
+    headlines: int,
+    follow: bool,
+) -> tuple[str, str]:
+    """The HTML and text parts of `mine` (the edition in the subscriber's categories) whose HTML
+    stays under `html_budget` once `html_fills` fill its slots.
+
+    The parts are rendered once per edition, categories and zone, with slots for the
+    per-recipient values; the budget is lowered by what filling them adds, rounded up so that
+    similar recipients share a render."""
+    growth = (
+        len(html_fills[_ADDRESS_SLOT])
+        + len(html_fills[_UNSUBSCRIBE_SLOT])
+        - len(_ADDRESS_SLOT)
+        - len(_UNSUBSCRIBE_SLOT)
+    )
+    if preferences:
+        growth += len(html_fills[_PREFERENCES_SLOT]) - len(_PREFERENCES_SLOT)
+    slack = -(-max(0, growth) // 256) * 256
+    while True:
+        template_html, template_text = _parts(
+            mine,
+            subscriber.categories,
+            tz,
+            title,
+            archive,
+            html_budget - slack,
+            preferences,
+            lead,
+            headlines,
+            follow,
+            edition_language(subscriber.language),
+        )
+        if _filled_size(template_html, html_fills) <= html_budget or slack >= html_budget:
+            return template_html, template_text
+        slack += 1024  # a slot filled more than once: leave more room
+
+
+def _headed(
+    *,
+    sender: str,
+    to: Address,
+    subject: str,
+    date: datetime,
+    mid: str,
+    title: str,
+    unsubscribe: str,
+) -> EmailMessage:
+    """A message with the digest's headers and no body yet: one-click unsubscribing
+    (RFC 8058), a list id, and no auto-replies (RFC 3834)."""
+    msg = EmailMessage(policy=mime.POLICY)
+    msg["From"] = sender
+    msg["To"] = to
+    msg["Subject"] = subject
+    msg["Date"] = format_datetime(date)
+    msg["Message-ID"] = mid
+    msg["List-Id"] = f"{_header_text(title)} <digest.{_domain(sender)}>"
+    msg["List-Unsubscribe"] = f"<{unsubscribe}>"
+    msg["List-Unsubscribe-Post"] = "List-Unsubscribe=One-Click"
+    msg["Auto-Submitted"] = "auto-generated"  # RFC 3834: no auto-replies to a digest
     return msg
 
 

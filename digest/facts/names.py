@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from digest.facts.text import MONTHS, STOPWORDS
@@ -185,11 +185,30 @@ def names(sentences: Sequence[str], title: str = "", *, single_words: bool = Tru
     each as written most often. `single_words=False` (German) keeps only names of two or more
     words and acronyms."""
     parsed = [(s, _words(s)) for s in sentences]
-    # Words written capitalized where a capital is not required: the evidence of a name.
-    mid: set[str] = set()
-    found: list[tuple[str, list[_Word]]] = []  # (sentence, run) where a capital tells something
-    styled: list[tuple[str, list[_Word]]] = []  # runs in headings and at sentence starts
+    found, styled, mid = _capitalized_runs(parsed)
     lowercase = {w.key for _, words in parsed for w in words if not w.text.isupper()}
+    counts, forms, first = _counted(found, mid, lowercase)
+    # Headings and the title count the names found elsewhere; a name in the title is what the
+    # story is about, and counts twice.
+    title_words = _words(" ".join(title.split()))
+    _count_known(counts, [*(w for _, w in styled), title_words, title_words])
+    _count_for_full_forms(counts, first)
+    return _chosen(counts, forms, first, single_words=single_words)
+
+
+_Key = tuple[str, ...]  # a name's words, casefolded
+_Run = tuple[str, list[_Word]]  # a run of capitalized words, with the sentence it is in
+
+
+def _capitalized_runs(
+    parsed: Sequence[tuple[str, list[_Word]]],
+) -> tuple[list[_Run], list[_Run], set[str]]:
+    """The runs of capitalized words where a capital tells something, those in headings (where
+    capitals are style), and the words written capitalized where a capital is not required:
+    the evidence of a name."""
+    mid: set[str] = set()
+    found: list[_Run] = []
+    styled: list[_Run] = []
     for sentence, words in parsed:
         heading = _heading(words)
         for run in _runs(sentence, words):
@@ -198,42 +217,63 @@ def names(sentences: Sequence[str], title: str = "", *, single_words: bool = Tru
                 continue
             found.append((sentence, run))
             mid.update(w.key for w in run if not w.initial)
-    counts: Counter[tuple[str, ...]] = Counter()
-    forms: dict[tuple[str, ...], Counter[str]] = {}
-    first: dict[tuple[str, ...], int] = {}
+    return found, styled, mid
 
-    def add(sentence: str, run: list[_Word]) -> None:
-        key = tuple(w.key for w in run)
-        counts[key] += 1
-        forms.setdefault(key, Counter())[_form(sentence, run)] += 1
-        first.setdefault(key, len(first))
 
-    def acronym(w: _Word) -> bool:  # not a word written in capitals for emphasis ("EUROS")
-        return _acronym(w.text) and w.key not in lowercase
-
+def _counted(
+    found: Sequence[_Run], mid: set[str], lowercase: set[str]
+) -> tuple[Counter[_Key], dict[_Key, Counter[str]], dict[_Key, int]]:
+    """The names in the runs `found`: how often each occurs, the forms it is written in, and
+    the order in which they first occur."""
+    counts: Counter[_Key] = Counter()
+    forms: dict[_Key, Counter[str]] = {}
+    first: dict[_Key, int] = {}
     for sentence, whole in found:
-        while whole and whole[0].initial and not acronym(whole[0]):
-            if whole[0].key in mid and whole[0].key not in ARTICLES:
-                break
-            whole = whole[1:]  # a capital because the sentence starts here, not for a name
+        whole = _past_sentence_start(whole, mid, lowercase)
         for run in _segments(whole) if whole else []:
-            if not run or len(run) > _MAX_TOKENS:
+            if not _may_name(run, lowercase):
                 continue
-            if sum(1 for w in run if w.key not in CONNECTORS) > _MAX_WORDS:
-                continue
-            if len(run) == 1 and run[0].text.isupper() and not acronym(run[0]):
-                continue  # shouted ("EUROS" where the text also writes "euros")
-            if len(run) > 1 and all(len(w.text) > 1 and w.text.isupper() for w in run):
-                continue  # a shouted heading ("OBSERVER ONLINE"), not a name
-            if len(run) == 1 and (run[0].key in _NOT_ALONE or len(run[0].key) < 2):
-                continue
-            add(sentence, run)
-    # Headings and the title count the names found elsewhere; a name in the title is what the
-    # story is about, and counts twice.
+            key = tuple(w.key for w in run)
+            counts[key] += 1
+            forms.setdefault(key, Counter())[_form(sentence, run)] += 1
+            first.setdefault(key, len(first))
+    return counts, forms, first
+
+
+def _written_acronym(w: _Word, lowercase: set[str]) -> bool:
+    """An acronym, not a word written in capitals for emphasis ("EUROS") that the text also
+    writes in lowercase."""
+    return _acronym(w.text) and w.key not in lowercase
+
+
+def _past_sentence_start(run: list[_Word], mid: set[str], lowercase: set[str]) -> list[_Word]:
+    """The run without the words capitalized because a sentence starts with them, not for a
+    name (unless the text writes them capitalized elsewhere too)."""
+    while run and run[0].initial and not _written_acronym(run[0], lowercase):
+        if run[0].key in mid and run[0].key not in ARTICLES:
+            break
+        run = run[1:]
+    return run
+
+
+def _may_name(run: list[_Word], lowercase: set[str]) -> bool:
+    """Whether a run can be a name: not too long, not shouted, not a lone common word."""
+    if not run or len(run) > _MAX_TOKENS:
+        return False
+    if sum(1 for w in run if w.key not in CONNECTORS) > _MAX_WORDS:
+        return False
+    if len(run) == 1 and run[0].text.isupper() and not _written_acronym(run[0], lowercase):
+        return False  # shouted ("EUROS" where the text also writes "euros")
+    if len(run) > 1 and all(len(w.text) > 1 and w.text.isupper() for w in run):
+        return False  # a shouted heading ("OBSERVER ONLINE"), not a name
+    return not (len(run) == 1 and (run[0].key in _NOT_ALONE or len(run[0].key) < 2))
+
+
+def _count_known(counts: Counter[_Key], lines: Sequence[Sequence[_Word]]) -> None:
+    """Count the names already in `counts` where `lines` mention them, longest first."""
     known = set(counts)
     longest = max((len(k) for k in known), default=0)
-    title_words = _words(" ".join(title.split()))
-    for words in [*(w for _, w in styled), title_words, title_words]:
+    for words in lines:
         keys = [w.key for w in words]
         i = 0
         while i < len(keys):
@@ -245,8 +285,12 @@ def names(sentences: Sequence[str], title: str = "", *, single_words: bool = Tru
                     break
             else:
                 i += 1
-    # A shorter mention counts for the full form it ends ("Powell" for "Jerome Powell").
-    ending: dict[tuple[str, ...], list[tuple[str, ...]]] = {}
+
+
+def _count_for_full_forms(counts: Counter[_Key], first: Mapping[_Key, int]) -> None:
+    """A shorter mention counts for the full form it ends ("Powell" for "Jerome Powell"): the
+    most frequent one, the first found among equals."""
+    ending: dict[_Key, list[_Key]] = {}
     for key in counts:
         for i in range(1, len(key)):
             ending.setdefault(key[i:], []).append(key)
@@ -254,10 +298,21 @@ def names(sentences: Sequence[str], title: str = "", *, single_words: bool = Tru
         if containers := ending.get(key, []):
             best = max(containers, key=lambda k: (counts[k], -first[k]))
             counts[best] += counts.pop(key)
+
+
+def _chosen(
+    counts: Counter[_Key],
+    forms: Mapping[_Key, Counter[str]],
+    first: Mapping[_Key, int],
+    *,
+    single_words: bool,
+) -> list[str]:
+    """The names, most frequent first, each as written most often, one of two that begin
+    alike."""
     ranked = sorted(counts, key=lambda k: (-counts[k], first[k]))
     out: list[str] = []
-    chosen: set[tuple[str, ...]] = set()
-    beginnings: set[tuple[str, ...]] = set()  # the chosen names' first two or more words
+    chosen: set[_Key] = set()
+    beginnings: set[_Key] = set()  # the chosen names' first two or more words
     for key in ranked:
         form = max(forms[key].items(), key=lambda kv: kv[1])[0]
         if not single_words and len(key) == 1 and not _acronym(form):

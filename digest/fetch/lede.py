@@ -355,13 +355,40 @@ def _article_paragraphs(tree: LexborHTMLParser, html: str, max_chars: int) -> li
     body = tree.body
     if body is None:
         return []
+    boilerplate = _Boilerplate()
+    paragraphs, total = _scored_paragraphs(_paragraph_nodes(tree, body, html), body, boilerplate)
+    if not paragraphs:
+        return []
+    effective = _effective_boilerplate(paragraphs, total, boilerplate)
+    best = _best_element(paragraphs, effective)
+    if best is None:
+        return []
+    inside = {node.mem_id for node in best.css("p")}
+    if sum(p.score for p in paragraphs if p.node.mem_id in inside) < _MIN_ARTICLE_SCORE:
+        return []
+    scope = _lede_scope(best)
+    first = _reach_back(paragraphs, inside, best, scope, effective)
+    outside = set(boilerplate.flags(scope))
+    return _lede(paragraphs[first:], inside, effective, outside, max_chars)
+
+
+def _paragraph_nodes(tree: LexborHTMLParser, body: LexborNode, html: str) -> list[LexborNode]:
+    """The page's `<p>` elements, invisible text removed and line breaks made spaces; the last
+    left out while it is still arriving (its text may stop mid-word)."""
     tree.strip_tags(_INVISIBLE_TAGS)
     for br in body.css("br"):  # "line<br>line" is two lines, not "lineline"
         br.replace_with(" ")
     nodes = body.css("p")
     if nodes and _last_paragraph_unfinished(html):
-        nodes = nodes[:-1]  # still arriving: its text may stop mid-word
+        nodes = nodes[:-1]
+    return nodes
 
+
+def _scored_paragraphs(
+    nodes: list[LexborNode], body: LexborNode, boilerplate: _Boilerplate
+) -> tuple[list[_Paragraph], float]:
+    """The paragraphs long enough to count, each scored by its text minus its link text
+    (Chinese, Japanese and Korean weighed up, notices down), and the sum of their scores."""
     link_chars: dict[int, int] = {}  # <p> -> characters of link text in it
     for a in body.css("p a"):
         holder = a.parent
@@ -370,7 +397,6 @@ def _article_paragraphs(tree: LexborHTMLParser, html: str, max_chars: int) -> li
         if holder is not None:
             link_chars[holder.mem_id] = link_chars.get(holder.mem_id, 0) + len(a.text(strip=True))
 
-    boilerplate = _Boilerplate()
     paragraphs: list[_Paragraph] = []
     total = 0.0
     for node in nodes:
@@ -392,9 +418,15 @@ def _article_paragraphs(tree: LexborHTMLParser, html: str, max_chars: int) -> li
             score *= _BOILERPLATE_DISCOUNT
         paragraphs.append(_Paragraph(node, text, score, boilerplate.flags(node)))
         total += score
-    if not paragraphs:
-        return []
+    return paragraphs, total
 
+
+def _effective_boilerplate(
+    paragraphs: list[_Paragraph], total: float, boilerplate: _Boilerplate
+) -> set[int]:
+    """The boilerplate elements that count as such on this page: not a weakly marked element
+    holding most of its text, and only the strongly marked ones when the markers cover most
+    of it (then they describe the page's layout)."""
     # A weakly marked element holding most of the page's text is a layout wrapper
     # ("has-sidebar", "o-section--has-ads"), not boilerplate.
     mass: dict[int, float] = {}
@@ -411,7 +443,12 @@ def _article_paragraphs(tree: LexborHTMLParser, html: str, max_chars: int) -> li
         # Most of the page's text marked as boilerplate: the markers describe its layout
         # ("gallery--section", one <blockquote> per chapter). Trust only the strong ones.
         effective = {flag for flag in effective if boilerplate.strong[flag]}
+    return effective
 
+
+def _best_element(paragraphs: list[_Paragraph], effective: set[int]) -> LexborNode | None:
+    """The element holding the article: the best scored once each paragraph's score (cut in
+    boilerplate, from here on) goes to its parent and less to its ancestors further up."""
     scores: dict[int, float] = {}
     owners: dict[int, LexborNode] = {}
     for paragraph in paragraphs:
@@ -426,17 +463,24 @@ def _article_paragraphs(tree: LexborHTMLParser, html: str, max_chars: int) -> li
             owners[key] = ancestor
             ancestor = ancestor.parent
     if not scores:
-        return []
-    best_id = max(scores, key=scores.__getitem__)
-    best = owners[best_id]
-    inside = {node.mem_id for node in best.css("p")}
-    if sum(p.score for p in paragraphs if p.node.mem_id in inside) < _MIN_ARTICLE_SCORE:
-        return []
+        return None
+    return owners[max(scores, key=scores.__getitem__)]
+
+
+def _reach_back(
+    paragraphs: list[_Paragraph],
+    inside: set[int],
+    best: LexborNode,
+    scope: LexborNode,
+    effective: set[int],
+) -> int:
+    """The index of the article's first paragraph, added to `inside` (the paragraphs of the
+    article's element) with those before it that open the article.
+
+    The article's first paragraphs often sit just before the element holding the rest: in a
+    sibling element, or in a run of identical blocks ("section > div.col-md-8 > p", repeated).
+    Reach back for them, but not into boilerplate or the standfirst."""
     first = next(i for i, p in enumerate(paragraphs) if p.node.mem_id in inside)
-    # The article's first paragraphs often sit just before the element holding the rest: in a
-    # sibling element, or in a run of identical blocks ("section > div.col-md-8 > p", repeated).
-    # Reach back for them, but not into boilerplate or the standfirst.
-    scope = _lede_scope(best)
     around = {node.mem_id for node in scope.css("p")} if scope is not best else inside
     signature = _signature(paragraphs[first].node.parent)
     while first > 0:
@@ -450,10 +494,22 @@ def _article_paragraphs(tree: LexborHTMLParser, html: str, max_chars: int) -> li
             break
         inside.add(previous.node.mem_id)
         first -= 1
-    outside = set(boilerplate.flags(scope))
+    return first
+
+
+def _lede(
+    paragraphs: list[_Paragraph],
+    inside: set[int],
+    effective: set[int],
+    outside: set[int],
+    max_chars: int,
+) -> list[str]:
+    """The texts of the article's `paragraphs`, from its first, enough for `max_chars`: those in
+    its element, not in boilerplate inside it (`outside`: boilerplate around the whole article
+    does not count), and not bylines, datelines, credits or notices."""
     lede: list[str] = []
     length = 0
-    for paragraph in paragraphs[first:]:
+    for paragraph in paragraphs:
         if paragraph.node.mem_id not in inside or any(
             f in effective and f not in outside for f in paragraph.flags
         ):

@@ -195,11 +195,26 @@ def story_events(
     if not outlets:
         return []
     outlets = [without_links(o) for o in outlets]
+    events, known_text, joined = _reporting_events(outlets, recorded)
+    current: dict[str, list[Figure]] = {}
+    for o in outlets:
+        current[o.outlet] = reported(o.text, o.language or None, o.title, o.at.date())
+        events += _figure_events(o, current[o.outlet], latest, now)
+    events += _lede_facts(outlets, known_text, joined, current)
+    events += _disagreement_events(current, now)
+    return events
+
+
+def _reporting_events(
+    outlets: Sequence[OutletText], recorded: Sequence[str]
+) -> tuple[list[NewEvent], list[str], list[Joined]]:
+    """The story's "first" event and an "outlet" event for each outlet after the first; with
+    what the story had said (the headline, lede and main text of the first outlet and of
+    those already `recorded`) and the outlets that joined since, for their new facts."""
     first = min(outlets, key=lambda o: o.at)
     events = [
         NewEvent("first", "first", first.at, outlet=first.outlet, url=first.url, text=first.title)
     ]
-    # What the story had said: the headline, lede and main text of each outlet it had.
     known_text = [first.title, first.lede, first.text]
     joined: list[Joined] = []
     for o in outlets:
@@ -212,33 +227,50 @@ def story_events(
             known_text += [o.title, o.lede, o.text]
         else:
             joined.append(Joined(o.outlet, o.language, (o.lede or o.text,)))
-    current: dict[str, list[Figure]] = {}
-    for o in outlets:
-        figures = reported(o.text, o.language or None, o.title, o.at.date())
-        current[o.outlet] = figures
-        for f in figures:
-            before = latest.get((o.outlet, f.subject))
-            if before is None:
+    return events, known_text, joined
+
+
+def _figure_events(
+    o: OutletText, figures: Sequence[Figure], latest: Latest, now: datetime
+) -> list[NewEvent]:
+    """An outlet's "fact" for each figure of a subject it had not reported, and for one it had:
+    a "revision" when the figure is its own count updated (`updated`), else a "fact" of the
+    article it is read from."""
+    events: list[NewEvent] = []
+    for f in figures:
+        before = latest.get((o.outlet, f.subject))
+        if before is None:
+            key = f"fact:{o.outlet}:{f.subject}:{number(f.value)}"
+            events.append(_figure_event("fact", key, o, f, o.at))
+            continue
+        old = figure_of(*before)
+        for was, now_f in revisions([old], [f]):
+            if not updated(before[0].url, o, was, now_f):
                 key = f"fact:{o.outlet}:{f.subject}:{number(f.value)}"
-                events.append(_figure_event("fact", key, o, f, o.at))
+                events.append(_figure_event("fact", key, o, f, now))
                 continue
-            old = figure_of(*before)
-            for was, now_f in revisions([old], [f]):
-                if not updated(before[0].url, o, was, now_f):
-                    key = f"fact:{o.outlet}:{f.subject}:{number(f.value)}"
-                    events.append(_figure_event("fact", key, o, f, now))
-                    continue
-                key = f"revision:{o.outlet}:{f.subject}:{number(was.value)}:{number(now_f.value)}"
-                was_detail = {
-                    "previous_number": number(was.value),
-                    "previous_qualifier": was.qualifier,
-                }
-                events.append(
-                    _figure_event(
-                        "revision", key, o, now_f, now, previous=was.written, detail=was_detail
-                    )
+            key = f"revision:{o.outlet}:{f.subject}:{number(was.value)}:{number(now_f.value)}"
+            was_detail = {
+                "previous_number": number(was.value),
+                "previous_qualifier": was.qualifier,
+            }
+            events.append(
+                _figure_event(
+                    "revision", key, o, now_f, now, previous=was.written, detail=was_detail
                 )
-    # New checked facts without figures: what the joined outlets' ledes add.
+            )
+    return events
+
+
+def _lede_facts(
+    outlets: Sequence[OutletText],
+    known_text: Sequence[str],
+    joined: Sequence[Joined],
+    current: Mapping[str, Sequence[Figure]],
+) -> list[NewEvent]:
+    """New checked facts without figures: what the joined outlets' ledes add, but for the
+    sentences of the figures already found."""
+    events: list[NewEvent] = []
     told = {(outlet, f.sentence) for outlet, figures in current.items() for f in figures}
     for fact in new_facts(known_text, joined):
         o = next(x for x in outlets if x.outlet == fact.outlet)
@@ -254,6 +286,12 @@ def story_events(
                 text=fact.text,
             )
         )
+    return events
+
+
+def _disagreement_events(current: Mapping[str, Sequence[Figure]], now: datetime) -> list[NewEvent]:
+    """A "disagreement" for each subject the outlets report different values for now."""
+    events: list[NewEvent] = []
     for d in disagreements({k: v for k, v in current.items() if v}):
         values = "; ".join(f"{r.value} ({', '.join(r.outlets)})" for r in d.reported)
         events.append(

@@ -17,7 +17,7 @@ import aiohttp
 
 from digest.config import FeedConfig
 from digest.errors import FeedError, FetchError, InvalidURLError, ParseError
-from digest.fetch.client import FEED_TYPES, HttpClient
+from digest.fetch.client import FEED_TYPES, HttpClient, Response
 from digest.fetch.feed_parser import ParsedFeed, parse_feed
 from digest.models import FeedState, Headline
 
@@ -87,15 +87,10 @@ async def fetch_feed(
     """
     category = feed.category.strip().lower()
     previous = state or FeedState(url=feed.url, category=category, title=feed.name)
-    headers = {"Accept": FEED_ACCEPT}
-    if previous.etag:
-        headers["If-None-Match"] = previous.etag
-    if previous.last_modified:
-        headers["If-Modified-Since"] = previous.last_modified
     try:
         response = await http.get(
             feed.url,
-            headers=headers,
+            headers=_request_headers(previous),
             max_bytes=max_bytes,
             timeout=aiohttp.ClientTimeout(total=timeout) if timeout else None,
             accept=FEED_TYPES,
@@ -104,31 +99,99 @@ async def fetch_feed(
         raise FeedError(f"cannot fetch feed: {err}") from err
 
     now = datetime.now(UTC)
-    etag = _header(response.headers, "ETag")
-    last_modified = _header(response.headers, "Last-Modified")
     if response.status == 304:
-        return FeedResult(
-            url=feed.url,
-            final_url=response.final_url,
-            status=304,
-            not_modified=True,
-            title=None,
-            headlines=(),
-            state=replace(
-                previous,
-                category=category,
-                # A 304 may refresh the validators or leave them as they were.
-                etag=etag or previous.etag,
-                last_modified=last_modified or previous.last_modified,
-                error_count=0,
-                last_error=None,
-                last_ok_at=now,
-                last_checked_at=now,
-            ),
-        )
+        return _not_modified(feed, response, previous, category, now)
     if not 200 <= response.status < 300:
         raise FeedError(f"cannot fetch feed {feed.url}: HTTP {response.status}")
 
+    parsed = await _parsed(response, feed, category, parsers, parse_timeout)
+    etag = _header(response.headers, "ETag")
+    last_modified = _header(response.headers, "Last-Modified")
+    return FeedResult(
+        url=feed.url,
+        final_url=response.final_url,
+        status=response.status,
+        not_modified=False,
+        title=parsed.title,
+        headlines=parsed.headlines,
+        state=_fetched(
+            previous,
+            category=category,
+            title=feed.name or parsed.title or previous.title,  # the name shown as source
+            etag=etag,
+            last_modified=last_modified,
+            now=now,
+        ),
+        warning=parsed.warning,
+    )
+
+
+def _not_modified(
+    feed: FeedConfig, response: Response, previous: FeedState, category: str, now: datetime
+) -> FeedResult:
+    """A 304's result: nothing read, the feed's state kept, its validators refreshed if the
+    response gives new ones."""
+    return FeedResult(
+        url=feed.url,
+        final_url=response.final_url,
+        status=304,
+        not_modified=True,
+        title=None,
+        headlines=(),
+        state=_fetched(
+            previous,
+            category=category,
+            title=previous.title,
+            etag=_header(response.headers, "ETag") or previous.etag,
+            last_modified=_header(response.headers, "Last-Modified") or previous.last_modified,
+            now=now,
+        ),
+    )
+
+
+def _fetched(
+    previous: FeedState,
+    *,
+    category: str,
+    title: str | None,
+    etag: str | None,
+    last_modified: str | None,
+    now: datetime,
+) -> FeedState:
+    """The feed's state to keep after a good fetch at `now`: these validators and names, the
+    errors cleared."""
+    return replace(
+        previous,
+        category=category,
+        title=title,
+        etag=etag,
+        last_modified=last_modified,
+        error_count=0,
+        last_error=None,
+        last_ok_at=now,
+        last_checked_at=now,
+    )
+
+
+def _request_headers(previous: FeedState) -> dict[str, str]:
+    """What to accept, and the validators of the last fetch: a conditional GET."""
+    headers = {"Accept": FEED_ACCEPT}
+    if previous.etag:
+        headers["If-None-Match"] = previous.etag
+    if previous.last_modified:
+        headers["If-Modified-Since"] = previous.last_modified
+    return headers
+
+
+async def _parsed(
+    response: Response,
+    feed: FeedConfig,
+    category: str,
+    parsers: ParserPool | None,
+    parse_timeout: float,
+) -> ParsedFeed:
+    """The fetched document parsed: in `parsers` within `parse_timeout` (a FeedError when late
+    or when the parser process died on it), else in a thread."""
     how = _How(
         feed_url=feed.url,
         category=category,
@@ -137,32 +200,11 @@ async def fetch_feed(
         charset=response.charset,
     )
     if parsers is None:
-        parsed = await asyncio.to_thread(parse_feed, response.body, **how)
-    else:
-        try:
-            parsed = await parsers.feed(response.body, **how, timeout=parse_timeout)
-        except ParseError as err:  # late, or the parser process died on this document
-            raise FeedError(f"cannot parse feed {feed.url}: {err}") from err
-    return FeedResult(
-        url=feed.url,
-        final_url=response.final_url,
-        status=response.status,
-        not_modified=False,
-        title=parsed.title,
-        headlines=parsed.headlines,
-        state=replace(
-            previous,
-            category=category,
-            title=feed.name or parsed.title or previous.title,  # the name shown as source
-            etag=etag,
-            last_modified=last_modified,
-            error_count=0,
-            last_error=None,
-            last_ok_at=now,
-            last_checked_at=now,
-        ),
-        warning=parsed.warning,
-    )
+        return await asyncio.to_thread(parse_feed, response.body, **how)
+    try:
+        return await parsers.feed(response.body, **how, timeout=parse_timeout)
+    except ParseError as err:  # late, or the parser process died on this document
+        raise FeedError(f"cannot parse feed {feed.url}: {err}") from err
 
 
 def _header(headers: Any, name: str) -> str | None:

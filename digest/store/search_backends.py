@@ -60,6 +60,43 @@ def _filtered(query: Select[Any], category: str | None, since: datetime | None) 
     return query
 
 
+def _search_vector() -> ColumnElement[Any]:
+    """An article's stored tsvector (migration 0004)."""
+    from sqlalchemy.dialects.postgresql import TSVECTOR
+
+    return literal_column("articles.search_vector", TSVECTOR)
+
+
+def _newest_ranked(
+    inside: Select[Any],
+    recent: ColumnElement[datetime],
+    rank: ColumnElement[float],
+    missing: int,
+    dense: bool,
+) -> Select[Any]:
+    """The newest `missing` of a span's matches `inside`, newest first (ties: the higher id),
+    as (article id, story id, rank)."""
+    if dense:
+        # The span should hold the matches still missing: walked newest first, it
+        # stops when it has them.
+        return inside.add_columns(rank).order_by(recent.desc(), articles.c.id.desc()).limit(missing)
+    # Fenced (MATERIALIZED): with a LIMIT above it, PostgreSQL would rather walk
+    # ix_articles_recent testing every row of the span (4.9 s for a phrase that
+    # matches nothing at 1,000,000 articles) than ask the GIN index which match.
+    span_matches = inside.cte("span_matches").prefix_with("MATERIALIZED")
+    ranked = (
+        select(span_matches)
+        .order_by(span_matches.c.recent.desc(), span_matches.c.id.desc())
+        .limit(missing)
+        .subquery()
+    )
+    return (
+        select(ranked.c.id, ranked.c.story_id, rank)
+        .join(articles, articles.c.id == ranked.c.id)
+        .order_by(ranked.c.recent.desc(), ranked.c.id.desc())
+    )
+
+
 class Backend:
     def candidates(
         self, conn: Connection, category: str | None, since: datetime | None, limit: int
@@ -136,8 +173,6 @@ class PostgresBackend(Backend):
         the GIN index's matches are intersected with ix_articles_recent's span before any row
         is read. The answer is the same: every match of a span is newer than those before it.
         """
-        from sqlalchemy.dialects.postgresql import TSVECTOR
-
         key = (category, since, count)
         if key in self._newest:
             return self._newest[key]
@@ -147,14 +182,8 @@ class PostgresBackend(Backend):
             span = span.where(articles.c.category == category)
         row = conn.execute(span).one()
         newest, oldest = row[0], row[1]
-        vector = literal_column("articles.search_vector", TSVECTOR)
-        rank = func.ts_rank_cd(vector, self.tsquery)
         if self._pairs is None:
             self._pairs = (self.adjacent(conn),)
-        pairs = self._pairs[0]
-        phrases_only = pairs is not None and all(
-            len(t.words) > 1 for g in self.query.groups for t in g if not t.exclude
-        )
         found: list[tuple[int, int | None, float]] = []
         end: datetime | None = None  # the spans do not overlap: each row is read once
         days, length = _FIRST_SPAN_DAYS, _FIRST_SPAN_DAYS
@@ -162,52 +191,10 @@ class PostgresBackend(Backend):
         while newest is not None and len(found) < count:
             start = newest - timedelta(days=days)
             whole = start <= oldest or (since is not None and start <= since)
-            # The pairs index is asked in every fenced span of a query of phrases alone, and
-            # past the newest day of one with words too: in that day the phrase test reads at
-            # most a day's rows, fewer than a common pair has entries in its index.
-            by_pairs = not dense and (end is not None or phrases_only)
-            match: ColumnElement[bool] = vector.op("@@")(self.tsquery)
-            if by_pairs and phrases_only:
-                # The pairs have fewer entries in their index than any of the phrases' words
-                # ("urban outfitters": 148,420 articles; "urban" more): ts_match_vq, the
-                # function behind @@, keeps the words' GIN index out of the plan.
-                match = func.ts_match_vq(vector, self.tsquery, type_=Boolean)
-            inside = _filtered(
-                select(articles.c.id, articles.c.story_id, recent.label("recent")).where(match),
-                category,
-                since,
+            matches = self._span_matches(
+                recent, category, since, start=None if whole else start, end=end, dense=dense
             )
-            if by_pairs and pairs is not None:
-                inside = inside.where(pairs)
-            if not whole:
-                inside = inside.where(recent >= start)
-            if end is not None:
-                inside = inside.where(recent < end)
-            missing = count - len(found)
-            if dense:
-                # The span should hold the matches still missing: walked newest first, it
-                # stops when it has them.
-                query = (
-                    inside.add_columns(rank)
-                    .order_by(recent.desc(), articles.c.id.desc())
-                    .limit(missing)
-                )
-            else:
-                # Fenced (MATERIALIZED): with a LIMIT above it, PostgreSQL would rather walk
-                # ix_articles_recent testing every row of the span (4.9 s for a phrase that
-                # matches nothing at 1,000,000 articles) than ask the GIN index which match.
-                span_matches = inside.cte("span_matches").prefix_with("MATERIALIZED")
-                ranked = (
-                    select(span_matches)
-                    .order_by(span_matches.c.recent.desc(), span_matches.c.id.desc())
-                    .limit(missing)
-                    .subquery()
-                )
-                query = (
-                    select(ranked.c.id, ranked.c.story_id, rank)
-                    .join(articles, articles.c.id == ranked.c.id)
-                    .order_by(ranked.c.recent.desc(), ranked.c.id.desc())
-                )
+            query = _newest_ranked(matches, recent, self._rank(), count - len(found), dense)
             got = [(r[0], r[1], float(r[-1])) for r in conn.execute(query)]
             found.extend(got)
             if whole:
@@ -228,6 +215,50 @@ class PostgresBackend(Backend):
             days += length
         self._newest[key] = found
         return found
+
+    def _span_matches(
+        self,
+        recent: ColumnElement[datetime],
+        category: str | None,
+        since: datetime | None,
+        *,
+        start: datetime | None,
+        end: datetime | None,
+        dense: bool,
+    ) -> Select[Any]:
+        """The matches (article id, story id, recent) from `start` (None: from the oldest) to
+        before `end` (None: the newest), unranked and unordered."""
+        pairs = self._pairs[0] if self._pairs is not None else None
+        phrases_only = pairs is not None and all(
+            len(t.words) > 1 for g in self.query.groups for t in g if not t.exclude
+        )
+        # The pairs index is asked in every fenced span of a query of phrases alone, and
+        # past the newest day of one with words too: in that day the phrase test reads at
+        # most a day's rows, fewer than a common pair has entries in its index.
+        by_pairs = not dense and (end is not None or phrases_only)
+        vector = _search_vector()
+        match: ColumnElement[bool] = vector.op("@@")(self.tsquery)
+        if by_pairs and phrases_only:
+            # The pairs have fewer entries in their index than any of the phrases' words
+            # ("urban outfitters": 148,420 articles; "urban" more): ts_match_vq, the
+            # function behind @@, keeps the words' GIN index out of the plan.
+            match = func.ts_match_vq(vector, self.tsquery, type_=Boolean)
+        inside = _filtered(
+            select(articles.c.id, articles.c.story_id, recent.label("recent")).where(match),
+            category,
+            since,
+        )
+        if by_pairs and pairs is not None:
+            inside = inside.where(pairs)
+        if start is not None:
+            inside = inside.where(recent >= start)
+        if end is not None:
+            inside = inside.where(recent < end)
+        return inside
+
+    def _rank(self) -> ColumnElement[float]:
+        """A match's rank: ts_rank_cd of its stored vector, read as it is found."""
+        return func.ts_rank_cd(_search_vector(), self.tsquery)
 
     def adjacent(self, conn: Connection) -> ColumnElement[bool] | None:
         """What a match's adjacent pairs (migration 0011's `articles_search_pairs`) must hold

@@ -954,43 +954,76 @@ def _agglomerate(
     the similarities of the pairs between (or within) them: no vector is built, a merge adds
     rows of K. Pairs that are not candidates count as 0.
     """
-    cluster_of = [0] * len(items)
-    members = [list(idx) for idx in start]
-    for c, idx in enumerate(members):
-        for i in idx:
-            cluster_of[i] = c
-    count = len(members)
-    self_k = [float(len(idx)) for idx in members]  # unit vectors: K(i, i) = 1
-    links: list[defaultdict[int, float]] = [defaultdict(float) for _ in range(count)]
-    for (i, j), s in sims.items():
-        a, b = cluster_of[i], cluster_of[j]
-        if a == b:
-            self_k[a] += 2 * s
-        else:
-            links[a][b] += s
-            links[b][a] += s
-    story = [
-        next((items[i].story_id for i in idx if items[i].story_id is not None), None)
-        for idx in members
-    ]
-    first = [min(seconds[i] for i in idx) for idx in members]
-    last = [max(seconds[i] for i in idx) for idx in members]
-    span = window.total_seconds()
-    key = [idx[0] for idx in members]  # its lowest article: names a cluster whatever the order
-    version = [0] * count
-    alive = [True] * count
-    root = [math.sqrt(k) for k in self_k]
-    # Scores are rounded before they are compared, so a raw value just below the threshold
-    # may still reach it.
-    floor = threshold - 1e-8
-    heap: list[tuple[float, int, int, int, int, int, int]] = []
+    return _Linkage(items, seconds, sims, start, window, threshold).merged()
 
-    def push(a: int, above: int = -1) -> None:
+
+class _Linkage:
+    """The clusters of one centroid linkage (`_agglomerate`) as it merges them: each one's
+    members, its K with itself and its row of K with the others it has candidate pairs with,
+    its story, time span and key; and the queue of the merges that reach the threshold."""
+
+    def __init__(
+        self,
+        items: Sequence[Report],
+        seconds: Sequence[float],
+        sims: Mapping[tuple[int, int], float],
+        start: Sequence[Sequence[int]],
+        window: timedelta,
+        threshold: float,
+    ) -> None:
+        cluster_of = [0] * len(items)
+        members = [list(idx) for idx in start]
+        for c, idx in enumerate(members):
+            for i in idx:
+                cluster_of[i] = c
+        count = len(members)
+        self_k = [float(len(idx)) for idx in members]  # unit vectors: K(i, i) = 1
+        links: list[defaultdict[int, float]] = [defaultdict(float) for _ in range(count)]
+        for (i, j), s in sims.items():
+            a, b = cluster_of[i], cluster_of[j]
+            if a == b:
+                self_k[a] += 2 * s
+            else:
+                links[a][b] += s
+                links[b][a] += s
+        self.members, self.self_k, self.links = members, self_k, links
+        self.story = [
+            next((items[i].story_id for i in idx if items[i].story_id is not None), None)
+            for idx in members
+        ]
+        self.first = [min(seconds[i] for i in idx) for idx in members]
+        self.last = [max(seconds[i] for i in idx) for idx in members]
+        self.span = window.total_seconds()
+        self.key = [idx[0] for idx in members]  # its lowest article: names a cluster in any order
+        self.version = [0] * count
+        self.alive = [True] * count
+        self.root = [math.sqrt(k) for k in self_k]
+        self.threshold = threshold
+        # Scores are rounded before they are compared, so a raw value just below the threshold
+        # may still reach it.
+        self.floor = threshold - 1e-8
+        self.heap: list[tuple[float, int, int, int, int, int, int]] = []
+
+    def merged(self) -> list[list[int]]:
+        """The clusters once no two of them may merge, each sorted, in order."""
+        heap, alive, version = self.heap, self.alive, self.version
+        for a in range(len(self.members)):
+            self.push(a, above=a)
+        while heap:
+            _, _, _, a, b, va, vb = heapq.heappop(heap)
+            if not (alive[a] and alive[b]) or version[a] != va or version[b] != vb:
+                continue  # one of them has changed since
+            self.merge(a, b)
+        return sorted(sorted(m) for m in self.members if m)
+
+    def push(self, a: int, above: int = -1) -> None:
         """Queue the merges of cluster `a` that reach the threshold (with clusters after
         `above` only)."""
+        root, story, first, last, key = self.root, self.story, self.first, self.last, self.key
+        version, heap, span, threshold = self.version, self.heap, self.span, self.threshold
         ra, sa, fa, la, ka = root[a], story[a], first[a], last[a], key[a]
-        cut = floor * ra  # raw = k / (ra * rb) < floor, without dividing
-        for b, k in links[a].items():
+        cut = self.floor * ra  # raw = k / (ra * rb) < floor, without dividing
+        for b, k in self.links[a].items():
             if b <= above:
                 continue
             rb = root[b]
@@ -1005,35 +1038,31 @@ def _agglomerate(
                 lo, hi = (a, b) if ka < key[b] else (b, a)
                 heapq.heappush(heap, (-value, key[lo], key[hi], lo, hi, version[lo], version[hi]))
 
-    for a in range(count):
-        push(a, above=a)
-    while heap:
-        _, _, _, a, b, va, vb = heapq.heappop(heap)
-        if not (alive[a] and alive[b]) or version[a] != va or version[b] != vb:
-            continue  # one of them has changed since
+    def merge(self, a: int, b: int) -> None:
+        """Merge clusters `a` and `b`, and queue the merges of the cluster they make."""
+        links = self.links
         # The cluster with more links absorbs the other: only the smaller one's rows move.
         keep, gone = (a, b) if len(links[a]) >= len(links[b]) else (b, a)
         between = links[keep].pop(gone)
         del links[gone][keep]
-        self_k[keep] += self_k[gone] + 2 * between
-        root[keep] = math.sqrt(self_k[keep])
+        self.self_k[keep] += self.self_k[gone] + 2 * between
+        self.root[keep] = math.sqrt(self.self_k[keep])
         into = links[keep]
         for d, k in links[gone].items():
             into[d] += k
             row = links[d]
             row[keep] += row.pop(gone)
         links[gone] = defaultdict(float)
-        members[keep].extend(members[gone])
-        members[gone] = []
-        alive[gone] = False
-        if story[keep] is None:
-            story[keep] = story[gone]
-        first[keep] = min(first[keep], first[gone])
-        last[keep] = max(last[keep], last[gone])
-        key[keep] = min(key[keep], key[gone])
-        version[keep] += 1
-        push(keep)
-    return sorted(sorted(m) for m in members if m)
+        self.members[keep].extend(self.members[gone])
+        self.members[gone] = []
+        self.alive[gone] = False
+        if self.story[keep] is None:
+            self.story[keep] = self.story[gone]
+        self.first[keep] = min(self.first[keep], self.first[gone])
+        self.last[keep] = max(self.last[keep], self.last[gone])
+        self.key[keep] = min(self.key[keep], self.key[gone])
+        self.version[keep] += 1
+        self.push(keep)
 
 
 class _Forest:
