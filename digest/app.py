@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from digest.jobs.units import Runner
     from digest.queue import Queue
     from digest.store import Store
+    from digest.store.face import StoreFace
     from digest.stories.embeddings import Embedder
     from digest.summarize import Summarizer
     from digest.summarize.translate import Translator
@@ -57,6 +58,7 @@ class App:
         self.is_worker = False
         self._stack = AsyncExitStack()
         self._store: Store | None = None
+        self._face: StoreFace | None = None
         self._store_lock = asyncio.Lock()
         self._http: HttpClient | None = None
         self._extractor: FastExtractor | None = None
@@ -246,6 +248,17 @@ class App:
                 except NoDatabaseError as err:
                     raise NoDatabaseError(f"{err} {how_to_start(self.config)}") from None
             return self._store
+
+    async def face(self, *, create: bool = True) -> StoreFace:
+        """The store's async face (`digest.store.face`): the store's methods, awaited, each run
+        in a thread. What coroutines use; `store()` is for code that runs in a thread already.
+        `create` as in `store()`."""
+        store = await self.store(create=create)
+        if self._face is None:
+            from digest.store.face import StoreFace
+
+            self._face = StoreFace(store)
+        return self._face
 
 
 def usable_token(value: str | None, *, variable: str, setting: str) -> str:

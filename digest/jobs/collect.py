@@ -69,8 +69,8 @@ class CollectReport:
 
 async def feeds_for(app: Parts, category: str) -> list[FeedConfig]:
     """The feeds collected for a category: the config file's, then the database's."""
-    store = await app.store()
-    subscribed = await asyncio.to_thread(store.subscribed_feeds, category)
+    store = await app.face()
+    subscribed = await store.subscribed_feeds(category)
     return [f for f in merge_feeds(app.config, subscribed) if _feed_category(f) == category]
 
 
@@ -135,15 +135,15 @@ async def feeds_headlines(
     """Each feed's headlines (conditional GETs, all at once), their saved states read in one
     query and saved in one transaction; a failure is added to `failures`, and a feed failing
     again and again rests (`backoff`)."""
-    store = await app.store()
-    states = await asyncio.to_thread(store.feed_states_of, [f.url for f in feeds])
+    store = await app.face()
+    states = await store.feed_states_of([f.url for f in feeds])
     now = datetime.now(UTC)
     done = await asyncio.gather(
         *(_feed_headlines_one(app, f, states.get(f.url), failures, now) for f in feeds)
     )
     saved = [state for _, state in done if state is not None]
     if saved:
-        await asyncio.to_thread(store.save_feed_states, saved)
+        await store.save_feed_states(saved)
     return [headlines for headlines, _ in done]
 
 
@@ -232,10 +232,10 @@ async def extract_and_store(
     """Fast extraction of the headlines' pages, then the upsert: what one category (or one
     batch of it, on a worker) adds, and the hosts whose pages failed. `in_turn`: the pages
     are read holding the extractor's `turn`, so that passes sharing a process take turns."""
-    store = await app.store()
+    store = await app.face()
     async with app.extractor.turn if in_turn else contextlib.nullcontext():
         items = await app.extractor.enrich(headlines)
-    result = await asyncio.to_thread(store.upsert_items, items, seen_at=datetime.now(UTC))
+    result = await store.upsert_items(items, seen_at=datetime.now(UTC))
     metrics.articles_collected.labels(category).inc(len(items))
     metrics.articles_new.labels(category).inc(result.new)
     report = CategoryReport(
