@@ -706,7 +706,6 @@ TO_THREAD_LEFT = {
     "digest/deliver/transport.py": 1,
     "digest/fetch/turns.py": 2,
     "digest/mcp/tools.py": 2,
-    "digest/ondemand/quick.py": 7,
     "digest/sources/ddg.py": 1,
     "digest/sources/discover.py": 1,
     "digest/sources/feeds.py": 1,
@@ -716,10 +715,6 @@ TO_THREAD_LEFT = {
     "digest/summarize/story.py": 1,
     "digest/summarize/translate.py": 1,
     "digest/summarize/translator.py": 4,
-    "digest/web/api.py": 4,
-    "digest/web/following.py": 5,
-    "digest/web/forms.py": 1,
-    "digest/web/subscription.py": 7,
 }
 
 
