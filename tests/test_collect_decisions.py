@@ -6,28 +6,14 @@ from __future__ import annotations
 
 import asyncio
 from datetime import UTC, datetime, timedelta
-from typing import Any
 
 from digest.app import App
 from digest.config import Config, FeedConfig
 from digest.jobs.collect import feeds_for, feeds_headlines
-from digest.models import Failure, FeedState, SubscribedFeed
+from digest.models import Failure, FeedState, Headline, SubscribedFeed
 from tests.embedserver import free_port
 from tests.memory_stores import MemoryCollectStore
 from tests.storefixtures import NOW
-
-
-class Handed:
-    """The app's parts for a job, with the memory twin as the store's face."""
-
-    def __init__(self, app: App | None, config: Config, store: MemoryCollectStore) -> None:
-        self._app, self.config, self._store = app, config, store
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._app, name)
-
-    async def face(self, *, create: bool = True) -> MemoryCollectStore:
-        return self._store
 
 
 def subscribed(url: str, category: str) -> SubscribedFeed:
@@ -50,7 +36,12 @@ def test_a_category_collects_the_config_files_feeds_then_the_subscribed_ones_it_
             subscribed("https://wire.example/science.xml", "science"),
         ]
     )
-    found = asyncio.run(feeds_for(Handed(None, config(in_file, other), store), "world"))
+
+    async def world() -> list[FeedConfig]:
+        async with App(config(in_file, other), environ={}) as app:
+            return await feeds_for(app, "world", store=store)
+
+    found = asyncio.run(world())
     assert [f.url for f in found] == [in_file.url, "https://wire.example/world.xml"]
     assert store.calls == ["subscribed_feeds"]
 
@@ -69,11 +60,9 @@ def test_a_feed_failing_again_and_again_rests_and_only_what_changed_is_saved() -
     store = MemoryCollectStore(states={resting.url: tired})
     failures: list[Failure] = []
 
-    async def collect() -> list[Any]:
+    async def collect() -> list[list[Headline]]:
         async with App(config(refused, resting), environ={}) as app:
-            return await feeds_headlines(
-                Handed(app, app.config, store), [refused, resting], failures
-            )
+            return await feeds_headlines(app, [refused, resting], failures, store=store)
 
     assert asyncio.run(collect()) == [[], []]
     assert [f.source for f in failures] == [f"feed:{refused.url}", f"feed:{resting.url}"]
@@ -91,7 +80,11 @@ def test_nothing_is_saved_when_every_feed_rests() -> None:
     tired = FeedState(url=resting.url, category="world", error_count=9, last_checked_at=now)
     store = MemoryCollectStore(states={resting.url: tired})
     failures: list[Failure] = []
-    handed = Handed(None, config(resting), store)
-    assert asyncio.run(feeds_headlines(handed, [resting], failures)) == [[]]
+
+    async def collect() -> list[list[Headline]]:
+        async with App(config(resting), environ={}) as app:
+            return await feeds_headlines(app, [resting], failures, store=store)
+
+    assert asyncio.run(collect()) == [[]]
     assert store.calls == ["feed_states_of"]
     assert len(failures) == 1

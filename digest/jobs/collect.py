@@ -38,7 +38,7 @@ log = logging.getLogger(__name__)
 class CollectStore(Protocol):
     """What collecting reads and writes of the store: the subscribed feeds, the feeds' states
     (validators and back-off) and the articles. The store's face (`App.face`) is one; so is the
-    tests' memory twin (`tests/memory_stores.MemoryCollectStore`)."""
+    tests' memory twin (`tests/memory_stores.MemoryCollectStore`), handed as `store=`."""
 
     async def subscribed_feeds(self, category: str | None = None) -> list[SubscribedFeed]: ...
 
@@ -82,9 +82,13 @@ class CollectReport:
         return sum(c.headlines for c in self.categories)
 
 
-async def feeds_for(app: Parts, category: str) -> list[FeedConfig]:
-    """The feeds collected for a category: the config file's, then the database's."""
-    store: CollectStore = await app.face()
+async def feeds_for(
+    app: Parts, category: str, *, store: CollectStore | None = None
+) -> list[FeedConfig]:
+    """The feeds collected for a category: the config file's, then the database's. `store`:
+    the app's store face when None (as for the others here)."""
+    if store is None:
+        store = await app.face()
     subscribed = await store.subscribed_feeds(category)
     return [f for f in merge_feeds(app.config, subscribed) if _feed_category(f) == category]
 
@@ -145,12 +149,17 @@ def run_status(headlines: int, failures: int) -> str:
 
 
 async def feeds_headlines(
-    app: Parts, feeds: Sequence[Any], failures: list[Failure]
+    app: Parts,
+    feeds: Sequence[Any],
+    failures: list[Failure],
+    *,
+    store: CollectStore | None = None,
 ) -> list[list[Headline]]:
     """Each feed's headlines (conditional GETs, all at once), their saved states read in one
     query and saved in one transaction; a failure is added to `failures`, and a feed failing
     again and again rests (`backoff`)."""
-    store: CollectStore = await app.face()
+    if store is None:
+        store = await app.face()
     states = await store.feed_states_of([f.url for f in feeds])
     now = datetime.now(UTC)
     done = await asyncio.gather(
@@ -243,11 +252,13 @@ async def extract_and_store(
     headlines: list[Headline],
     *,
     in_turn: bool = False,
+    store: CollectStore | None = None,
 ) -> tuple[CategoryReport, Counter[str]]:
     """Fast extraction of the headlines' pages, then the upsert: what one category (or one
     batch of it, on a worker) adds, and the hosts whose pages failed. `in_turn`: the pages
     are read holding the extractor's `turn`, so that passes sharing a process take turns."""
-    store: CollectStore = await app.face()
+    if store is None:
+        store = await app.face()
     async with app.extractor.turn if in_turn else contextlib.nullcontext():
         items = await app.extractor.enrich(headlines)
     result = await store.upsert_items(items, seen_at=datetime.now(UTC))
