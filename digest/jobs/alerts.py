@@ -16,7 +16,7 @@ import logging
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from digest.deliver.ledger import EMAIL
 
