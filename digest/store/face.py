@@ -3,18 +3,18 @@
 `Store`'s methods are synchronous and short (`digest.store.base`); a coroutine must not block
 the event loop on them, so it awaits them here: `await face.save_crawl(article_id, page)` runs
 `Store.save_crawl` in a worker thread and gives back what it returns. The hop to the thread is
-written once, in `StoreFace._hop`; nothing else in the service calls `asyncio.to_thread` for the
-store (`tests/test_structure.py`).
+written here only (`StoreFace._hop`, and `StoreFace.open`, which opens the database); nothing
+else in the service calls `asyncio.to_thread` for the store (`tests/test_structure.py`).
 
 Every public method of `Store` has its twin here, with the same parameters, defaults and types,
 so the type checker knows each awaited call; `tests/test_store_face.py` fails when the store
 gains or changes a method the face does not (and prints the method to paste here). `call` runs
-a function of the store's in one hop, for work that reads and writes several times with
+a function of the store in one hop, for work that reads and writes several times with
 decisions between (`digest.jobs.story_memory.record_story`). `sync` is the store itself, for
 code that runs in a thread already.
 
-The face is made (`App.face`) with the store it wraps; importing it imports the store's
-modules (SQLAlchemy), so a module that only names the type imports it under TYPE_CHECKING.
+`App.face` opens it (`StoreFace.open`). Importing it imports the store's modules (SQLAlchemy),
+so a module that only names the type imports it under TYPE_CHECKING.
 """
 
 from __future__ import annotations
@@ -65,6 +65,13 @@ class StoreFace:
 
     def __init__(self, store: Store) -> None:
         self.sync = store
+
+    @classmethod
+    async def open(cls, url: str, *, create: bool = True) -> StoreFace:
+        """The face of `open_store(url, create=create)`, opened (and upgraded) in a thread."""
+        from digest.store.store import open_store
+
+        return cls(await asyncio.to_thread(open_store, url, create=create))
 
     async def _hop(self, method: Callable[P, R], /, *args: P.args, **kwargs: P.kwargs) -> R:
         """The one hop to a worker thread: a store call must not block the event loop."""
