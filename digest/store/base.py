@@ -4,8 +4,8 @@ Each domain of the store (articles, stories, summaries, runs, feeds, subscribers
 delivery ledger, housekeeping) is a mixin over `StoreBase` in a module of its own; `Store`
 (`digest.store.store`) is composed of them. Methods are synchronous and short; the service's
 coroutines await them through the store's face (`digest.store.face`), which runs each in a
-thread. No network I/O happens inside their transactions, so a write holds
-SQLite's lock for milliseconds.
+thread. No network I/O happens inside their transactions, so a write holds SQLite's lock for
+milliseconds.
 """
 
 from __future__ import annotations
