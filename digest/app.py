@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from digest.jobs.units import Runner
     from digest.queue import Queue
     from digest.store import Store
+    from digest.store.face import StoreFace
     from digest.stories.embeddings import Embedder
     from digest.summarize import Summarizer
     from digest.summarize.translate import Translator
@@ -56,7 +57,7 @@ class App:
         # Set in `digest worker`: this process runs the tasks, so its jobs must not enqueue more.
         self.is_worker = False
         self._stack = AsyncExitStack()
-        self._store: Store | None = None
+        self._face: StoreFace | None = None
         self._store_lock = asyncio.Lock()
         self._http: HttpClient | None = None
         self._extractor: FastExtractor | None = None
@@ -110,8 +111,8 @@ class App:
         try:
             await self._stack.aclose()
         finally:
-            if self._store is not None:
-                await asyncio.to_thread(self._store.close)
+            if self._face is not None:
+                await self._face.close()
 
     def bearer_token(self, variable: str, *, setting: str) -> str | None:
         """The token a server's clients must bear, from the environment variable `variable`
@@ -231,21 +232,26 @@ class App:
                 self._runner = QueueRunner(queue)
         return self._runner
 
-    async def store(self, *, create: bool = True) -> Store:
-        """The database, opened and upgraded on first use (in a thread: it is blocking I/O).
+    async def face(self, *, create: bool = True) -> StoreFace:
+        """The database, opened and upgraded on first use, through its async face
+        (`digest.store.face`): the store's methods, awaited, each run in a thread.
 
         `create=False` is for what only reads: where the configured database does not exist,
         NoDatabaseError says where it was looked for and how to make one, and none is made."""
         async with self._store_lock:
-            if self._store is None:
-                from digest.store import open_store  # SQLAlchemy: none for `extract`
+            if self._face is None:
+                from digest.store.face import StoreFace  # SQLAlchemy: none for `extract`
 
                 url = self.config.database_url()
                 try:
-                    self._store = await asyncio.to_thread(open_store, url, create=create)
+                    self._face = await StoreFace.open(url, create=create)
                 except NoDatabaseError as err:
                     raise NoDatabaseError(f"{err} {how_to_start(self.config)}") from None
-            return self._store
+            return self._face
+
+    async def store(self, *, create: bool = True) -> Store:
+        """The store itself (`face().sync`), for code that runs in a thread already."""
+        return (await self.face(create=create)).sync
 
 
 def usable_token(value: str | None, *, variable: str, setting: str) -> str:

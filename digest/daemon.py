@@ -129,8 +129,8 @@ class Daemon:
         return deep
 
     async def _deepen_owed(self) -> bool:
-        store = await self.app.store()
-        return deepen_owed(await asyncio.to_thread(store.recent_runs, 50))
+        store = await self.app.face()
+        return deepen_owed(await store.recent_runs(50))
 
     def due_edition(self, now: datetime) -> date:
         """The edition a publish or deliver run at `now` is about: the newest one that is due."""
@@ -165,10 +165,10 @@ class Daemon:
 
         now = datetime.now(UTC)
         day = self.due_edition(now)
-        store = await self.app.store()
+        store = await self.app.face()
         editions = []
         for candidate in (day - timedelta(days=1), day):
-            edition = await asyncio.to_thread(store.edition, candidate)
+            edition = await store.edition(candidate)
             if edition is not None:
                 editions.append(edition)
         for i, edition in enumerate(editions):
@@ -196,16 +196,16 @@ class Daemon:
         """Runs left 'running' by a process that died (kill -9, power loss) are marked
         interrupted and their periods freed: this daemon holds the lock, so no other daemon is
         running them."""
-        store = await self.app.store()
-        freed = await asyncio.to_thread(store.recover_interrupted, datetime.now(UTC))
+        store = await self.app.face()
+        freed = await store.recover_interrupted(datetime.now(UTC))
         for key in freed:
             log.warning("interrupted run found: %s (will run again)", key)
 
     async def prune_job(self) -> None:
         """Drop page texts older than `retention_days`; stories and summaries are kept."""
-        store = await self.app.store()
+        store = await self.app.face()
         before = datetime.now(UTC) - timedelta(days=self.config.schedule.retention_days)
-        pruned = await asyncio.to_thread(store.prune_texts, before)
+        pruned = await store.prune_texts(before)
         if pruned:
             log.info("prune: dropped %d page texts last seen before %s", pruned, before.date())
 

@@ -13,6 +13,7 @@ from digest.config import EmbeddingsConfig, StoriesConfig
 from digest.errors import EmbeddingError
 from digest.jobs.clustering import cluster_category, cluster_with_embeddings
 from digest.store import Store
+from digest.store.face import StoreFace
 from digest.store.schema import articles
 from digest.stories.embeddings import Embedder
 from tests import headlines as H
@@ -136,7 +137,7 @@ def test_a_failing_endpoint_means_the_stories_words_tell_them_apart(
         async def run():
             async with Embedder(config(url, timeout=0.5)) as embedder:
                 return await cluster_with_embeddings(
-                    store, "world", now=NOW, config=StoriesConfig(), embedder=embedder
+                    StoreFace(store), "world", now=NOW, config=StoriesConfig(), embedder=embedder
                 )
 
         result = asyncio.run(run())

@@ -15,6 +15,7 @@ import pytest
 from digest.config import EmbeddingsConfig, StoriesConfig
 from digest.jobs.clustering import cluster_category, cluster_with_embeddings
 from digest.store import Store, open_store
+from digest.store.face import StoreFace
 from digest.stories.embeddings import Embedder
 from tests import headlines as H
 from tests.configs import feed, write_config
@@ -61,7 +62,7 @@ def test_one_event_in_english_german_and_french_is_one_story_and_other_news_stay
     async def run() -> None:
         async with Embedder(config.embeddings) as embedder:
             result = await cluster_with_embeddings(
-                store, "world", now=NOW, config=config, embedder=embedder
+                StoreFace(store), "world", now=NOW, config=config, embedder=embedder
             )
         assert (result.similarity, result.embedding_error) == ("embeddings", None)
         assert result.embedded == len(QUAKE + OTHERS)
@@ -98,7 +99,7 @@ def test_vectors_answered_before_a_failure_are_kept_and_never_asked_for_again(
         assert config.embeddings is not None
         async with Embedder(config.embeddings) as embedder:
             result = await cluster_with_embeddings(
-                store, "world", now=NOW, config=config, embedder=embedder
+                StoreFace(store), "world", now=NOW, config=config, embedder=embedder
             )
         return result.similarity, result.embedded, result.embedding_error
 

@@ -145,9 +145,9 @@ def test_the_cycle_check_sees_cycles() -> None:
     # users lazily), and relative or submodule imports resolve to modules.
     assert "digest.commands.manage" in imported("digest.cli")
     assert "digest.store.base" in imported("digest.store.articles")
-    # An import for the type checker alone counts: the steps' Parts type the store so.
+    # An import for the type checker alone counts: the steps' Parts type the store's face so.
     typed = imported("digest.jobs.units", for_types=True)
-    assert "digest.store" in typed - imported("digest.jobs.units")
+    assert "digest.store.face" in typed - imported("digest.jobs.units")
     # A loop left that is no longer one fails the check, so the list stays true.
     with pytest.raises(AssertionError, match="no longer a loop"):
         without({"a": {"b"}, "b": set()}, {("a", "b"): "was a loop"})
@@ -200,8 +200,15 @@ def test_no_two_modules_share_a_name() -> None:
     assert shared == {}
 
 
+# The store's async face is no part by domain: it has a twin of each of the parts' methods
+# (tests/test_store_face.py), so it grows with the store as a whole.
+NOT_A_PART = {"digest.store.face"}
+
+
 @pytest.mark.parametrize(
-    "name", sorted(n for n in MODULES if n.startswith("digest.store.")), ids=str
+    "name",
+    sorted(n for n in MODULES if n.startswith("digest.store.") and n not in NOT_A_PART),
+    ids=str,
 )
 def test_no_part_of_the_store_is_over_about_400_lines(name: str) -> None:
     lines = len(MODULES[name].read_text(encoding="utf-8").splitlines())
@@ -681,25 +688,15 @@ def test_the_function_length_check_sees_methods_and_nested_functions() -> None:
 # calls counted here, per file, so a count only goes down.
 TO_THREAD_FREE = ("digest/store/face.py", "digest/runtime/")
 TO_THREAD_LEFT = {
-    "digest/app.py": 2,
     "digest/commands/demo.py": 1,
     "digest/commands/editions_manage.py": 7,
     "digest/commands/feeds_manage.py": 9,
     "digest/commands/manage.py": 12,
     "digest/commands/status.py": 13,
     "digest/crawl/browser.py": 1,
-    "digest/daemon.py": 5,
+    "digest/daemon.py": 1,
     "digest/deliver/transport.py": 1,
     "digest/fetch/turns.py": 2,
-    "digest/jobs/alerts.py": 6,
-    "digest/jobs/clustering.py": 4,
-    "digest/jobs/collect.py": 4,
-    "digest/jobs/deepen.py": 14,
-    "digest/jobs/publish.py": 24,
-    "digest/jobs/run.py": 2,
-    "digest/jobs/story_memory.py": 1,
-    "digest/mcp/tools.py": 2,
-    "digest/ondemand/quick.py": 7,
     "digest/sources/ddg.py": 1,
     "digest/sources/discover.py": 1,
     "digest/sources/feeds.py": 1,
@@ -709,10 +706,6 @@ TO_THREAD_LEFT = {
     "digest/summarize/story.py": 1,
     "digest/summarize/translate.py": 1,
     "digest/summarize/translator.py": 4,
-    "digest/web/api.py": 4,
-    "digest/web/following.py": 5,
-    "digest/web/forms.py": 1,
-    "digest/web/subscription.py": 7,
 }
 
 

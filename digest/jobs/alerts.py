@@ -12,12 +12,11 @@ loses nor doubles one.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from digest.deliver.ledger import EMAIL
 
@@ -29,6 +28,7 @@ if TYPE_CHECKING:
     from digest.errors import PermanentDeliveryError
     from digest.jobs.units import Parts
     from digest.models import StoryEvent, Subscriber
+    from digest.store import Store
     from digest.store.follow_alerts import Alert
 
 __all__ = ["alert_followers", "follow_link", "send_alerts"]
@@ -56,23 +56,23 @@ async def send_alerts(app: Parts, now: datetime | None = None) -> DeliveryReport
     from digest.store.follow_alerts import SqlAlertLedger, alert_key
 
     now = now or datetime.now(UTC)
-    store = await app.store()
-    ended = await asyncio.to_thread(store.end_quiet_follows, now, app.config.memory.follow_days)
+    store = await app.face()
+    ended = await store.end_quiet_follows(now, app.config.memory.follow_days)
     if ended:
         log.info(
             "follows: %d ended, their stories quiet for %d days",
             ended,
             app.config.memory.follow_days,
         )
-    subscribers = {s.email: s for s in await asyncio.to_thread(store.subscribers)}
+    subscribers = {s.email: s for s in await store.subscribers()}
     wanted = {email: channels_of(sub) for email, sub in subscribers.items()}
     every = app.config.memory.alert_period()
-    alerts = await asyncio.to_thread(store.open_alerts, wanted, now, every)
+    alerts = await store.open_alerts(wanted, now, every)
     if not alerts:
         return None
-    events = await asyncio.to_thread(_events, store, alerts)
-    pages = await asyncio.to_thread(
-        story_pages, store, [a.follow.story_id for a in alerts], app.config.archive.base_url
+    events = await store.call(_events, alerts)
+    pages = await store.call(
+        story_pages, [a.follow.story_id for a in alerts], app.config.archive.base_url
     )
     messages = LazyMessages()
     for alert in alerts:
@@ -90,7 +90,7 @@ async def send_alerts(app: Parts, now: datetime | None = None) -> DeliveryReport
     transport = app.channels()
     try:
         report = await deliver(
-            SqlAlertLedger(store, alerts),
+            SqlAlertLedger(store.sync, alerts),
             now.date(),
             messages,
             transport,
@@ -99,7 +99,7 @@ async def send_alerts(app: Parts, now: datetime | None = None) -> DeliveryReport
         )
     finally:
         await transport.aclose()
-    await asyncio.to_thread(store.close_alerts)
+    await store.close_alerts()
     if report.sent or report.failed or report.retrying:
         log.info(
             "alerts: %d sent, %d to retry, %d failed",
@@ -110,7 +110,7 @@ async def send_alerts(app: Parts, now: datetime | None = None) -> DeliveryReport
     return report
 
 
-def _events(store: Any, alerts: Sequence[Alert]) -> dict[int, list[StoryEvent]]:
+def _events(store: Store, alerts: Sequence[Alert]) -> dict[int, list[StoryEvent]]:
     """Each alert's events, by follow: its story's facts and corrections after the follow's
     `alerted_through`, up to the alert's last event, those that repeat a known figure left
     out (`worth_telling`)."""
@@ -142,7 +142,7 @@ async def alert_followers(app: Parts, after: str) -> None:
 PAGE_LOOKBACK = 14
 
 
-def story_pages(store: Any, story_ids: Sequence[int], base_url: str) -> dict[int, str]:
+def story_pages(store: Store, story_ids: Sequence[int], base_url: str) -> dict[int, str]:
     """The absolute URL of each story's page in the archive, on the newest edition that has
     it (the page with its timeline); none without `[archive] base_url`."""
     from digest.errors import StoreError

@@ -15,7 +15,6 @@ each is shown is the front page's (`digest.edition.front_page.placed`).
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
@@ -34,6 +33,7 @@ ATTEMPTS = 3
 # Why stories were told apart by their words alone when no endpoint is configured (a deepen's
 # `similarity_reason`; `digest status` reads it back).
 if TYPE_CHECKING:  # the client is the app's to make: its package imports the summarizers
+    from digest.store.face import StoreFace
     from digest.stories.embeddings import Embedder, Vector
 
 NO_EMBEDDINGS = "no [stories.embeddings]"
@@ -65,18 +65,21 @@ def cluster_category(
 
 
 async def cluster_with_embeddings(
-    store: Store, category: str, *, now: datetime, config: StoriesConfig, embedder: Embedder
+    store: StoreFace,
+    category: str,
+    *,
+    now: datetime,
+    config: StoriesConfig,
+    embedder: Embedder,
 ) -> ClusterResult:
     """`cluster_category` with every candidate's vector (see the module docstring); on an
     endpoint failure, with words alone and the reason in `embedding_error`."""
     window = timedelta(hours=config.window_hours)
     since = now - reach(window)
-    candidates = await asyncio.to_thread(store.cluster_candidates, category, since=since)
+    candidates = await store.cluster_candidates(category, since=since)
     found = await candidate_vectors(store, embedder, candidates)
     vectors = found.vectors if found.error is None else None
-    result = await asyncio.to_thread(
-        cluster_category, store, category, now=now, config=config, vectors=vectors
-    )
+    result = await store.call(cluster_category, category, now=now, config=config, vectors=vectors)
     return replace(result, embedded=found.embedded, embedding_error=found.error)
 
 
@@ -88,13 +91,13 @@ class CandidateVectors:
 
 
 async def candidate_vectors(
-    store: Store, embedder: Embedder, candidates: Sequence[Candidate]
+    store: StoreFace, embedder: Embedder, candidates: Sequence[Candidate]
 ) -> CandidateVectors:
     """Every candidate's vector in the embedder's space: stored ones, then the endpoint's for
     the others, a batch at a time, each batch stored as it comes. Stops at the first failure,
     or at vectors of another length than the stored ones (a different model under one name)."""
     ids = [c.id for c in candidates]
-    known = await asyncio.to_thread(store.article_vectors, ids, model=embedder.space)
+    known = await store.article_vectors(ids, model=embedder.space)
     missing = sorted((c for c in candidates if c.id not in known), key=lambda c: c.id)
     embedded = 0
     for start in range(0, len(missing), embedder.batch_size):
@@ -112,7 +115,7 @@ async def candidate_vectors(
                 f"numbers, where the stored ones of {embedder.space!r} have {min(stored)}",
             )
         new = {c.id: v for c, v in zip(batch, got, strict=True)}
-        await asyncio.to_thread(store.save_article_vectors, embedder.space, new)
+        await store.save_article_vectors(embedder.space, new)
         known.update(new)
         embedded += len(new)
     return CandidateVectors(known, embedded)

@@ -15,7 +15,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from digest.config import Config, FeedConfig
 from digest.errors import DigestError, InvalidURLError
@@ -30,8 +30,23 @@ from digest.store.urls import canonical_url
 
 if TYPE_CHECKING:
     from digest.jobs.units import Parts
+    from digest.store.articles import UpsertResult
 
 log = logging.getLogger(__name__)
+
+
+class CollectStore(Protocol):
+    """What collecting reads and writes of the store: the subscribed feeds, the feeds' states
+    (validators and back-off) and the articles. The store's face (`App.face`) is one; so is the
+    tests' memory twin (`tests/memory_stores.MemoryCollectStore`), handed as `store=`."""
+
+    async def subscribed_feeds(self, category: str | None = None) -> list[SubscribedFeed]: ...
+
+    async def feed_states_of(self, urls: Sequence[str]) -> dict[str, FeedState]: ...
+
+    async def save_feed_states(self, states: Sequence[FeedState]) -> None: ...
+
+    async def upsert_items(self, items: Iterable[Item], *, seen_at: datetime) -> UpsertResult: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,10 +82,14 @@ class CollectReport:
         return sum(c.headlines for c in self.categories)
 
 
-async def feeds_for(app: Parts, category: str) -> list[FeedConfig]:
-    """The feeds collected for a category: the config file's, then the database's."""
-    store = await app.store()
-    subscribed = await asyncio.to_thread(store.subscribed_feeds, category)
+async def feeds_for(
+    app: Parts, category: str, *, store: CollectStore | None = None
+) -> list[FeedConfig]:
+    """The feeds collected for a category: the config file's, then the database's. `store`:
+    the app's store face when None (as for the others here)."""
+    if store is None:
+        store = await app.face()
+    subscribed = await store.subscribed_feeds(category)
     return [f for f in merge_feeds(app.config, subscribed) if _feed_category(f) == category]
 
 
@@ -130,20 +149,25 @@ def run_status(headlines: int, failures: int) -> str:
 
 
 async def feeds_headlines(
-    app: Parts, feeds: Sequence[Any], failures: list[Failure]
+    app: Parts,
+    feeds: Sequence[Any],
+    failures: list[Failure],
+    *,
+    store: CollectStore | None = None,
 ) -> list[list[Headline]]:
     """Each feed's headlines (conditional GETs, all at once), their saved states read in one
     query and saved in one transaction; a failure is added to `failures`, and a feed failing
     again and again rests (`backoff`)."""
-    store = await app.store()
-    states = await asyncio.to_thread(store.feed_states_of, [f.url for f in feeds])
+    if store is None:
+        store = await app.face()
+    states = await store.feed_states_of([f.url for f in feeds])
     now = datetime.now(UTC)
     done = await asyncio.gather(
         *(_feed_headlines_one(app, f, states.get(f.url), failures, now) for f in feeds)
     )
     saved = [state for _, state in done if state is not None]
     if saved:
-        await asyncio.to_thread(store.save_feed_states, saved)
+        await store.save_feed_states(saved)
     return [headlines for headlines, _ in done]
 
 
@@ -228,14 +252,16 @@ async def extract_and_store(
     headlines: list[Headline],
     *,
     in_turn: bool = False,
+    store: CollectStore | None = None,
 ) -> tuple[CategoryReport, Counter[str]]:
     """Fast extraction of the headlines' pages, then the upsert: what one category (or one
     batch of it, on a worker) adds, and the hosts whose pages failed. `in_turn`: the pages
     are read holding the extractor's `turn`, so that passes sharing a process take turns."""
-    store = await app.store()
+    if store is None:
+        store = await app.face()
     async with app.extractor.turn if in_turn else contextlib.nullcontext():
         items = await app.extractor.enrich(headlines)
-    result = await asyncio.to_thread(store.upsert_items, items, seen_at=datetime.now(UTC))
+    result = await store.upsert_items(items, seen_at=datetime.now(UTC))
     metrics.articles_collected.labels(category).inc(len(items))
     metrics.articles_new.labels(category).inc(result.new)
     report = CategoryReport(

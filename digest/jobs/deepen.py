@@ -49,6 +49,7 @@ from digest.models import (
 )
 from digest.runtime import metrics
 from digest.runtime.progress import NO_PROGRESS, Progress
+from digest.runtime.threads import off_loop
 from digest.store import content_hash
 from digest.stories import credited
 from digest.summarize.fallbacks import tally as fallback_causes
@@ -153,16 +154,16 @@ async def summarize_text(
 
     summarizer = await app.summarizer()
     key = content_hash(text)
-    store = await app.store() if article_id is not None else None
+    store = await app.face() if article_id is not None else None
     if store is not None:
-        known = await asyncio.to_thread(store.find_summary, key, summarizer.preferred)
+        known = await store.find_summary(key, summarizer.preferred)
         if known is not None:
             return known, True, None
     outcome = await summarizer.summarize_with_outcome(
         ArticleInput(url=url, title=title, text=text, source=source)
     )
     if store is not None and article_id is not None:
-        await asyncio.to_thread(store.save_summary, article_id, key, outcome.summary)
+        await store.save_summary(article_id, key, outcome.summary)
     return outcome.summary, False, outcome.fallback_reason
 
 
@@ -274,7 +275,7 @@ async def deepen(
     cats = [config.check_category(c) for c in categories] if categories else None
     cats = cats or list(config.sources.categories)
     limit = top or config.stories.top
-    store = await app.store()
+    store = await app.face()
     embedder = await app.embedder()
     now = datetime.now(UTC)
     tally = DeepenTally()
@@ -303,15 +304,12 @@ async def deepen(
                                 Failure(EMBEDDINGS, f"lexical similarity only: {reason}")
                             )
                     else:
-                        await asyncio.to_thread(
-                            cluster_category, store, category, now=now, config=config.stories
-                        )
+                        await store.call(cluster_category, category, now=now, config=config.stories)
                     progress.advance(1, category)
                 # Each category's top as the edition shows it: an event collected under two
                 # categories is read once, and the other category's next story is read too.
-                stories = await asyncio.to_thread(
+                stories = await store.call(
                     shown_stories,
-                    store,
                     config.stories,
                     list(dict.fromkeys([*config.sources.categories, *cats])),
                     since=now - timedelta(hours=24),
@@ -475,8 +473,8 @@ async def _earlier_story_seconds(app: Parts, llm: LLMClient) -> float | None:
     from digest.summarize.timing import Speeds
     from digest.summarize.window import ServerFacts
 
-    store = await app.store()
-    for run in await asyncio.to_thread(store.recent_runs, EARLIER_RUNS, "deepen"):
+    store = await app.face()
+    for run in await store.recent_runs(EARLIER_RUNS, "deepen"):
         seen = run.counts.get(MEASURED)
         if not isinstance(seen, dict):
             continue
@@ -515,12 +513,12 @@ async def _to_write(
 async def _known(app: Parts, story: int, key: str, preferred: str) -> bool:
     """Whether the story's texts (`key`) have a summary to keep: the summarizer's, or the
     extractive one made when the model's was not trusted."""
-    store = await app.store()
-    if await asyncio.to_thread(store.find_story_summary, story, key, preferred) is not None:
+    store = await app.face()
+    if await store.find_story_summary(story, key, preferred) is not None:
         return True
     if preferred == "extractive":
         return False
-    other = await asyncio.to_thread(store.find_story_summary, story, key, "extractive")
+    other = await store.find_story_summary(story, key, "extractive")
     return other is not None and other.note.startswith("claim check")
 
 
@@ -537,8 +535,8 @@ async def _stale_pages(app: Parts, stories: Sequence[StoryView]) -> set[int]:
         for a in story_sources(s)
         if a.has_text
     ]
-    store = await app.store()
-    return await asyncio.to_thread(store.texts_read_before, developing, today)
+    store = await app.face()
+    return await store.texts_read_before(developing, today)
 
 
 @dataclass(slots=True)
@@ -640,7 +638,7 @@ def shared_budget(budget: _Budget) -> Iterator[None]:
 async def read_story(app: Parts, unit: StoryUnit) -> StoryOutcome:
     """Read the story's pages still to read, then write its one summary (the claim check and
     `[llm]` limits as ever; the LLM calls counted are this unit's own)."""
-    store = await app.store()
+    store = await app.face()
     tally = DeepenTally()
     failed: list[Failure] = []
     crawler = await app.crawler() if unit.pages else None
@@ -651,7 +649,7 @@ async def read_story(app: Parts, unit: StoryUnit) -> StoryOutcome:
             tally += page_tally
             if failure is not None:
                 failed.append(failure)
-    views = await asyncio.to_thread(store.stories_by_id, [unit.story])
+    views = await store.stories_by_id([unit.story])
     budget = _budget.get() or _Budget(app.config.llm.budget if app.config.llm else None)
     summarized, fallback = False, None
     check = await for_app(app)
@@ -677,9 +675,9 @@ async def read_story(app: Parts, unit: StoryUnit) -> StoryOutcome:
 
 
 async def _crawl(app: Parts, crawler: Any, page: CrawlTarget) -> tuple[DeepenTally, Failure | None]:
-    store = await app.store()
+    store = await app.face()
     read: Page = await crawler.crawl_one(page.url)
-    await asyncio.to_thread(store.save_crawl, page.article, read)
+    await store.save_crawl(page.article, read)
     if not read.ok:
         return DeepenTally(crawl_failed=1), Failure(page.url, read.error or "no main text found")
     return DeepenTally(crawled=1), None
@@ -690,8 +688,8 @@ async def story_input(app: Parts, story: StoryView, today: datetime) -> StoryInp
     when it has none), the earlier summary when the story had one on an earlier day."""
     from digest.summarize.types import StoryInput, StorySource
 
-    store = await app.store()
-    fresh = await asyncio.to_thread(store.stories_by_id, [story.id])
+    store = await app.face()
+    fresh = await store.stories_by_id([story.id])
     story = fresh[0] if fresh else story
     earlier = story.summary
     if earlier is not None and (earlier.created_at is None or earlier.created_at >= today):
@@ -699,7 +697,7 @@ async def story_input(app: Parts, story: StoryView, today: datetime) -> StoryInp
     before = {o.url for o in earlier.sources} if earlier else set()
     sources = []
     for a in story_sources(story):
-        text = await asyncio.to_thread(store.article_text, a.id) if a.has_text else None
+        text = await store.article_text(a.id) if a.has_text else None
         text = text or a.lede
         if text.strip():
             sources.append(
@@ -725,7 +723,7 @@ async def _summarize_story(
     from digest.summarize.disputes import Confirmed, story_disagreements
     from digest.summarize.story import extractive_story_summary, summarize_story
 
-    store = await app.store()
+    store = await app.face()
     summarizer = await app.summarizer()
     llm = summarizer.llm
     preferred = summarizer.preferred
@@ -772,7 +770,7 @@ async def _summarize_story(
     if llm is not None:
         budget.foresee(llm)  # the speeds its first summary measured
     summary = replace(summary, created_at=datetime.now(UTC))
-    await asyncio.to_thread(store.save_story_summary, story.id, key, summary)
+    await store.save_story_summary(story.id, key, summary)
     return over + _count(summary, len(item.sources)), True, reason or None
 
 
@@ -787,7 +785,7 @@ async def confirmed_disputes(check: FigureCheck, item: Any) -> Confirmed:
         current = outlet_figures(item)
         return current, disagreements(current)
 
-    current, candidates = await asyncio.to_thread(found)
+    current, candidates = await off_loop(found)
     confirmed = [
         d for d in candidates if await check.passes("disagreement", disagreement_pairs(d, current))
     ]

@@ -47,8 +47,8 @@ from digest.models import (
     Failure,
 )
 from digest.runtime.progress import NO_PROGRESS, Progress
+from digest.runtime.threads import off_loop
 from digest.schedule import edition_day, parse_clock
-from digest.store import Store
 
 if TYPE_CHECKING:
     from digest.deliver.ledger import Delivery
@@ -56,6 +56,7 @@ if TYPE_CHECKING:
     from digest.edition.reader_plan import EditionPlan
     from digest.jobs.units import Parts
     from digest.render.archive import ArchiveReport
+    from digest.store.face import StoreFace
     from digest.summarize.translate import Translator
 
 log = logging.getLogger(__name__)
@@ -75,41 +76,41 @@ class PublishReport:
 
 
 async def reader_history(
-    store: Store, edition: Edition, recipients: Collection[str] | None = None
+    store: StoreFace, edition: Edition, recipients: Collection[str] | None = None
 ) -> History:
     """What the per-reader "what is new" needs (`digest.edition.reader_plan.History`): the
     editions of the `LOOKBACK` days before this one, which of them each reader received, and
     the articles of this edition's stories. An earlier edition that cannot be read is left out."""
-    days = [d for d in await asyncio.to_thread(store.edition_days) if d < edition.day][:LOOKBACK]
-    received = await asyncio.to_thread(store.received, days, recipients)
+    days = [d for d in await store.edition_days() if d < edition.day][:LOOKBACK]
+    received = await store.received(days, recipients)
     if not received:
         return History()
     editions: dict[date, Edition] = {}
     for day in days:
         try:
-            earlier = await asyncio.to_thread(store.edition, day)
+            earlier = await store.edition(day)
         except StoreError as err:
             log.warning("%s; readers' copies are compared with the other editions", err)
             continue
         if earlier is not None:
             editions[day] = earlier
     ids = [s.id for section in edition.sections for s in section.stories]
-    views = await asyncio.to_thread(store.stories_by_id, ids)
+    views = await store.stories_by_id(ids)
     return History.of(editions, received, views)
 
 
 async def earlier_appearances(
-    store: Store, day: date, story_ids: set[int]
+    store: StoreFace, day: date, story_ids: set[int]
 ) -> dict[int, Appearance]:
     """Each story's latest appearance in the editions before `day` (the latest `LOOKBACK`
     editions). An edition that cannot be read is skipped: it must not stop today's."""
     found: dict[int, Appearance] = {}
-    days = [d for d in await asyncio.to_thread(store.edition_days) if d < day][:LOOKBACK]
+    days = [d for d in await store.edition_days() if d < day][:LOOKBACK]
     for earlier_day in days:
         if len(found) == len(story_ids):
             break
         try:
-            edition = await asyncio.to_thread(store.edition, earlier_day)
+            edition = await store.edition(earlier_day)
         except StoreError as err:
             log.warning("%s; stories are compared with older editions", err)
             continue
@@ -134,12 +135,11 @@ async def build_edition(
     once each, none repeating a story shown in any section (`more_headlines`). Its figure
     lines pass `check` (default: the run's, `figure_check.for_app`) before they are shown."""
     config = app.config
-    store = await app.store()
+    store = await app.face()
     start, end = day_bounds(day, config.schedule.timezone)
-    everything = await asyncio.to_thread(store.stories_since, None, since=start, until=end)
-    day_stories = await asyncio.to_thread(
+    everything = await store.stories_since(None, since=start, until=end)
+    day_stories = await store.call(
         across_categories,
-        store,
         config.stories,
         config.sources.categories,
         since=start,
@@ -154,34 +154,32 @@ async def build_edition(
     for category in config.sources.categories:
         stories = [by_id[i] for i in layout.shown[category]]
         told = sum(len(s.articles) for s in everything if s.category == category)
-        items = await asyncio.to_thread(
-            store.headlines, category, since=start, limit=HEADLINES_PER_SECTION + told
-        )
+        items = await store.headlines(category, since=start, limit=HEADLINES_PER_SECTION + told)
         loose = loose_headlines(items, in_stories, end)
         others = unmoved(everything, category, layout)
-        headlines = await asyncio.to_thread(more_headlines, others, loose, above)
+        headlines = await off_loop(more_headlines, others, loose, above)
         if stories or headlines or layout.mentions[category]:
             found.append((category, stories, headlines))
     earlier = await earlier_appearances(store, day, {s.id for _, ss, _ in found for s in ss})
 
     now = now or datetime.now(UTC)
     # Detecting languages takes a while: a thread.
-    built = await asyncio.to_thread(edition_sections, found, layout, by_id, earlier)
+    built = await off_loop(edition_sections, found, layout, by_id, earlier)
     # Each story's timeline, disputes and corrections (issue 31; digest.jobs.story_memory).
     check = check or await for_app(app)
     keep = check.from_thread(asyncio.get_running_loop())
-    built = await asyncio.to_thread(with_memory, store, built, day, now, edition_story, keep)
+    built = await store.call(with_memory, built, day, now, edition_story, keep)
     return Edition(day=day, timezone=config.schedule.timezone, sections=built, generated_at=now)
 
 
 async def save_edition(app: Parts, edition: Edition) -> tuple[Edition, str]:
     """Store the edition; an unchanged rebuild keeps the stored one (and its timestamp).
     Returns the edition and what happened to it: "new", "updated" or "unchanged"."""
-    store = await app.store()
-    stored = await asyncio.to_thread(store.edition, edition.day)
+    store = await app.face()
+    stored = await store.edition(edition.day)
     if stored is not None and replace(edition, generated_at=stored.generated_at) == stored:
         return stored, "unchanged"
-    created, changed = await asyncio.to_thread(store.save_edition, edition)
+    created, changed = await store.save_edition(edition)
     return edition, "new" if created else "updated" if changed else "unchanged"
 
 
@@ -236,9 +234,9 @@ async def send_edition(
             app, runner, edition, now=now, due_only=due_only, newer=newer
         )
     config = app.config
-    store = await app.store()
-    subscribers = await asyncio.to_thread(store.subscribers, recipients)
-    rows = await asyncio.to_thread(store.load_deliveries, edition.day, recipients)
+    store = await app.face()
+    subscribers = await store.subscribers(recipients)
+    rows = await store.load_deliveries(edition.day, recipients)
     history = await reader_history(store, edition, recipients)
     plan = plan_edition(
         edition,
@@ -260,7 +258,7 @@ async def send_edition(
     transport = app.channels()
     try:
         return await deliver(
-            SqlLedger(store, recipients),
+            SqlLedger(store.sync, recipients),
             edition.day,
             _messages(app, edition.day, plan, copies),
             transport,
@@ -387,8 +385,8 @@ def plan_deliveries(
 async def deliver_batch(app: Parts, unit: DeliveryUnit) -> DeliveryOutcome:
     """Send the stored edition of the unit's day to its batch of subscribers, through the
     ledger."""
-    store = await app.store()
-    edition = await asyncio.to_thread(store.edition, unit.day)
+    store = await app.face()
+    edition = await store.edition(unit.day)
     if edition is None:
         raise DigestError(f"no edition of {unit.day} in the store")
     report = await send_edition(
@@ -412,8 +410,8 @@ async def _deliver_in_batches(
     newer: Sequence[date],
 ) -> DeliveryReport:
     """`send_edition` in batches of subscribers, one delivery unit each: one `DeliveryReport`."""
-    store = await app.store()
-    emails = await asyncio.to_thread(store.subscriber_emails)
+    store = await app.face()
+    emails = await store.subscriber_emails()
     units, locks = plan_deliveries(
         edition.day,
         emails,
@@ -453,11 +451,11 @@ async def render_archive(app: Parts) -> ArchiveReport:
     """Bring the static archive up to date with every stored edition (incrementally)."""
     from digest.render.archive import write_archive
 
-    store = await app.store()
-    editions = await asyncio.to_thread(store.editions)
-    corrected = await asyncio.to_thread(archive_corrections, store)
+    store = await app.face()
+    editions = await store.editions()
+    corrected = await store.call(archive_corrections)
     out_dir = app.config.resolve(app.config.archive.dir)
-    return await asyncio.to_thread(
+    return await off_loop(
         partial(write_archive, lead=app.config.publish.lead_stories, corrected=corrected),
         editions,
         app.config.archive,
@@ -481,7 +479,7 @@ async def publish(
     started = clock.monotonic()
     now = datetime.now(UTC)
     day = day or edition_day(now, app.config.schedule.timezone)
-    store = await app.store()
+    store = await app.face()
     state, archive = "unchanged", None
     async with recorded_run(app, "publish", run_key, started=started) as run:
         counts, errors = run.counts, run.errors
@@ -507,7 +505,7 @@ async def publish(
         except OSError as err:  # a full disk must not stop the emails
             errors.append(Failure("archive", f"cannot write the archive: {err}"))
         if send:
-            readers = await asyncio.to_thread(store.subscribers)
+            readers = await store.subscribers()
             translator = (
                 await app.translator() if any(s.preferences.language for s in readers) else None
             )
@@ -533,7 +531,7 @@ async def publish(
                     )
             # What waits for a retry is every pending message of this edition or an earlier
             # one, as `digest status` counts them: not only those that failed in this run.
-            pending = await asyncio.to_thread(store.deliveries, None, states=("pending",))
+            pending = await store.deliveries(None, states=("pending",))
             waiting = [d for d in pending if d.edition_day <= day]
             counts.update(delivery_counts(report, waiting))
             errors += delivery_failures(report, waiting)
@@ -623,8 +621,8 @@ def edition_day_refusal(day: date, today: date, articles_seen: int) -> str | Non
 async def check_edition_day(app: Parts, day: date, now: datetime) -> None:
     """Raise InvalidEditionDayError when `edition_day_refusal` refuses `day`."""
     tz = app.config.schedule.timezone
-    store = await app.store()
-    seen = await asyncio.to_thread(store.articles_seen, *day_bounds(day, tz))
+    store = await app.face()
+    seen = await store.articles_seen(*day_bounds(day, tz))
     refusal = edition_day_refusal(day, edition_day(now, tz), seen)
     if refusal is not None:
         raise InvalidEditionDayError(f"cannot publish {day}: {refusal}")

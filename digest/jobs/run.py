@@ -45,8 +45,8 @@ async def recorded_run(
     """A run of `kind` in the store, finished on exit; `started`: when the job began (its
     monotonic clock), if before the record."""
     began = time.monotonic() if started is None else started
-    store = await app.store()
-    run_id = await asyncio.to_thread(store.start_run, kind, run_key)
+    store = await app.face()
+    run_id = await store.start_run(kind, run_key)
     run = OpenRun(run_id, kind, began)
     try:
         yield run
@@ -54,8 +54,7 @@ async def recorded_run(
         run.status = "interrupted"
         raise
     finally:
-        await asyncio.to_thread(
-            store.finish_run,
+        await store.finish_run(
             run_id,
             status=run.status,
             counts=run.counts,

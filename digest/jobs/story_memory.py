@@ -5,7 +5,6 @@ went out said). What the events mean is `digest.memory.timeline`, what a figure 
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import replace
@@ -34,6 +33,7 @@ from digest.stories.language import detect_language
 
 if TYPE_CHECKING:
     from digest.store import Store
+    from digest.store.face import StoreFace
 
 log = logging.getLogger(__name__)
 
@@ -71,13 +71,13 @@ def record_story(store: Store, story: StoryView, now: datetime) -> int:
     return len(store.record_events(story.id, events, at=now))
 
 
-async def record_stories(store: Store, stories: Sequence[StoryView], now: datetime) -> int:
+async def record_stories(store: StoreFace, stories: Sequence[StoryView], now: datetime) -> int:
     """`record_story` for each story; a story whose recording fails is logged, not fatal: the
     timeline is a record, and the next run records what this one missed."""
     added = 0
     for story in stories:
         try:
-            added += await asyncio.to_thread(record_story, store, story, now)
+            added += await store.call(record_story, story, now)
         except Exception as err:
             log.warning("story %d: its timeline was not recorded: %s", story.id, err)
     return added

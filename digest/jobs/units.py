@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from digest.fetch.fast import FastExtractor
     from digest.fetch.parsers import ParserPool
     from digest.sources.ddg import DuckDuckGo
-    from digest.store import Store
+    from digest.store.face import StoreFace
     from digest.stories.embeddings import Embedder
     from digest.summarize import Summarizer
     from digest.summarize.translate import Translator
@@ -62,7 +62,7 @@ class Parts(Protocol):
 
     async def runner(self) -> Runner: ...
 
-    async def store(self, *, create: bool = True) -> Store: ...
+    async def face(self, *, create: bool = True) -> StoreFace: ...
 
 
 class Outcome:

@@ -10,7 +10,6 @@ The latest edition is the resource digest://editions/latest (any day: digest://e
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -175,11 +174,11 @@ async def _edition_text(app: App, day: date | None) -> str:
     from digest.store.edition_codec import encode_edition
 
     try:
-        store = await app.store(create=False)
+        store = await app.face(create=False)
     except NoDatabaseError:
         raise ResourceError("there is no edition yet: nothing has been published") from None
-    days = await asyncio.to_thread(store.edition_days) if day is None else [day]
-    edition = await asyncio.to_thread(store.edition, days[0]) if days else None
+    days = await store.edition_days() if day is None else [day]
+    edition = await store.edition(days[0]) if days else None
     if edition is None:
         what = f"of {day.isoformat()}" if day else "yet"
         raise ResourceError(f"there is no edition {what}")

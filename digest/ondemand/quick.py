@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 from dataclasses import replace
 from datetime import datetime
-from functools import partial
 from typing import Any
 
 from digest.app import App
@@ -23,9 +22,9 @@ async def news(app: App, category: str, *, limit: int = 8, live: bool = False) -
     yet today (or when asked), from the category's configured sources only (its feeds, and
     DuckDuckGo when `sources.ddg` is on). NoSourceError when it has none."""
     cat = app.config.check_category(category)
-    store = await app.store()
+    store = await app.face()
     since = app.config.today_start()
-    if live or not await asyncio.to_thread(store.has_collected, cat, since):
+    if live or not await store.has_collected(cat, since):
         from digest.jobs.collect import (
             collect,  # only to collect live: a stored day starts faster
             feeds_for,
@@ -39,7 +38,7 @@ async def news(app: App, category: str, *, limit: int = 8, live: bool = False) -
         report = await collect(app, [cat])
         if report.headlines == 0 and report.failures:
             raise SourceError(report.failures[0].error)
-    return await asyncio.to_thread(store.headlines, cat, since=since, limit=limit)
+    return await store.headlines(cat, since=since, limit=limit)
 
 
 async def todays_stories(app: App, category: str | None = None) -> list[StoryView]:
@@ -47,9 +46,9 @@ async def todays_stories(app: App, category: str | None = None) -> list[StoryVie
     from digest.jobs.clustering import stories  # the store's code: none for `extract`
 
     cat = app.config.check_category(category) if category else None
-    store = await app.store(create=False)
+    store = await app.face(create=False)
     since, order = app.config.today_start(), app.config.sources.categories
-    return await asyncio.to_thread(partial(stories, store, cat, since=since, order=order))
+    return await store.call(stories, cat, since=since, order=order)
 
 
 async def todays_stories_json(app: App, category: str | None = None) -> list[dict[str, Any]]:
@@ -61,13 +60,13 @@ async def todays_stories_json(app: App, category: str | None = None) -> list[dic
     from digest.jobs.clustering import across_categories
 
     cat = app.config.check_category(category) if category else None
-    store = await app.store(create=False)
+    store = await app.face(create=False)
     since = app.config.today_start()
     categories = app.config.sources.categories
-    read = await asyncio.to_thread(store.stories_since, None, since=since)
+    read = await store.stories_since(None, since=since)
     found = by_category(read, categories)
-    day = await asyncio.to_thread(
-        across_categories, store, app.config.stories, categories, since=since, found=read
+    day = await store.call(
+        across_categories, app.config.stories, categories, since=since, found=read
     )
     layout = placed(day, categories, top=app.config.stories.top)
     top = {i for shown in layout.shown.values() for i in shown}
@@ -78,16 +77,13 @@ async def todays_stories_json(app: App, category: str | None = None) -> list[dic
 async def story_json(app: App, story_id: int) -> dict[str, Any] | None:
     """One story as `digest stories --json` prints it, with its `timeline` (oldest first, the
     latest entries): the API's /stories/{id} and the MCP `story` tool. None when there is none."""
-    store = await app.store(create=False)
+    store = await app.face(create=False)
 
-    def read() -> dict[str, Any] | None:
-        found = store.stories_by_id([story_id])
-        if not found:
-            return None
-        timeline = store.story_timeline(story_id)
-        return {**found[0].to_json(), "timeline": [e.to_json() for e in timeline]}
-
-    return await asyncio.to_thread(read)
+    found = await store.stories_by_id([story_id])
+    if not found:
+        return None
+    timeline = await store.story_timeline(story_id)
+    return {**found[0].to_json(), "timeline": [e.to_json() for e in timeline]}
 
 
 async def query(app: App, text: str, *, k: int = 6) -> list[Item]:
@@ -111,10 +107,8 @@ async def search_archive(
     """What the stored archive says about `text`: offline, best stories first. A category
     must be a configured one, as everywhere; a missing database is NoDatabaseError."""
     cat = app.config.check_category(category) if category is not None else None
-    store = await app.store(create=False)
-    return await asyncio.to_thread(
-        store.search, text, category=cat, since=since, limit=limit, any_word=any_word
-    )
+    store = await app.face(create=False)
+    return await store.search(text, category=cat, since=since, limit=limit, any_word=any_word)
 
 
 async def query_both(

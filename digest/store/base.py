@@ -2,9 +2,10 @@
 
 Each domain of the store (articles, stories, summaries, runs, feeds, subscribers, editions, the
 delivery ledger, housekeeping) is a mixin over `StoreBase` in a module of its own; `Store`
-(`digest.store.store`) is composed of them. Methods are synchronous and short; the service calls
-them through asyncio.to_thread. No network I/O happens inside their transactions, so a write holds
-SQLite's lock for milliseconds.
+(`digest.store.store`) is composed of them. Methods are synchronous and short; the service's
+coroutines await them through the store's face (`digest.store.face`), which runs each in a
+thread. No network I/O happens inside their transactions, so a write holds SQLite's lock for
+milliseconds.
 """
 
 from __future__ import annotations

@@ -16,15 +16,14 @@ be open to the internet by accident. Errors are JSON:
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import json
 import logging
 import re
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from datetime import date, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
@@ -35,6 +34,9 @@ from digest.store.edition_codec import encode_edition
 from digest.web.keys import APP
 from digest.web.limits import Gate, RateLimit, is_loopback
 from digest.web.openapi import MAX_LIMIT, MAX_PAGE, MAX_QUERY, SPEC
+
+if TYPE_CHECKING:
+    from digest.store import Store
 
 PREFIX = "/api/v1"
 DEFAULT_LIMIT = 20
@@ -106,10 +108,10 @@ async def editions_list(request: web.Request) -> web.StreamResponse:
     if "cursor" in query and "page" in query:
         raise BadParameter("give either cursor or page, not both")
     try:
-        store = await request.app[APP].store(create=False)
+        store = await request.app[APP].face(create=False)
     except NoDatabaseError:  # a new install: no editions yet, not an error
         return answer_json(request, {"editions": [], "next": None})
-    days = await asyncio.to_thread(store.edition_days)
+    days = await store.edition_days()
     page = None
     if "page" in query:
         page = number(query, "page", 1, MAX_PAGE)
@@ -118,7 +120,7 @@ async def editions_list(request: web.Request) -> web.StreamResponse:
         after = day_param(query["cursor"], "cursor")
         days = [d for d in days if d < after]
     shown = days[:limit]
-    found = await asyncio.to_thread(lambda: [store.edition(d) for d in shown])
+    found = await store.call(editions_of, shown)
     listed = [edition_summary(e) for e in found if e is not None]
     after_page = None
     if len(days) > limit:
@@ -130,8 +132,8 @@ async def editions_list(request: web.Request) -> web.StreamResponse:
 @guarded
 async def edition_one(request: web.Request) -> web.StreamResponse:
     day = day_param(request.match_info["day"], "day")
-    store = await request.app[APP].store(create=False)
-    edition = await asyncio.to_thread(store.edition, day)
+    store = await request.app[APP].face(create=False)
+    edition = await store.edition(day)
     if edition is None:
         raise NotFound(f"there is no edition of {day.isoformat()}")
     return answer_json(request, encode_edition(edition))
@@ -149,8 +151,8 @@ async def stories_list(request: web.Request) -> web.StreamResponse:
     day = day_param(query["date"], "date") if "date" in query else today
     if day == today:
         return answer_json(request, await todays_stories_json(app, cat))
-    store = await app.store(create=False)
-    edition = await asyncio.to_thread(store.edition, day)
+    store = await app.face(create=False)
+    edition = await store.edition(day)
     if edition is None:
         raise NotFound(f"there is no edition of {day.isoformat()} (and it is not today)")
     sections = encode_edition(edition)["sections"]
@@ -207,6 +209,11 @@ async def read_only(request: web.Request, handler: Handler) -> web.StreamRespons
         allowed = ", ".join(sorted(err.allowed_methods))
         why = f"{request.method} is not allowed: the API is read-only ({allowed})"
         return error(405, why, {"Allow": allowed})
+
+
+def editions_of(store: Store, days: Sequence[date]) -> list[Edition | None]:
+    """The editions of `days` (None where there is none), read in one hop to the store."""
+    return [store.edition(d) for d in days]
 
 
 def edition_summary(edition: Edition) -> dict[str, Any]:

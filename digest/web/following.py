@@ -5,7 +5,6 @@ same-site check (`digest.web.forms`); an unknown story gets a page that says so 
 
 from __future__ import annotations
 
-import asyncio
 import html
 import time
 from datetime import UTC, datetime
@@ -36,13 +35,13 @@ async def unfollow(request: web.Request) -> web.Response:
 async def following(request: web.Request, *, undo: bool) -> web.Response:
     app = request.app[APP]
     token = request.query.get("token", "")
-    store = await app.store()
-    sub = await asyncio.to_thread(store.subscriber_by_token, token) if token else None
+    store = await app.face()
+    sub = await store.subscriber_by_token(token) if token else None
     if sub is None:
         return page(404, "This link is not valid (or the subscription ended).")
     story = request.query.get("story", "")
     story_id = int(story) if ascii_number(story) else None
-    title = await asyncio.to_thread(store.story_title, story_id) if story_id else None
+    title = await store.story_title(story_id) if story_id else None
     if story_id is None or title is None:
         return page(
             404,
@@ -53,7 +52,7 @@ async def following(request: web.Request, *, undo: bool) -> web.Response:
     target = f"{'unfollow' if undo else 'follow'}?token={quote(token)}&story={story_id}"
     back = f"preferences?token={quote(token)}"
     if request.method != "POST":
-        current = await asyncio.to_thread(store.follow_of, sub.email, story_id)
+        current = await store.follow_of(sub.email, story_id)
         active = current is not None and current.ended_at is None
         return _follow_page(
             title,
@@ -72,9 +71,9 @@ async def following(request: web.Request, *, undo: bool) -> web.Response:
         return page(403, "This form has expired. Reload the page and try again.")
     now = datetime.now(UTC)
     if undo:
-        await asyncio.to_thread(store.unfollow, sub.email, story_id, now)
+        await store.unfollow(sub.email, story_id, now)
     else:
-        await asyncio.to_thread(store.follow, sub.email, story_id, now)
+        await store.follow(sub.email, story_id, now)
     if form.get("back") == "preferences":
         raise web.HTTPSeeOther(f"{back}&saved=1", headers=PAGE_HEADERS)
     return _follow_done(title, undo=undo, back=back)

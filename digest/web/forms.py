@@ -12,7 +12,6 @@ browser's Sec-Fetch-Site, else Origin or Referer naming another origin than this
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import hmac
 import html
@@ -47,8 +46,8 @@ class CsrfKey:
 
     async def get(self, app: App) -> str:
         if self._key is None:
-            store = await app.store()
-            self._key = await asyncio.to_thread(store.secret, CSRF_SECRET)
+            store = await app.face()
+            self._key = await store.secret(CSRF_SECRET)
         return self._key
 
 

@@ -4,7 +4,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import html
 import time
 from urllib.parse import quote
@@ -14,19 +13,24 @@ from aiohttp import web
 from digest.app import App
 from digest.errors import DigestError
 from digest.models import Subscriber
+from digest.runtime.threads import bounded, off_loop
 from digest.web.forms import PAGE_HEADERS, cross_site, csrf_token, csrf_valid, page, posted_form
 from digest.web.keys import APP, CSRF
+
+# How long the preferences page waits for a new channel's host to be looked up.
+HOST_CHECK_SECONDS = 10.0
+HOST_CHECK_LATE = "The new channel's host could not be looked up in time. Try again later."
 
 
 async def unsubscribe(request: web.Request) -> web.Response:
     app = request.app[APP]
     token = request.query.get("token", "")
-    store = await app.store()
-    sub = await asyncio.to_thread(store.subscriber_by_token, token) if token else None
+    store = await app.face()
+    sub = await store.subscriber_by_token(token) if token else None
     if sub is None:
         return page(404, "This unsubscribe link is not valid (or was already used).")
     if request.method == "POST":
-        await asyncio.to_thread(store.remove_subscriber, sub.email)
+        await store.remove_subscriber(sub.email)
         return page(200, f"{sub.email} is unsubscribed. No more digests will be sent.")
     form = (
         f'<form method="post" action="?token={html.escape(token)}">'
@@ -45,8 +49,8 @@ async def preferences(request: web.Request) -> web.Response:
 
     app = request.app[APP]
     token = request.query.get("token", "")
-    store = await app.store()
-    sub = await asyncio.to_thread(store.subscriber_by_token, token) if token else None
+    store = await app.face()
+    sub = await store.subscriber_by_token(token) if token else None
     if sub is None:
         return page(404, "This preferences link is not valid (or the subscription ended).")
     key = await request.app[CSRF].get(app)
@@ -67,7 +71,9 @@ async def preferences(request: web.Request) -> web.Response:
         return page(403, "This form has expired. Reload the page and try again.")
     try:
         changes = read_form(form, sub.preferences)
-        prefs = await asyncio.to_thread(
+        # A channel added here has its host looked up (`check_channel`): bounded.
+        prefs = await bounded(
+            HOST_CHECK_SECONDS,
             apply_changes,
             sub.preferences,
             changes,
@@ -77,7 +83,9 @@ async def preferences(request: web.Request) -> web.Response:
         )
     except (InvalidPreferenceError, DigestError) as err:
         return await preferences_page(app, sub, key, error=str(err), status=400)
-    await asyncio.to_thread(store.save_preferences, sub.email, prefs)
+    except TimeoutError:
+        return await preferences_page(app, sub, key, error=HOST_CHECK_LATE, status=400)
+    await store.save_preferences(sub.email, prefs)
     raise web.HTTPSeeOther(f"preferences?token={quote(token)}&saved=1", headers=PAGE_HEADERS)
 
 
@@ -88,9 +96,9 @@ async def preferences_page(
     from digest.render.preferences_page import Followed, render_preferences
 
     config = app.config
-    shown = await asyncio.to_thread(lambda: {c.key: shown_url(c.url) for c in sub.channels})
-    store = await app.store()
-    followed = await asyncio.to_thread(store.follows_of, sub.email)
+    shown = await off_loop(lambda: {c.key: shown_url(c.url) for c in sub.channels})
+    store = await app.face()
+    followed = await store.follows_of(sub.email)
     token = quote(sub.token)
     follows = tuple(
         Followed(f.title, f"unfollow?token={token}&story={f.story_id}") for f in followed
