@@ -10,14 +10,12 @@ is off, pages are read over plain HTTP.
 
 from __future__ import annotations
 
-import asyncio
 import html
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
-from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -236,8 +234,9 @@ def demo_config(folder: Path, base: str) -> Config:
 async def run_demo(folder: Path, progress: Progress) -> CycleReport:
     """One cycle (collect, deepen, publish) of the demo in `folder`; its `CycleReport`."""
     from digest.daemon import CycleReport, run_daemon
+    from digest.runtime.threads import off_loop
 
-    await asyncio.to_thread(partial(folder.mkdir, parents=True, exist_ok=True))
+    await off_loop(folder.mkdir, parents=True, exist_ok=True)
     async with demo_web() as base:
         cycle = await run_daemon(demo_config(folder, base), once=True, progress=progress)
     # One cycle (`once`) ends in its report or raises: never stopped idle, never `Stopped`.

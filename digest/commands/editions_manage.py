@@ -10,7 +10,6 @@ why, so nobody gets an edition that is gone.
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from typing import Any
@@ -18,6 +17,7 @@ from typing import Any
 from digest.app import App
 from digest.errors import DigestError, NoSuchEditionError
 from digest.render.archive import write_archive
+from digest.runtime.threads import off_loop
 from digest.schedule import publish_key
 
 # What a message of a removed edition that was never sent says in the ledger.
@@ -57,10 +57,10 @@ class RemovedEdition:
 
 async def list_editions(app: App) -> list[ListedEdition]:
     """Every stored edition, newest first, with its messages per state in the ledger."""
-    store = await app.store(create=False)
+    store = await app.face(create=False)
     found = []
-    for edition in await asyncio.to_thread(store.editions):
-        counts = await asyncio.to_thread(store.ledger_counts, edition.day)
+    for edition in await store.editions():
+        counts = await store.ledger_counts(edition.day)
         found.append(
             ListedEdition(
                 day=edition.day,
@@ -77,10 +77,9 @@ async def remove_edition(app: App, day: date) -> RemovedEdition:
     """Remove the edition of `day` from the store and the archive (see the module docstring).
     The day's publish run gives up its key: the daemon may publish the day again when it is
     due, though a reader its message already reached is not sent the day again."""
-    store = await app.store(create=False)
-    sent = (await asyncio.to_thread(store.ledger_counts, day))["sent"]
-    skipped = await asyncio.to_thread(
-        store.remove_edition,
+    store = await app.face(create=False)
+    sent = (await store.ledger_counts(day))["sent"]
+    skipped = await store.remove_edition(
         day,
         run_key=publish_key(day),
         reason=EDITION_REMOVED,
@@ -89,14 +88,14 @@ async def remove_edition(app: App, day: date) -> RemovedEdition:
     if skipped is None:
         raise NoSuchEditionError(f"there is no edition of {day} (see `digest editions list`)")
     config = app.config
-    editions = await asyncio.to_thread(store.editions)
+    editions = await store.editions()
     out_dir = config.resolve(config.archive.dir)
     # The corrections later editions made of the ones left: their pages keep marking them.
     from digest.jobs.story_memory import archive_corrections
 
-    corrected = await asyncio.to_thread(archive_corrections, store)
+    corrected = await store.call(archive_corrections)
     try:
-        archive = await asyncio.to_thread(
+        archive = await off_loop(  # our own rendering and local files: it ends by itself
             write_archive,
             editions,
             config.archive,

@@ -14,7 +14,6 @@ never touches the network: a feed it imports is first fetched by the next collec
 
 from __future__ import annotations
 
-import asyncio
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -35,6 +34,7 @@ from digest.fetch.guard import check_url
 from digest.jobs.collect import feed_key as _key
 from digest.models import FeedState, ListedFeed, SubscribedFeed
 from digest.runtime.progress import NO_PROGRESS, Progress
+from digest.runtime.threads import off_loop
 from digest.sources.discover import find_feed
 from digest.sources.opml import MAX_OPML_BYTES, OpmlDocument, OpmlFeed, parse_opml, render_opml
 from digest.store.urls import canonical_url
@@ -199,7 +199,7 @@ async def add_feed(
     config = app.config
     chosen = config.check_category(category) if category else None
     url = check_url(url)
-    store = await app.store()
+    store = await app.face()
     await _refuse_twins(app, url)
     found = await find_feed(
         app.http, url, timeout=config.sources.feed_timeout, max_bytes=config.fetch.max_feed_bytes
@@ -222,16 +222,16 @@ async def add_feed(
         added_at=datetime.now(UTC),
         site_url=found.page_url or found.feed.site_url,
     )
-    if not await asyncio.to_thread(store.add_subscribed_feeds, [feed]):
+    if not await store.add_subscribed_feeds([feed]):
         raise DuplicateFeedError(f"{found.url} is subscribed already")
     return AddedFeed(feed, found.feed.title, len(found.feed.headlines), found.page_url)
 
 
 async def list_feeds(app: App) -> list[ListedFeed]:
     """Every feed, from the config file and the database, with its health."""
-    store = await app.store(create=False)
-    subscribed = await asyncio.to_thread(store.subscribed_feeds)
-    states = await asyncio.to_thread(store.feed_states)
+    store = await app.face(create=False)
+    subscribed = await store.subscribed_feeds()
+    states = await store.feed_states()
     return listing(app.config, subscribed, states)
 
 
@@ -240,8 +240,8 @@ async def remove_feed(app: App, url: str) -> SubscribedFeed:
     refused with where to remove it."""
     key = canonical_url(url)
     in_config = key in {_key(f.url) for f in app.config.sources.feeds}
-    store = await app.store(create=False)
-    removed = await asyncio.to_thread(store.remove_subscribed_feed, url, forget_state=not in_config)
+    store = await app.face(create=False)
+    removed = await store.remove_subscribed_feed(url, forget_state=not in_config)
     if removed is not None:
         return removed
     if in_config:
@@ -260,14 +260,14 @@ async def import_opml(
     in the configured category its folder names, else in `category`, else it is skipped."""
     fallback = app.config.check_category(category) if category else None
     progress.step(f"reading {path.name}")
-    doc = await asyncio.to_thread(_read_opml, path)
+    doc = await off_loop(_read_opml, path)
     if not doc.feeds:
         raise OpmlError(f"{path} holds no feeds (no <outline> with an xmlUrl)")
     progress.step("looking for the feeds already subscribed", len(doc.feeds))
-    store = await app.store()
+    store = await app.face()
     existing = {_key(f.url) for f in app.config.sources.feeds}
     urls = [u for f in doc.feeds if (u := _valid(f.url))]
-    existing |= await asyncio.to_thread(store.subscribed_canonicals, urls)
+    existing |= await store.subscribed_canonicals(urls)
     plan = plan_import(
         doc,
         categories=app.config.sources.categories,
@@ -278,7 +278,7 @@ async def import_opml(
     )
     progress.advance(len(doc.feeds))
     progress.step("subscribing", len(plan.imported))
-    added = await asyncio.to_thread(store.add_subscribed_feeds, plan.imported)
+    added = await store.add_subscribed_feeds(plan.imported)
     progress.advance(len(plan.imported))
     if len(added) == len(plan.imported):
         return plan
@@ -312,7 +312,7 @@ async def export_opml(app: App, path: Path | None = None) -> Exported:
     data = render_opml(non_empty, title=EXPORT_TITLE, created=datetime.now(UTC))
     if path is not None:
         try:
-            await asyncio.to_thread(write_atomic, path, data)
+            await off_loop(write_atomic, path, data)
         except OSError as err:
             raise DigestError(f"cannot write {path}: {err.strerror or err}") from None
     return Exported(data, len(seen), len(non_empty), path)
@@ -334,8 +334,8 @@ async def _refuse_twins(app: App, url: str) -> None:
     key = canonical_url(url)
     if key in {_key(f.url) for f in app.config.sources.feeds}:
         raise DuplicateFeedError(f"{url.strip()} is a feed of the config file already")
-    store = await app.store()
-    if await asyncio.to_thread(store.subscribed_feed, url) is not None:
+    store = await app.face()
+    if await store.subscribed_feed(url) is not None:
         raise DuplicateFeedError(f"{url.strip()} is subscribed already (see digest feeds list)")
 
 

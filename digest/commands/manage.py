@@ -5,7 +5,6 @@ Each function is one command's work, so that the CLI only parses arguments and p
 
 from __future__ import annotations
 
-import asyncio
 from datetime import UTC, date, datetime
 
 from digest.app import App
@@ -13,6 +12,7 @@ from digest.config import STARTER, Config
 from digest.deliver.ledger import Delivery
 from digest.errors import DigestError, SubscriberExistsError
 from digest.models import Subscriber
+from digest.runtime.threads import off_loop
 from digest.store import SqlLedger, normalize_email, open_store
 from digest.store.alert_admin import AlertRow
 from digest.subscribers.preferences import PreferenceChanges, apply_changes, defaults
@@ -61,13 +61,15 @@ async def add_subscriber(app: App, email: str, changes: PreferenceChanges) -> Su
     (SubscriberExistsError, naming `subscribers set`) and keeps every preference it had."""
     from digest.deliver.push_types import check_url
 
-    prefs = await asyncio.to_thread(
+    # Off the loop: a channel's URL is parsed by its type (Apprise's, say); from the command
+    # line no host is looked up (`from_page` is False), so it ends by itself.
+    prefs = await off_loop(
         apply_changes, defaults(app.config), changes, app.config, check_channel=check_url
     )
-    store = await app.store()
+    store = await app.face()
     try:
-        sub = await asyncio.to_thread(
-            store.add_subscriber, email, categories=prefs.categories, timezone=prefs.timezone
+        sub = await store.add_subscriber(
+            email, categories=prefs.categories, timezone=prefs.timezone
         )
     except SubscriberExistsError as err:
         address = normalize_email(email)
@@ -77,7 +79,7 @@ async def add_subscriber(app: App, email: str, changes: PreferenceChanges) -> Su
         ) from None
     if prefs == sub.preferences:
         return sub
-    saved = await asyncio.to_thread(store.save_preferences, sub.email, prefs)
+    saved = await store.save_preferences(sub.email, prefs)
     assert saved is not None  # just added
     return saved
 
@@ -85,16 +87,16 @@ async def add_subscriber(app: App, email: str, changes: PreferenceChanges) -> Su
 async def set_subscriber(app: App, email: str, changes: PreferenceChanges) -> Subscriber:
     """Change the preferences `changes` names of the subscriber `email`, the others left as
     they are; DigestError when nobody has that address."""
-    store = await app.store(create=False)
-    current = await asyncio.to_thread(store.subscriber, email)
+    store = await app.face(create=False)
+    current = await store.subscriber(email)
     if current is None:
         raise DigestError(f"no subscriber {email!r} (add them with `digest subscribers add`)")
     from digest.deliver.push_types import check_url
 
-    prefs = await asyncio.to_thread(
+    prefs = await off_loop(  # as in `add_subscriber`: no host looked up
         apply_changes, current.preferences, changes, app.config, check_channel=check_url
     )
-    saved = await asyncio.to_thread(store.save_preferences, current.email, prefs)
+    saved = await store.save_preferences(current.email, prefs)
     if saved is None:
         raise DigestError(f"no subscriber {email!r}: removed meanwhile")
     return saved
@@ -102,39 +104,39 @@ async def set_subscriber(app: App, email: str, changes: PreferenceChanges) -> Su
 
 async def subscribers(app: App) -> list[Subscriber]:
     """Every subscriber, by address."""
-    store = await app.store(create=False)
-    return await asyncio.to_thread(store.subscribers)
+    store = await app.face(create=False)
+    return await store.subscribers()
 
 
 async def remove_subscriber(app: App, email: str) -> None:
     """Unsubscribe `email`; DigestError when it was not subscribed."""
-    store = await app.store(create=False)
-    if not await asyncio.to_thread(store.remove_subscriber, email):
+    store = await app.face(create=False)
+    if not await store.remove_subscriber(email):
         raise DigestError(f"no subscriber {email!r}")
 
 
 async def deliveries(app: App) -> list[Delivery]:
     """The delivery ledger, newest edition first."""
-    store = await app.store(create=False)
-    return await asyncio.to_thread(store.deliveries)
+    store = await app.face(create=False)
+    return await store.deliveries()
 
 
 async def alerts(app: App) -> list[AlertRow]:
     """The alert ledger (alerts to followers of stories), newest alert first."""
-    store = await app.store(create=False)
-    return await asyncio.to_thread(store.alert_rows)
+    store = await app.face(create=False)
+    return await store.alert_rows()
 
 
 async def resend_alerts(app: App) -> list[AlertRow]:
     """Re-open the stuck and failed rows of each follow's latest alert for the next run."""
-    store = await app.store(create=False)
-    return await asyncio.to_thread(store.resend_alerts, datetime.now(UTC))
+    store = await app.face(create=False)
+    return await store.resend_alerts(datetime.now(UTC))
 
 
 async def abandon_alerts(app: App) -> list[AlertRow]:
     """Give up the stuck and pending rows of open alerts (they end failed, never sent)."""
-    store = await app.store(create=False)
-    return await asyncio.to_thread(store.abandon_alerts, datetime.now(UTC))
+    store = await app.face(create=False)
+    return await store.abandon_alerts(datetime.now(UTC))
 
 
 async def resend(app: App, day: date) -> list[Delivery]:

@@ -7,7 +7,6 @@ daemon itself), everything else from the store.
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -187,7 +186,7 @@ def failed_deliveries(store: Store, limit: int = FAILED_DELIVERIES_SHOWN) -> lis
 
 
 async def status(app: App) -> Status:
-    store = await app.store(create=False)
+    store = await app.face(create=False)
     now = datetime.now(UTC)
     sched = app.config.schedule
     llm = app.config.llm
@@ -199,27 +198,25 @@ async def status(app: App) -> Status:
         space = Embedder.space_of(embeddings)
     today = app.config.today_start(now)
     return Status(
-        daemon_running=await asyncio.to_thread(daemon_holds, app.config, store),
+        daemon_running=await store.call(lambda s: daemon_holds(app.config, s)),
         next_collect=next_collect(now, parse_interval(sched.collect_every)),
         next_publish=next_publish_due(now, parse_clock(sched.publish_at), sched.timezone),
-        runs=tuple(await asyncio.to_thread(store.recent_runs, RECENT_RUNS)),
-        feeds=tuple(await asyncio.to_thread(store.feed_states)),
-        llm_tokens_today=await asyncio.to_thread(store.tokens_used, today)
-        + await asyncio.to_thread(store.story_tokens_used, today)
-        + await asyncio.to_thread(store.translation_tokens, today),
-        summary_checks=await asyncio.to_thread(store.story_summary_checks, today),
-        deliveries=await asyncio.to_thread(store.ledger_counts),
-        alerts=await asyncio.to_thread(store.alert_counts),
-        failed_deliveries=tuple(await asyncio.to_thread(failed_deliveries, store)),
-        database_bytes=await asyncio.to_thread(store.database_size),
-        articles=await asyncio.to_thread(store.article_counts),
+        runs=tuple(await store.recent_runs(RECENT_RUNS)),
+        feeds=tuple(await store.feed_states()),
+        llm_tokens_today=await store.tokens_used(today)
+        + await store.story_tokens_used(today)
+        + await store.translation_tokens(today),
+        summary_checks=await store.story_summary_checks(today),
+        deliveries=await store.ledger_counts(),
+        alerts=await store.alert_counts(),
+        failed_deliveries=tuple(await store.call(failed_deliveries)),
+        database_bytes=await store.database_size(),
+        articles=await store.article_counts(),
         browser_configured=app.config.crawl.mode,
         llm=f"llm:{llm.model}" if llm else "extractive (no llm configured)",
         embeddings_configured=(
             f"{embeddings.model} at {embeddings.base_url}" if embeddings is not None else None
         ),
-        article_vectors=(
-            await asyncio.to_thread(store.vector_count, model=space) if space is not None else 0
-        ),
+        article_vectors=await store.vector_count(model=space) if space is not None else 0,
         queue=await queue.counts() if (queue := await app.queue()) is not None else None,
     )
