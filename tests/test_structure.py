@@ -683,9 +683,9 @@ def test_the_function_length_check_sees_methods_and_nested_functions() -> None:
     assert named == {"A.f": 3, "A.f.g": 2}
 
 
-# `asyncio.to_thread` belongs to the store's face (the async front of the store, to be
-# `digest/store/face.py`; not built yet) and to `digest/runtime/`; anywhere else, at most the
-# calls counted here, per file, so a count only goes down.
+# `asyncio.to_thread` belongs to the store's face (`digest/store/face.py`, the async front of the
+# store: one thread hop) and to `digest/runtime/` (`threads.off_loop`, `threads.bounded`);
+# anywhere else, at most the calls counted here, per file, so a count only goes down.
 TO_THREAD_FREE = ("digest/store/face.py", "digest/runtime/")
 TO_THREAD_LEFT = {
     "digest/crawl/browser.py": 1,
