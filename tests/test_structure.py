@@ -695,7 +695,6 @@ TO_THREAD_LEFT = {
     "digest/commands/status.py": 13,
     "digest/store/deliveries.py": 4,
     "digest/store/follow_alerts.py": 3,
-    "digest/summarize/translator.py": 4,
 }
 
 
