@@ -693,8 +693,6 @@ TO_THREAD_LEFT = {
     "digest/commands/feeds_manage.py": 9,
     "digest/commands/manage.py": 12,
     "digest/commands/status.py": 13,
-    "digest/store/deliveries.py": 4,
-    "digest/store/follow_alerts.py": 3,
 }
 
 
