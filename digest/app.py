@@ -192,7 +192,7 @@ class App:
 
         if self._llm_slots is None:
             self._llm_slots = asyncio.Semaphore(self.llm_concurrency)
-        return LLMTranslator(llm, await self.store(), slots=self._llm_slots)
+        return LLMTranslator(llm, await self.face(), slots=self._llm_slots)
 
     @property
     def llm_concurrency(self) -> int:

@@ -33,6 +33,7 @@ from digest.errors import (
 )
 from digest.models import Failure, RunRecord
 from digest.runtime.progress import NO_PROGRESS, Progress, Within
+from digest.runtime.threads import off_loop
 from digest.schedule import (
     collect_key,
     collect_period,
@@ -441,7 +442,11 @@ async def watch_lock(
     1) lets a supervisor restart this one, which takes the lock again or finds it taken."""
     while not stop.is_set():
         await asyncio.sleep(LOCK_CHECK_SECONDS)
-        if not await asyncio.to_thread(still_held):
+        # No deadline on the check (`off_loop`, not `bounded`): a slow answer is no lost lock.
+        # While the check waits, the session still holds the lock; a dropped connection makes
+        # the check answer False (its error is caught), and a timeout here would stop a daemon
+        # whose lock is merely slow to confirm (a busy server) instead.
+        if not await off_loop(still_held):
             log.error("lost the daemon lock: stopping")
             lost.set()
             stop.set()

@@ -33,6 +33,7 @@ from digest.errors import (
 from digest.models import Channel, channel_key
 from digest.render.chat import render_notification
 from digest.store import SqlLedger, Store
+from digest.store.face import StoreFace
 from digest.subscribers.channel_urls import PAGE_SCHEMES, check_channel, shown_url
 from tests import storefixtures
 from tests.conftest import serve_in_thread
@@ -71,6 +72,11 @@ def transport(environ: dict[str, str] | None = None, timeout: float = 3.0) -> Ch
     )
 
 
+def sql_ledger(store: Store) -> SqlLedger:
+    """The store's delivery ledger, through its async face."""
+    return SqlLedger(StoreFace(store))
+
+
 async def send_until_done(sql: SqlLedger, messages, channels: Channels, runs: int = 8):
     """Runs of `deliver`, each when the earliest retry is due, until nothing is pending."""
     now, reports = T0, []
@@ -95,7 +101,7 @@ async def test_each_service_gets_the_digest_once_in_its_own_form(
     url = getattr(receivers, f"{service}_url")(key)
     msg = message(url)
 
-    reports = await send_until_done(SqlLedger(store), {("a@x.org", msg.channel): msg}, transport())
+    reports = await send_until_done(sql_ledger(store), {("a@x.org", msg.channel): msg}, transport())
 
     (got,) = receivers.of(key)
     assert got.service == service and got.title == msg.title
@@ -105,7 +111,7 @@ async def test_each_service_gets_the_digest_once_in_its_own_form(
         assert got.markdown and "**Technology**" in got.message  # told it is Markdown
     else:
         assert got.message_id == msg.message_id  # a receiver can fold a repeat by it
-    (row,) = await SqlLedger(store).load(DAY)
+    (row,) = await sql_ledger(store).load(DAY)
     assert (row.channel, row.state, row.attempts) == (msg.channel, "sent", 1)
     assert row.last_reply and row.last_reply.startswith(f"{service}: Sent")
     assert len(reports) == 1
@@ -119,7 +125,7 @@ async def test_500_429_and_a_dropped_connection_are_retried_and_it_arrives_once(
     url = getattr(receivers, f"{service}_url")(key)
     receivers.fail(key, "500", "429", "drop", "503")
     msg = message(url)
-    sql = SqlLedger(store)
+    sql = sql_ledger(store)
 
     reports = await send_until_done(sql, {("a@x.org", msg.channel): msg}, transport())
 
@@ -143,9 +149,9 @@ async def test_a_4xx_is_final_and_the_services_answer_is_kept(
     gone = f"gone-{store.engine.url.get_backend_name()}"
     receivers.fail(gone, "404")
     msg = message(receivers.json_url(gone))
-    reports = await send_until_done(SqlLedger(store), {("a@x.org", msg.channel): msg}, transport())
+    reports = await send_until_done(sql_ledger(store), {("a@x.org", msg.channel): msg}, transport())
 
-    (row,) = await SqlLedger(store).load(DAY)
+    (row,) = await sql_ledger(store).load(DAY)
     assert row.state == "failed" and row.attempts == 1
     assert row.last_reply == '404 {"error": "scripted 404", "code": 404}'
     assert receivers.of(gone) == [] and len(reports) == 1
@@ -159,7 +165,7 @@ async def test_a_service_that_is_down_waits_and_the_others_are_sent(
     up = message(receivers.ntfy_url(up_key), "r0@x.org")
     messages = {(m.recipient, m.channel): m for m in [*down, up]}
 
-    report = await deliver(SqlLedger(store), DAY, messages, transport(), T0, policy=POLICY)
+    report = await deliver(sql_ledger(store), DAY, messages, transport(), T0, policy=POLICY)
 
     assert [d.recipient for d in report.sent] == ["r0@x.org"] and len(receivers.of(up_key)) == 1
     (tried,) = report.retrying
@@ -172,7 +178,7 @@ async def test_placeholders_are_resolved_when_sending_and_never_stored(
 ) -> None:
     url = f"gotify://127.0.0.1:{receivers.port}/{{env:GOTIFY_APP_TOKEN}}"
     msg = message(url)
-    sql = SqlLedger(store)
+    sql = sql_ledger(store)
     missing = await deliver(
         sql, DAY, {("a@x.org", msg.channel): msg}, transport({}), T0, policy=POLICY
     )
@@ -456,7 +462,7 @@ async def test_a_redirect_is_not_followed_and_the_ledger_says_so(
     msg = message(url)
 
     report = await deliver(
-        SqlLedger(store), DAY, {("a@x.org", msg.channel): msg}, transport(), T0, policy=POLICY
+        sql_ledger(store), DAY, {("a@x.org", msg.channel): msg}, transport(), T0, policy=POLICY
     )
 
     assert receivers.requests[f"{key}-redirected"] == 0 and receivers.of(key) == []
@@ -580,7 +586,7 @@ async def test_a_slow_subscribers_server_delays_no_one_else_and_waits_for_the_ne
     # The slow subscriber's rows come first: before, everyone waited behind them.
     messages = [message(slow_server.json_url(k), f"a{i}@x.org") for i, k in enumerate(slow)]
     messages += [message(receivers.json_url(k), f"b{i}@x.org") for i, k in enumerate(fast)]
-    sql = SqlLedger(store)
+    sql = sql_ledger(store)
 
     first = await deliver(
         sql, DAY, {(m.recipient, m.channel): m for m in messages}, transport(timeout=4.0), T0,

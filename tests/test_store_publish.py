@@ -36,6 +36,7 @@ from digest.store import (
 )
 from digest.store.edition_codec import content_hash, decode_edition, encode_edition
 from digest.store.engine import alembic_config
+from digest.store.face import StoreFace
 from digest.store.schema import DELIVERY_STATES, deliveries, editions, subscribers
 from tests import storefixtures
 from tests.editions import hostile_edition, make_edition
@@ -601,7 +602,7 @@ def message(to: str, day: date = DAY) -> EmailMessage:
 
 
 async def test_the_sender_delivers_once_through_the_sql_ledger(store: Store) -> None:
-    sql = SqlLedger(store)
+    sql = SqlLedger(StoreFace(store))
     recipients = ["a@x.org", "b@x.org", "bad@x.org"]
     messages = {r: message(r) for r in recipients}
     transport = FakeTransport(refuse={"bad@x.org"})
@@ -631,7 +632,7 @@ async def test_the_sender_delivers_once_through_the_sql_ledger(store: Store) -> 
 
 
 async def test_a_crash_between_sending_and_recording_is_reported_not_resent(store: Store) -> None:
-    sql = SqlLedger(store)
+    sql = SqlLedger(StoreFace(store))
     messages = {"a@x.org": message("a@x.org")}
     transport = FakeTransport()
     policy = RetryPolicy()

@@ -144,5 +144,5 @@ async def resend(app: App, day: date) -> list[Delivery]:
     next publish."""
     from digest.deliver.sender import resend as reopen
 
-    store = await app.store(create=False)
+    store = await app.face(create=False)
     return await reopen(SqlLedger(store), day, datetime.now(UTC))

@@ -32,6 +32,7 @@ from digest.config import CrawlConfig
 from digest.crawl.egress import GUARD_MARKER, Cut, EgressProxy
 from digest.errors import BrowserUnavailableError
 from digest.fetch.guard import AddressPolicy
+from digest.runtime.threads import off_loop
 
 if TYPE_CHECKING:  # Playwright comes with crawl4ai, imported when a browser starts
     from playwright.async_api import BrowserContext, Page
@@ -247,7 +248,7 @@ class Browser:
         path = self.config.executable_path
         if path and not _executable(path):
             raise BrowserUnavailableError(f"browser executable not found: {path}")
-        c4 = await asyncio.to_thread(import_crawl4ai, self.work_dir)  # ~1 s of imports
+        c4 = await off_loop(import_crawl4ai, self.work_dir)  # ~1 s of imports
         self._c4 = c4
         reasons = []
         for candidate, what in browser_candidates(path):

@@ -24,6 +24,7 @@ from digest.deliver import mime
 from digest.errors import DeliveryError, PermanentDeliveryError, TemporaryDeliveryError
 from digest.render.files import fsync_directories, write_atomic
 from digest.runtime.closing import AsyncClosing
+from digest.runtime.threads import off_loop
 
 __all__ = ["OutboxTransport", "SendResult", "SmtpTransport", "Transport", "outbox_name"]
 
@@ -95,7 +96,7 @@ class OutboxTransport:
         path = self.path_for(msg)
         data = mime.as_bytes(msg)
         try:
-            await asyncio.to_thread(_write_atomically, path, data)
+            await off_loop(_write_atomically, path, data)
         except OSError as err:
             reason = err.strerror or str(err)
             raise TemporaryDeliveryError(

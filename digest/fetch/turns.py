@@ -19,6 +19,7 @@ from pathlib import Path
 from filelock import FileLock, Timeout
 
 from digest.runtime.subprocesses import usable_cores
+from digest.runtime.threads import off_loop
 
 POLL = 0.02  # seconds between looks for a free slot while all are taken
 
@@ -45,7 +46,7 @@ class PassTurns:
         self._held = held
 
     async def _look(self) -> FileLock | None:
-        attempt = asyncio.ensure_future(asyncio.to_thread(self._try_slots))
+        attempt = asyncio.ensure_future(off_loop(self._try_slots))
         try:
             return await asyncio.shield(attempt)
         except asyncio.CancelledError:  # the thread may take a slot still: give it back then
@@ -56,7 +57,7 @@ class PassTurns:
         held, self._held = self._held, None
         try:
             if held is not None:
-                await asyncio.to_thread(held.release)
+                await off_loop(held.release)
         finally:
             self._own.release()
 

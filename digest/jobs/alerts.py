@@ -53,7 +53,8 @@ async def send_alerts(app: Parts, now: datetime | None = None) -> DeliveryReport
     """End quiet follows, then send every alert owed; None when there was none to send."""
     from digest.deliver.ledger import RetryPolicy
     from digest.deliver.sender import LazyMessages, Skip, deliver
-    from digest.store.follow_alerts import SqlAlertLedger, alert_key
+    from digest.store.follow_alerts import alert_key
+    from digest.store.ledgers import SqlAlertLedger
 
     now = now or datetime.now(UTC)
     store = await app.face()
@@ -90,7 +91,7 @@ async def send_alerts(app: Parts, now: datetime | None = None) -> DeliveryReport
     transport = app.channels()
     try:
         report = await deliver(
-            SqlAlertLedger(store.sync, alerts),
+            SqlAlertLedger(store, alerts),
             now.date(),
             messages,
             transport,

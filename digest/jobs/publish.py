@@ -258,7 +258,7 @@ async def send_edition(
     transport = app.channels()
     try:
         return await deliver(
-            SqlLedger(store.sync, recipients),
+            SqlLedger(store, recipients),
             edition.day,
             _messages(app, edition.day, plan, copies),
             transport,

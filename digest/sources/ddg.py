@@ -1,9 +1,10 @@
 """DuckDuckGo news and web search through `ddgs`, as async calls that return `Headline`s.
 
-`ddgs` is synchronous, so every call runs in a worker thread under `asyncio.wait_for`. A thread
-cannot be killed: when the deadline passes the call is abandoned, not stopped. It ends on its own
-once ddgs's own HTTP timeout (set to the same `ddg_timeout`) fires, so abandoned threads do not
-pile up for long.
+`ddgs` is synchronous, so every call runs in a worker thread awaited `ddg_timeout` seconds at
+most (`digest.runtime.threads.bounded`): ddgs's own HTTP timeout bounds each request it makes,
+not the whole call, which may try several engines. A thread cannot be killed: when the deadline
+passes the call is abandoned, not stopped. It ends on its own once ddgs's own HTTP timeout (set
+to the same `ddg_timeout`) fires, so abandoned threads do not pile up for long.
 
 How ddgs 9 reports trouble (read from its source, checked here without a network):
 - every engine error is caught and only the last one is re-raised, as
@@ -34,6 +35,7 @@ from ddgs.exceptions import DDGSException, RatelimitException, TimeoutException
 from digest.config import SourcesConfig
 from digest.errors import ConfigError, InvalidQueryError, NetworkUnreachableError, SourceError
 from digest.models import Headline
+from digest.runtime.threads import bounded
 
 logger = logging.getLogger(__name__)
 
@@ -146,7 +148,7 @@ class DuckDuckGo:
 
         timeout = self._config.ddg_timeout
         try:
-            rows = await asyncio.wait_for(asyncio.to_thread(run), timeout)
+            rows = await bounded(timeout, run)
         except TimeoutError:
             raise _Retryable(f"no answer within {timeout:g} s") from None
         except RatelimitException:

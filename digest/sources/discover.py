@@ -13,7 +13,6 @@ with an HTML parser: it needs no tree, and a hostile page cannot make a linear s
 
 from __future__ import annotations
 
-import asyncio
 import html
 import re
 from dataclasses import dataclass
@@ -30,6 +29,7 @@ from digest.errors import (
 )
 from digest.fetch.client import FEED_TYPES, HTML_TYPES, HttpClient, Response
 from digest.fetch.feed_parser import LOOKS_LIKE_HTML, ParsedFeed, parse_feed
+from digest.runtime.threads import off_loop
 from digest.sources.feeds import FEED_ACCEPT
 
 FEED_LINK_TYPES = frozenset(("application/rss+xml", "application/atom+xml", "application/rdf+xml"))
@@ -144,7 +144,7 @@ async def _get(
 
 async def _parse(response: Response, url: str) -> ParsedFeed:
     """Off the event loop: a feed is untrusted input, and may be large."""
-    return await asyncio.to_thread(
+    return await off_loop(
         parse_feed,
         response.body,
         feed_url=url,

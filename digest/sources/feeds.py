@@ -8,7 +8,6 @@ deadline when the caller gives a pool (the service does), else in a thread.
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, TypedDict
@@ -20,6 +19,7 @@ from digest.errors import FeedError, FetchError, InvalidURLError, ParseError
 from digest.fetch.client import FEED_TYPES, HttpClient, Response
 from digest.fetch.feed_parser import ParsedFeed, parse_feed
 from digest.models import FeedState, Headline
+from digest.runtime.threads import off_loop
 
 if TYPE_CHECKING:
     from digest.fetch.parsers import ParserPool
@@ -200,7 +200,7 @@ async def _parsed(
         charset=response.charset,
     )
     if parsers is None:
-        return await asyncio.to_thread(parse_feed, response.body, **how)
+        return await off_loop(parse_feed, response.body, **how)
     try:
         return await parsers.feed(response.body, **how, timeout=parse_timeout)
     except ParseError as err:  # late, or the parser process died on this document

@@ -7,8 +7,8 @@ domain types of `digest.models`; its errors are in `digest.errors`.
 """
 
 from digest.store.articles import UpsertResult, content_hash
-from digest.store.deliveries import SqlLedger
 from digest.store.engine import make_engine, upgrade
+from digest.store.ledgers import SqlLedger
 from digest.store.store import Store, open_store
 from digest.store.subscribers import normalize_email
 from digest.store.urls import canonical_url

@@ -3,7 +3,6 @@ compare-and-set (`digest.deliver.ledger` decides the states; this stores them)."
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from datetime import date
 from typing import Any
@@ -153,29 +152,6 @@ class LedgerMixin(StoreBase):
         with self._read() as conn:
             counts.update({state: int(n) for state, n in conn.execute(query)})
         return counts
-
-
-class SqlLedger:
-    """The delivery ledger in the store: `digest.deliver.sender.LedgerStore` for `deliver` and
-    `resend`. Each call is one short transaction, run in a worker thread."""
-
-    def __init__(self, store: LedgerMixin, recipients: Collection[str] | None = None) -> None:
-        self.store = store
-        self.recipients = recipients  # only their rows: one delivery task's batch
-
-    async def add(self, deliveries: Sequence[Delivery]) -> None:
-        await asyncio.to_thread(self.store.add_deliveries, list(deliveries))
-
-    async def load(self, edition_day: date) -> list[Delivery]:
-        return await asyncio.to_thread(self.store.load_deliveries, edition_day, self.recipients)
-
-    async def claim(
-        self, expected: Delivery, new: Delivery, *, save: Delivery | None = None
-    ) -> bool:
-        return await asyncio.to_thread(self.store.claim_delivery, expected, new, after=save)
-
-    async def save(self, delivery: Delivery) -> None:
-        await asyncio.to_thread(self.store.save_delivery, delivery)
 
 
 def _by_key(delivery: Delivery) -> Update:

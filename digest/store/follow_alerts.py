@@ -1,11 +1,10 @@
 """The alert ledger: what a follower of a story is sent (see `digest.store.follows`), one
 `follow_alerts` row per channel, moved through the delivery ledger's states by the edition's
-sender (`digest.deliver.sender.deliver`) through `SqlAlertLedger`."""
+sender (`digest.deliver.sender.deliver`) through `SqlAlertLedger` (`digest.store.ledgers`)."""
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from typing import Any
@@ -19,7 +18,7 @@ from digest.store.follows import ALERT_KINDS, Follow, FollowsMixin, _follow, _fo
 from digest.store.memory_tables import follow_alerts, follows, story_events
 from digest.store.schema import DELIVERY_STATES
 
-__all__ = ["Alert", "AlertsMixin", "SqlAlertLedger", "alert_key", "parse_alert_key"]
+__all__ = ["Alert", "AlertsMixin", "alert_key", "parse_alert_key"]
 
 _DONE = ("sent", "failed", "skipped")
 
@@ -209,31 +208,6 @@ class AlertsMixin(FollowsMixin):
     def save_alert_row(self, row: Delivery) -> None:
         with self._write() as conn:
             _save(conn, row)
-
-
-class SqlAlertLedger:
-    """The alert ledger as `digest.deliver.sender.LedgerStore`: each alert's rows are delivery
-    rows whose recipient is `alert_key(follow, through)`, so that the edition's sender (claim
-    before sending, compare-and-set, retries, stuck rows left alone) sends alerts too. Rows are
-    made by `FollowsMixin.open_alerts`; `add` has nothing left to add."""
-
-    def __init__(self, store: AlertsMixin, alerts: Iterable[Alert]) -> None:
-        self.store = store
-        self.keys = [(a.follow.id, a.through) for a in alerts]
-
-    async def add(self, deliveries: Sequence[Delivery]) -> None:
-        return None
-
-    async def load(self, edition_day: date) -> list[Delivery]:
-        return await asyncio.to_thread(self.store.load_alert_rows, self.keys, edition_day)
-
-    async def claim(
-        self, expected: Delivery, new: Delivery, *, save: Delivery | None = None
-    ) -> bool:
-        return await asyncio.to_thread(self.store.claim_alert_row, expected, new, after=save)
-
-    async def save(self, delivery: Delivery) -> None:
-        await asyncio.to_thread(self.store.save_alert_row, delivery)
 
 
 def _sent_within(conn: Connection, follow_id: int, since: datetime) -> bool:

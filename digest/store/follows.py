@@ -3,13 +3,13 @@
 A follow remembers the last timeline event its follower was alerted of (`alerted_through`). An
 alert is the follow's new facts and corrections up to one event (`through_event`), one
 `follow_alerts` row per channel, moved through the delivery ledger's states by the same
-sender (`digest.deliver.sender.deliver`) through `SqlAlertLedger` (in
-`digest.store.follow_alerts`, with the alerts' part of the store). While an alert is open (a
-row with `through_event` beyond `alerted_through`) no other is made for that follow: a run
-killed after making it sends that one, not a second with more events. No new alert is made
-within `every` (`[memory] alert_every`) of the follow's last one sent. `alerted_through`
-moves up to the alert's `through_event` once every row of it is done (sent, failed, skipped),
-by compare-and-set, so a crash between sending and recording doubles nothing either.
+sender (`digest.deliver.sender.deliver`) through `SqlAlertLedger` (in `digest.store.ledgers`;
+the alerts' part of the store is `digest.store.follow_alerts`). While an alert is open (a row
+with `through_event` beyond `alerted_through`) no other is made for that follow: a run killed
+after making it sends that one, not a second with more events. No new alert is made within
+`every` (`[memory] alert_every`) of the follow's last one sent. `alerted_through` moves up to
+the alert's `through_event` once every row of it is done (sent, failed, skipped), by
+compare-and-set, so a crash between sending and recording doubles nothing either.
 """
 
 from __future__ import annotations

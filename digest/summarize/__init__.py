@@ -10,7 +10,6 @@ passes it in; nothing here reads the environment.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -21,6 +20,7 @@ from digest.errors import SummarizeError
 from digest.models import Summary
 from digest.runtime import metrics
 from digest.runtime.closing import AsyncClosing
+from digest.runtime.threads import off_loop
 from digest.summarize import answer as _answer
 from digest.summarize import extractive
 from digest.summarize.article import LLMSummarizer
@@ -110,7 +110,7 @@ class Summarizer(AsyncClosing):
         self.stats.extractive += 1
         metrics.summaries.labels("extractive").inc()
         if len(article.text) > _INLINE_CHARS:  # ~10 ms per 2,000 words: keep the loop free
-            summary = await asyncio.to_thread(extractive.summarize, article)
+            summary = await off_loop(extractive.summarize, article)
         else:
             summary = extractive.summarize(article)
         return SummaryOutcome(summary, reason)

@@ -12,7 +12,6 @@ pass) so that every summary carries its counts.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
@@ -24,6 +23,7 @@ from digest.errors import SummarizeError
 from digest.facts.claims import SourceIndex
 from digest.facts.text import length, split_sentences
 from digest.models import Disagreement, Outlet, StorySummary
+from digest.runtime.threads import off_loop
 from digest.summarize import extractive, prompts
 from digest.summarize.article import bullets_joined, written_keywords
 from digest.summarize.disputes import (
@@ -335,7 +335,7 @@ async def _extractive(
     by_outlet: Judged | None = None,
 ) -> StorySummary:
     if sum(len(s.text) for s in story.sources) > _INLINE_CHARS:  # keep the loop free
-        return await asyncio.to_thread(
+        return await off_loop(
             extractive_story_summary,
             story,
             max_chars,

@@ -28,6 +28,7 @@ from typing import Protocol
 
 from digest.errors import DigestError
 from digest.models import Edition, EditionStory
+from digest.runtime.threads import off_loop
 from digest.stories.language import detect_language
 
 __all__ = [
@@ -65,7 +66,7 @@ def summary_language(story: EditionStory) -> str:
 
 async def original_language(story: EditionStory) -> str:
     """`summary_language`, in a thread: the first detection loads py3langid's model (~0.8 s)."""
-    return await asyncio.to_thread(summary_language, story)
+    return await off_loop(summary_language, story)
 
 
 def untranslated(story: EditionStory, original: str, language: str) -> EditionStory:

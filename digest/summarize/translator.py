@@ -38,6 +38,7 @@ from digest.errors import SummarizeError
 from digest.facts.text import length
 from digest.facts.translation_check import check_translation
 from digest.models import EditionStory, Translation
+from digest.runtime.threads import off_loop
 from digest.stories.language import language_name
 from digest.summarize import prompts
 from digest.summarize.article import MAX_SUMMARY_WORDS, bullets_joined
@@ -169,16 +170,17 @@ class TranslatorStats:
 
 
 class TranslationStore(Protocol):
-    """What the translator needs of the store (`digest.store.translations`), named here so that
-    summarize/ imports nothing of the store, not even for the type checker."""
+    """What the translator needs of the store (`digest.store.translations`), awaited: the
+    store's face (`digest.store.face.StoreFace`) is one. Named here so that summarize/ imports
+    nothing of the store, not even for the type checker."""
 
-    def translation(
+    async def translation(
         self, source_hash: str, language: str, translator: str
     ) -> Translation | None: ...
 
-    def save_translation(self, translation: Translation) -> bool: ...
+    async def save_translation(self, translation: Translation) -> bool: ...
 
-    def story_texts(self, story_id: int) -> list[str]: ...
+    async def story_texts(self, story_id: int) -> list[str]: ...
 
 
 class LLMTranslator:
@@ -229,13 +231,13 @@ class LLMTranslator:
         if made is None:
             return untranslated(story, source, language)
         if self.store is not None:
-            await asyncio.to_thread(self.store.save_translation, made)
+            await self.store.save_translation(made)
         return _apply(story, made)
 
     async def _kept(self, key: str, language: str) -> Translation | None:
         if self.store is None:
             return None
-        return await asyncio.to_thread(self.store.translation, key, language, self.name)
+        return await self.store.translation(key, language, self.name)
 
     async def _translate(
         self, story: EditionStory, key: str, source: str, language: str
@@ -276,11 +278,9 @@ class LLMTranslator:
         self.stats.completion_tokens += done.completion_tokens
         sources = [o.title for o in story.outlets if o.title]
         if self.store is not None:
-            sources += await asyncio.to_thread(self.store.story_texts, story.id)
+            sources += await self.store.story_texts(story.id)
         original = (story.title, story.brief_summary, story.summary)
-        verdict = await asyncio.to_thread(
-            check_translation, original, done.value, sources, language
-        )
+        verdict = await off_loop(check_translation, original, done.value, sources, language)
         if verdict.ok:
             self.stats.translated += 1
         else:
