@@ -35,7 +35,7 @@ from digest.jobs.clustering import (
     shown_stories,
 )
 from digest.jobs.figure_check import ANSWERED_NO, FIGURE_CHECK, FigureCheck, for_app, kept_out_line
-from digest.jobs.run import recorded_run
+from digest.jobs.run import OpenRun, recorded_run
 from digest.jobs.story_memory import record_stories
 from digest.jobs.units import Lost, Outcome, Unit, step
 from digest.models import (
@@ -56,7 +56,10 @@ from digest.summarize.fallbacks import tally as fallback_causes
 from digest.summarize.timing import counted_calls
 
 if TYPE_CHECKING:
+    from digest.config import Config
     from digest.jobs.units import Parts
+    from digest.store.face import StoreFace
+    from digest.stories.embeddings import Embedder
     from digest.summarize.disputes import Confirmed
     from digest.summarize.llm import LLMClient
     from digest.summarize.types import StoryInput
@@ -274,82 +277,127 @@ async def deepen(
     config = app.config
     cats = [config.check_category(c) for c in categories] if categories else None
     cats = cats or list(config.sources.categories)
-    limit = top or config.stories.top
     store = await app.face()
     embedder = await app.embedder()
     now = datetime.now(UTC)
-    tally = DeepenTally()
-    mode, mode_reason = "", ""
-    similarity = "embeddings" if embedder else "lexical"
-    similarity_reason = "" if embedder else NO_EMBEDDINGS
-    measured: dict[str, Any] = {}
+    found = _Found.told_by(embedder)
     with counted_calls() as own_calls:  # this run's, whatever else shares the client
         async with recorded_run(app, "deepen", started=started) as run:
             try:
-                stories: list[StoryView] = []
-                progress.step("clustering categories", len(cats))
-                for category in cats:
-                    # Once the endpoint failed, the rest of the run goes without it: a dead
-                    # server costs one timeout per run, not one per category.
-                    if embedder is not None and similarity == "embeddings":
-                        result = await cluster_with_embeddings(
-                            store, category, now=now, config=config.stories, embedder=embedder
-                        )
-                        tally += DeepenTally(embedded=result.embedded)
-                        if result.embedding_error:
-                            similarity, similarity_reason = "lexical", result.embedding_error
-                            reason = result.embedding_error
-                            log.warning("stories told by their words alone: %s", reason)
-                            run.errors.append(
-                                Failure(EMBEDDINGS, f"lexical similarity only: {reason}")
-                            )
-                    else:
-                        await store.call(cluster_category, category, now=now, config=config.stories)
-                    progress.advance(1, category)
-                # Each category's top as the edition shows it: an event collected under two
-                # categories is read once, and the other category's next story is read too.
-                stories = await store.call(
-                    shown_stories,
-                    config.stories,
-                    list(dict.fromkeys([*config.sources.categories, *cats])),
-                    since=now - timedelta(hours=24),
-                    limit=limit,
-                    only=cats,
-                )
-                tally += DeepenTally(stories=len(stories))
+                await _cluster(store, config, cats, now, embedder, found, run, progress)
+                stories = await _top_stories(store, config, cats, now, top or config.stories.top)
+                found.tally += DeepenTally(stories=len(stories))
                 metrics.stories_deepened.inc(len(stories))
                 read = await _read_stories(app, stories, progress)
-                tally += read.tally
-                mode, mode_reason = read.crawl_mode, read.crawl_mode_reason
-                if read.measured is not None:
-                    measured = {MEASURED: read.measured}
+                found.took(read)
                 run.errors += read.errors
-                own = [e for e in run.errors if e.source != EMBEDDINGS]  # pages and summaries
-                ok = read.summarized
-                run.status = "ok" if not run.errors else ("partial" if ok or not own else "failed")
+                run.status = _status(run.errors, read.summarized)
             finally:
                 # The calls made here, outside the stories' units (each unit counts its own).
-                tally += DeepenTally(llm_calls=own_calls[0])
-                run.counts = {
-                    **tally.to_json(),
-                    "crawl_mode": mode,
-                    "crawl_mode_reason": mode_reason,
-                    "similarity": similarity,
-                    "similarity_reason": similarity_reason,
-                    **measured,
-                }
+                found.tally += DeepenTally(llm_calls=own_calls[0])
+                run.counts = found.counts()
     await alert_followers(app, "deepen")  # the stories' new facts, to their followers
     return DeepenReport(
         run.id,
         run.status,
-        tally.to_json(),
-        mode,
-        mode_reason,
+        found.tally.to_json(),
+        found.crawl_mode,
+        found.crawl_mode_reason,
         run.errors,
         time.monotonic() - started,
-        similarity,
-        similarity_reason,
+        found.similarity,
+        found.similarity_reason,
     )
+
+
+@dataclass(slots=True)
+class _Found:
+    """What a deepen has counted and learned so far: the run record's `counts`, written
+    whatever stage it stopped at."""
+
+    tally: DeepenTally = DeepenTally()
+    crawl_mode: str = ""
+    crawl_mode_reason: str = ""
+    similarity: str = "lexical"  # how stories were told apart (`DeepenReport.similarity`)
+    similarity_reason: str = ""
+    measured: dict[str, Any] = field(default_factory=dict)  # {MEASURED: the server's speeds}
+
+    @classmethod
+    def told_by(cls, embedder: Embedder | None) -> _Found:
+        """A deepen's start: stories told apart by their vectors when there is an embedder."""
+        if embedder is not None:
+            return cls(similarity="embeddings")
+        return cls(similarity="lexical", similarity_reason=NO_EMBEDDINGS)
+
+    def took(self, read: _Read) -> None:
+        """The stories' outcomes, folded into what the run found."""
+        self.tally += read.tally
+        self.crawl_mode, self.crawl_mode_reason = read.crawl_mode, read.crawl_mode_reason
+        if read.measured is not None:
+            self.measured = {MEASURED: read.measured}
+
+    def counts(self) -> dict[str, Any]:
+        return {
+            **self.tally.to_json(),
+            "crawl_mode": self.crawl_mode,
+            "crawl_mode_reason": self.crawl_mode_reason,
+            "similarity": self.similarity,
+            "similarity_reason": self.similarity_reason,
+            **self.measured,
+        }
+
+
+async def _cluster(
+    store: StoreFace,
+    config: Config,
+    cats: list[str],
+    now: datetime,
+    embedder: Embedder | None,
+    found: _Found,
+    run: OpenRun,
+    progress: Progress,
+) -> None:
+    """Cluster each category's articles into stories, by their vectors while the embeddings
+    endpoint answers, by their words alone once it failed (the failure on the run's errors)."""
+    progress.step("clustering categories", len(cats))
+    for category in cats:
+        # Once the endpoint failed, the rest of the run goes without it: a dead
+        # server costs one timeout per run, not one per category.
+        if embedder is not None and found.similarity == "embeddings":
+            result = await cluster_with_embeddings(
+                store, category, now=now, config=config.stories, embedder=embedder
+            )
+            found.tally += DeepenTally(embedded=result.embedded)
+            if result.embedding_error:
+                found.similarity = "lexical"
+                found.similarity_reason = reason = result.embedding_error
+                log.warning("stories told by their words alone: %s", reason)
+                run.errors.append(Failure(EMBEDDINGS, f"lexical similarity only: {reason}"))
+        else:
+            await store.call(cluster_category, category, now=now, config=config.stories)
+        progress.advance(1, category)
+
+
+async def _top_stories(
+    store: StoreFace, config: Config, cats: list[str], now: datetime, limit: int
+) -> list[StoryView]:
+    """Each category's top as the edition shows it: an event collected under two
+    categories is read once, and the other category's next story is read too."""
+    return await store.call(
+        shown_stories,
+        config.stories,
+        list(dict.fromkeys([*config.sources.categories, *cats])),
+        since=now - timedelta(hours=24),
+        limit=limit,
+        only=cats,
+    )
+
+
+def _status(errors: Sequence[Failure], summarized: int) -> str:
+    """The run's status: "ok" without errors; "failed" when its own work (pages and summaries,
+    not the embeddings' fallback) failed and no story was summarized; else "partial"."""
+    own = [e for e in errors if e.source != EMBEDDINGS]  # pages and summaries
+    return "ok" if not errors else ("partial" if summarized or not own else "failed")
 
 
 @dataclass(frozen=True, slots=True)
@@ -373,9 +421,22 @@ async def _read_stories(app: Parts, stories: list[StoryView], progress: Progress
     shown = {s.id: s.articles[0].url if s.articles else s.title for s in stories}
     progress.step("summarizing stories", len(units))
     runner = await app.runner()
+    llm = None if runner.remote else (await app.summarizer()).llm  # a worker's is its own
+    shared = await _deepen_budget(app, stories, units, llm)
+    with shared_budget(shared):
+        outcomes = await runner.run(
+            units, ended=lambda u: progress.advance(1, shared.progress_detail(shown[u.story]))
+        )
+    return _folded(units, outcomes, shared.seconds, llm)
+
+
+async def _deepen_budget(
+    app: Parts, stories: list[StoryView], units: list[StoryUnit], llm: LLMClient | None
+) -> _Budget:
+    """The `[llm] budget` the stories summarized in this process share, counting the stories
+    whose summary will likely be written, and its forecast said as soon as it can be."""
     budget = app.config.llm.budget if app.config.llm else None
     shared = _Budget(budget, stories=len(units))
-    llm = None if runner.remote else (await app.summarizer()).llm  # a worker's is its own
     if budget is not None and llm is not None and units:
         shared.counted = await _to_write(app, stories, units)
         shared.stories = len(shared.counted)
@@ -383,10 +444,18 @@ async def _read_stories(app: Parts, stories: list[StoryView], progress: Progress
             shared.foresee(llm)
         elif (earlier := await _earlier_story_seconds(app, llm)) is not None:
             shared.foresee(llm, earlier, EARLIER)  # a fresh process: nothing measured yet
-    with shared_budget(shared):
-        outcomes = await runner.run(
-            units, ended=lambda u: progress.advance(1, shared.progress_detail(shown[u.story]))
-        )
+    return shared
+
+
+def _folded(
+    units: Sequence[StoryUnit],
+    outcomes: Sequence[StoryOutcome | Lost],
+    budget: float | None,
+    llm: LLMClient | None,
+) -> _Read:
+    """The stories' outcomes as one: their tallies added up, their failed pages, and one
+    error each for the summaries that fell back, the disagreements the model could not
+    check, and the stories left extractive by the budget (`budget` seconds)."""
     tally, summarized, mode, reason = DeepenTally(), 0, "", ""
     errors: list[Failure] = []
     fallbacks: list[str] = []
