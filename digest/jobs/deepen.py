@@ -4,7 +4,8 @@ Each top story gets one summary, written in one LLM call from the main texts of 
 `SOURCES_PER_STORY` outlets (the representative first) and checked claim by claim against them
 (`digest.summarize.story`); a story whose texts have not changed keeps its summary. The LLM
 summaries of one deepen share `[llm] budget` seconds: the stories still waiting when it is spent
-are summarized extractively, and the run record says how many and why.
+are summarized extractively, and the run record says how many and why
+(`digest.jobs.llm_budget`).
 
 Each top story is one unit (`plan_stories`, `read_story`): its pages still to read, then its
 summary, run by the app's runner in this process or on the workers alike (a story on a worker
@@ -20,9 +21,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Collection, Iterator, Sequence
-from contextlib import contextmanager
-from contextvars import ContextVar
+from collections.abc import Collection, Sequence
 from dataclasses import asdict, dataclass, field, fields, replace
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -35,6 +34,15 @@ from digest.jobs.clustering import (
     shown_stories,
 )
 from digest.jobs.figure_check import ANSWERED_NO, FIGURE_CHECK, FigureCheck, for_app, kept_out_line
+from digest.jobs.llm_budget import (
+    EARLIER,
+    MEASURED,
+    LLMBudget,
+    earlier_story_seconds,
+    measured_speeds,
+    shared_budget,
+    story_budget,
+)
 from digest.jobs.run import OpenRun, recorded_run
 from digest.jobs.story_memory import record_stories
 from digest.jobs.units import Lost, Outcome, Unit, step
@@ -409,7 +417,7 @@ class _Read:
     errors: list[Failure]
     crawl_mode: str
     crawl_mode_reason: str
-    measured: dict[str, Any] | None = None  # the server's speeds (`_measured`)
+    measured: dict[str, Any] | None = None  # the server's speeds (`llm_budget.measured_speeds`)
 
 
 async def _read_stories(app: Parts, stories: list[StoryView], progress: Progress) -> _Read:
@@ -432,17 +440,17 @@ async def _read_stories(app: Parts, stories: list[StoryView], progress: Progress
 
 async def _deepen_budget(
     app: Parts, stories: list[StoryView], units: list[StoryUnit], llm: LLMClient | None
-) -> _Budget:
+) -> LLMBudget:
     """The `[llm] budget` the stories summarized in this process share, counting the stories
     whose summary will likely be written, and its forecast said as soon as it can be."""
     budget = app.config.llm.budget if app.config.llm else None
-    shared = _Budget(budget, stories=len(units))
+    shared = LLMBudget(budget, stories=len(units))
     if budget is not None and llm is not None and units:
         shared.counted = await _to_write(app, stories, units)
         shared.stories = len(shared.counted)
-        if _measured(llm) is not None:
+        if measured_speeds(llm) is not None:
             shared.foresee(llm)
-        elif (earlier := await _earlier_story_seconds(app, llm)) is not None:
+        elif (earlier := await earlier_story_seconds(await app.face(), llm)) is not None:
             shared.foresee(llm, earlier, EARLIER)  # a fresh process: nothing measured yet
     return shared
 
@@ -503,62 +511,7 @@ def _folded(
                 f"of {budget or 0:g} s for this deepen was spent",
             )
         )
-    return _Read(tally, summarized, errors, mode, reason, _measured(llm))
-
-
-# The run record's `counts` entry for the speeds the deepen measured of its LLM server, and
-# the forecast's words when it comes from them.
-MEASURED = "llm_measured"
-EARLIER = "as measured in an earlier run"
-# The deepens looked back on for them: the last one may have had nothing new to summarize.
-EARLIER_RUNS = 20
-
-
-def _measured(llm: LLMClient | None) -> dict[str, Any] | None:
-    """The speeds measured of the LLM server in this process (the slowest recent ones), with
-    the server and model they belong to and the window a story's request was fitted to; None
-    before both were measured."""
-    facts = llm.known_facts if llm is not None else None
-    if llm is None or facts is None:
-        return None
-    prompt, write = facts.speeds.prompt_speed, facts.speeds.write_speed
-    if not (prompt and write):
-        return None
-    return {
-        "base_url": llm.config.base_url,
-        "model": llm.config.model,
-        "window": facts.window,
-        "prompt_speed": round(prompt, 3),
-        "write_speed": round(write, 3),
-    }
-
-
-async def _earlier_story_seconds(app: Parts, llm: LLMClient) -> float | None:
-    """A story's seconds at the speeds the latest deepen that measured this server and model
-    recorded (`_measured`): a command's first story then need not be waited for to say what
-    the budget will hold. None when none did (speeds of another server or model say nothing
-    of this one)."""
-    from digest.summarize.check import story_estimate
-    from digest.summarize.timing import Speeds
-    from digest.summarize.window import ServerFacts
-
-    store = await app.face()
-    for run in await store.recent_runs(EARLIER_RUNS, "deepen"):
-        seen = run.counts.get(MEASURED)
-        if not isinstance(seen, dict):
-            continue
-        if (seen.get("base_url"), seen.get("model")) != (llm.config.base_url, llm.config.model):
-            continue
-        try:
-            window = int(seen["window"])
-            prompt, write = float(seen["prompt_speed"]), float(seen["write_speed"])
-        except (KeyError, TypeError, ValueError):
-            continue
-        if not (window > 0 and prompt > 0 and write > 0):
-            continue
-        facts = ServerFacts("", window, "an earlier run's", speeds=Speeds([prompt], [write]))
-        return story_estimate(facts, llm.config.max_input_chars)[1]
-    return None
+    return _Read(tally, summarized, errors, mode, reason, measured_speeds(llm))
 
 
 async def _to_write(
@@ -608,101 +561,6 @@ async def _stale_pages(app: Parts, stories: Sequence[StoryView]) -> set[int]:
     return await store.texts_read_before(developing, today)
 
 
-@dataclass(slots=True)
-class _Budget:
-    """The `[llm] budget` of a deepen's summaries: it starts at the first LLM summary. It hears
-    of each story's summary (one log line each: how long, how much budget is left), and says
-    once how many stories the model will likely write when the budget cannot hold them all."""
-
-    seconds: float | None
-    deadline: float | None = None
-    stories: int = 0  # the deepen's stories to summarize (0: a story on a worker, alone)
-    done: int = 0
-    foreseen: bool = False
-    counted: set[int] = field(default_factory=set)  # the stories `stories` counts
-
-    def kept(self, story: int) -> None:
-        """A story counted as to summarize kept its summary after all (its pages read anew
-        had not changed)."""
-        if story in self.counted:
-            self.counted.discard(story)
-            self.stories -= 1
-
-    def begin(self) -> float | None:
-        if self.deadline is None and self.seconds is not None:
-            self.deadline = asyncio.get_running_loop().time() + self.seconds
-        return self.deadline
-
-    def left(self) -> float | None:
-        if self.seconds is None:
-            return None
-        if self.deadline is None:
-            return self.seconds
-        return max(0.0, self.deadline - asyncio.get_running_loop().time())
-
-    def foresee(
-        self, llm: LLMClient | None, each: float | None = None, measured: str = "as measured"
-    ) -> None:
-        """Say once, when the stories left would take longer than the budget left, how many
-        the model will likely write: at `each` seconds a story (`measured` says where it came
-        from), else at the server's speeds measured in this process (nothing is said from
-        speeds only assumed: a guess is no forecast)."""
-        left, waiting = self.left(), self.stories - self.done
-        if self.foreseen or left is None or llm is None or waiting <= 0:
-            return
-        if each is None:
-            from digest.summarize.check import story_estimate
-
-            facts = llm.known_facts
-            if facts is None or not (facts.speeds.prompt_speed and facts.speeds.write_speed):
-                return
-            each = story_estimate(facts, llm.config.max_input_chars)[1]
-        if not each or waiting * each <= left:
-            return
-        self.foreseen = True
-        likely = min(waiting, int(left // each))
-        log.warning(
-            "the [llm] budget (%.0f s left) will likely hold %d of the %d stor%s still to "
-            "summarize, at about %.0f s each %s; the rest will be extractive",
-            left,
-            likely,
-            waiting,
-            "y" if waiting == 1 else "ies",
-            each,
-            measured,
-        )
-
-    def progress_detail(self, story: str) -> str:
-        """What a terminal's progress line names for a story done: the story, and the budget
-        left once it has started (the bar beside it shows the time spent)."""
-        left = self.left()
-        if left is None or self.deadline is None:
-            return story
-        return f"{story} · [llm] budget {left:.0f} s left"
-
-    def ended(self, title: str, how: str, took: float) -> None:
-        """One line per story: which it was, how its summary was made and in how long."""
-        self.done += 1
-        of = f" {self.done} of {self.stories}" if self.stories else ""
-        left = self.left()
-        budget = f"; [llm] budget {left:.0f} s left" if left is not None else ""
-        log.info("story%s summarized (%s) in %.0f s%s: %s", of, how, took, budget, title)
-
-
-# The budget shared by the story units of one deepen that run in its process; a unit on a
-# worker has its own, counted from its first LLM call.
-_budget: ContextVar[_Budget | None] = ContextVar("deepen_budget", default=None)
-
-
-@contextmanager
-def shared_budget(budget: _Budget) -> Iterator[None]:
-    token = _budget.set(budget)
-    try:
-        yield
-    finally:
-        _budget.reset(token)
-
-
 @step(StoryUnit, StoryOutcome)
 async def read_story(app: Parts, unit: StoryUnit) -> StoryOutcome:
     """Read the story's pages still to read, then write its one summary (the claim check and
@@ -719,7 +577,7 @@ async def read_story(app: Parts, unit: StoryUnit) -> StoryOutcome:
             if failure is not None:
                 failed.append(failure)
     views = await store.stories_by_id([unit.story])
-    budget = _budget.get() or _Budget(app.config.llm.budget if app.config.llm else None)
+    budget = story_budget(app.config.llm.budget if app.config.llm else None)
     summarized, fallback = False, None
     check = await for_app(app)
     with counted_calls() as calls:  # this unit's own, whatever else runs beside it
@@ -783,7 +641,7 @@ async def story_input(app: Parts, story: StoryView, today: datetime) -> StoryInp
 
 
 async def _summarize_story(
-    app: Parts, story: StoryView, budget: _Budget, check: FigureCheck | None = None
+    app: Parts, story: StoryView, budget: LLMBudget, check: FigureCheck | None = None
 ) -> tuple[DeepenTally, bool, str | None]:
     """The story's summary, unless its texts' summary is known: what it counted, whether the
     story has a summary, and why the LLM's fell back to extractive if it did. Where its
