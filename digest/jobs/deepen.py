@@ -1,11 +1,10 @@
 """The deep path: cluster the day's articles into stories, crawl the top ones, summarize them.
 
 Each top story gets one summary, written in one LLM call from the main texts of its first
-`SOURCES_PER_STORY` outlets (the representative first) and checked claim by claim against them
-(`digest.summarize.story`); a story whose texts have not changed keeps its summary. The LLM
-summaries of one deepen share `[llm] budget` seconds: the stories still waiting when it is spent
-are summarized extractively, and the run record says how many and why
-(`digest.jobs.llm_budget`).
+outlets and checked claim by claim against them; a story whose texts have not changed keeps its
+summary (`digest.jobs.story_summary`). The LLM summaries of one deepen share `[llm] budget`
+seconds: the stories still waiting when it is spent are summarized extractively, and the run
+record says how many and why (`digest.jobs.llm_budget`).
 
 Each top story is one unit (`plan_stories`, `read_story`): its pages still to read, then its
 summary, run by the app's runner in this process or on the workers alike (a story on a worker
@@ -22,7 +21,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Collection, Sequence
-from dataclasses import asdict, dataclass, field, fields, replace
+from dataclasses import asdict, dataclass, field, fields
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -33,7 +32,7 @@ from digest.jobs.clustering import (
     cluster_with_embeddings,
     shown_stories,
 )
-from digest.jobs.figure_check import ANSWERED_NO, FIGURE_CHECK, FigureCheck, for_app, kept_out_line
+from digest.jobs.figure_check import ANSWERED_NO, FIGURE_CHECK, for_app, kept_out_line
 from digest.jobs.llm_budget import (
     EARLIER,
     MEASURED,
@@ -45,10 +44,15 @@ from digest.jobs.llm_budget import (
 )
 from digest.jobs.run import OpenRun, recorded_run
 from digest.jobs.story_memory import record_stories
+from digest.jobs.story_summary import (
+    Written,
+    has_summary,
+    story_input,
+    story_sources,
+    write_summary,
+)
 from digest.jobs.units import Lost, Outcome, Unit, step
 from digest.models import (
-    ArticleView,
-    Disagreement,
     Failure,
     Page,
     StorySummary,
@@ -57,9 +61,7 @@ from digest.models import (
 )
 from digest.runtime import metrics
 from digest.runtime.progress import NO_PROGRESS, Progress
-from digest.runtime.threads import off_loop
 from digest.store import content_hash
-from digest.stories import credited
 from digest.summarize.fallbacks import tally as fallback_causes
 from digest.summarize.timing import counted_calls
 
@@ -68,16 +70,10 @@ if TYPE_CHECKING:
     from digest.jobs.units import Parts
     from digest.store.face import StoreFace
     from digest.stories.embeddings import Embedder
-    from digest.summarize.disputes import Confirmed
     from digest.summarize.llm import LLMClient
-    from digest.summarize.types import StoryInput
-    from digest.summarize.types import StoryOutcome as Summarized
 
 log = logging.getLogger(__name__)
 
-# Outlets a story's summary is written from: enough to compare tellings, few enough that each
-# gets a fair share of `[llm] max_input_chars`.
-SOURCES_PER_STORY = 4
 # The source of a run's error when the embeddings endpoint failed and stories were told by
 # their words alone: a fallback, not a failure of the run's own work.
 EMBEDDINGS = "embeddings"
@@ -176,18 +172,6 @@ async def summarize_text(
     if store is not None and article_id is not None:
         await store.save_summary(article_id, key, outcome.summary)
     return outcome.summary, False, outcome.fallback_reason
-
-
-def story_sources(story: StoryView) -> list[ArticleView]:
-    """The articles a story's summary is written from: the first of each outlet, in story
-    order (the representative first), at most SOURCES_PER_STORY."""
-    seen: set[str] = set()
-    out: list[ArticleView] = []
-    for a in story.articles:
-        if a.outlet not in seen:
-            seen.add(a.outlet)
-            out.append(a)
-    return out[:SOURCES_PER_STORY]
 
 
 @dataclass(frozen=True, slots=True)
@@ -526,22 +510,10 @@ async def _to_write(
     for unit in units:
         if not unit.pages:
             item = await story_input(app, by_id[unit.story], today)
-            if not item.sources or await _known(app, unit.story, item.content_hash, preferred):
+            if not item.sources or await has_summary(app, unit.story, item.content_hash, preferred):
                 continue
         out.add(unit.story)
     return out
-
-
-async def _known(app: Parts, story: int, key: str, preferred: str) -> bool:
-    """Whether the story's texts (`key`) have a summary to keep: the summarizer's, or the
-    extractive one made when the model's was not trusted."""
-    store = await app.face()
-    if await store.find_story_summary(story, key, preferred) is not None:
-        return True
-    if preferred == "extractive":
-        return False
-    other = await store.find_story_summary(story, key, "extractive")
-    return other is not None and other.note.startswith("claim check")
 
 
 async def _stale_pages(app: Parts, stories: Sequence[StoryView]) -> set[int]:
@@ -583,8 +555,10 @@ async def read_story(app: Parts, unit: StoryUnit) -> StoryOutcome:
     with counted_calls() as calls:  # this unit's own, whatever else runs beside it
         if views:
             began = time.monotonic()
-            made, summarized, fallback = await _summarize_story(app, views[0], budget, check)
-            tally += made + DeepenTally(summary_ms=round((time.monotonic() - began) * 1000))
+            written = await write_summary(app, views[0], budget, check)
+            summarized, fallback = written.has_summary, written.fallback
+            took = DeepenTally(summary_ms=round((time.monotonic() - began) * 1000))
+            tally += _counted(written) + took
     tally += DeepenTally(
         llm_calls=calls[0], figure_checks=check.asked, figure_lines_kept_out=len(check.kept_out)
     )
@@ -610,113 +584,12 @@ async def _crawl(app: Parts, crawler: Any, page: CrawlTarget) -> tuple[DeepenTal
     return DeepenTally(crawled=1), None
 
 
-async def story_input(app: Parts, story: StoryView, today: datetime) -> StoryInput:
-    """The story as its summary is written from: each source's stored main text (its lede
-    when it has none), the earlier summary when the story had one on an earlier day."""
-    from digest.summarize.types import StoryInput, StorySource
-
-    store = await app.face()
-    fresh = await store.stories_by_id([story.id])
-    story = fresh[0] if fresh else story
-    earlier = story.summary
-    if earlier is not None and (earlier.created_at is None or earlier.created_at >= today):
-        earlier = None  # made today: not an earlier edition's
-    before = {o.url for o in earlier.sources} if earlier else set()
-    sources = []
-    for a in story_sources(story):
-        text = await store.article_text(a.id) if a.has_text else None
-        text = text or a.lede
-        if text.strip():
-            sources.append(
-                StorySource(
-                    url=a.url,
-                    outlet=credited(a.source) or a.outlet,
-                    title=a.title,
-                    text=text,
-                    published=a.published,
-                    new=bool(earlier) and a.url not in before,
-                )
-            )
-    return StoryInput(story.title, tuple(sources), today.date(), earlier)
-
-
-async def _summarize_story(
-    app: Parts, story: StoryView, budget: LLMBudget, check: FigureCheck | None = None
-) -> tuple[DeepenTally, bool, str | None]:
-    """The story's summary, unless its texts' summary is known: what it counted, whether the
-    story has a summary, and why the LLM's fell back to extractive if it did. Where its
-    outlets disagree, the disagreements it attributes are those `check` confirms (the rules'
-    alone without a model), asked within the `[llm] budget`."""
-    from digest.summarize.disputes import Confirmed, story_disagreements
-    from digest.summarize.story import extractive_story_summary, summarize_story
-
-    store = await app.face()
-    summarizer = await app.summarizer()
-    llm = summarizer.llm
-    preferred = summarizer.preferred
-    today = datetime.now(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
-    item = await story_input(app, story, today)
-    if not item.sources:
-        return DeepenTally(), False, None
-    key = item.content_hash
-    if await _known(app, story.id, key, preferred):
-        budget.kept(story.id)
-        return DeepenTally(reused=1), True, None
-    over = DeepenTally()
-    began = time.monotonic()
-    check = check or FigureCheck(None)
-    # The disagreements the rules found and the model confirmed; None: the rules' own.
-    disputes: Confirmed | None = None
-
-    async def summarized() -> Summarized:
-        nonlocal disputes
-        if check.on:
-            disputes = await confirmed_disputes(check, item)
-        return await summarize_story(llm, item, by_outlet=disputes)
-
-    try:
-        deadline = budget.begin()
-        if deadline is not None:
-            async with asyncio.timeout_at(deadline):
-                outcome = await summarized()
-        else:
-            outcome = await summarized()
-        summary, reason = outcome.summary, outcome.fallback_reason
-        how = "by the model" if summary.summarizer != "extractive" else "extractive"
-        if reason:
-            how = f"extractive: {fallback_causes([reason])}"
-    except TimeoutError:
-        note = f"the [llm] budget of {budget.seconds:g} s for this deepen was spent"
-        max_chars = llm.config.max_input_chars if llm else 12_000
-        if check.on and disputes is None:  # spent while the model was asked: none confirmed
-            disputes = Confirmed(tuple(story_disagreements(item)), ())
-        summary = extractive_story_summary(item, max_chars, note, by_outlet=disputes)
-        reason, how = None, "extractive: the [llm] budget was spent"
-        over = DeepenTally(over_budget=1)
-    budget.ended(story.title, how, time.monotonic() - began)
-    if llm is not None:
-        budget.foresee(llm)  # the speeds its first summary measured
-    summary = replace(summary, created_at=datetime.now(UTC))
-    await store.save_story_summary(story.id, key, summary)
-    return over + _count(summary, len(item.sources)), True, reason or None
-
-
-async def confirmed_disputes(check: FigureCheck, item: Any) -> Confirmed:
-    """The disagreements the rules find in the story's texts (`disputes.story_disputes`),
-    and those of them the model confirms, each asked of its outlets' clauses."""
-    from digest.facts.figures import disagreements
-    from digest.memory.same_quantity import disagreement_pairs
-    from digest.summarize.disputes import Confirmed, outlet_figures
-
-    def found() -> tuple[dict[str, Any], list[Disagreement]]:
-        current = outlet_figures(item)
-        return current, disagreements(current)
-
-    current, candidates = await off_loop(found)
-    confirmed = [
-        d for d in candidates if await check.passes("disagreement", disagreement_pairs(d, current))
-    ]
-    return Confirmed(tuple(candidates), tuple(confirmed))
+def _counted(written: Written) -> DeepenTally:
+    """What writing a story's summary counts: a summary kept, or one written."""
+    if written.summary is None:
+        return DeepenTally(reused=int(written.kept))
+    over = DeepenTally(over_budget=int(written.over_budget))
+    return over + _count(written.summary, written.sources)
 
 
 def _count(summary: StorySummary, sources: int) -> DeepenTally:
