@@ -347,8 +347,8 @@ from digest.facts import figures  # noqa: E402
 from digest.facts.claims import numbers_in  # noqa: E402
 from digest.facts.figures import QUANTITIES  # noqa: E402
 from digest.jobs.clustering import cluster_category  # noqa: E402
-from digest.jobs.deepen import story_sources  # noqa: E402
 from digest.jobs.story_memory import record_story, remember  # noqa: E402
+from digest.jobs.story_summary import story_sources  # noqa: E402
 from digest.models import (  # noqa: E402
     Correction,
     Disagreement,

@@ -85,7 +85,8 @@ from digest.app import App
 from digest.config import Config, LLMConfig, parse_config
 from digest.facts.claims import check_summary
 from digest.jobs.collect import collect
-from digest.jobs.deepen import deepen, story_sources
+from digest.jobs.deepen import deepen
+from digest.jobs.story_summary import story_sources
 from digest.sources.ddg import DuckDuckGo
 from digest.summarize import ArticleInput, Summarizer
 from tests.conftest import free_port

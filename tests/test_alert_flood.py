@@ -46,10 +46,11 @@ HOURLY = (
 
 
 class Clock:
-    """The runs' clock: deepen's and the alerts' `datetime.now` answer `now`."""
+    """The runs' clock: deepen's (its story summaries' too) and the alerts' `datetime.now` answer
+    `now`."""
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch, start: datetime) -> None:
-        from digest.jobs import alerts, deepen
+        from digest.jobs import alerts, deepen, story_summary
 
         self.now = start
         clock = self
@@ -59,7 +60,7 @@ class Clock:
             def now(cls, tz=None):  # type: ignore[override]
                 return clock.now
 
-        for module in (deepen, alerts):
+        for module in (deepen, story_summary, alerts):
             monkeypatch.setattr(module, "datetime", Faked)
 
 

@@ -81,7 +81,7 @@ def test_a_deepen_the_budget_cannot_hold_says_how_many_stories_the_model_will_wr
     900 s budget holds 7 of them, said once before they start, not found out at the end."""
     from types import SimpleNamespace
 
-    from digest.jobs.deepen import _Budget
+    from digest.jobs.llm_budget import LLMBudget as _Budget
     from digest.summarize.timing import Speeds
     from digest.summarize.window import ServerFacts
 

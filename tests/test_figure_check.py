@@ -339,7 +339,7 @@ async def test_publish_asks_the_configured_model_and_says_once_what_it_kept_out(
 async def test_a_summary_attributes_the_values_only_of_a_disagreement_the_model_confirms(
     llm_server: LLMServer, reply: str, attributed: bool
 ) -> None:
-    from digest.jobs.deepen import confirmed_disputes
+    from digest.jobs.story_summary import confirmed_disputes
     from digest.summarize.story import summarize_story
     from tests.test_story_check import ATTRIBUTED, BLAST
 

@@ -28,7 +28,6 @@ from digest.jobs.collect import (
 )
 from digest.jobs.deepen import (
     COUNTS,
-    SOURCES_PER_STORY,
     CrawlTarget,
     DeepenTally,
     StoryOutcome,
@@ -37,6 +36,7 @@ from digest.jobs.deepen import (
 )
 from digest.jobs.publish import DeliveryUnit, plan_deliveries
 from digest.jobs.run import recorded_run
+from digest.jobs.story_summary import SOURCES_PER_STORY
 from digest.jobs.units import STEPS, InProcess, Lost, Outcome, Unit, step
 from digest.models import ArticleView, Failure, Headline, StoryView
 from digest.worker import load_steps

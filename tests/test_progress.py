@@ -176,7 +176,7 @@ def test_piped_collect_prints_its_report_and_no_progress(
 async def test_a_story_done_names_the_llm_budget_left_once_it_has_started() -> None:
     """On a terminal, each story summarized says how much of `[llm] budget` is left (the bar
     shows the time spent); before the first LLM summary, and with no budget, just the story."""
-    from digest.jobs.deepen import _Budget
+    from digest.jobs.llm_budget import LLMBudget as _Budget
 
     assert _Budget(None, stories=3).progress_detail("https://a.example/1") == "https://a.example/1"
     budget = _Budget(900.0, stories=3)

@@ -357,6 +357,7 @@ class _Clock(datetime):
 CLOCKED = (
     "digest.jobs.collect",
     "digest.jobs.deepen",
+    "digest.jobs.story_summary",
     "digest.jobs.publish",
     "digest.sources.feeds",
     "digest.store.base",

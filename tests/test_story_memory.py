@@ -384,13 +384,15 @@ def quake_page(slug: str, title: str, lede: str) -> bytes:
 
 
 class Days:
-    """Day 1 and day 2 of the scenario: deepen runs "on" `self.now` (its clock is the module's
-    `datetime`, replaced here), and what was read on day 1 is dated day 1 in the store."""
+    """Day 1 and day 2 of the scenario: deepen runs "on" `self.now` (its clock is the
+    `datetime` of its modules, replaced here), and what was read on day 1 is dated day 1 in
+    the store."""
 
     def __init__(self, monkeypatch) -> None:
         from digest.jobs import deepen as deepen_module
+        from digest.jobs import story_summary
 
-        self.monkeypatch, self.module = monkeypatch, deepen_module
+        self.monkeypatch, self.modules = monkeypatch, (deepen_module, story_summary)
         real = datetime.now(UTC)
         self.day2 = real.date()
         self.day1 = self.day2 - timedelta(days=1)
@@ -404,10 +406,12 @@ class Days:
             def now(cls, tz=None):  # type: ignore[override]
                 return fixed
 
-        self.monkeypatch.setattr(self.module, "datetime", Day1)
+        for module in self.modules:
+            self.monkeypatch.setattr(module, "datetime", Day1)
 
     def on_day2(self) -> None:
-        self.monkeypatch.setattr(self.module, "datetime", datetime)
+        for module in self.modules:
+            self.monkeypatch.setattr(module, "datetime", datetime)
 
 
 RSS = "application/rss+xml"

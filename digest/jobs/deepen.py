@@ -1,10 +1,10 @@
 """The deep path: cluster the day's articles into stories, crawl the top ones, summarize them.
 
 Each top story gets one summary, written in one LLM call from the main texts of its first
-`SOURCES_PER_STORY` outlets (the representative first) and checked claim by claim against them
-(`digest.summarize.story`); a story whose texts have not changed keeps its summary. The LLM
-summaries of one deepen share `[llm] budget` seconds: the stories still waiting when it is spent
-are summarized extractively, and the run record says how many and why.
+outlets and checked claim by claim against them; a story whose texts have not changed keeps its
+summary (`digest.jobs.story_summary`). The LLM summaries of one deepen share `[llm] budget`
+seconds: the stories still waiting when it is spent are summarized extractively, and the run
+record says how many and why (`digest.jobs.llm_budget`).
 
 Each top story is one unit (`plan_stories`, `read_story`): its pages still to read, then its
 summary, run by the app's runner in this process or on the workers alike (a story on a worker
@@ -20,10 +20,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Collection, Iterator, Sequence
-from contextlib import contextmanager
-from contextvars import ContextVar
-from dataclasses import asdict, dataclass, field, fields, replace
+from collections.abc import Collection, Sequence
+from dataclasses import asdict, dataclass, field, fields
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -34,13 +32,27 @@ from digest.jobs.clustering import (
     cluster_with_embeddings,
     shown_stories,
 )
-from digest.jobs.figure_check import ANSWERED_NO, FIGURE_CHECK, FigureCheck, for_app, kept_out_line
-from digest.jobs.run import recorded_run
+from digest.jobs.figure_check import ANSWERED_NO, FIGURE_CHECK, for_app, kept_out_line
+from digest.jobs.llm_budget import (
+    EARLIER,
+    MEASURED,
+    LLMBudget,
+    earlier_story_seconds,
+    measured_speeds,
+    shared_budget,
+    story_budget,
+)
+from digest.jobs.run import OpenRun, recorded_run
 from digest.jobs.story_memory import record_stories
+from digest.jobs.story_summary import (
+    Written,
+    has_summary,
+    story_input,
+    story_sources,
+    write_summary,
+)
 from digest.jobs.units import Lost, Outcome, Unit, step
 from digest.models import (
-    ArticleView,
-    Disagreement,
     Failure,
     Page,
     StorySummary,
@@ -49,24 +61,19 @@ from digest.models import (
 )
 from digest.runtime import metrics
 from digest.runtime.progress import NO_PROGRESS, Progress
-from digest.runtime.threads import off_loop
 from digest.store import content_hash
-from digest.stories import credited
 from digest.summarize.fallbacks import tally as fallback_causes
 from digest.summarize.timing import counted_calls
 
 if TYPE_CHECKING:
+    from digest.config import Config
     from digest.jobs.units import Parts
-    from digest.summarize.disputes import Confirmed
+    from digest.store.face import StoreFace
+    from digest.stories.embeddings import Embedder
     from digest.summarize.llm import LLMClient
-    from digest.summarize.types import StoryInput
-    from digest.summarize.types import StoryOutcome as Summarized
 
 log = logging.getLogger(__name__)
 
-# Outlets a story's summary is written from: enough to compare tellings, few enough that each
-# gets a fair share of `[llm] max_input_chars`.
-SOURCES_PER_STORY = 4
 # The source of a run's error when the embeddings endpoint failed and stories were told by
 # their words alone: a fallback, not a failure of the run's own work.
 EMBEDDINGS = "embeddings"
@@ -167,18 +174,6 @@ async def summarize_text(
     return outcome.summary, False, outcome.fallback_reason
 
 
-def story_sources(story: StoryView) -> list[ArticleView]:
-    """The articles a story's summary is written from: the first of each outlet, in story
-    order (the representative first), at most SOURCES_PER_STORY."""
-    seen: set[str] = set()
-    out: list[ArticleView] = []
-    for a in story.articles:
-        if a.outlet not in seen:
-            seen.add(a.outlet)
-            out.append(a)
-    return out[:SOURCES_PER_STORY]
-
-
 @dataclass(frozen=True, slots=True)
 class CrawlTarget:
     """An article of a story whose page is still to be read."""
@@ -274,82 +269,127 @@ async def deepen(
     config = app.config
     cats = [config.check_category(c) for c in categories] if categories else None
     cats = cats or list(config.sources.categories)
-    limit = top or config.stories.top
     store = await app.face()
     embedder = await app.embedder()
     now = datetime.now(UTC)
-    tally = DeepenTally()
-    mode, mode_reason = "", ""
-    similarity = "embeddings" if embedder else "lexical"
-    similarity_reason = "" if embedder else NO_EMBEDDINGS
-    measured: dict[str, Any] = {}
+    found = _Found.told_by(embedder)
     with counted_calls() as own_calls:  # this run's, whatever else shares the client
         async with recorded_run(app, "deepen", started=started) as run:
             try:
-                stories: list[StoryView] = []
-                progress.step("clustering categories", len(cats))
-                for category in cats:
-                    # Once the endpoint failed, the rest of the run goes without it: a dead
-                    # server costs one timeout per run, not one per category.
-                    if embedder is not None and similarity == "embeddings":
-                        result = await cluster_with_embeddings(
-                            store, category, now=now, config=config.stories, embedder=embedder
-                        )
-                        tally += DeepenTally(embedded=result.embedded)
-                        if result.embedding_error:
-                            similarity, similarity_reason = "lexical", result.embedding_error
-                            reason = result.embedding_error
-                            log.warning("stories told by their words alone: %s", reason)
-                            run.errors.append(
-                                Failure(EMBEDDINGS, f"lexical similarity only: {reason}")
-                            )
-                    else:
-                        await store.call(cluster_category, category, now=now, config=config.stories)
-                    progress.advance(1, category)
-                # Each category's top as the edition shows it: an event collected under two
-                # categories is read once, and the other category's next story is read too.
-                stories = await store.call(
-                    shown_stories,
-                    config.stories,
-                    list(dict.fromkeys([*config.sources.categories, *cats])),
-                    since=now - timedelta(hours=24),
-                    limit=limit,
-                    only=cats,
-                )
-                tally += DeepenTally(stories=len(stories))
+                await _cluster(store, config, cats, now, embedder, found, run, progress)
+                stories = await _top_stories(store, config, cats, now, top or config.stories.top)
+                found.tally += DeepenTally(stories=len(stories))
                 metrics.stories_deepened.inc(len(stories))
                 read = await _read_stories(app, stories, progress)
-                tally += read.tally
-                mode, mode_reason = read.crawl_mode, read.crawl_mode_reason
-                if read.measured is not None:
-                    measured = {MEASURED: read.measured}
+                found.took(read)
                 run.errors += read.errors
-                own = [e for e in run.errors if e.source != EMBEDDINGS]  # pages and summaries
-                ok = read.summarized
-                run.status = "ok" if not run.errors else ("partial" if ok or not own else "failed")
+                run.status = _status(run.errors, read.summarized)
             finally:
                 # The calls made here, outside the stories' units (each unit counts its own).
-                tally += DeepenTally(llm_calls=own_calls[0])
-                run.counts = {
-                    **tally.to_json(),
-                    "crawl_mode": mode,
-                    "crawl_mode_reason": mode_reason,
-                    "similarity": similarity,
-                    "similarity_reason": similarity_reason,
-                    **measured,
-                }
+                found.tally += DeepenTally(llm_calls=own_calls[0])
+                run.counts = found.counts()
     await alert_followers(app, "deepen")  # the stories' new facts, to their followers
     return DeepenReport(
         run.id,
         run.status,
-        tally.to_json(),
-        mode,
-        mode_reason,
+        found.tally.to_json(),
+        found.crawl_mode,
+        found.crawl_mode_reason,
         run.errors,
         time.monotonic() - started,
-        similarity,
-        similarity_reason,
+        found.similarity,
+        found.similarity_reason,
     )
+
+
+@dataclass(slots=True)
+class _Found:
+    """What a deepen has counted and learned so far: the run record's `counts`, written
+    whatever stage it stopped at."""
+
+    tally: DeepenTally = DeepenTally()
+    crawl_mode: str = ""
+    crawl_mode_reason: str = ""
+    similarity: str = "lexical"  # how stories were told apart (`DeepenReport.similarity`)
+    similarity_reason: str = ""
+    measured: dict[str, Any] = field(default_factory=dict)  # {MEASURED: the server's speeds}
+
+    @classmethod
+    def told_by(cls, embedder: Embedder | None) -> _Found:
+        """A deepen's start: stories told apart by their vectors when there is an embedder."""
+        if embedder is not None:
+            return cls(similarity="embeddings")
+        return cls(similarity="lexical", similarity_reason=NO_EMBEDDINGS)
+
+    def took(self, read: _Read) -> None:
+        """The stories' outcomes, folded into what the run found."""
+        self.tally += read.tally
+        self.crawl_mode, self.crawl_mode_reason = read.crawl_mode, read.crawl_mode_reason
+        if read.measured is not None:
+            self.measured = {MEASURED: read.measured}
+
+    def counts(self) -> dict[str, Any]:
+        return {
+            **self.tally.to_json(),
+            "crawl_mode": self.crawl_mode,
+            "crawl_mode_reason": self.crawl_mode_reason,
+            "similarity": self.similarity,
+            "similarity_reason": self.similarity_reason,
+            **self.measured,
+        }
+
+
+async def _cluster(
+    store: StoreFace,
+    config: Config,
+    cats: list[str],
+    now: datetime,
+    embedder: Embedder | None,
+    found: _Found,
+    run: OpenRun,
+    progress: Progress,
+) -> None:
+    """Cluster each category's articles into stories, by their vectors while the embeddings
+    endpoint answers, by their words alone once it failed (the failure on the run's errors)."""
+    progress.step("clustering categories", len(cats))
+    for category in cats:
+        # Once the endpoint failed, the rest of the run goes without it: a dead
+        # server costs one timeout per run, not one per category.
+        if embedder is not None and found.similarity == "embeddings":
+            result = await cluster_with_embeddings(
+                store, category, now=now, config=config.stories, embedder=embedder
+            )
+            found.tally += DeepenTally(embedded=result.embedded)
+            if result.embedding_error:
+                found.similarity = "lexical"
+                found.similarity_reason = reason = result.embedding_error
+                log.warning("stories told by their words alone: %s", reason)
+                run.errors.append(Failure(EMBEDDINGS, f"lexical similarity only: {reason}"))
+        else:
+            await store.call(cluster_category, category, now=now, config=config.stories)
+        progress.advance(1, category)
+
+
+async def _top_stories(
+    store: StoreFace, config: Config, cats: list[str], now: datetime, limit: int
+) -> list[StoryView]:
+    """Each category's top as the edition shows it: an event collected under two
+    categories is read once, and the other category's next story is read too."""
+    return await store.call(
+        shown_stories,
+        config.stories,
+        list(dict.fromkeys([*config.sources.categories, *cats])),
+        since=now - timedelta(hours=24),
+        limit=limit,
+        only=cats,
+    )
+
+
+def _status(errors: Sequence[Failure], summarized: int) -> str:
+    """The run's status: "ok" without errors; "failed" when its own work (pages and summaries,
+    not the embeddings' fallback) failed and no story was summarized; else "partial"."""
+    own = [e for e in errors if e.source != EMBEDDINGS]  # pages and summaries
+    return "ok" if not errors else ("partial" if summarized or not own else "failed")
 
 
 @dataclass(frozen=True, slots=True)
@@ -361,7 +401,7 @@ class _Read:
     errors: list[Failure]
     crawl_mode: str
     crawl_mode_reason: str
-    measured: dict[str, Any] | None = None  # the server's speeds (`_measured`)
+    measured: dict[str, Any] | None = None  # the server's speeds (`llm_budget.measured_speeds`)
 
 
 async def _read_stories(app: Parts, stories: list[StoryView], progress: Progress) -> _Read:
@@ -373,20 +413,41 @@ async def _read_stories(app: Parts, stories: list[StoryView], progress: Progress
     shown = {s.id: s.articles[0].url if s.articles else s.title for s in stories}
     progress.step("summarizing stories", len(units))
     runner = await app.runner()
-    budget = app.config.llm.budget if app.config.llm else None
-    shared = _Budget(budget, stories=len(units))
     llm = None if runner.remote else (await app.summarizer()).llm  # a worker's is its own
-    if budget is not None and llm is not None and units:
-        shared.counted = await _to_write(app, stories, units)
-        shared.stories = len(shared.counted)
-        if _measured(llm) is not None:
-            shared.foresee(llm)
-        elif (earlier := await _earlier_story_seconds(app, llm)) is not None:
-            shared.foresee(llm, earlier, EARLIER)  # a fresh process: nothing measured yet
+    shared = await _deepen_budget(app, stories, units, llm)
     with shared_budget(shared):
         outcomes = await runner.run(
             units, ended=lambda u: progress.advance(1, shared.progress_detail(shown[u.story]))
         )
+    return _folded(units, outcomes, shared.seconds, llm)
+
+
+async def _deepen_budget(
+    app: Parts, stories: list[StoryView], units: list[StoryUnit], llm: LLMClient | None
+) -> LLMBudget:
+    """The `[llm] budget` the stories summarized in this process share, counting the stories
+    whose summary will likely be written, and its forecast said as soon as it can be."""
+    budget = app.config.llm.budget if app.config.llm else None
+    shared = LLMBudget(budget, stories=len(units))
+    if budget is not None and llm is not None and units:
+        shared.counted = await _to_write(app, stories, units)
+        shared.stories = len(shared.counted)
+        if measured_speeds(llm) is not None:
+            shared.foresee(llm)
+        elif (earlier := await earlier_story_seconds(await app.face(), llm)) is not None:
+            shared.foresee(llm, earlier, EARLIER)  # a fresh process: nothing measured yet
+    return shared
+
+
+def _folded(
+    units: Sequence[StoryUnit],
+    outcomes: Sequence[StoryOutcome | Lost],
+    budget: float | None,
+    llm: LLMClient | None,
+) -> _Read:
+    """The stories' outcomes as one: their tallies added up, their failed pages, and one
+    error each for the summaries that fell back, the disagreements the model could not
+    check, and the stories left extractive by the budget (`budget` seconds)."""
     tally, summarized, mode, reason = DeepenTally(), 0, "", ""
     errors: list[Failure] = []
     fallbacks: list[str] = []
@@ -434,62 +495,7 @@ async def _read_stories(app: Parts, stories: list[StoryView], progress: Progress
                 f"of {budget or 0:g} s for this deepen was spent",
             )
         )
-    return _Read(tally, summarized, errors, mode, reason, _measured(llm))
-
-
-# The run record's `counts` entry for the speeds the deepen measured of its LLM server, and
-# the forecast's words when it comes from them.
-MEASURED = "llm_measured"
-EARLIER = "as measured in an earlier run"
-# The deepens looked back on for them: the last one may have had nothing new to summarize.
-EARLIER_RUNS = 20
-
-
-def _measured(llm: LLMClient | None) -> dict[str, Any] | None:
-    """The speeds measured of the LLM server in this process (the slowest recent ones), with
-    the server and model they belong to and the window a story's request was fitted to; None
-    before both were measured."""
-    facts = llm.known_facts if llm is not None else None
-    if llm is None or facts is None:
-        return None
-    prompt, write = facts.speeds.prompt_speed, facts.speeds.write_speed
-    if not (prompt and write):
-        return None
-    return {
-        "base_url": llm.config.base_url,
-        "model": llm.config.model,
-        "window": facts.window,
-        "prompt_speed": round(prompt, 3),
-        "write_speed": round(write, 3),
-    }
-
-
-async def _earlier_story_seconds(app: Parts, llm: LLMClient) -> float | None:
-    """A story's seconds at the speeds the latest deepen that measured this server and model
-    recorded (`_measured`): a command's first story then need not be waited for to say what
-    the budget will hold. None when none did (speeds of another server or model say nothing
-    of this one)."""
-    from digest.summarize.check import story_estimate
-    from digest.summarize.timing import Speeds
-    from digest.summarize.window import ServerFacts
-
-    store = await app.face()
-    for run in await store.recent_runs(EARLIER_RUNS, "deepen"):
-        seen = run.counts.get(MEASURED)
-        if not isinstance(seen, dict):
-            continue
-        if (seen.get("base_url"), seen.get("model")) != (llm.config.base_url, llm.config.model):
-            continue
-        try:
-            window = int(seen["window"])
-            prompt, write = float(seen["prompt_speed"]), float(seen["write_speed"])
-        except (KeyError, TypeError, ValueError):
-            continue
-        if not (window > 0 and prompt > 0 and write > 0):
-            continue
-        facts = ServerFacts("", window, "an earlier run's", speeds=Speeds([prompt], [write]))
-        return story_estimate(facts, llm.config.max_input_chars)[1]
-    return None
+    return _Read(tally, summarized, errors, mode, reason, measured_speeds(llm))
 
 
 async def _to_write(
@@ -504,22 +510,10 @@ async def _to_write(
     for unit in units:
         if not unit.pages:
             item = await story_input(app, by_id[unit.story], today)
-            if not item.sources or await _known(app, unit.story, item.content_hash, preferred):
+            if not item.sources or await has_summary(app, unit.story, item.content_hash, preferred):
                 continue
         out.add(unit.story)
     return out
-
-
-async def _known(app: Parts, story: int, key: str, preferred: str) -> bool:
-    """Whether the story's texts (`key`) have a summary to keep: the summarizer's, or the
-    extractive one made when the model's was not trusted."""
-    store = await app.face()
-    if await store.find_story_summary(story, key, preferred) is not None:
-        return True
-    if preferred == "extractive":
-        return False
-    other = await store.find_story_summary(story, key, "extractive")
-    return other is not None and other.note.startswith("claim check")
 
 
 async def _stale_pages(app: Parts, stories: Sequence[StoryView]) -> set[int]:
@@ -539,101 +533,6 @@ async def _stale_pages(app: Parts, stories: Sequence[StoryView]) -> set[int]:
     return await store.texts_read_before(developing, today)
 
 
-@dataclass(slots=True)
-class _Budget:
-    """The `[llm] budget` of a deepen's summaries: it starts at the first LLM summary. It hears
-    of each story's summary (one log line each: how long, how much budget is left), and says
-    once how many stories the model will likely write when the budget cannot hold them all."""
-
-    seconds: float | None
-    deadline: float | None = None
-    stories: int = 0  # the deepen's stories to summarize (0: a story on a worker, alone)
-    done: int = 0
-    foreseen: bool = False
-    counted: set[int] = field(default_factory=set)  # the stories `stories` counts
-
-    def kept(self, story: int) -> None:
-        """A story counted as to summarize kept its summary after all (its pages read anew
-        had not changed)."""
-        if story in self.counted:
-            self.counted.discard(story)
-            self.stories -= 1
-
-    def begin(self) -> float | None:
-        if self.deadline is None and self.seconds is not None:
-            self.deadline = asyncio.get_running_loop().time() + self.seconds
-        return self.deadline
-
-    def left(self) -> float | None:
-        if self.seconds is None:
-            return None
-        if self.deadline is None:
-            return self.seconds
-        return max(0.0, self.deadline - asyncio.get_running_loop().time())
-
-    def foresee(
-        self, llm: LLMClient | None, each: float | None = None, measured: str = "as measured"
-    ) -> None:
-        """Say once, when the stories left would take longer than the budget left, how many
-        the model will likely write: at `each` seconds a story (`measured` says where it came
-        from), else at the server's speeds measured in this process (nothing is said from
-        speeds only assumed: a guess is no forecast)."""
-        left, waiting = self.left(), self.stories - self.done
-        if self.foreseen or left is None or llm is None or waiting <= 0:
-            return
-        if each is None:
-            from digest.summarize.check import story_estimate
-
-            facts = llm.known_facts
-            if facts is None or not (facts.speeds.prompt_speed and facts.speeds.write_speed):
-                return
-            each = story_estimate(facts, llm.config.max_input_chars)[1]
-        if not each or waiting * each <= left:
-            return
-        self.foreseen = True
-        likely = min(waiting, int(left // each))
-        log.warning(
-            "the [llm] budget (%.0f s left) will likely hold %d of the %d stor%s still to "
-            "summarize, at about %.0f s each %s; the rest will be extractive",
-            left,
-            likely,
-            waiting,
-            "y" if waiting == 1 else "ies",
-            each,
-            measured,
-        )
-
-    def progress_detail(self, story: str) -> str:
-        """What a terminal's progress line names for a story done: the story, and the budget
-        left once it has started (the bar beside it shows the time spent)."""
-        left = self.left()
-        if left is None or self.deadline is None:
-            return story
-        return f"{story} · [llm] budget {left:.0f} s left"
-
-    def ended(self, title: str, how: str, took: float) -> None:
-        """One line per story: which it was, how its summary was made and in how long."""
-        self.done += 1
-        of = f" {self.done} of {self.stories}" if self.stories else ""
-        left = self.left()
-        budget = f"; [llm] budget {left:.0f} s left" if left is not None else ""
-        log.info("story%s summarized (%s) in %.0f s%s: %s", of, how, took, budget, title)
-
-
-# The budget shared by the story units of one deepen that run in its process; a unit on a
-# worker has its own, counted from its first LLM call.
-_budget: ContextVar[_Budget | None] = ContextVar("deepen_budget", default=None)
-
-
-@contextmanager
-def shared_budget(budget: _Budget) -> Iterator[None]:
-    token = _budget.set(budget)
-    try:
-        yield
-    finally:
-        _budget.reset(token)
-
-
 @step(StoryUnit, StoryOutcome)
 async def read_story(app: Parts, unit: StoryUnit) -> StoryOutcome:
     """Read the story's pages still to read, then write its one summary (the claim check and
@@ -650,14 +549,16 @@ async def read_story(app: Parts, unit: StoryUnit) -> StoryOutcome:
             if failure is not None:
                 failed.append(failure)
     views = await store.stories_by_id([unit.story])
-    budget = _budget.get() or _Budget(app.config.llm.budget if app.config.llm else None)
+    budget = story_budget(app.config.llm.budget if app.config.llm else None)
     summarized, fallback = False, None
     check = await for_app(app)
     with counted_calls() as calls:  # this unit's own, whatever else runs beside it
         if views:
             began = time.monotonic()
-            made, summarized, fallback = await _summarize_story(app, views[0], budget, check)
-            tally += made + DeepenTally(summary_ms=round((time.monotonic() - began) * 1000))
+            written = await write_summary(app, views[0], budget, check)
+            summarized, fallback = written.has_summary, written.fallback
+            took = DeepenTally(summary_ms=round((time.monotonic() - began) * 1000))
+            tally += _counted(written) + took
     tally += DeepenTally(
         llm_calls=calls[0], figure_checks=check.asked, figure_lines_kept_out=len(check.kept_out)
     )
@@ -683,113 +584,12 @@ async def _crawl(app: Parts, crawler: Any, page: CrawlTarget) -> tuple[DeepenTal
     return DeepenTally(crawled=1), None
 
 
-async def story_input(app: Parts, story: StoryView, today: datetime) -> StoryInput:
-    """The story as its summary is written from: each source's stored main text (its lede
-    when it has none), the earlier summary when the story had one on an earlier day."""
-    from digest.summarize.types import StoryInput, StorySource
-
-    store = await app.face()
-    fresh = await store.stories_by_id([story.id])
-    story = fresh[0] if fresh else story
-    earlier = story.summary
-    if earlier is not None and (earlier.created_at is None or earlier.created_at >= today):
-        earlier = None  # made today: not an earlier edition's
-    before = {o.url for o in earlier.sources} if earlier else set()
-    sources = []
-    for a in story_sources(story):
-        text = await store.article_text(a.id) if a.has_text else None
-        text = text or a.lede
-        if text.strip():
-            sources.append(
-                StorySource(
-                    url=a.url,
-                    outlet=credited(a.source) or a.outlet,
-                    title=a.title,
-                    text=text,
-                    published=a.published,
-                    new=bool(earlier) and a.url not in before,
-                )
-            )
-    return StoryInput(story.title, tuple(sources), today.date(), earlier)
-
-
-async def _summarize_story(
-    app: Parts, story: StoryView, budget: _Budget, check: FigureCheck | None = None
-) -> tuple[DeepenTally, bool, str | None]:
-    """The story's summary, unless its texts' summary is known: what it counted, whether the
-    story has a summary, and why the LLM's fell back to extractive if it did. Where its
-    outlets disagree, the disagreements it attributes are those `check` confirms (the rules'
-    alone without a model), asked within the `[llm] budget`."""
-    from digest.summarize.disputes import Confirmed, story_disagreements
-    from digest.summarize.story import extractive_story_summary, summarize_story
-
-    store = await app.face()
-    summarizer = await app.summarizer()
-    llm = summarizer.llm
-    preferred = summarizer.preferred
-    today = datetime.now(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
-    item = await story_input(app, story, today)
-    if not item.sources:
-        return DeepenTally(), False, None
-    key = item.content_hash
-    if await _known(app, story.id, key, preferred):
-        budget.kept(story.id)
-        return DeepenTally(reused=1), True, None
-    over = DeepenTally()
-    began = time.monotonic()
-    check = check or FigureCheck(None)
-    # The disagreements the rules found and the model confirmed; None: the rules' own.
-    disputes: Confirmed | None = None
-
-    async def summarized() -> Summarized:
-        nonlocal disputes
-        if check.on:
-            disputes = await confirmed_disputes(check, item)
-        return await summarize_story(llm, item, by_outlet=disputes)
-
-    try:
-        deadline = budget.begin()
-        if deadline is not None:
-            async with asyncio.timeout_at(deadline):
-                outcome = await summarized()
-        else:
-            outcome = await summarized()
-        summary, reason = outcome.summary, outcome.fallback_reason
-        how = "by the model" if summary.summarizer != "extractive" else "extractive"
-        if reason:
-            how = f"extractive: {fallback_causes([reason])}"
-    except TimeoutError:
-        note = f"the [llm] budget of {budget.seconds:g} s for this deepen was spent"
-        max_chars = llm.config.max_input_chars if llm else 12_000
-        if check.on and disputes is None:  # spent while the model was asked: none confirmed
-            disputes = Confirmed(tuple(story_disagreements(item)), ())
-        summary = extractive_story_summary(item, max_chars, note, by_outlet=disputes)
-        reason, how = None, "extractive: the [llm] budget was spent"
-        over = DeepenTally(over_budget=1)
-    budget.ended(story.title, how, time.monotonic() - began)
-    if llm is not None:
-        budget.foresee(llm)  # the speeds its first summary measured
-    summary = replace(summary, created_at=datetime.now(UTC))
-    await store.save_story_summary(story.id, key, summary)
-    return over + _count(summary, len(item.sources)), True, reason or None
-
-
-async def confirmed_disputes(check: FigureCheck, item: Any) -> Confirmed:
-    """The disagreements the rules find in the story's texts (`disputes.story_disputes`),
-    and those of them the model confirms, each asked of its outlets' clauses."""
-    from digest.facts.figures import disagreements
-    from digest.memory.same_quantity import disagreement_pairs
-    from digest.summarize.disputes import Confirmed, outlet_figures
-
-    def found() -> tuple[dict[str, Any], list[Disagreement]]:
-        current = outlet_figures(item)
-        return current, disagreements(current)
-
-    current, candidates = await off_loop(found)
-    confirmed = [
-        d for d in candidates if await check.passes("disagreement", disagreement_pairs(d, current))
-    ]
-    return Confirmed(tuple(candidates), tuple(confirmed))
+def _counted(written: Written) -> DeepenTally:
+    """What writing a story's summary counts: a summary kept, or one written."""
+    if written.summary is None:
+        return DeepenTally(reused=int(written.kept))
+    over = DeepenTally(over_budget=int(written.over_budget))
+    return over + _count(written.summary, written.sources)
 
 
 def _count(summary: StorySummary, sources: int) -> DeepenTally:
