@@ -39,7 +39,7 @@ from digest.errors import DigestError, InvalidEditionDayError, StoreError
 from digest.jobs.alerts import alert_followers
 from digest.jobs.clustering import across_categories
 from digest.jobs.figure_check import ANSWERED_NO, FIGURE_CHECK, FigureCheck, for_app
-from digest.jobs.run import recorded_run
+from digest.jobs.run import OpenRun, recorded_run
 from digest.jobs.story_memory import archive_corrections, with_memory
 from digest.jobs.units import Lost, Outcome, Runner, Unit, step
 from digest.models import (
@@ -479,63 +479,19 @@ async def publish(
     started = clock.monotonic()
     now = datetime.now(UTC)
     day = day or edition_day(now, app.config.schedule.timezone)
-    store = await app.face()
     state, archive = "unchanged", None
     async with recorded_run(app, "publish", run_key, started=started) as run:
-        counts, errors = run.counts, run.errors
         progress.step("building the edition")
-        check = await for_app(app)
-        built = await build_edition(app, day, now=now, check=check)
-        if check.on:
-            counts["figure_checks"] = check.asked
-            counts["figure_lines_kept_out"] = len(check.kept_out)
-        if kept_out := check.report():
-            log.info("%s", kept_out)
-            if any(c != ANSWERED_NO for c in check.kept_out):  # the model failed, not said no
-                errors.append(Failure(FIGURE_CHECK, kept_out))
+        built = await checked_edition(app, day, now, run)
         if note and not built.sections:
             built = replace(built, note=note)
         edition, state = await save_edition(app, built)
-        counts["stories"] = sum(len(s.stories) for s in edition.sections)
-        counts["headlines"] = sum(len(s.headlines) for s in edition.sections)
-        try:
-            progress.step("writing the archive")
-            archive = await render_archive(app)
-            counts["pages_written"] = len(archive.written)
-        except OSError as err:  # a full disk must not stop the emails
-            errors.append(Failure("archive", f"cannot write the archive: {err}"))
+        run.counts.update(edition_counts(edition))
+        progress.step("writing the archive")
+        archive = await archive_or_failure(app, run)
         if send:
-            readers = await store.subscribers()
-            translator = (
-                await app.translator() if any(s.preferences.language for s in readers) else None
-            )
-            report = await send_edition(
-                app,
-                edition,
-                now=now,
-                due_only=due_only,
-                translator=translator,
-                progress=progress,
-            )
-            stats = getattr(translator, "stats", None)
-            if stats is not None:
-                counts.update(stats.counts())
-                if stats.refused or stats.failed:
-                    left = stats.refused + stats.failed
-                    errors.append(
-                        Failure(
-                            "translate",
-                            f"{left} translation{'' if left == 1 else 's'} not made, the "
-                            f"original sent instead; last: {stats.last_error}",
-                        )
-                    )
-            # What waits for a retry is every pending message of this edition or an earlier
-            # one, as `digest status` counts them: not only those that failed in this run.
-            pending = await store.deliveries(None, states=("pending",))
-            waiting = [d for d in pending if d.edition_day <= day]
-            counts.update(delivery_counts(report, waiting))
-            errors += delivery_failures(report, waiting)
-        run.status = "partial" if errors else "ok"
+            await send_and_count(app, edition, now, run, due_only=due_only, progress=progress)
+        run.status = "partial" if run.errors else "ok"
     if send:  # corrections found while building the edition, to the stories' followers
         await alert_followers(app, "publish")
     return PublishReport(
@@ -545,10 +501,83 @@ async def publish(
         state,
         len(archive.written) if archive else 0,
         len(archive.unchanged) if archive else 0,
-        counts,
-        errors,
+        run.counts,
+        run.errors,
         clock.monotonic() - started,
     )
+
+
+async def checked_edition(app: Parts, day: date, now: datetime, run: OpenRun) -> Edition:
+    """The edition of `day` built with the run's figure check (`build_edition`); the run
+    counts what the check asked and kept out, and fails it where the model failed."""
+    check = await for_app(app)
+    built = await build_edition(app, day, now=now, check=check)
+    if check.on:
+        run.counts["figure_checks"] = check.asked
+        run.counts["figure_lines_kept_out"] = len(check.kept_out)
+    if kept_out := check.report():
+        log.info("%s", kept_out)
+        if any(c != ANSWERED_NO for c in check.kept_out):  # the model failed, not said no
+            run.errors.append(Failure(FIGURE_CHECK, kept_out))
+    return built
+
+
+def edition_counts(edition: Edition) -> dict[str, int]:
+    """What a publication's run record counts of its edition."""
+    return {
+        "stories": sum(len(s.stories) for s in edition.sections),
+        "headlines": sum(len(s.headlines) for s in edition.sections),
+    }
+
+
+async def archive_or_failure(app: Parts, run: OpenRun) -> ArchiveReport | None:
+    """`render_archive`, counted on the run; a failure to write (a full disk) is the run's
+    error, not the end of it: the emails are sent all the same."""
+    try:
+        archive = await render_archive(app)
+    except OSError as err:
+        run.errors.append(Failure("archive", f"cannot write the archive: {err}"))
+        return None
+    run.counts["pages_written"] = len(archive.written)
+    return archive
+
+
+async def send_and_count(
+    app: Parts,
+    edition: Edition,
+    now: datetime,
+    run: OpenRun,
+    *,
+    due_only: bool,
+    progress: Progress,
+) -> None:
+    """`send_edition` to every subscriber (the translator is loaded only when a reader has a
+    language); the run counts what was sent, translated and still waits, and reports what was
+    not delivered or not translated."""
+    store = await app.face()
+    readers = await store.subscribers()
+    translator = await app.translator() if any(s.preferences.language for s in readers) else None
+    report = await send_edition(
+        app, edition, now=now, due_only=due_only, translator=translator, progress=progress
+    )
+    stats = getattr(translator, "stats", None)
+    if stats is not None:
+        run.counts.update(stats.counts())
+        if stats.refused or stats.failed:
+            left = stats.refused + stats.failed
+            run.errors.append(
+                Failure(
+                    "translate",
+                    f"{left} translation{'' if left == 1 else 's'} not made, the "
+                    f"original sent instead; last: {stats.last_error}",
+                )
+            )
+    # What waits for a retry is every pending message of this edition or an earlier
+    # one, as `digest status` counts them: not only those that failed in this run.
+    pending = await store.deliveries(None, states=("pending",))
+    waiting = [d for d in pending if d.edition_day <= edition.day]
+    run.counts.update(delivery_counts(report, waiting))
+    run.errors += delivery_failures(report, waiting)
 
 
 def delivery_counts(report: DeliveryReport, waiting: Sequence[Delivery]) -> dict[str, int]:
