@@ -35,8 +35,8 @@ from digest.jobs.deepen import (
     StoryUnit,
     plan_stories,
 )
-from digest.jobs.publish import DeliveryUnit, plan_deliveries
 from digest.jobs.run import recorded_run
+from digest.jobs.sending import DeliveryUnit, plan_deliveries
 from digest.jobs.units import STEPS, InProcess, Lost, Outcome, Unit, step
 from digest.models import ArticleView, Failure, Headline, StoryView
 from digest.worker import load_steps
