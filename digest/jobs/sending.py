@@ -29,6 +29,7 @@ from digest.runtime.progress import NO_PROGRESS, Progress
 from digest.schedule import parse_clock
 
 if TYPE_CHECKING:
+    from digest.config import Config
     from digest.deliver.sender import LazyMessages
     from digest.edition.reader_plan import EditionPlan
     from digest.jobs.units import Parts
@@ -139,7 +140,7 @@ async def send_edition(
         return await deliver(
             SqlLedger(store, recipients),
             edition.day,
-            _messages(app, edition.day, plan, copies),
+            _messages(config, edition.day, plan, copies),
             transport,
             now,
             policy=RetryPolicy.from_config(config.email),
@@ -149,14 +150,16 @@ async def send_edition(
         await transport.aclose()
 
 
-def _messages(app: Parts, day: date, plan: EditionPlan, copies: Sequence[Edition]) -> LazyMessages:
+def _messages(
+    config: Config, day: date, plan: EditionPlan, copies: Sequence[Edition]
+) -> LazyMessages:
     """The plan's messages, each built when its turn to be sent comes (`LazyMessages`), not
-    all up front; a skipped row gets the reason instead."""
+    all up front; a skipped row gets the reason instead. Decided from what was read and
+    translated: it is handed the configuration, not the app."""
     from digest.deliver.per_channel import ReaderLinks, edition_message
     from digest.deliver.sender import LazyMessages, Skip
     from digest.render.layout import absolute_url, edition_path
 
-    config = app.config
     archive_url = absolute_url(config.archive.base_url, edition_path(day))
     messages = LazyMessages()
     for key in plan.skipped:
