@@ -17,7 +17,7 @@ Run from the repository root:
     `run(count: int) -> None`, which builds and sends `--emails` messages to a local SMTP
     server and prints its own figures.
 (c) channels: one edition (email_bench's: 6 categories, 5 stories and 12 headlines each) sent
-    by `digest.jobs.publish.send_edition` itself to `--subscribers` subscribers with mixed channels
+    by `digest.jobs.sending.send_edition` itself to `--subscribers` subscribers with mixed channels
     and preferences: the email (to the outbox) for most, json:// webhooks for a third, ntfy://
     for some, a few with the email off; a fifth with keyword rules, some with a few stories a
     category or a language of their own. Webhooks go to local receivers (tests/receivers.py)
@@ -179,7 +179,7 @@ def channels_section(args: argparse.Namespace) -> None:
 
     from digest.app import App
     from digest.config import parse_config
-    from digest.jobs.publish import send_edition
+    from digest.jobs.sending import send_edition
     from digest.store import open_store
     from digest.subscribers.preferences import Preferences
 

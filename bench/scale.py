@@ -318,7 +318,7 @@ async def stages(
     from digest.config import load_config
     from digest.jobs.collect import collect
     from digest.jobs.deepen import StoryUnit
-    from digest.jobs.publish import send_edition
+    from digest.jobs.sending import send_edition
 
     config = load_config(config_path)
     out: dict[str, Stage] = {}

@@ -7,7 +7,7 @@ Run from the repository root:
 The local fake LLM server (tests/llmserver.py) answers each translation after `--delay`
 seconds (a model's time per call; a local CPU model takes seconds, a hosted one about one).
 One edition (tests/editions.py: 4 categories, 3 stories each, English summaries) is sent by
-`digest.jobs.publish.send_edition` to `--subscribers` readers whose languages are spread over de,
+`digest.jobs.sending.send_edition` to `--subscribers` readers whose languages are spread over de,
 fr, es, it, en and none (all categories each), the emails to the outbox, the store SQLite.
 Printed: the translations alone (the edition into each language, nothing translated yet: LLM
 calls, calls per story and language, wall time), the send to every reader after them (all
@@ -42,7 +42,7 @@ if str(ROOT) not in sys.path:
 from digest.app import App  # noqa: E402
 from digest.config import load_config  # noqa: E402
 from digest.facts.translation_check import check_translation  # noqa: E402
-from digest.jobs.publish import send_edition  # noqa: E402
+from digest.jobs.sending import send_edition  # noqa: E402
 from digest.subscribers.preferences import Preferences  # noqa: E402
 from digest.summarize.translate import translate_editions  # noqa: E402
 from digest.summarize.translator import LLMTranslator  # noqa: E402

@@ -162,7 +162,7 @@ class Daemon:
         the alerts owed to followers of stories (those of a run killed before it sent them,
         and retries)."""
         from digest.jobs.alerts import alert_followers
-        from digest.jobs.publish import send_edition
+        from digest.jobs.sending import send_edition
 
         now = datetime.now(UTC)
         day = self.due_edition(now)

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from digest.deliver.ledger import EMAIL, Delivery, State, Survey, survey
 from digest.deliver.sender import DeliveryReport, Outcome, route
 from digest.edition.reader_plan import EditionPlan, Send, due_edition, plan_edition, wanted
-from digest.jobs.publish import delivery_counts, delivery_failures
+from digest.jobs.sending import delivery_counts, delivery_failures
 from digest.models import Channel, Subscriber, channel_key
 from digest.schedule import subscriber_edition
 from digest.subscribers.preferences import Preferences

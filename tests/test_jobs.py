@@ -34,8 +34,8 @@ from digest.jobs.deepen import (
     StoryUnit,
     plan_stories,
 )
-from digest.jobs.publish import DeliveryUnit, plan_deliveries
 from digest.jobs.run import recorded_run
+from digest.jobs.sending import DeliveryUnit, plan_deliveries
 from digest.jobs.story_summary import SOURCES_PER_STORY
 from digest.jobs.units import STEPS, InProcess, Lost, Outcome, Unit, step
 from digest.models import ArticleView, Failure, Headline, StoryView

@@ -30,7 +30,7 @@ import pytest
 
 from digest.app import App
 from digest.config import load_config
-from digest.jobs.publish import send_edition
+from digest.jobs.sending import send_edition
 from digest.store import open_store
 from digest.store.schema import stories
 from tests import axe

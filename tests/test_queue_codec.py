@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from digest.deliver.ledger import STATES, Delivery
 from digest.deliver.sender import DeliveryReport
-from digest.jobs.publish import DeliveryOutcome
+from digest.jobs.sending import DeliveryOutcome
 from digest.models import Headline
 
 times = st.none() | st.datetimes(

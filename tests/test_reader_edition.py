@@ -16,7 +16,7 @@ import pytest
 
 from digest.app import App
 from digest.config import load_config
-from digest.jobs.publish import NOTHING_MATCHED, NOTHING_NEW, send_edition
+from digest.jobs.sending import NOTHING_MATCHED, NOTHING_NEW, send_edition
 from digest.models import EditionStory, Outlet
 from digest.schedule import subscriber_edition
 from digest.subscribers.preferences import Preferences

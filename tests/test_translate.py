@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from digest.app import App
 from digest.config import load_config
 from digest.facts.translation_check import check_translation
-from digest.jobs.publish import send_edition
+from digest.jobs.sending import send_edition
 from digest.models import Edition
 from digest.subscribers.preferences import Preferences
 from digest.summarize.translator import LLMTranslator, TranslatorStats, text_hash

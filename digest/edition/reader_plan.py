@@ -1,7 +1,7 @@
 """Who gets what of one edition: pure decisions, no store, network or clock (`now` is given),
 so they are tested like `digest.schedule` and the ledger, without a mail server.
 
-`digest.jobs.publish.send_edition` reads the subscribers and the edition's ledger rows, asks
+`digest.jobs.sending.send_edition` reads the subscribers and the edition's ledger rows, asks
 `plan_edition` which subscribers get a copy now and on which channels, translates the copies
 and hands their messages to `digest.deliver.sender.deliver`. A subscriber's preferences are read
 here and nowhere else on the way to the ledger.
