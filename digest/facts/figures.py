@@ -1372,12 +1372,19 @@ _RELATIVE = re.compile(
 _RELATIVE_REACH = 80  # characters before a figure looked at for its relative clause
 
 
+def _reach_before(f: Figure) -> tuple[int, int] | None:
+    """Where the few words before a figure stand in its sentence (`_RELATIVE_REACH`
+    characters), as (start, end); None when the figure is not found in it. Its clause's verb
+    and a relative clause on an earlier event are looked for there."""
+    at = f.sentence.find(f.written)
+    return (max(0, at - _RELATIVE_REACH), at) if at >= 0 else None
+
+
 def _in_relative_clause(f: Figure) -> bool:
     """Whether the figure stands in a relative clause that tells an event's toll (`_RELATIVE`)
     in the few words before it."""
-    at = f.sentence.find(f.written)
-    before = f.sentence[max(0, at - _RELATIVE_REACH) : at] if at >= 0 else ""
-    return bool(_RELATIVE.search(before))
+    reach = _reach_before(f)
+    return bool(reach and _RELATIVE.search(f.sentence[reach[0] : reach[1]]))
 
 
 def _past_event(f: Figure, text: str, title: str, lang: str) -> bool:
@@ -1407,9 +1414,8 @@ _PLUPERFECT = {
 
 def _told_in_pluperfect(f: Figure, lang: str) -> bool:
     """Whether the few words before a figure (its clause's verb) are in the pluperfect."""
-    rule = _PLUPERFECT.get(lang)
-    at = f.sentence.find(f.written)
-    return bool(rule and at >= 0 and rule.search(f.sentence, max(0, at - _RELATIVE_REACH), at))
+    rule, reach = _PLUPERFECT.get(lang), _reach_before(f)
+    return bool(rule and reach and rule.search(f.sentence, *reach))
 
 
 # German pluperfect with "bereits"/"schon": what had already happened before the report's event.
